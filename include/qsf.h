@@ -1,0 +1,358 @@
+/*
+ * qsf.h - store-and-forward ingest client for QuestDB (QWP over WebSocket).
+ *
+ * Rules that hold for every call in this header
+ * ---------------------------------------------
+ * Threads.   A qsf_sender is used by one producer thread at a time. qsf detects
+ *            overlapping calls from two threads with a cheap latch and fails the
+ *            second with QSF_E_BUSY; unordered concurrent use is still undefined.
+ *            Calls marked "any thread" (stats, published/acked FSN, poll_error) may
+ *            be made from any thread while the sender is alive. qsf runs its own
+ *            threads (one I/O thread, one manager thread, dispatchers); user
+ *            callbacks never run on the I/O thread.
+ * Ownership. qsf copies every string and buffer it keeps. Pointers handed out by
+ *            qsf stay owned by qsf unless the call says otherwise. Every *_free /
+ *            close function accepts NULL and does nothing.
+ * Strings.   Names and values are (pointer, length) pairs unless a parameter is
+ *            documented as NUL-terminated. A NULL pointer with length 0 is an empty
+ *            string; a NULL pointer with a non-zero length is QSF_E_INVAL.
+ * Errors.    Fallible calls return int: QSF_OK (0) or a negative QSF_E_* code. The
+ *            list of codes is append-only. Each such call takes an optional
+ *            caller-owned qsf_errinfo * (may be NULL) that qsf fills without
+ *            allocating: the code, flags (retriable / in-doubt / fatal), the errno
+ *            behind it if any, and a message that names the thing that is wrong
+ *            (the key and byte position in a connect string, the file and offset in
+ *            a slot, the FSN span of a rejected frame, the PID holding a lock).
+ *            A fatal error sticks on the sender: every later producer call and
+ *            qsf_close() return it.
+ * Secrets.   Passwords and tokens never appear in any message, log line or dump.
+ */
+#ifndef QSF_H
+#define QSF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define QSF_API
+#elif defined(QSF_BUILDING)
+#define QSF_API __attribute__((visibility("default")))
+#else
+#define QSF_API
+#endif
+
+#define QSF_VERSION_MAJOR  0
+#define QSF_VERSION_MINOR  1
+#define QSF_VERSION_PATCH  0
+#define QSF_VERSION_STRING "0.1.0"
+
+/* ------------------------------------------------------------------------- */
+/* Errors                                                                    */
+/* ------------------------------------------------------------------------- */
+
+/* Error codes. Append-only: a released value never changes meaning. */
+enum {
+    QSF_OK = 0,
+    QSF_E_INVAL = -1,            /* an argument is invalid (NULL, out of range, bad call) */
+    QSF_E_CONF = -2,             /* the connect string is invalid */
+    QSF_E_NOMEM = -3,            /* out of memory */
+    QSF_E_IO = -4,               /* an operating-system I/O call failed */
+    QSF_E_NOSPC = -5,            /* no space left on the device holding the slot */
+    QSF_E_LOCKED = -6,           /* the slot is held by another live sender */
+    QSF_E_CORRUPT = -7,          /* slot files are inconsistent (FSN gap, manifest) */
+    QSF_E_FULL = -8,             /* the ring stayed full until the append deadline */
+    QSF_E_TOO_LARGE = -9,        /* a frame or row cannot fit one segment or batch */
+    QSF_E_TIMEOUT = -10,         /* a wait ran out of time without progress */
+    QSF_E_CONNECT = -11,         /* no endpoint could be reached */
+    QSF_E_AUTH = -12,            /* the server rejected the credentials (401/403) */
+    QSF_E_SERVER = -13,          /* the server rejected a frame with a terminal status */
+    QSF_E_PROTOCOL = -14,        /* the peer violated the protocol / poisoned frame */
+    QSF_E_CLOSED = -15,          /* the sender is closing or closed */
+    QSF_E_BUSY = -16,            /* another thread is inside a call on this sender */
+    QSF_E_STATE = -17,           /* the call is not valid in the current row state */
+    QSF_E_VALUE = -18,           /* a row value or name is invalid */
+    QSF_E_DICT_FULL = -19,       /* the symbol dictionary reached its entry limit */
+    QSF_E_RESEND_REQUIRED = -20, /* a recovered dictionary is incomplete */
+    QSF_E_DATA_LOSS = -21,       /* an unreplayable slot was quarantined */
+    QSF_E_TLS = -22,             /* TLS setup or verification failed */
+    QSF_E_UNSUPPORTED = -23,     /* an unsupported file version or feature */
+    QSF_E_DURABILITY = -24,      /* a durability barrier (fsync/msync) failed */
+    QSF_E_INTERNAL = -25,        /* a bug in qsf; please report it */
+};
+
+/* Flags of qsf_errinfo.flags. */
+#define QSF_ERRF_RETRIABLE 0x1u /* the same call may succeed later */
+#define QSF_ERRF_IN_DOUBT  0x2u /* part of the work may have happened (e.g. frames published) */
+#define QSF_ERRF_FATAL     0x4u /* latched: the sender is unusable except for close */
+
+#define QSF_ERRINFO_MSG_MAX 512
+
+/* Caller-owned error detail; filled without allocating. */
+typedef struct qsf_errinfo {
+    int code;                      /* same as the return value */
+    unsigned flags;                /* QSF_ERRF_* */
+    int sys_errno;                 /* errno behind the error, 0 if none */
+    char msg[QSF_ERRINFO_MSG_MAX]; /* NUL-terminated, truncated if longer */
+} qsf_errinfo;
+
+/* Static name of a code, e.g. "QSF_E_FULL"; "QSF_E_UNKNOWN" for other values.
+ * Any thread. */
+QSF_API const char *qsf_err_name(int code);
+
+/* Short static description of a code, e.g. "ring full". Any thread. */
+QSF_API const char *qsf_err_str(int code);
+
+/* Library version as "major.minor.patch". Any thread. */
+QSF_API const char *qsf_version(void);
+
+/* ------------------------------------------------------------------------- */
+/* Configuration (connect string)                                            */
+/* ------------------------------------------------------------------------- */
+
+typedef struct qsf_conf qsf_conf;
+
+/* Parses a connect string such as "ws::addr=localhost:9000;sf_dir=/d;".
+ * `s` need not be NUL-terminated; `len` is its length in bytes.
+ * On success *out owns a new configuration (free with qsf_conf_free).
+ * Errors: QSF_E_CONF (message names the key, byte position and reason),
+ * QSF_E_NOMEM, QSF_E_INVAL. Any thread. */
+QSF_API int qsf_conf_parse(const char *s, size_t len, qsf_conf **out, qsf_errinfo *err);
+
+/* Same as qsf_conf_parse on the value of the environment variable
+ * QDB_CLIENT_CONF. QSF_E_CONF when the variable is unset or empty. */
+QSF_API int qsf_conf_from_env(qsf_conf **out, qsf_errinfo *err);
+
+QSF_API void qsf_conf_free(qsf_conf *conf);
+
+/* Writes the effective configuration, one "key=value  (default|set)" line per key,
+ * secrets shown as "***", into buf (NUL-terminated, truncated to cap). Returns the
+ * number of bytes the whole dump needs, excluding the NUL (like snprintf). */
+QSF_API size_t qsf_conf_dump(const qsf_conf *conf, char *buf, size_t cap);
+
+/* ------------------------------------------------------------------------- */
+/* Sender lifecycle                                                          */
+/* ------------------------------------------------------------------------- */
+
+typedef struct qsf_sender qsf_sender;
+
+/* Creates a sender from a connect string (same contract as qsf_conf_parse).
+ * Recovers the slot (SF mode), starts the manager and I/O threads and connects
+ * according to initial_connect_retry. Errors: QSF_E_CONF, QSF_E_LOCKED (names the
+ * holder PID), QSF_E_CORRUPT, QSF_E_IO, QSF_E_NOSPC, QSF_E_CONNECT, QSF_E_AUTH,
+ * QSF_E_TLS, QSF_E_NOMEM. Nothing is left locked or running on failure. */
+QSF_API int qsf_sender_new(const char *conf, size_t len, qsf_sender **out, qsf_errinfo *err);
+
+/* Same, from a parsed configuration (the sender keeps its own copy). */
+QSF_API int qsf_sender_from_conf(const qsf_conf *conf, qsf_sender **out, qsf_errinfo *err);
+
+/* Same, from QDB_CLIENT_CONF. */
+QSF_API int qsf_sender_from_env(qsf_sender **out, qsf_errinfo *err);
+
+/* Flushes buffered rows, waits up to close_flush_timeout_millis for everything
+ * published to be acknowledged, stops every thread, keeps the unacknowledged tail
+ * on disk (SF mode) and releases the slot lock. Always frees the sender.
+ * Returns a latched terminal error the application has not seen yet, else
+ * QSF_E_TIMEOUT if the drain timed out, else QSF_OK. Producer thread. */
+QSF_API int qsf_close(qsf_sender *sender, qsf_errinfo *err);
+
+/* ------------------------------------------------------------------------- */
+/* Rows                                                                      */
+/* ------------------------------------------------------------------------- */
+/* A row is: qsf_table, then columns in any order (each at most once), then one of
+ * qsf_at_micros / qsf_at_nanos / qsf_at_now. A failed call leaves the buffer as it
+ * was before the row started only if you call qsf_row_cancel; otherwise the row
+ * stays open and you may retry the column. Columns missing from a row are NULL.
+ * All row calls: producer thread; errors QSF_E_VALUE (bad name/value, message says
+ * which), QSF_E_STATE (call out of order), QSF_E_TOO_LARGE, QSF_E_DICT_FULL,
+ * QSF_E_BUSY, plus a latched fatal error. Auto-flush may run inside qsf_at_*. */
+
+QSF_API int qsf_table(qsf_sender *s, const char *name, size_t len, qsf_errinfo *err);
+QSF_API int qsf_symbol(qsf_sender *s, const char *col, size_t col_len, const char *val,
+                       size_t val_len, qsf_errinfo *err);
+QSF_API int qsf_col_bool(qsf_sender *s, const char *col, size_t col_len, bool v, qsf_errinfo *err);
+QSF_API int qsf_col_i8(qsf_sender *s, const char *col, size_t col_len, int8_t v, qsf_errinfo *err);
+QSF_API int qsf_col_i16(qsf_sender *s, const char *col, size_t col_len, int16_t v,
+                        qsf_errinfo *err);
+QSF_API int qsf_col_i32(qsf_sender *s, const char *col, size_t col_len, int32_t v,
+                        qsf_errinfo *err);
+QSF_API int qsf_col_i64(qsf_sender *s, const char *col, size_t col_len, int64_t v,
+                        qsf_errinfo *err);
+QSF_API int qsf_col_f32(qsf_sender *s, const char *col, size_t col_len, float v, qsf_errinfo *err);
+QSF_API int qsf_col_f64(qsf_sender *s, const char *col, size_t col_len, double v, qsf_errinfo *err);
+/* TIMESTAMP (µs), TIMESTAMP_NANOS (ns) and DATE (ms) columns. */
+QSF_API int qsf_col_ts_micros(qsf_sender *s, const char *col, size_t col_len, int64_t v,
+                              qsf_errinfo *err);
+QSF_API int qsf_col_ts_nanos(qsf_sender *s, const char *col, size_t col_len, int64_t v,
+                             qsf_errinfo *err);
+QSF_API int qsf_col_date(qsf_sender *s, const char *col, size_t col_len, int64_t millis,
+                         qsf_errinfo *err);
+/* UUID as two 64-bit halves: lo = least significant 64 bits. */
+QSF_API int qsf_col_uuid(qsf_sender *s, const char *col, size_t col_len, uint64_t lo, uint64_t hi,
+                         qsf_errinfo *err);
+/* LONG256 as four 64-bit words, least significant first. */
+QSF_API int qsf_col_long256(qsf_sender *s, const char *col, size_t col_len, const uint64_t words[4],
+                            qsf_errinfo *err);
+/* GEOHASH: the low `precision_bits` (1..60) bits of `bits`. */
+QSF_API int qsf_col_geohash(qsf_sender *s, const char *col, size_t col_len, uint64_t bits,
+                            int precision_bits, qsf_errinfo *err);
+/* VARCHAR: valid UTF-8. */
+QSF_API int qsf_col_varchar(qsf_sender *s, const char *col, size_t col_len, const char *v,
+                            size_t v_len, qsf_errinfo *err);
+QSF_API int qsf_col_binary(qsf_sender *s, const char *col, size_t col_len, const void *v,
+                           size_t v_len, qsf_errinfo *err);
+/* CHAR: one UTF-16 code unit. */
+QSF_API int qsf_col_char(qsf_sender *s, const char *col, size_t col_len, uint16_t v,
+                         qsf_errinfo *err);
+/* IPv4 in host order: 192.168.1.42 is 0xC0A8012A. 0 (0.0.0.0) is invalid. */
+QSF_API int qsf_col_ipv4(qsf_sender *s, const char *col, size_t col_len, uint32_t v,
+                         qsf_errinfo *err);
+/* DECIMAL64/128/256: unscaled two's-complement value (128/256: little-endian bytes)
+ * and a scale (0..18 / 0..38 / 0..76), fixed per column within a batch. */
+QSF_API int qsf_col_decimal64(qsf_sender *s, const char *col, size_t col_len, int64_t unscaled,
+                              int scale, qsf_errinfo *err);
+QSF_API int qsf_col_decimal128(qsf_sender *s, const char *col, size_t col_len,
+                               const uint8_t unscaled_le[16], int scale, qsf_errinfo *err);
+QSF_API int qsf_col_decimal256(qsf_sender *s, const char *col, size_t col_len,
+                               const uint8_t unscaled_le[32], int scale, qsf_errinfo *err);
+/* N-dimensional arrays, row-major: rank 1..32, shape[i] >= 0, product fits int32. */
+QSF_API int qsf_col_f64_array(qsf_sender *s, const char *col, size_t col_len, int rank,
+                              const int32_t *shape, const double *values, qsf_errinfo *err);
+QSF_API int qsf_col_i64_array(qsf_sender *s, const char *col, size_t col_len, int rank,
+                              const int32_t *shape, const int64_t *values, qsf_errinfo *err);
+
+/* End the row with a designated timestamp (µs or ns since the epoch), or let the
+ * server assign the time. */
+QSF_API int qsf_at_micros(qsf_sender *s, int64_t ts, qsf_errinfo *err);
+QSF_API int qsf_at_nanos(qsf_sender *s, int64_t ts, qsf_errinfo *err);
+QSF_API int qsf_at_now(qsf_sender *s, qsf_errinfo *err);
+
+/* Drops the row being built (if any); the buffer returns to the last complete row.
+ * Never fails. Producer thread. */
+QSF_API void qsf_row_cancel(qsf_sender *s);
+
+/* Number of complete rows buffered and not yet flushed. Producer thread. */
+QSF_API size_t qsf_buffered_rows(const qsf_sender *s);
+
+/* ------------------------------------------------------------------------- */
+/* Flush, wait, progress                                                     */
+/* ------------------------------------------------------------------------- */
+
+/* Encodes every buffered row and publishes the frames into the ring; returns at
+ * once (after the data barrier with sf_durability=append). *fsn_out (may be NULL)
+ * receives the FSN of the last frame published, or the current published FSN for
+ * an empty flush (-1 if nothing was ever published). Errors: QSF_E_FULL (ring full
+ * until sf_append_deadline_millis; the message names the cause), QSF_E_TOO_LARGE,
+ * QSF_E_DURABILITY (frames stay published; in-doubt), a latched fatal error.
+ * Producer thread. */
+QSF_API int qsf_flush(qsf_sender *s, int64_t *fsn_out, qsf_errinfo *err);
+
+/* Highest FSN published / acknowledged (-1 if none). Any thread. */
+QSF_API int64_t qsf_published_fsn(const qsf_sender *s);
+QSF_API int64_t qsf_acked_fsn(const qsf_sender *s);
+
+#define QSF_WAIT_OK      0 /* wait for a server OK (committed to the WAL) */
+#define QSF_WAIT_DURABLE 1 /* wait for a durable ack (needs request_durable_ack=on) */
+
+/* Waits until the watermark of `level` reaches `fsn`. Times out only when the
+ * watermark did not advance for no_progress_timeout_ms. Errors: QSF_E_TIMEOUT,
+ * QSF_E_INVAL (fsn beyond published, or DURABLE without durable ack), a latched
+ * fatal error. Any thread. */
+QSF_API int qsf_wait(qsf_sender *s, int64_t fsn, int level, int64_t no_progress_timeout_ms,
+                     qsf_errinfo *err);
+
+/* Deliberately idle the wire (planned server maintenance): the connection is closed
+ * with 1000 and no attempts are made; publishing continues into the ring.
+ * qsf_resume reconnects at once. Any thread. */
+QSF_API int qsf_pause(qsf_sender *s);
+QSF_API int qsf_resume(qsf_sender *s);
+
+/* ------------------------------------------------------------------------- */
+/* Observability                                                             */
+/* ------------------------------------------------------------------------- */
+
+typedef struct qsf_stats {
+    /* counters, monotonic */
+    uint64_t frames_sent;
+    uint64_t frames_replayed;
+    uint64_t acks;
+    uint64_t durable_acks;
+    uint64_t durable_trim_advances;
+    uint64_t server_errors;
+    uint64_t reconnect_attempts;
+    uint64_t reconnects_succeeded;
+    uint64_t backpressure_stalls;
+    uint64_t error_notifications_dropped;
+    uint64_t error_notifications_delivered;
+    /* gauges */
+    int64_t published_fsn;
+    int64_t acked_fsn;
+    int64_t highest_ok_fsn;
+    int connected; /* 1 while a connection is up */
+    int paused;    /* 1 while qsf_pause is in effect */
+    int ever_connected;
+    uint64_t pending_frames; /* published - acked */
+    uint64_t pending_bytes;
+    int64_t oldest_unacked_age_ms; /* -1 when nothing is pending */
+    char current_host[262];        /* "host:port" or "" */
+    int last_error_code;           /* QSF_E_* of the last reported error, 0 if none */
+} qsf_stats;
+
+/* Fills *out with a consistent-enough snapshot. Any thread. */
+QSF_API void qsf_stats_get(const qsf_sender *s, qsf_stats *out);
+
+/* Error categories of qsf_error_record.category. */
+enum {
+    QSF_CAT_SCHEMA_MISMATCH = 3,
+    QSF_CAT_PARSE_ERROR = 5,
+    QSF_CAT_INTERNAL_ERROR = 6,
+    QSF_CAT_SECURITY_ERROR = 8,
+    QSF_CAT_WRITE_ERROR = 9,
+    QSF_CAT_NOT_WRITABLE = 12,
+    QSF_CAT_DICTIONARY_GAP = 13,
+    QSF_CAT_UNKNOWN = 100,
+    QSF_CAT_PROTOCOL_VIOLATION = 101,
+    QSF_CAT_DATA_LOSS = 102,
+};
+
+/* Policies of qsf_error_record.policy. */
+enum {
+    QSF_POLICY_RETRIABLE = 1,
+    QSF_POLICY_RETRIABLE_OTHER = 2,
+    QSF_POLICY_TERMINAL = 3,
+    QSF_POLICY_ABANDONED = 4,
+};
+
+typedef struct qsf_error_record {
+    int category;     /* QSF_CAT_* */
+    int policy;       /* QSF_POLICY_* */
+    int status;       /* server status byte, -1 if none */
+    int64_t wire_seq; /* -1 if none */
+    int64_t from_fsn; /* rejected frame or unacknowledged span */
+    int64_t to_fsn;
+    int64_t timestamp_us;       /* detection time, wall clock */
+    char table[128];            /* table name when the frame held exactly one table */
+    char endpoint[262];         /* "host:port" */
+    char message[1100];         /* server text (<= 1024 bytes) or qsf's own */
+    char quarantined_path[512]; /* DATA_LOSS only */
+} qsf_error_record;
+
+/* Takes the oldest queued error notification into *out. Returns 1 if one was
+ * taken, 0 if the inbox is empty. Any thread. */
+QSF_API int qsf_poll_error(qsf_sender *s, qsf_error_record *out);
+
+/* Registers a handler called on a dispatcher thread (never the I/O thread) for
+ * each error notification; NULL unregisters. The handler must not close the
+ * sender. Producer thread. */
+typedef void (*qsf_error_handler)(void *user, const qsf_error_record *rec);
+QSF_API int qsf_set_error_handler(qsf_sender *s, qsf_error_handler fn, void *user);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* QSF_H */

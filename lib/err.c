@@ -1,0 +1,106 @@
+/* Error codes, their names, and errinfo filling (no allocation on any path). */
+#include "err.h"
+
+#include <stdio.h>
+#include <string.h>
+
+struct code_desc {
+    int code;
+    const char *name;
+    const char *text;
+};
+
+/* One row per code; the table is the single source for names and texts. */
+static const struct code_desc codes[] = {
+    {QSF_OK, "QSF_OK", "success"},
+    {QSF_E_INVAL, "QSF_E_INVAL", "invalid argument"},
+    {QSF_E_CONF, "QSF_E_CONF", "invalid configuration"},
+    {QSF_E_NOMEM, "QSF_E_NOMEM", "out of memory"},
+    {QSF_E_IO, "QSF_E_IO", "I/O error"},
+    {QSF_E_NOSPC, "QSF_E_NOSPC", "no space left on device"},
+    {QSF_E_LOCKED, "QSF_E_LOCKED", "slot locked by another sender"},
+    {QSF_E_CORRUPT, "QSF_E_CORRUPT", "slot files are inconsistent"},
+    {QSF_E_FULL, "QSF_E_FULL", "ring full"},
+    {QSF_E_TOO_LARGE, "QSF_E_TOO_LARGE", "too large"},
+    {QSF_E_TIMEOUT, "QSF_E_TIMEOUT", "timed out"},
+    {QSF_E_CONNECT, "QSF_E_CONNECT", "cannot connect"},
+    {QSF_E_AUTH, "QSF_E_AUTH", "authentication rejected"},
+    {QSF_E_SERVER, "QSF_E_SERVER", "server rejected a frame"},
+    {QSF_E_PROTOCOL, "QSF_E_PROTOCOL", "protocol violation"},
+    {QSF_E_CLOSED, "QSF_E_CLOSED", "sender closed"},
+    {QSF_E_BUSY, "QSF_E_BUSY", "sender in use by another thread"},
+    {QSF_E_STATE, "QSF_E_STATE", "call out of order"},
+    {QSF_E_VALUE, "QSF_E_VALUE", "invalid value"},
+    {QSF_E_DICT_FULL, "QSF_E_DICT_FULL", "symbol dictionary full"},
+    {QSF_E_RESEND_REQUIRED, "QSF_E_RESEND_REQUIRED", "resend required"},
+    {QSF_E_DATA_LOSS, "QSF_E_DATA_LOSS", "data loss: slot quarantined"},
+    {QSF_E_TLS, "QSF_E_TLS", "TLS error"},
+    {QSF_E_UNSUPPORTED, "QSF_E_UNSUPPORTED", "unsupported"},
+    {QSF_E_DURABILITY, "QSF_E_DURABILITY", "durability barrier failed"},
+    {QSF_E_INTERNAL, "QSF_E_INTERNAL", "internal error"},
+};
+
+static const struct code_desc *find(int code) {
+    for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
+        if (codes[i].code == code)
+            return &codes[i];
+    return NULL;
+}
+
+QSF_API const char *qsf_err_name(int code) {
+    const struct code_desc *d = find(code);
+    return d ? d->name : "QSF_E_UNKNOWN";
+}
+
+QSF_API const char *qsf_err_str(int code) {
+    const struct code_desc *d = find(code);
+    return d ? d->text : "unknown error";
+}
+
+QSF_API const char *qsf_version(void) {
+    return QSF_VERSION_STRING;
+}
+
+int qsf_err_vset(qsf_errinfo *err, int code, unsigned flags, int sys_errno, const char *fmt,
+                 va_list ap) {
+    if (!err)
+        return code;
+    err->code = code;
+    err->flags = flags;
+    err->sys_errno = sys_errno;
+    if (fmt)
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    else
+        snprintf(err->msg, sizeof err->msg, "%s", qsf_err_str(code));
+    return code;
+}
+
+int qsf_err_set(qsf_errinfo *err, int code, unsigned flags, int sys_errno, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    qsf_err_vset(err, code, flags, sys_errno, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+void qsf_err_prefix(qsf_errinfo *err, const char *prefix) {
+    if (!err || !prefix)
+        return;
+    char tmp[QSF_ERRINFO_MSG_MAX];
+    snprintf(tmp, sizeof tmp, "%s: %s", prefix, err->msg);
+    memcpy(err->msg, tmp, sizeof tmp);
+}
+
+void qsf_err_clear(qsf_errinfo *err) {
+    if (!err)
+        return;
+    err->code = QSF_OK;
+    err->flags = 0;
+    err->sys_errno = 0;
+    err->msg[0] = '\0';
+}
+
+void qsf_err_copy(qsf_errinfo *dst, const qsf_errinfo *src) {
+    if (dst && src && dst != src)
+        *dst = *src;
+}

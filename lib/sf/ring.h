@@ -1,0 +1,140 @@
+/* The ring: a slot's log of frames, in memory (malloc'd segments) or on disk
+ * (mmap'd, preallocated segment files under <sf_dir>/<sender_id>/).
+ *
+ * This header is the contract between the producer side (sender.c: append,
+ * symbol-dictionary write-ahead, barriers), the I/O thread (cursor, acknowledge)
+ * and the manager thread (owned by the ring: spares, trim, watermark, periodic
+ * checkpoints). Behaviour: sf-behaviour.md §2-§4, §11, §12; barriers:
+ * sf-format.md §9.
+ *
+ * Threads: exactly one producer calls append/barrier/symdict_append; exactly one
+ * reader (the I/O thread) uses cursors and acknowledge; any thread may read the
+ * FSN gauges. open/close are called by the owner with no other thread inside.
+ */
+#ifndef QSF_RING_H
+#define QSF_RING_H
+
+#include "qsf.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct qsf_ring qsf_ring;
+
+enum qsf_durability {
+    QSF_DUR_MEMORY = 0,   /* page cache only */
+    QSF_DUR_PERIODIC = 1, /* manager checkpoints every sync_interval_ms */
+    QSF_DUR_APPEND = 2,   /* qsf_ring_barrier makes a flush durable (group commit) */
+};
+
+typedef struct qsf_ring_opts {
+    const char *sf_dir;         /* NULL: memory mode (no files, no lock) */
+    const char *sender_id;      /* slot name; "default" when NULL */
+    uint64_t segment_bytes;     /* sf_max_segment_bytes (>= 33) */
+    uint64_t total_bytes;       /* sf_max_total_bytes; raised to 2 x segment_bytes */
+    int durability;             /* enum qsf_durability */
+    int64_t sync_interval_ms;   /* periodic mode */
+    int64_t append_deadline_ms; /* backpressure deadline; 0 = fail at once */
+} qsf_ring_opts;
+
+/* What recovery found (sf-format.md §8.14); filled by qsf_ring_open. */
+typedef struct qsf_recovery_report {
+    uint32_t segments;
+    uint64_t frames;
+    uint64_t bytes;
+    uint64_t torn_bytes;
+    uint32_t quarantined_files;
+    int64_t acked_fsn;
+    int64_t published_fsn;
+    int64_t commit_boundary_fsn; /* last frame without FLAG_DEFER_COMMIT, -1 if none */
+    bool watermark_ignored;      /* .ack-watermark was above published */
+    bool self_sufficient;        /* .symbol-dict unusable: frames must carry ids from 0 */
+    char quarantined_slot[512];  /* non-empty if the slot was set aside as unreplayable */
+} qsf_recovery_report;
+
+/* Status the I/O side keeps current so a full ring can say why (sf-behaviour.md
+ * §4.4). The ring calls this when composing the QSF_E_FULL message. */
+typedef void (*qsf_ring_status_fn)(void *user, char *buf, size_t cap);
+
+/* Opens (SF: lock, recover, sanitise; memory: allocate) and starts the manager
+ * thread. Errors: QSF_E_LOCKED (holder PID), QSF_E_CORRUPT (names FSNs/files),
+ * QSF_E_IO, QSF_E_NOSPC, QSF_E_UNSUPPORTED, QSF_E_NOMEM. On failure nothing stays
+ * locked, mapped or running. */
+int qsf_ring_open(const qsf_ring_opts *opts, qsf_ring **out, qsf_recovery_report *report,
+                  qsf_errinfo *err);
+
+/* Closes per sf-format.md §9.5: fully acked -> files removed in crash-safe order;
+ * otherwise the tail stays on disk. Always releases the lock and frees the ring. */
+int qsf_ring_close(qsf_ring *r, qsf_errinfo *err);
+
+void qsf_ring_set_status_fn(qsf_ring *r, qsf_ring_status_fn fn, void *user);
+
+/* ---- producer ---- */
+
+/* Appends one frame (a complete QWP message). Blocks while the ring is full, up
+ * to append_deadline_ms, then QSF_E_FULL (retriable, nothing published).
+ * QSF_E_TOO_LARGE at once if len > segment_bytes - 32. QSF_E_DURABILITY if a
+ * periodic checkpoint failure is latched. *fsn_out gets the frame's FSN. The
+ * frame is visible to the reader when this returns (release ordering). */
+int qsf_ring_append(qsf_ring *r, const void *payload, size_t len, int64_t *fsn_out,
+                    qsf_errinfo *err);
+
+/* append mode: make every frame appended since the last barrier (and the symbol
+ * dictionary chunks before them) durable with one msync+fdatasync per touched
+ * segment. No-op in other modes. */
+int qsf_ring_barrier(qsf_ring *r, qsf_errinfo *err);
+
+/* Largest payload one frame may have (segment_bytes - 32). */
+size_t qsf_ring_max_payload(const qsf_ring *r);
+
+/* Wakes producers blocked in append (used when a terminal error is latched):
+ * they return `code` at once. */
+void qsf_ring_fail_waiters(qsf_ring *r, int code, const char *msg);
+
+/* ---- symbol dictionary (write-ahead, .symbol-dict; in-memory copy for catch-up) ---- */
+
+/* Appends entries [first, first+count) (UTF-8 strings) as one SYD1 chunk before
+ * the frame that first uses them is published. Entries already persisted are
+ * skipped (never written twice). In memory mode only the in-memory copy grows. */
+int qsf_ring_symdict_append(qsf_ring *r, uint32_t first, uint32_t count, const char *const *strs,
+                            const uint32_t *lens, qsf_errinfo *err);
+
+/* Entries known to the ring (persisted or recovered), and entry i. The returned
+ * pointer stays valid for the life of the ring. Any thread (acquire). */
+uint32_t qsf_ring_symdict_size(const qsf_ring *r);
+const char *qsf_ring_symdict_entry(const qsf_ring *r, uint32_t i, uint32_t *len);
+
+/* ---- gauges (any thread) ---- */
+
+int64_t qsf_ring_published_fsn(const qsf_ring *r); /* -1 if none */
+int64_t qsf_ring_acked_fsn(const qsf_ring *r);     /* -1 if none */
+uint64_t qsf_ring_pending_bytes(const qsf_ring *r);
+uint64_t qsf_ring_owned_bytes(const qsf_ring *r);
+
+/* ---- reader (I/O thread) ---- */
+
+typedef struct qsf_ring_cursor {
+    void *seg;        /* pinned segment, opaque */
+    uint64_t offset;  /* offset of the next frame within seg */
+    int64_t next_fsn; /* FSN of the next frame */
+} qsf_ring_cursor;
+
+/* Positions the cursor at `fsn` (normally acked + 1), pinning its segment so the
+ * manager never unmaps it. QSF_E_INVAL if fsn is trimmed or beyond published+1. */
+int qsf_ring_cursor_seek(qsf_ring *r, qsf_ring_cursor *c, int64_t fsn);
+
+/* Returns 1 and the next published frame (payload only, no envelope; valid until
+ * the next call or release), 0 if nothing more is published yet. Moves across
+ * segment boundaries, re-pinning. */
+int qsf_ring_cursor_next(qsf_ring *r, qsf_ring_cursor *c, const uint8_t **payload, uint32_t *len,
+                         int64_t *fsn);
+
+/* Unpins. The cursor must be sought again before use. */
+void qsf_ring_cursor_release(qsf_ring *r, qsf_ring_cursor *c);
+
+/* Advances ackedFsn to min(fsn, published), forward only; wakes the manager and
+ * any producer waiting for space. Returns true if it advanced. */
+bool qsf_ring_acknowledge(qsf_ring *r, int64_t fsn);
+
+#endif

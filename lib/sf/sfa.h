@@ -1,0 +1,52 @@
+/* Byte layouts of the slot files (sf-format.md). Constants only; the code that
+ * reads and writes each file lives next to it (segment.c, sidefile.c, symdict.c).
+ *
+ * Segment file (*.sfa), 24-byte header then packed frames:
+ *
+ *   0      4     8        16              24
+ *   +------+-+-+--+--------+---------------+----------------------------
+ *   | SF01 |v|f|00| baseSeq| createdMicros | frame | frame | ... | zeros
+ *   +------+-+-+--+--------+---------------+----------------------------
+ *   v = version 1, f = flags (bit 0 MANIFEST_REQUIRED), all LE
+ *
+ *   frame: [u32 crc32c][i32 payloadLen][payload: one QWP message]
+ *          crc covers payloadLen bytes || payload, and is written last.
+ */
+#ifndef QSF_SFA_H
+#define QSF_SFA_H
+
+#define QSF_SFA_MAGIC                  0x31304653u /* "SF01" */
+#define QSF_SFA_VERSION                1
+#define QSF_SFA_HEADER_SIZE            24
+#define QSF_SFA_FRAME_OVERHEAD         8
+#define QSF_SFA_FLAG_MANIFEST_REQUIRED 0x01
+#define QSF_SFA_MIN_SEGMENT            33 /* header + envelope + 1 byte */
+
+#define QSF_AKW_MAGIC 0x31574B41u /* "AKW1" .ack-watermark */
+#define QSF_SFM_MAGIC 0x314D4653u /* "SFM1" sf-manifest.bin */
+#define QSF_SYD_MAGIC 0x31445953u /* "SYD1" .symbol-dict */
+#define QSF_QWP_MAGIC 0x31505751u /* "QWP1" frame payload */
+
+#define QSF_DUAL_FILE_SIZE   8192 /* two 4096-byte slots */
+#define QSF_DUAL_SLOT_SIZE   4096
+#define QSF_DUAL_RECORD_SIZE 64
+#define QSF_DUAL_CRC_OFFSET  60
+
+#define QSF_SYD_HEADER_SIZE     8
+#define QSF_SYD_VERSION         1
+#define QSF_SYMDICT_MAX_ENTRIES 2000000
+
+#define QSF_NAME_INITIAL    "sf-initial.sfa"
+#define QSF_NAME_WATERMARK  ".ack-watermark"
+#define QSF_NAME_MANIFEST   "sf-manifest.bin"
+#define QSF_NAME_SYMDICT    ".symbol-dict"
+#define QSF_NAME_LOCK       ".lock"
+#define QSF_NAME_LOCK_PID   ".lock.pid"
+#define QSF_NAME_FAILED     ".failed"
+#define QSF_NAME_SLOT_LOCKS ".slot-locks"
+
+#define QSF_MAX_TRIMS_PER_PASS      64
+#define QSF_MIN_LIVE_SEGMENTS       2
+#define QSF_MAX_QUARANTINE_ATTEMPTS 64
+
+#endif

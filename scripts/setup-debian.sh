@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages qsf needs to build, test and run its demo.
+# Idempotent: does nothing when every package is already installed. Run as root.
+set -euo pipefail
+PKGS=(gcc g++ meson ninja-build pkg-config libwebsockets-dev libssl-dev zlib1g-dev
+      libisal-dev libcmocka-dev clang-format openssl)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  apt-get install -y -q "${missing[@]}"
+else
+  echo "setup: all packages present"
+fi
