@@ -86,9 +86,16 @@ int qsf_err_set(qsf_errinfo *err, int code, unsigned flags, int sys_errno, const
 void qsf_err_prefix(qsf_errinfo *err, const char *prefix) {
     if (!err || !prefix)
         return;
-    char tmp[QSF_ERRINFO_MSG_MAX];
-    snprintf(tmp, sizeof tmp, "%s: %s", prefix, err->msg);
-    memcpy(err->msg, tmp, sizeof tmp);
+    size_t plen = strlen(prefix) + 2; /* "<prefix>: " */
+    if (plen >= sizeof err->msg)
+        return;
+    size_t keep = strnlen(err->msg, sizeof err->msg - 1);
+    if (keep > sizeof err->msg - 1 - plen)
+        keep = sizeof err->msg - 1 - plen;
+    memmove(err->msg + plen, err->msg, keep);
+    memcpy(err->msg, prefix, plen - 2);
+    memcpy(err->msg + plen - 2, ": ", 2);
+    err->msg[plen + keep] = '\0';
 }
 
 void qsf_err_clear(qsf_errinfo *err) {
