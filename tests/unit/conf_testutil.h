@@ -21,6 +21,14 @@ static inline qsf_conf *conf_ok(const char *s) {
     return c;
 }
 
+/* Parses s and asserts one integer-like field of the result. */
+#define conf_expect(s, field, want)                                                                \
+    do {                                                                                           \
+        qsf_conf *c_ = conf_ok(s);                                                                 \
+        assert_int_equal(c_->field, (want));                                                       \
+        qsf_conf_free(c_);                                                                         \
+    } while (0)
+
 /* Parses s, expects QSF_E_CONF, and that the message contains `want` (and
  * `want2` unless NULL). Returns the message in a static buffer. */
 static inline const char *conf_bad2(const char *s, const char *want, const char *want2) {

@@ -257,9 +257,7 @@ static void sizes(void **state) {
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
         char s[128];
         snprintf(s, sizeof s, "ws::addr=a;initial_credit=%s;", ok[i].text);
-        qsf_conf *c = conf_ok(s);
-        assert_int_equal(c->initial_credit, ok[i].bytes);
-        qsf_conf_free(c);
+        conf_expect(s, initial_credit, ok[i].bytes);
     }
     static const char *const bad[] = {"12x", "m", "4mm", "4bb", "4 m", "1.5g", "-1k", "kb", "4p"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
@@ -298,9 +296,7 @@ static void initial_connect_retry_words(void **state) {
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char s[96];
         snprintf(s, sizeof s, "ws::addr=a;initial_connect_retry=%s;", cases[i].word);
-        qsf_conf *c = conf_ok(s);
-        assert_int_equal(c->initial_connect_retry, cases[i].v);
-        qsf_conf_free(c);
+        conf_expect(s, initial_connect_retry, cases[i].v);
     }
     expect_rejected("initial_connect_retry", "TRUE",
                     "is not one of: off, false, on, true, sync, async");
@@ -342,15 +338,11 @@ static void enums_are_case_sensitive(void **state) {
 
 static void durability_words(void **state) {
     (void) state;
-    qsf_conf *c = conf_ok("ws::addr=a;sf_dir=/d;sf_durability=flush;");
-    assert_int_equal(c->sf_durability, QSF_CONF_SF_DURABILITY_APPEND);
-    qsf_conf_free(c);
-    c = conf_ok("ws::addr=a;sf_dir=/d;sf_durability=append;");
-    assert_int_equal(c->sf_durability, QSF_CONF_SF_DURABILITY_APPEND);
-    qsf_conf_free(c);
-    c = conf_ok("ws::addr=a;sf_durability=memory;");
-    assert_int_equal(c->sf_durability, QSF_CONF_SF_DURABILITY_MEMORY);
-    qsf_conf_free(c);
+    conf_expect("ws::addr=a;sf_dir=/d;sf_durability=flush;", sf_durability,
+                QSF_CONF_SF_DURABILITY_APPEND);
+    conf_expect("ws::addr=a;sf_dir=/d;sf_durability=append;", sf_durability,
+                QSF_CONF_SF_DURABILITY_APPEND);
+    conf_expect("ws::addr=a;sf_durability=memory;", sf_durability, QSF_CONF_SF_DURABILITY_MEMORY);
     expect_rejected("sf_durability", "fsync", "is not one of: memory, periodic, append, flush");
 }
 
@@ -368,9 +360,7 @@ static void or_off_values(void **state) {
     assert_int_equal(c->auto_flush_interval, 250);
     assert_int_equal(c->auto_flush_bytes, 1 << 20);
     qsf_conf_free(c);
-    c = conf_ok("ws::addr=a;auto_flush_bytes=0;");
-    assert_int_equal(c->auto_flush_bytes, 0);
-    qsf_conf_free(c);
+    conf_expect("ws::addr=a;auto_flush_bytes=0;", auto_flush_bytes, 0);
     expect_rejected("auto_flush_rows", "OFF",
                     "is not an integer (expected decimal digits, or off)");
     expect_rejected("auto_flush_interval", "none", ", or off)");

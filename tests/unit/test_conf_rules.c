@@ -38,16 +38,10 @@ static void tls_rules(void **state) {
     assert_false(qsf_conf_is_set(c, QSF_CONF_KEY_tls_ca));
     assert_non_null(strstr(conf_dump_str(c), "tls_ca=pem_file  (default; implied by tls_roots)"));
     qsf_conf_free(c);
-    c = conf_ok("wss::addr=a;tls_roots=/ca.pem;tls_ca=pem_file;");
-    assert_int_equal(c->tls_ca, QSF_CONF_TLS_CA_PEM_FILE);
-    qsf_conf_free(c);
-    c = conf_ok("wss::addr=a;tls_verify=unsafe_off;");
-    assert_int_equal(c->tls_verify, QSF_CONF_TLS_VERIFY_UNSAFE_OFF);
-    qsf_conf_free(c);
+    conf_expect("wss::addr=a;tls_roots=/ca.pem;tls_ca=pem_file;", tls_ca, QSF_CONF_TLS_CA_PEM_FILE);
+    conf_expect("wss::addr=a;tls_verify=unsafe_off;", tls_verify, QSF_CONF_TLS_VERIFY_UNSAFE_OFF);
     /* TLS keys on ws:: are validated but not an error */
-    c = conf_ok("ws::addr=a;tls_verify=on;tls_ca=webpki_roots;");
-    assert_false(c->tls);
-    qsf_conf_free(c);
+    conf_expect("ws::addr=a;tls_verify=on;tls_ca=webpki_roots;", tls, false);
     conf_bad("ws::addr=a;tls_verify=maybe;", "tls_verify: 'maybe'");
 }
 
@@ -94,18 +88,14 @@ static void total_bytes_is_at_least_two_segments(void **state) {
                                              "sf_max_segment_bytes)"));
     qsf_conf_free(c);
     /* also the mode default is raised */
-    c = conf_ok("ws::addr=a;sf_max_segment_bytes=100m;");
-    assert_int_equal(c->sf_max_total_bytes, 200ULL << 20);
-    qsf_conf_free(c);
+    conf_expect("ws::addr=a;sf_max_segment_bytes=100m;", sf_max_total_bytes, 200ULL << 20);
     /* exactly two segments is kept, and so is more */
     c = conf_ok("ws::addr=a;sf_max_segment_bytes=1m;sf_max_total_bytes=2m;");
     assert_int_equal(c->sf_max_total_bytes, 2ULL << 20);
     assert_null(strstr(conf_dump_str(c), "raised"));
     qsf_conf_free(c);
     /* a segment above half of 2^64 saturates instead of wrapping */
-    c = conf_ok("ws::addr=a;sf_max_segment_bytes=16777215t;");
-    assert_int_equal(c->sf_max_total_bytes, UINT64_MAX);
-    qsf_conf_free(c);
+    conf_expect("ws::addr=a;sf_max_segment_bytes=16777215t;", sf_max_total_bytes, UINT64_MAX);
 }
 
 static void auto_flush(void **state) {
@@ -164,15 +154,11 @@ static void reconnect_keys_promote_initial_connect_retry(void **state) {
         qsf_conf_free(c);
     }
     /* an explicit value wins, whatever it is */
-    qsf_conf *c = conf_ok("ws::addr=a;reconnect_max_backoff_millis=10;initial_connect_retry=off;");
-    assert_int_equal(c->initial_connect_retry, QSF_CONF_INITIAL_CONNECT_RETRY_OFF);
-    qsf_conf_free(c);
-    c = conf_ok("ws::addr=a;initial_connect_retry=async;reconnect_max_backoff_millis=10;");
-    assert_int_equal(c->initial_connect_retry, QSF_CONF_INITIAL_CONNECT_RETRY_ASYNC);
-    qsf_conf_free(c);
-    c = conf_ok("ws::addr=a;");
-    assert_int_equal(c->initial_connect_retry, QSF_CONF_INITIAL_CONNECT_RETRY_OFF);
-    qsf_conf_free(c);
+    conf_expect("ws::addr=a;reconnect_max_backoff_millis=10;initial_connect_retry=off;",
+                initial_connect_retry, QSF_CONF_INITIAL_CONNECT_RETRY_OFF);
+    conf_expect("ws::addr=a;initial_connect_retry=async;reconnect_max_backoff_millis=10;",
+                initial_connect_retry, QSF_CONF_INITIAL_CONNECT_RETRY_ASYNC);
+    conf_expect("ws::addr=a;", initial_connect_retry, QSF_CONF_INITIAL_CONNECT_RETRY_OFF);
 }
 
 static void rule_order_is_deterministic(void **state) {
