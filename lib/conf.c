@@ -136,7 +136,7 @@ static void free_fields(qsf_conf *c) {
         if (qsf_conf_type_is_string(d->type)) {
             char **f = qsf_conf_field(c, d);
             if (*f && d->type == QSF_CONF_T_SECRET)
-                memset(*f, 0, strlen(*f)); /* do not leave secrets in freed memory */
+                explicit_bzero(*f, strlen(*f)); /* no secrets left in freed memory */
             free(*f);
             *f = NULL;
         }
