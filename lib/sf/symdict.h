@@ -40,7 +40,7 @@
 typedef struct qsf_symdict_entry {
     uint32_t len;
     char *str;
-} qsf_symdict_entry;
+} qsf_symdict_ent;
 
 typedef struct qsf_symdict {
     int fd;                 /* -1: no file (memory mode, or self-sufficient fallback) */
@@ -52,7 +52,7 @@ typedef struct qsf_symdict {
     uint32_t chunks;        /* valid chunks read at open */
     uint32_t persisted;     /* entries in the file */
     _Atomic uint32_t count; /* entries in memory (ids 0..count-1) */
-    qsf_symdict_entry *pages[QSF_SYMDICT_PAGES];
+    qsf_symdict_ent *pages[QSF_SYMDICT_PAGES];
 } qsf_symdict;
 
 /* Empty dictionary, no file (memory mode). Cannot fail. */
