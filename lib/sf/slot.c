@@ -130,7 +130,8 @@ static int open_dir(int atfd, const char *name, const char *shown, int *fd, qsf_
         return QSF_OK;
     int e = errno;
     return qsf_err_set(err, QSF_E_IO, 0, e, "cannot open directory %s: %s", shown,
-                       e == ELOOP ? "is a symbolic link (refused)" : strerror(e));
+                       (e == ELOOP || e == ENOTDIR) ? "not a directory or a symbolic link (refused)"
+                                                    : strerror(e));
 }
 
 int qsf_slot_lock_logical(qsf_slot *s, qsf_errinfo *err) {
