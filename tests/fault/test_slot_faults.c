@@ -21,26 +21,6 @@
 #define SEG 4096
 #define F   QSF_SFA_FLAG_MANIFEST_REQUIRED
 
-static char root[512], sfdir[600], slot[700];
-
-static int setup(void **state) {
-    (void) state;
-    tu_mkdtemp(root, sizeof root);
-    snprintf(sfdir, sizeof sfdir, "%s/sf", root);
-    snprintf(slot, sizeof slot, "%s/default", sfdir);
-    mkdir(sfdir, 0700);
-    mkdir(slot, 0700);
-    return 0;
-}
-
-static int teardown(void **state) {
-    (void) state;
-    qsf_os_reset();
-    qsf_fault_disarm_all();
-    tu_rmtree(root);
-    return 0;
-}
-
 /* ---- a snapshot of every file in the slot (names and bytes) ---- */
 
 typedef struct snap {
@@ -52,7 +32,7 @@ typedef struct snap {
 
 static void snap_take(snap *s) {
     memset(s, 0, sizeof *s);
-    DIR *d = opendir(slot);
+    DIR *d = opendir(st_slot);
     struct dirent *e;
     while ((e = readdir(d))) {
         if (e->d_name[0] == '.' && (!e->d_name[1] || !strcmp(e->d_name, "..")))
@@ -61,7 +41,7 @@ static void snap_take(snap *s) {
             continue;
         assert_true(s->n < 32);
         snprintf(s->names[s->n], sizeof s->names[0], "%s", e->d_name);
-        s->data[s->n] = tu_read_file(st_path(slot, e->d_name), &s->len[s->n]);
+        s->data[s->n] = tu_read_file(st_path(st_slot, e->d_name), &s->len[s->n]);
         s->n++;
     }
     closedir(d);
@@ -102,13 +82,13 @@ static ssize_t eio_pread(int fd, void *buf, size_t n, off_t off) {
 
 static void clean_slot(void) {
     const char *a[] = {"a", "b", "c"}, *b[] = {"d"};
-    st_segment_str(slot, "sf-0000000000000001.sfa", SEG, F, 0, 3, a);
-    st_segment_str(slot, "sf-0000000000000002.sfa", SEG, F, 3, 1, b);
-    st_manifest(slot, 2, 0, 3);
-    st_watermark(slot, 1, 1);
-    int dfd = open(slot, O_RDONLY | O_DIRECTORY);
+    st_segment_str(st_slot, "sf-0000000000000001.sfa", SEG, F, 0, 3, a);
+    st_segment_str(st_slot, "sf-0000000000000002.sfa", SEG, F, 3, 1, b);
+    st_manifest(st_slot, 2, 0, 3);
+    st_watermark(st_slot, 1, 1);
+    int dfd = open(st_slot, O_RDONLY | O_DIRECTORY);
     qsf_symdict d;
-    assert_int_equal(qsf_symdict_create(&d, dfd, slot, NULL), QSF_OK);
+    assert_int_equal(qsf_symdict_create(&d, dfd, st_slot, NULL), QSF_OK);
     qsf_symdict_destroy(&d);
     close(dfd);
 }
@@ -124,14 +104,14 @@ static void eio_on_any_pread_aborts_untouched(void **state) {
         calls = 0;
         qsf_slot_recovered r;
         qsf_errinfo e;
-        int rc = qsf_slot_open_sized(sfdir, "default", QSF_DUR_MEMORY, SEG, &r, &e);
+        int rc = qsf_slot_open_sized(st_sfdir, "default", QSF_DUR_MEMORY, SEG, &r, &e);
         if (calls < fail_at) { /* the fault was never reached: a clean open */
             assert_int_equal(rc, QSF_OK);
             qsf_slot_release(&r);
             break;
         }
-        assert_int_equal(rc, QSF_E_IO); /* never "empty", never a fresh slot */
-        assert_non_null(strstr(e.msg, slot));
+        assert_int_equal(rc, QSF_E_IO); /* never "empty", never a fresh st_slot */
+        assert_non_null(strstr(e.msg, st_slot));
         failures++;
         snap_expect_same(&before);
     }
@@ -153,20 +133,20 @@ static void enospc_creating_fresh_slot(void **state) {
     falloc_fail_size = SEG;
     qsf_slot_recovered r;
     qsf_errinfo e;
-    assert_int_equal(qsf_slot_open_sized(sfdir, "default", QSF_DUR_MEMORY, SEG, &r, &e),
+    assert_int_equal(qsf_slot_open_sized(st_sfdir, "default", QSF_DUR_MEMORY, SEG, &r, &e),
                      QSF_E_NOSPC);
     assert_non_null(strstr(e.msg, "sf-initial.sfa"));
-    assert_false(st_exists(st_path(slot, "sf-initial.sfa")));
-    assert_false(st_exists(st_path(slot, QSF_NAME_MANIFEST)));
+    assert_false(st_exists(st_path(st_slot, "sf-initial.sfa")));
+    assert_false(st_exists(st_path(st_slot, QSF_NAME_MANIFEST)));
     /* the watermark is the first file created */
     falloc_fail_size = 8192;
-    assert_int_equal(qsf_slot_open_sized(sfdir, "default", QSF_DUR_MEMORY, SEG, &r, &e),
+    assert_int_equal(qsf_slot_open_sized(st_sfdir, "default", QSF_DUR_MEMORY, SEG, &r, &e),
                      QSF_E_NOSPC);
-    assert_false(st_exists(st_path(slot, QSF_NAME_WATERMARK)));
-    assert_false(st_exists(st_path(slot, "sf-initial.sfa")));
+    assert_false(st_exists(st_path(st_slot, QSF_NAME_WATERMARK)));
+    assert_false(st_exists(st_path(st_slot, "sf-initial.sfa")));
     /* space comes back: the next open starts cleanly */
     qsf_os_reset();
-    st_open_ok(sfdir, &r);
+    st_open_ok(st_sfdir, &r);
     assert_true(r.fresh);
     qsf_slot_release(&r);
 }
@@ -185,12 +165,13 @@ static void readdir_failure_is_operational(void **state) {
     QSF_OS->readdir = eio_readdir;
     qsf_slot_recovered r;
     qsf_errinfo e;
-    assert_int_equal(qsf_slot_open_sized(sfdir, "default", QSF_DUR_MEMORY, SEG, &r, &e), QSF_E_IO);
+    assert_int_equal(qsf_slot_open_sized(st_sfdir, "default", QSF_DUR_MEMORY, SEG, &r, &e),
+                     QSF_E_IO);
     assert_non_null(strstr(e.msg, "cannot list slot directory"));
     snap_expect_same(&before);
     snap_free(&before);
     /* an empty-looking directory must not have produced a fresh slot */
-    assert_false(st_exists(st_path(slot, "sf-initial.sfa")));
+    assert_false(st_exists(st_path(st_slot, "sf-initial.sfa")));
 }
 
 static int fail_unlink;
@@ -213,23 +194,24 @@ static int maybe_unlinkat(int dfd, const char *p, int flags) {
 static void rename_failure_during_quarantine(void **state) {
     (void) state;
     const char *a[] = {"a"};
-    st_segment_str(slot, "sf-0000000000000001.sfa", SEG, F, 0, 1, a);
-    st_manifest(slot, 1, 0, 0);
-    tu_write_file(st_path(slot, "junk.sfa"), "junk-junk-junk-junk-junk-junk", 29);
+    st_segment_str(st_slot, "sf-0000000000000001.sfa", SEG, F, 0, 1, a);
+    st_manifest(st_slot, 1, 0, 0);
+    tu_write_file(st_path(st_slot, "junk.sfa"), "junk-junk-junk-junk-junk-junk", 29);
     QSF_OS->renameat = eio_renameat;
     QSF_OS->unlinkat = maybe_unlinkat;
     fail_unlink = 1; /* neither rename nor removal works: the open fails */
     qsf_slot_recovered r;
     qsf_errinfo e;
-    assert_int_equal(qsf_slot_open_sized(sfdir, "default", QSF_DUR_MEMORY, SEG, &r, &e), QSF_E_IO);
+    assert_int_equal(qsf_slot_open_sized(st_sfdir, "default", QSF_DUR_MEMORY, SEG, &r, &e),
+                     QSF_E_IO);
     assert_non_null(strstr(e.msg, "junk.sfa"));
-    assert_true(st_exists(st_path(slot, "junk.sfa")));
+    assert_true(st_exists(st_path(st_slot, "junk.sfa")));
     fail_unlink = 0; /* rename fails, removal works (sf-format.md §7.3) */
-    assert_int_equal(qsf_slot_open_sized(sfdir, "default", QSF_DUR_MEMORY, SEG, &r, &e), QSF_OK);
+    assert_int_equal(qsf_slot_open_sized(st_sfdir, "default", QSF_DUR_MEMORY, SEG, &r, &e), QSF_OK);
     assert_int_equal(r.report.quarantined_files, 1);
     qsf_slot_release(&r);
-    assert_false(st_exists(st_path(slot, "junk.sfa")));
-    assert_false(st_exists(st_path(slot, "junk.sfa.corrupt")));
+    assert_false(st_exists(st_path(st_slot, "junk.sfa")));
+    assert_false(st_exists(st_path(st_slot, "junk.sfa.corrupt")));
 }
 
 static void unreplayable_slot_rename_failure(void **state) {
@@ -238,20 +220,22 @@ static void unreplayable_slot_rename_failure(void **state) {
     const uint8_t *pp[1] = {p};
     const char *x[] = {"x"};
     uint32_t l[1] = {(uint32_t) st_qwp(p, 0x08, 5, 1, x)};
-    st_segment(slot, "sf-0000000000000001.sfa", SEG, F, 0, 1, pp, l);
-    st_manifest(slot, 1, 0, 0);
+    st_segment(st_slot, "sf-0000000000000001.sfa", SEG, F, 0, 1, pp, l);
+    st_manifest(st_slot, 1, 0, 0);
     QSF_OS->renameat = eio_renameat;
     qsf_slot_recovered r;
     qsf_errinfo e;
-    assert_int_equal(qsf_slot_open_sized(sfdir, "default", QSF_DUR_MEMORY, SEG, &r, &e), QSF_E_IO);
+    assert_int_equal(qsf_slot_open_sized(st_sfdir, "default", QSF_DUR_MEMORY, SEG, &r, &e),
+                     QSF_E_IO);
     assert_non_null(strstr(e.msg, "cannot rename slot"));
-    assert_true(st_exists(st_path(slot, "sf-0000000000000001.sfa"))); /* nothing lost */
-    assert_false(st_exists(st_path(sfdir, "default.unreplayable-1")));
+    assert_true(st_exists(st_path(st_slot, "sf-0000000000000001.sfa"))); /* nothing lost */
+    assert_false(st_exists(st_path(st_sfdir, "default.unreplayable-1")));
     /* a failing directory sync right after the rename is reported too */
     qsf_os_reset();
     qsf_fault_arm(QSF_FP_QUARANTINE_RENAMED, 1, QSF_FA_FAIL);
-    assert_int_equal(qsf_slot_open_sized(sfdir, "default", QSF_DUR_MEMORY, SEG, &r, &e), QSF_E_IO);
-    assert_true(st_exists(st_path(sfdir, "default.unreplayable-1/sf-0000000000000001.sfa")));
+    assert_int_equal(qsf_slot_open_sized(st_sfdir, "default", QSF_DUR_MEMORY, SEG, &r, &e),
+                     QSF_E_IO);
+    assert_true(st_exists(st_path(st_sfdir, "default.unreplayable-1/sf-0000000000000001.sfa")));
 }
 
 static int fsyncs, fsync_fail_at;
@@ -268,10 +252,10 @@ static void every_create_barrier_failure_fails_the_open(void **state) {
     QSF_OS->fsync = eio_fsync;
     for (fsync_fail_at = 1;; fsync_fail_at++) {
         fsyncs = 0;
-        tu_rmtree(slot);
+        tu_rmtree(st_slot);
         qsf_slot_recovered r;
         qsf_errinfo e;
-        int rc = qsf_slot_open_sized(sfdir, "default", QSF_DUR_MEMORY, SEG, &r, &e);
+        int rc = qsf_slot_open_sized(st_sfdir, "default", QSF_DUR_MEMORY, SEG, &r, &e);
         if (fsyncs < fsync_fail_at) {
             assert_int_equal(rc, QSF_OK);
             qsf_slot_release(&r);
@@ -280,7 +264,7 @@ static void every_create_barrier_failure_fails_the_open(void **state) {
         assert_true(rc == QSF_E_IO || rc == QSF_E_DURABILITY);
         /* whatever is left recovers to a valid state */
         QSF_OS->fsync = fsync;
-        st_open_ok(sfdir, &r);
+        st_open_ok(st_sfdir, &r);
         assert_int_equal(r.published_fsn, -1);
         qsf_slot_release(&r);
         QSF_OS->fsync = eio_fsync;
@@ -289,7 +273,7 @@ static void every_create_barrier_failure_fails_the_open(void **state) {
 }
 
 int main(void) {
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, st_setup, st_teardown)
     const struct CMUnitTest tests[] = {
         T(eio_on_any_pread_aborts_untouched), T(enospc_creating_fresh_slot),
         T(readdir_failure_is_operational),    T(rename_failure_during_quarantine),

@@ -17,24 +17,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static char root[512], sfdir[600], slot[700];
-
-static int setup(void **state) {
-    (void) state;
-    tu_mkdtemp(root, sizeof root);
-    snprintf(sfdir, sizeof sfdir, "%s/sf", root);
-    snprintf(slot, sizeof slot, "%s/default", sfdir);
-    mkdir(sfdir, 0700);
-    mkdir(slot, 0700);
-    return 0;
-}
-
-static int teardown(void **state) {
-    (void) state;
-    tu_rmtree(root);
-    return 0;
-}
-
 static uint8_t *fixture(const char *name, size_t *len) {
     char rel[200], p[700];
     snprintf(rel, sizeof rel, "interop/%s", name);
@@ -45,9 +27,9 @@ static uint8_t *fixture(const char *name, size_t *len) {
 static void recover_fixture(const char *name, const char *as, qsf_slot_recovered *r) {
     size_t n;
     uint8_t *img = fixture(name, &n);
-    tu_write_file(st_path(slot, as), img, n);
+    tu_write_file(st_path(st_slot, as), img, n);
     free(img);
-    st_open_ok(sfdir, r);
+    st_open_ok(st_sfdir, r);
 }
 
 static void expect_frame(const uint8_t *img, uint64_t off, const char *payload) {
@@ -71,7 +53,7 @@ static void java_two_frame_segment(void **state) {
     assert_int_equal(r.acked_fsn, 41);
     qsf_slot_release(&r);
     size_t n;
-    uint8_t *img = tu_read_file(st_path(slot, QSF_NAME_INITIAL), &n);
+    uint8_t *img = tu_read_file(st_path(st_slot, QSF_NAME_INITIAL), &n);
     expect_frame(img, 24, "one");
     expect_frame(img, 35, "two-two");
     free(img);
@@ -88,7 +70,7 @@ static void java_two_frame_torn_tail(void **state) {
     assert_int_equal(r.published_fsn, 42);
     qsf_slot_release(&r);
     size_t n;
-    uint8_t *img = tu_read_file(st_path(slot, QSF_NAME_INITIAL), &n);
+    uint8_t *img = tu_read_file(st_path(st_slot, QSF_NAME_INITIAL), &n);
     expect_frame(img, 24, "one");
     for (size_t i = 35; i < n; i++) /* nothing after the bad frame survives */
         assert_int_equal(img[i], 0);
@@ -126,21 +108,21 @@ static void expect_ids(const qsf_symdict *d, int n, const char *const *want) {
 
 static void java_symbol_dicts(void **state) {
     (void) state;
-    int dfd = open(slot, O_RDONLY | O_DIRECTORY);
+    int dfd = open(st_slot, O_RDONLY | O_DIRECTORY);
     size_t n;
     uint8_t *img = fixture("java-two-chunk.symbol-dict.hex", &n);
-    tu_write_file(st_path(slot, QSF_NAME_SYMDICT), img, n);
+    tu_write_file(st_path(st_slot, QSF_NAME_SYMDICT), img, n);
     free(img);
     qsf_symdict d;
-    assert_int_equal(qsf_symdict_open(&d, dfd, slot, NULL), QSF_OK);
+    assert_int_equal(qsf_symdict_open(&d, dfd, st_slot, NULL), QSF_OK);
     const char *three[] = {"one", "two", "three"};
     expect_ids(&d, 3, three);
     assert_int_equal(d.torn_bytes, 0);
     qsf_symdict_destroy(&d);
     img = fixture("java-two-chunk-torn-tail.symbol-dict.hex", &n);
-    tu_write_file(st_path(slot, QSF_NAME_SYMDICT), img, n);
+    tu_write_file(st_path(st_slot, QSF_NAME_SYMDICT), img, n);
     free(img);
-    assert_int_equal(qsf_symdict_open(&d, dfd, slot, NULL), QSF_OK);
+    assert_int_equal(qsf_symdict_open(&d, dfd, st_slot, NULL), QSF_OK);
     expect_ids(&d, 1, three);           /* only chunk 0 */
     assert_int_equal(d.chunks, 1);      /* the torn chunk is dropped ... */
     assert_int_equal(d.torn_bytes, 16); /* ... and reported */
@@ -150,16 +132,16 @@ static void java_symbol_dicts(void **state) {
 
 static void qsf_writes_the_same_symbol_dict(void **state) {
     (void) state;
-    int dfd = open(slot, O_RDONLY | O_DIRECTORY);
+    int dfd = open(st_slot, O_RDONLY | O_DIRECTORY);
     qsf_symdict d;
-    assert_int_equal(qsf_symdict_create(&d, dfd, slot, NULL), QSF_OK);
+    assert_int_equal(qsf_symdict_create(&d, dfd, st_slot, NULL), QSF_OK);
     const char *one[] = {"one"}, *rest[] = {"two", "three"};
     assert_int_equal(qsf_symdict_append(&d, 0, 1, one, (uint32_t[]){3}, NULL), QSF_OK);
     assert_int_equal(qsf_symdict_append(&d, 1, 2, rest, (uint32_t[]){3, 5}, NULL), QSF_OK);
     qsf_symdict_destroy(&d);
     close(dfd);
     size_t n, wn;
-    uint8_t *got = tu_read_file(st_path(slot, QSF_NAME_SYMDICT), &n);
+    uint8_t *got = tu_read_file(st_path(st_slot, QSF_NAME_SYMDICT), &n);
     uint8_t *want = fixture("java-two-chunk.symbol-dict.hex", &wn);
     assert_int_equal(n, wn);
     assert_memory_equal(got, want, n);
@@ -191,14 +173,14 @@ static void older_java_slot(void **state) {
     l[0] = java_frame(f[0], 1, s1);
     l[1] = java_frame(f[1], 2, s2);
     l[2] = java_frame(f[2], 3, s3);
-    uint64_t end = st_segment(slot, QSF_NAME_INITIAL, seg, 0, 0, 3, p, l);
-    st_segment(slot, "sf-0000000000000000.sfa", seg, 0, 0, 0, p, l); /* hot spare */
+    uint64_t end = st_segment(st_slot, QSF_NAME_INITIAL, seg, 0, 0, 3, p, l);
+    st_segment(st_slot, "sf-0000000000000000.sfa", seg, 0, 0, 0, p, l); /* hot spare */
     uint8_t legacy_wm[16] = {0};
-    tu_write_file(st_path(slot, QSF_NAME_WATERMARK), legacy_wm, sizeof legacy_wm);
-    tu_write_file(st_path(slot, ".lock"), "", 0);
-    tu_write_file(st_path(slot, ".lock.pid"), "4242\n", 5);
+    tu_write_file(st_path(st_slot, QSF_NAME_WATERMARK), legacy_wm, sizeof legacy_wm);
+    tu_write_file(st_path(st_slot, ".lock"), "", 0);
+    tu_write_file(st_path(st_slot, ".lock.pid"), "4242\n", 5);
     qsf_slot_recovered r;
-    st_open_ok(sfdir, &r);
+    st_open_ok(st_sfdir, &r);
     assert_false(r.fresh);
     assert_false(r.data_loss);
     assert_int_equal(r.segment_count, 1); /* the spare is not a second segment at FSN 0 */
@@ -214,13 +196,13 @@ static void older_java_slot(void **state) {
     expect_ids(&r.symdict, 3, s3);
     assert_int_equal(r.next_generation, 1);
     qsf_slot_release(&r);
-    assert_false(st_exists(st_path(slot, "sf-0000000000000000.sfa")));
-    assert_int_equal(st_size(st_path(slot, QSF_NAME_WATERMARK)), 8192);
-    assert_true(st_exists(st_path(slot, QSF_NAME_MANIFEST)));
-    assert_false(st_exists(st_path(slot, QSF_NAME_SYMDICT)));
+    assert_false(st_exists(st_path(st_slot, "sf-0000000000000000.sfa")));
+    assert_int_equal(st_size(st_path(st_slot, QSF_NAME_WATERMARK)), 8192);
+    assert_true(st_exists(st_path(st_slot, QSF_NAME_MANIFEST)));
+    assert_false(st_exists(st_path(st_slot, QSF_NAME_SYMDICT)));
     /* every frame is still there, byte for byte */
     size_t n;
-    uint8_t *img = tu_read_file(st_path(slot, QSF_NAME_INITIAL), &n);
+    uint8_t *img = tu_read_file(st_path(st_slot, QSF_NAME_INITIAL), &n);
     assert_int_equal(img[5], QSF_SFA_FLAG_MANIFEST_REQUIRED);
     uint64_t off = 24;
     for (int i = 0; i < 3; i++) {
@@ -232,7 +214,7 @@ static void older_java_slot(void **state) {
 }
 
 int main(void) {
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, st_setup, st_teardown)
     const struct CMUnitTest tests[] = {
         T(java_two_frame_segment),          T(java_two_frame_torn_tail),
         T(qsf_writes_the_same_segment),     T(java_symbol_dicts),

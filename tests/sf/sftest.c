@@ -4,6 +4,7 @@
 #include "testutil.h"
 
 #include "bytes.h"
+#include "os/os.h"
 #include "sf/segfmt.h"
 #include "sf/sidefile.h"
 
@@ -11,6 +12,26 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+char st_root[512], st_sfdir[600], st_slot[700];
+
+int st_setup(void **state) {
+    (void) state;
+    tu_mkdtemp(st_root, sizeof st_root);
+    snprintf(st_sfdir, sizeof st_sfdir, "%s/sf", st_root);
+    snprintf(st_slot, sizeof st_slot, "%s/default", st_sfdir);
+    mkdir(st_sfdir, 0700);
+    mkdir(st_slot, 0700);
+    return 0;
+}
+
+int st_teardown(void **state) {
+    (void) state;
+    qsf_os_reset();
+    qsf_fault_disarm_all();
+    tu_rmtree(st_root);
+    return 0;
+}
 
 const char *st_path(const char *dir, const char *name) {
     static char bufs[8][1200];

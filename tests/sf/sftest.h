@@ -11,6 +11,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* A temporary tree per test: st_root, st_sfdir = <root>/sf and st_slot =
+ * <root>/sf/default (both created). st_teardown removes it, restores the
+ * syscall table and disarms every fault point. cmocka setup/teardown. */
+extern char st_root[512], st_sfdir[600], st_slot[700];
+int st_setup(void **state);
+int st_teardown(void **state);
+
 /* "<dir>/<name>" in a static rotating buffer (8 slots). */
 const char *st_path(const char *dir, const char *name);
 

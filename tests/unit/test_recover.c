@@ -20,25 +20,6 @@
 #define SEG 4096
 #define F   QSF_SFA_FLAG_MANIFEST_REQUIRED
 
-static char root[512], sfdir[600], slot[700];
-
-static int setup(void **state) {
-    (void) state;
-    tu_mkdtemp(root, sizeof root);
-    snprintf(sfdir, sizeof sfdir, "%s/sf", root);
-    snprintf(slot, sizeof slot, "%s/default", sfdir);
-    mkdir(sfdir, 0700);
-    mkdir(slot, 0700);
-    return 0;
-}
-
-static int teardown(void **state) {
-    (void) state;
-    tu_rmtree(root);
-    qsf_os_reset();
-    return 0;
-}
-
 static const char *gen(int g) {
     static char names[4][24];
     static int next;
@@ -49,7 +30,7 @@ static const char *gen(int g) {
 
 static uint8_t hdr_flags(const char *name) {
     size_t n;
-    uint8_t *img = tu_read_file(st_path(slot, name), &n);
+    uint8_t *img = tu_read_file(st_path(st_slot, name), &n);
     uint8_t f = img[5];
     free(img);
     return f;
@@ -57,7 +38,7 @@ static uint8_t hdr_flags(const char *name) {
 
 static void expect_manifest(int64_t g, int64_t head, int64_t active) {
     size_t n;
-    uint8_t *img = tu_read_file(st_path(slot, QSF_NAME_MANIFEST), &n);
+    uint8_t *img = tu_read_file(st_path(st_slot, QSF_NAME_MANIFEST), &n);
     assert_int_equal(n, 8192);
     int64_t gg, h, a;
     assert_int_equal(qsf_sfm_pick(img, &gg, &h, &a), 0);
@@ -78,9 +59,9 @@ static const uint8_t *qwp(uint8_t flags, uint32_t start, int n, const char *cons
 }
 
 static void dict_file(int n, const char *const *strs) {
-    int dfd = open(slot, O_RDONLY | O_DIRECTORY);
+    int dfd = open(st_slot, O_RDONLY | O_DIRECTORY);
     qsf_symdict d;
-    assert_int_equal(qsf_symdict_create(&d, dfd, slot, NULL), QSF_OK);
+    assert_int_equal(qsf_symdict_create(&d, dfd, st_slot, NULL), QSF_OK);
     uint32_t lens[16];
     for (int i = 0; i < n; i++)
         lens[i] = (uint32_t) strlen(strs[i]);
@@ -100,10 +81,10 @@ static void expect_dict(const qsf_symdict *d, int n, const char *const *want) {
 
 static void fresh_slot_layout(void **state) {
     (void) state;
-    rmdir(slot);
-    rmdir(sfdir);
+    rmdir(st_slot);
+    rmdir(st_sfdir);
     qsf_slot_recovered r;
-    st_open_ok(sfdir, &r);
+    st_open_ok(st_sfdir, &r);
     assert_true(r.fresh);
     assert_false(r.data_loss);
     assert_int_equal(r.segment_count, 1);
@@ -118,13 +99,13 @@ static void fresh_slot_layout(void **state) {
     assert_true(r.watermark.fd >= 0);
     assert_false(r.symdict.self_sufficient);
     qsf_slot_release(&r);
-    assert_int_equal(st_size(st_path(slot, QSF_NAME_INITIAL)), SEG);
+    assert_int_equal(st_size(st_path(st_slot, QSF_NAME_INITIAL)), SEG);
     assert_int_equal(hdr_flags(QSF_NAME_INITIAL), F);
-    assert_int_equal(st_size(st_path(slot, QSF_NAME_WATERMARK)), 8192);
-    assert_int_equal(st_size(st_path(slot, QSF_NAME_SYMDICT)), 8);
+    assert_int_equal(st_size(st_path(st_slot, QSF_NAME_WATERMARK)), 8192);
+    assert_int_equal(st_size(st_path(st_slot, QSF_NAME_SYMDICT)), 8);
     expect_manifest(1, 0, 0);
     /* reopening recovers the empty slot instead of starting over */
-    st_open_ok(sfdir, &r);
+    st_open_ok(st_sfdir, &r);
     assert_false(r.fresh);
     assert_int_equal(r.segment_count, 1);
     assert_string_equal(r.segments[0].name, QSF_NAME_INITIAL);
@@ -139,12 +120,12 @@ static void fresh_slot_layout(void **state) {
 static void recovers_manifest_chain(void **state) {
     (void) state;
     const char *a[] = {"f0", "f1", "f2"}, *b[] = {"f3", "f4"};
-    st_segment_str(slot, gen(1), SEG, F, 0, 3, a);
-    uint64_t end = st_segment_str(slot, gen(2), SEG, F, 3, 2, b);
-    st_manifest(slot, 2, 0, 3);
-    st_watermark(slot, 5, 1);
+    st_segment_str(st_slot, gen(1), SEG, F, 0, 3, a);
+    uint64_t end = st_segment_str(st_slot, gen(2), SEG, F, 3, 2, b);
+    st_manifest(st_slot, 2, 0, 3);
+    st_watermark(st_slot, 5, 1);
     qsf_slot_recovered r;
-    st_open_ok(sfdir, &r);
+    st_open_ok(st_sfdir, &r);
     assert_false(r.fresh);
     assert_int_equal(r.segment_count, 2);
     assert_string_equal(r.segments[0].name, gen(1));
@@ -170,12 +151,12 @@ static void recovers_manifest_chain(void **state) {
 static void gap_in_legacy_slot_names_both_fsns(void **state) {
     (void) state;
     const char *a[] = {"a", "b", "c"}, *b[] = {"f"};
-    st_segment_str(slot, QSF_NAME_INITIAL, SEG, 0, 0, 3, a);
-    st_segment_str(slot, gen(1), SEG, 0, 5, 1, b);
-    const char *msg = st_open_fail(sfdir, QSF_E_CORRUPT);
+    st_segment_str(st_slot, QSF_NAME_INITIAL, SEG, 0, 0, 3, a);
+    st_segment_str(st_slot, gen(1), SEG, 0, 5, 1, b);
+    const char *msg = st_open_fail(st_sfdir, QSF_E_CORRUPT);
     assert_non_null(strstr(msg, "FSN gap in recovered segments: expected 3 but got 5"));
     /* untouched: no migration, no stamp */
-    assert_false(st_exists(st_path(slot, QSF_NAME_MANIFEST)));
+    assert_false(st_exists(st_path(st_slot, QSF_NAME_MANIFEST)));
     assert_int_equal(hdr_flags(QSF_NAME_INITIAL), 0);
     assert_int_equal(hdr_flags(gen(1)), 0);
 }
@@ -183,54 +164,54 @@ static void gap_in_legacy_slot_names_both_fsns(void **state) {
 static void gap_in_manifest_slot(void **state) {
     (void) state;
     const char *a[] = {"a", "b"}, *b[] = {"f"};
-    st_segment_str(slot, gen(1), SEG, F, 0, 2, a);
-    st_segment_str(slot, gen(3), SEG, F, 4, 1, b);
-    st_manifest(slot, 3, 0, 4);
-    const char *msg = st_open_fail(sfdir, QSF_E_CORRUPT);
+    st_segment_str(st_slot, gen(1), SEG, F, 0, 2, a);
+    st_segment_str(st_slot, gen(3), SEG, F, 4, 1, b);
+    st_manifest(st_slot, 3, 0, 4);
+    const char *msg = st_open_fail(st_sfdir, QSF_E_CORRUPT);
     assert_non_null(strstr(msg, "expected 2 but got 4"));
-    assert_true(st_exists(st_path(slot, gen(1))));
+    assert_true(st_exists(st_path(st_slot, gen(1))));
 }
 
 static void manifest_references_missing_data(void **state) {
     (void) state;
-    st_manifest(slot, 4, 0, 10);
-    const char *msg = st_open_fail(sfdir, QSF_E_CORRUPT);
+    st_manifest(st_slot, 4, 0, 10);
+    const char *msg = st_open_fail(st_sfdir, QSF_E_CORRUPT);
     assert_non_null(strstr(msg, "manifest references durable data"));
     /* active segment missing while older data is present */
     const char *a[] = {"a", "b"};
-    st_segment_str(slot, gen(1), SEG, F, 0, 2, a);
-    st_manifest(slot, 4, 0, 7);
-    msg = st_open_fail(sfdir, QSF_E_CORRUPT);
+    st_segment_str(st_slot, gen(1), SEG, F, 0, 2, a);
+    st_manifest(st_slot, 4, 0, 7);
+    msg = st_open_fail(st_sfdir, QSF_E_CORRUPT);
     assert_non_null(strstr(msg, "activeBase 7 names no segment"));
     /* head does not match the first segment */
-    st_manifest(slot, 4, 1, 1);
-    st_segment_str(slot, gen(1), SEG, F, 3, 2, a);
-    st_segment_str(slot, gen(2), SEG, F, 1, 0, a);
-    msg = st_open_fail(sfdir, QSF_E_CORRUPT);
+    st_manifest(st_slot, 4, 1, 1);
+    st_segment_str(st_slot, gen(1), SEG, F, 3, 2, a);
+    st_segment_str(st_slot, gen(2), SEG, F, 1, 0, a);
+    msg = st_open_fail(st_sfdir, QSF_E_CORRUPT);
     assert_non_null(strstr(msg, "lies above"));
 }
 
 static void flagged_segment_without_manifest(void **state) {
     (void) state;
     const char *a[] = {"a"};
-    st_segment_str(slot, gen(1), SEG, F, 0, 1, a);
-    const char *msg = st_open_fail(sfdir, QSF_E_CORRUPT);
+    st_segment_str(st_slot, gen(1), SEG, F, 0, 1, a);
+    const char *msg = st_open_fail(st_sfdir, QSF_E_CORRUPT);
     assert_non_null(strstr(msg, "MANIFEST_REQUIRED"));
     assert_non_null(strstr(msg, gen(1)));
 }
 
 static void collapsed_manifest_starts_empty(void **state) {
     (void) state;
-    st_manifest(slot, 9, 5, 5);
-    st_watermark(slot, 3, 9);
+    st_manifest(st_slot, 9, 5, 5);
+    st_watermark(st_slot, 3, 9);
     qsf_slot_recovered r;
-    st_open_ok(sfdir, &r);
+    st_open_ok(st_sfdir, &r);
     assert_true(r.fresh);
     assert_false(r.watermark.present);
     qsf_slot_release(&r);
     expect_manifest(1, 0, 0);
     size_t n;
-    uint8_t *img = tu_read_file(st_path(slot, QSF_NAME_WATERMARK), &n);
+    uint8_t *img = tu_read_file(st_path(st_slot, QSF_NAME_WATERMARK), &n);
     int64_t g, f;
     assert_int_equal(qsf_akw_pick(img, &g, &f), -1); /* stale watermark removed */
     free(img);
@@ -238,39 +219,39 @@ static void collapsed_manifest_starts_empty(void **state) {
 
 static void corrupt_files_without_valid_segment(void **state) {
     (void) state;
-    tu_write_file(st_path(slot, "x.sfa"), "garbage-garbage-garbage-garbage", 31);
-    st_manifest(slot, 2, 0, 0);
-    st_open_fail(sfdir, QSF_E_CORRUPT); /* manifest present: something was lost */
-    assert_true(st_exists(st_path(slot, "x.sfa")));
-    unlink(st_path(slot, QSF_NAME_MANIFEST));
+    tu_write_file(st_path(st_slot, "x.sfa"), "garbage-garbage-garbage-garbage", 31);
+    st_manifest(st_slot, 2, 0, 0);
+    st_open_fail(st_sfdir, QSF_E_CORRUPT); /* manifest present: something was lost */
+    assert_true(st_exists(st_path(st_slot, "x.sfa")));
+    unlink(st_path(st_slot, QSF_NAME_MANIFEST));
     qsf_slot_recovered r;
-    st_open_ok(sfdir, &r); /* no manifest: quarantine and start empty */
+    st_open_ok(st_sfdir, &r); /* no manifest: quarantine and start empty */
     assert_true(r.fresh);
     assert_int_equal(r.report.quarantined_files, 1);
     qsf_slot_release(&r);
-    assert_true(st_exists(st_path(slot, "x.sfa.corrupt")));
+    assert_true(st_exists(st_path(st_slot, "x.sfa.corrupt")));
 }
 
 static void watermark_above_published_is_ignored(void **state) {
     (void) state;
     const char *a[] = {"a", "b"};
-    st_segment_str(slot, gen(1), SEG, F, 10, 2, a);
-    st_manifest(slot, 1, 10, 10);
-    st_watermark(slot, 2, 50);
+    st_segment_str(st_slot, gen(1), SEG, F, 10, 2, a);
+    st_manifest(st_slot, 1, 10, 10);
+    st_watermark(st_slot, 2, 50);
     qsf_slot_recovered r;
-    st_open_ok(sfdir, &r);
+    st_open_ok(st_sfdir, &r);
     assert_true(r.report.watermark_ignored);
     assert_int_equal(r.acked_fsn, 9);
     assert_int_equal(r.published_fsn, 11);
     qsf_slot_release(&r);
     /* a watermark inside the range is used; one below lowestBase is raised */
-    st_watermark(slot, 2, 10);
-    st_open_ok(sfdir, &r);
+    st_watermark(st_slot, 2, 10);
+    st_open_ok(st_sfdir, &r);
     assert_false(r.report.watermark_ignored);
     assert_int_equal(r.acked_fsn, 10);
     qsf_slot_release(&r);
-    st_watermark(slot, 2, 3);
-    st_open_ok(sfdir, &r);
+    st_watermark(st_slot, 2, 3);
+    st_open_ok(st_sfdir, &r);
     assert_int_equal(r.acked_fsn, 9);
     qsf_slot_release(&r);
 }
@@ -278,26 +259,26 @@ static void watermark_above_published_is_ignored(void **state) {
 static void torn_tail_reported_and_residue_zeroed(void **state) {
     (void) state;
     const char *a[] = {"one", "two", "three"};
-    uint64_t end = st_segment_str(slot, gen(1), SEG, F, 0, 3, a);
-    st_manifest(slot, 1, 0, 0);
+    uint64_t end = st_segment_str(st_slot, gen(1), SEG, F, 0, 3, a);
+    st_manifest(st_slot, 1, 0, 0);
     /* break frame 1's payload: frame 2 stays valid beyond the tear */
     uint64_t f1 = 24 + 8 + 3;
-    st_patch(st_path(slot, gen(1)), f1 + 8, "X", 1);
-    st_patch(st_path(slot, gen(1)), 3000, "\x07", 1);
+    st_patch(st_path(st_slot, gen(1)), f1 + 8, "X", 1);
+    st_patch(st_path(st_slot, gen(1)), 3000, "\x07", 1);
     qsf_slot_recovered r;
-    st_open_ok(sfdir, &r);
+    st_open_ok(st_sfdir, &r);
     assert_int_equal(r.segments[0].frame_count, 1);
     assert_int_equal(r.segments[0].last_good, f1);
     assert_int_equal(r.report.torn_bytes, SEG - f1);
     assert_int_equal(r.published_fsn, 0);
     qsf_slot_release(&r);
     size_t n;
-    uint8_t *img = tu_read_file(st_path(slot, gen(1)), &n);
+    uint8_t *img = tu_read_file(st_path(st_slot, gen(1)), &n);
     for (size_t i = f1; i < n; i++)
         assert_int_equal(img[i], 0);
     free(img);
     (void) end;
-    st_open_ok(sfdir, &r); /* the old frame 2 never comes back */
+    st_open_ok(st_sfdir, &r); /* the old frame 2 never comes back */
     assert_int_equal(r.segments[0].frame_count, 1);
     assert_int_equal(r.report.torn_bytes, 0);
     qsf_slot_release(&r);
@@ -306,60 +287,60 @@ static void torn_tail_reported_and_residue_zeroed(void **state) {
 static void corrupt_file_quarantined_after_chain_validates(void **state) {
     (void) state;
     const char *a[] = {"a"};
-    st_segment_str(slot, gen(1), SEG, F, 0, 1, a);
-    st_segment_str(slot, gen(3), SEG, F, 5, 1, a);
-    st_manifest(slot, 1, 0, 5);
-    tu_write_file(st_path(slot, "junk.sfa"), "not a segment at all, no magic", 30);
-    st_open_fail(sfdir, QSF_E_CORRUPT); /* gap: nothing is quarantined */
-    assert_true(st_exists(st_path(slot, "junk.sfa")));
-    unlink(st_path(slot, gen(3)));
-    st_manifest(slot, 1, 0, 0);
+    st_segment_str(st_slot, gen(1), SEG, F, 0, 1, a);
+    st_segment_str(st_slot, gen(3), SEG, F, 5, 1, a);
+    st_manifest(st_slot, 1, 0, 5);
+    tu_write_file(st_path(st_slot, "junk.sfa"), "not a segment at all, no magic", 30);
+    st_open_fail(st_sfdir, QSF_E_CORRUPT); /* gap: nothing is quarantined */
+    assert_true(st_exists(st_path(st_slot, "junk.sfa")));
+    unlink(st_path(st_slot, gen(3)));
+    st_manifest(st_slot, 1, 0, 0);
     qsf_slot_recovered r;
-    st_open_ok(sfdir, &r);
+    st_open_ok(st_sfdir, &r);
     assert_int_equal(r.report.quarantined_files, 1);
     qsf_slot_release(&r);
-    assert_false(st_exists(st_path(slot, "junk.sfa")));
-    assert_true(st_exists(st_path(slot, "junk.sfa.corrupt")));
+    assert_false(st_exists(st_path(st_slot, "junk.sfa")));
+    assert_true(st_exists(st_path(st_slot, "junk.sfa.corrupt")));
 }
 
 static void leftovers_below_head_are_deleted(void **state) {
     (void) state;
     const char *a[] = {"a", "b", "c"}, *b[] = {"d", "e"};
-    st_segment_str(slot, gen(1), SEG, F, 0, 3, a);
-    st_segment_str(slot, gen(2), SEG, F, 3, 2, b);
-    st_manifest(slot, 3, 3, 3);
+    st_segment_str(st_slot, gen(1), SEG, F, 0, 3, a);
+    st_segment_str(st_slot, gen(2), SEG, F, 3, 2, b);
+    st_manifest(st_slot, 3, 3, 3);
     qsf_slot_recovered r;
-    st_open_ok(sfdir, &r);
+    st_open_ok(st_sfdir, &r);
     assert_int_equal(r.segment_count, 1);
     assert_string_equal(r.segments[0].name, gen(2));
     assert_int_equal(r.acked_fsn, 2);
     assert_int_equal(r.next_generation, 3);
     qsf_slot_release(&r);
-    assert_false(st_exists(st_path(slot, gen(1))));
+    assert_false(st_exists(st_path(st_slot, gen(1))));
 }
 
 static void straddling_segment_fails(void **state) {
     (void) state;
     const char *a[] = {"a", "b", "c"}, *b[] = {"d"};
-    st_segment_str(slot, gen(1), SEG, F, 0, 3, a);
-    st_segment_str(slot, gen(2), SEG, F, 3, 1, b);
-    st_manifest(slot, 3, 2, 3);
-    const char *msg = st_open_fail(sfdir, QSF_E_CORRUPT);
+    st_segment_str(st_slot, gen(1), SEG, F, 0, 3, a);
+    st_segment_str(st_slot, gen(2), SEG, F, 3, 1, b);
+    st_manifest(st_slot, 3, 2, 3);
+    const char *msg = st_open_fail(st_sfdir, QSF_E_CORRUPT);
     assert_non_null(strstr(msg, "straddles manifest headBase 2"));
-    assert_true(st_exists(st_path(slot, gen(1))));
+    assert_true(st_exists(st_path(st_slot, gen(1))));
 }
 
 static void empty_active_at_chain_end_and_spares(void **state) {
     (void) state;
     const char *a[] = {"a", "b"};
-    st_segment_str(slot, gen(1), SEG, F, 0, 2, a);
-    st_segment_str(slot, gen(2), SEG, F, 2, 0, a); /* committed rotation, no frame yet */
-    st_segment_str(slot, gen(3), SEG, F, 2, 0, a); /* clean spare */
-    st_segment_str(slot, gen(4), SEG, F, 9, 0, a); /* torn spare */
-    st_patch(st_path(slot, gen(4)), 100, "\x01", 1);
-    st_manifest(slot, 2, 0, 2);
+    st_segment_str(st_slot, gen(1), SEG, F, 0, 2, a);
+    st_segment_str(st_slot, gen(2), SEG, F, 2, 0, a); /* committed rotation, no frame yet */
+    st_segment_str(st_slot, gen(3), SEG, F, 2, 0, a); /* clean spare */
+    st_segment_str(st_slot, gen(4), SEG, F, 9, 0, a); /* torn spare */
+    st_patch(st_path(st_slot, gen(4)), 100, "\x01", 1);
+    st_manifest(st_slot, 2, 0, 2);
     qsf_slot_recovered r;
-    st_open_ok(sfdir, &r);
+    st_open_ok(st_sfdir, &r);
     assert_int_equal(r.segment_count, 2);
     assert_string_equal(r.segments[1].name, gen(2));
     assert_true(r.segments[1].active);
@@ -367,18 +348,18 @@ static void empty_active_at_chain_end_and_spares(void **state) {
     assert_int_equal(r.report.quarantined_files, 1);
     assert_int_equal(r.next_generation, 5);
     qsf_slot_release(&r);
-    assert_false(st_exists(st_path(slot, gen(3))));
-    assert_true(st_exists(st_path(slot, "sf-0000000000000004.sfa.corrupt")));
+    assert_false(st_exists(st_path(st_slot, gen(3))));
+    assert_true(st_exists(st_path(st_slot, "sf-0000000000000004.sfa.corrupt")));
 }
 
 static void legacy_slot_is_migrated(void **state) {
     (void) state;
     const char *a[] = {"a", "b"}, *b[] = {"c"};
-    st_segment_str(slot, QSF_NAME_INITIAL, SEG, 0, 0, 2, a);
-    st_segment_str(slot, gen(1), SEG, 0, 2, 1, b);
-    st_segment_str(slot, gen(2), SEG, 0, 3, 0, b); /* clean spare */
+    st_segment_str(st_slot, QSF_NAME_INITIAL, SEG, 0, 0, 2, a);
+    st_segment_str(st_slot, gen(1), SEG, 0, 2, 1, b);
+    st_segment_str(st_slot, gen(2), SEG, 0, 3, 0, b); /* clean spare */
     qsf_slot_recovered r;
-    st_open_ok(sfdir, &r);
+    st_open_ok(st_sfdir, &r);
     assert_int_equal(r.segment_count, 2);
     assert_string_equal(r.segments[0].name, QSF_NAME_INITIAL);
     assert_string_equal(r.segments[1].name, gen(1));
@@ -389,8 +370,8 @@ static void legacy_slot_is_migrated(void **state) {
     expect_manifest(1, 0, 2);
     assert_int_equal(hdr_flags(QSF_NAME_INITIAL), F);
     assert_int_equal(hdr_flags(gen(1)), F);
-    assert_false(st_exists(st_path(slot, gen(2))));
-    st_open_ok(sfdir, &r); /* now a manifest slot */
+    assert_false(st_exists(st_path(st_slot, gen(2))));
+    st_open_ok(st_sfdir, &r); /* now a manifest st_slot */
     assert_int_equal(r.published_fsn, 2);
     qsf_slot_release(&r);
 }
@@ -398,28 +379,28 @@ static void legacy_slot_is_migrated(void **state) {
 static void legacy_refuses_when_head_could_be_lost(void **state) {
     (void) state;
     const char *a[] = {"a"};
-    st_segment_str(slot, gen(2), SEG, 0, 5, 1, a);
-    st_segment_str(slot, gen(1), SEG, 0, 0, 0, a);
-    st_patch(st_path(slot, gen(1)), 200, "\x09", 1); /* torn, no valid frame, base below */
-    const char *msg = st_open_fail(sfdir, QSF_E_CORRUPT);
+    st_segment_str(st_slot, gen(2), SEG, 0, 5, 1, a);
+    st_segment_str(st_slot, gen(1), SEG, 0, 0, 0, a);
+    st_patch(st_path(st_slot, gen(1)), 200, "\x09", 1); /* torn, no valid frame, base below */
+    const char *msg = st_open_fail(st_sfdir, QSF_E_CORRUPT);
     assert_non_null(strstr(msg, "missing head"));
-    assert_false(st_exists(st_path(slot, QSF_NAME_MANIFEST)));
+    assert_false(st_exists(st_path(st_slot, QSF_NAME_MANIFEST)));
 }
 
 static void sealed_residue_is_zeroed_and_proven(void **state) {
     (void) state;
     const char *a[] = {"a", "b"}, *b[] = {"c"};
-    uint64_t end = st_segment_str(slot, gen(1), SEG, F, 0, 2, a);
-    st_segment_str(slot, gen(2), SEG, F, 2, 1, b);
-    st_patch(st_path(slot, gen(1)), end + 5, "junk", 4);
-    st_manifest(slot, 2, 0, 2);
+    uint64_t end = st_segment_str(st_slot, gen(1), SEG, F, 0, 2, a);
+    st_segment_str(st_slot, gen(2), SEG, F, 2, 1, b);
+    st_patch(st_path(st_slot, gen(1)), end + 5, "junk", 4);
+    st_manifest(st_slot, 2, 0, 2);
     qsf_slot_recovered r;
-    st_open_ok(sfdir, &r);
+    st_open_ok(st_sfdir, &r);
     assert_int_equal(r.published_fsn, 2);
     assert_int_equal(r.segments[0].frame_count, 2);
     qsf_slot_release(&r);
     size_t n;
-    uint8_t *img = tu_read_file(st_path(slot, gen(1)), &n);
+    uint8_t *img = tu_read_file(st_path(st_slot, gen(1)), &n);
     for (size_t i = end; i < n; i++)
         assert_int_equal(img[i], 0);
     free(img);
@@ -435,18 +416,18 @@ static void aborted_deferred_tail_sets_commit_boundary(void **state) {
     p[1] = qwp(0x08, 0, 0, NULL, &l[1]);
     p[2] = qwp(0x09, 0, 0, NULL, &l[2]);
     p[3] = qwp(0x09, 0, 0, NULL, &l[3]);
-    st_segment(slot, gen(1), SEG, F, 0, 4, p, l);
-    st_manifest(slot, 1, 0, 0);
+    st_segment(st_slot, gen(1), SEG, F, 0, 4, p, l);
+    st_manifest(st_slot, 1, 0, 0);
     qsf_slot_recovered r;
-    st_open_ok(sfdir, &r);
+    st_open_ok(st_sfdir, &r);
     assert_int_equal(r.published_fsn, 3);
     assert_int_equal(r.commit_boundary_fsn, 1);
     assert_int_equal(r.report.commit_boundary_fsn, 1);
     qsf_slot_release(&r);
     /* every recovered frame deferred: the whole range is the aborted tail */
-    st_segment(slot, gen(1), SEG, F, 7, 2, p + 2, l + 2);
-    st_manifest(slot, 2, 7, 7);
-    st_open_ok(sfdir, &r);
+    st_segment(st_slot, gen(1), SEG, F, 7, 2, p + 2, l + 2);
+    st_manifest(st_slot, 2, 7, 7);
+    st_open_ok(st_sfdir, &r);
     assert_int_equal(r.commit_boundary_fsn, 6);
     qsf_slot_release(&r);
 }
@@ -458,22 +439,22 @@ static void dictionary_rebuilt_across_segments_oldest_trimmed(void **state) {
     const uint8_t *p[3];
     uint32_t l[3];
     p[0] = qwp(0x08, 2, 1, c, &l[0]);
-    st_segment(slot, gen(4), SEG, F, 5, 1, p, l);
+    st_segment(st_slot, gen(4), SEG, F, 5, 1, p, l);
     p[1] = qwp(0x0C, 3, 1, d, &l[1]);
     p[2] = qwp(0x08, 1, 4, bcde, &l[2]);
-    st_segment(slot, gen(5), SEG, F, 6, 2, p + 1, l + 1);
-    st_manifest(slot, 7, 5, 6);
-    st_watermark(slot, 7, 4);
+    st_segment(st_slot, gen(5), SEG, F, 6, 2, p + 1, l + 1);
+    st_manifest(st_slot, 7, 5, 6);
+    st_watermark(st_slot, 7, 4);
     qsf_slot_recovered r;
-    st_open_ok(sfdir, &r);
+    st_open_ok(st_sfdir, &r);
     assert_false(r.data_loss);
     const char *all[] = {"a", "b", "c", "d", "e"};
     expect_dict(&r.symdict, 5, all);
     qsf_slot_release(&r);
     /* the learned entries were appended as one chunk */
-    int dfd = open(slot, O_RDONLY | O_DIRECTORY);
+    int dfd = open(st_slot, O_RDONLY | O_DIRECTORY);
     qsf_symdict sd;
-    assert_int_equal(qsf_symdict_open(&sd, dfd, slot, NULL), QSF_OK);
+    assert_int_equal(qsf_symdict_open(&sd, dfd, st_slot, NULL), QSF_OK);
     assert_int_equal(sd.chunks, 2);
     expect_dict(&sd, 5, all);
     qsf_symdict_destroy(&sd);
@@ -488,11 +469,11 @@ static void missing_ids_below_acked_are_harmless(void **state) {
     uint32_t l[2];
     p[0] = qwp(0x08, 3, 1, x, &l[0]); /* needs ids 1..2: never replayed (acked) */
     p[1] = qwp(0x08, 1, 1, b, &l[1]);
-    st_segment(slot, gen(1), SEG, F, 0, 2, p, l);
-    st_manifest(slot, 1, 0, 0);
-    st_watermark(slot, 1, 0);
+    st_segment(st_slot, gen(1), SEG, F, 0, 2, p, l);
+    st_manifest(st_slot, 1, 0, 0);
+    st_watermark(st_slot, 1, 0);
     qsf_slot_recovered r;
-    st_open_ok(sfdir, &r);
+    st_open_ok(st_sfdir, &r);
     assert_false(r.data_loss);
     const char *ab[] = {"a", "b"};
     expect_dict(&r.symdict, 2, ab);
@@ -507,10 +488,10 @@ static void gap_in_aborted_tail_is_harmless(void **state) {
     uint32_t l[2];
     p[0] = qwp(0x08, 0, 0, NULL, &l[0]);
     p[1] = qwp(0x09, 4, 1, x, &l[1]); /* deferred, never committed, never sent */
-    st_segment(slot, gen(1), SEG, F, 0, 2, p, l);
-    st_manifest(slot, 1, 0, 0);
+    st_segment(st_slot, gen(1), SEG, F, 0, 2, p, l);
+    st_manifest(st_slot, 1, 0, 0);
     qsf_slot_recovered r;
-    st_open_ok(sfdir, &r);
+    st_open_ok(st_sfdir, &r);
     assert_false(r.data_loss);
     assert_int_equal(r.commit_boundary_fsn, 0);
     qsf_slot_release(&r);
@@ -520,7 +501,7 @@ static void expect_quarantined_and_fresh(qsf_slot_recovered *r, const char *why)
     assert_true(r->data_loss);
     assert_non_null(strstr(r->data_loss_reason, why));
     char want[800];
-    snprintf(want, sizeof want, "%s/default.unreplayable-1", sfdir);
+    snprintf(want, sizeof want, "%s/default.unreplayable-1", st_sfdir);
     assert_string_equal(r->report.quarantined_slot, want);
     assert_true(r->fresh);
     assert_int_equal(r->published_fsn, -1);
@@ -529,39 +510,35 @@ static void expect_quarantined_and_fresh(qsf_slot_recovered *r, const char *why)
     uint8_t *txt = tu_read_file(st_path(want, ".failed"), &n);
     assert_true(n > 0 && memcmp(txt, "unreplayable", 12) == 0);
     free(txt);
-    assert_true(st_exists(st_path(want, gen(1))));           /* nothing deleted */
-    assert_true(st_exists(st_path(slot, QSF_NAME_INITIAL))); /* fresh slot */
-    assert_true(st_exists(st_path(slot, ".lock")));
+    assert_true(st_exists(st_path(want, gen(1))));              /* nothing deleted */
+    assert_true(st_exists(st_path(st_slot, QSF_NAME_INITIAL))); /* fresh st_slot */
+    assert_true(st_exists(st_path(st_slot, ".lock")));
+}
+
+/* .symbol-dict = ["a"]; one replayable frame whose delta section defines `sym`
+ * at id `start`; the open must set the slot aside for `why`. */
+static void expect_unreplayable(uint32_t start, const char *sym, const char *why) {
+    const char *a[] = {"a"}, *x[] = {sym};
+    dict_file(1, a);
+    const uint8_t *p[1];
+    uint32_t l[1];
+    p[0] = qwp(0x08, start, 1, x, &l[0]);
+    st_segment(st_slot, gen(1), SEG, F, 0, 1, p, l);
+    st_manifest(st_slot, 1, 0, 0);
+    qsf_slot_recovered r;
+    st_open_ok(st_sfdir, &r);
+    expect_quarantined_and_fresh(&r, why);
+    qsf_slot_release(&r);
 }
 
 static void unreplayable_gap_quarantines_slot(void **state) {
     (void) state;
-    const char *a[] = {"a"}, *x[] = {"x"};
-    dict_file(1, a);
-    const uint8_t *p[1];
-    uint32_t l[1];
-    p[0] = qwp(0x08, 3, 1, x, &l[0]);
-    st_segment(slot, gen(1), SEG, F, 0, 1, p, l);
-    st_manifest(slot, 1, 0, 0);
-    qsf_slot_recovered r;
-    st_open_ok(sfdir, &r);
-    expect_quarantined_and_fresh(&r, "frame FSN 0 needs symbol ids from 3 but only 1 are known");
-    qsf_slot_release(&r);
+    expect_unreplayable(3, "x", "frame FSN 0 needs symbol ids from 3 but only 1 are known");
 }
 
 static void unreplayable_mismatch_quarantines_slot(void **state) {
     (void) state;
-    const char *a[] = {"a"}, *z[] = {"z"};
-    dict_file(1, a);
-    const uint8_t *p[1];
-    uint32_t l[1];
-    p[0] = qwp(0x08, 0, 1, z, &l[0]);
-    st_segment(slot, gen(1), SEG, F, 0, 1, p, l);
-    st_manifest(slot, 1, 0, 0);
-    qsf_slot_recovered r;
-    st_open_ok(sfdir, &r);
-    expect_quarantined_and_fresh(&r, "redefines symbol id 0");
-    qsf_slot_release(&r);
+    expect_unreplayable(0, "z", "redefines symbol id 0");
 }
 
 static void self_sufficient_slot_without_dictionary(void **state) {
@@ -571,16 +548,16 @@ static void self_sufficient_slot_without_dictionary(void **state) {
     uint32_t l[2];
     p[0] = qwp(0x08, 0, 2, ab, &l[0]);
     p[1] = qwp(0x08, 0, 3, abc, &l[1]);
-    st_segment(slot, gen(1), SEG, F, 0, 2, p, l);
-    st_manifest(slot, 1, 0, 0);
+    st_segment(st_slot, gen(1), SEG, F, 0, 2, p, l);
+    st_manifest(st_slot, 1, 0, 0);
     qsf_slot_recovered r;
-    st_open_ok(sfdir, &r);
+    st_open_ok(st_sfdir, &r);
     assert_false(r.data_loss);
     assert_true(r.symdict.self_sufficient);
     assert_true(r.report.self_sufficient);
     expect_dict(&r.symdict, 3, abc);
     qsf_slot_release(&r);
-    assert_false(st_exists(st_path(slot, QSF_NAME_SYMDICT)));
+    assert_false(st_exists(st_path(st_slot, QSF_NAME_SYMDICT)));
 }
 
 /* ---- durability baseline ---- */
@@ -594,23 +571,25 @@ static int count_fdatasync(int fd) {
 static void append_mode_syncs_recovered_range(void **state) {
     (void) state;
     const char *a[] = {"a"};
-    st_segment_str(slot, gen(1), SEG, F, 0, 1, a);
-    st_segment_str(slot, gen(2), SEG, F, 1, 1, a);
-    st_manifest(slot, 1, 0, 1);
+    st_segment_str(st_slot, gen(1), SEG, F, 0, 1, a);
+    st_segment_str(st_slot, gen(2), SEG, F, 1, 1, a);
+    st_manifest(st_slot, 1, 0, 1);
     dict_file(1, a);
     QSF_OS->fdatasync = count_fdatasync;
     qsf_slot_recovered r;
     datasyncs = 0;
-    assert_int_equal(qsf_slot_open_sized(sfdir, "default", QSF_DUR_MEMORY, SEG, &r, NULL), QSF_OK);
+    assert_int_equal(qsf_slot_open_sized(st_sfdir, "default", QSF_DUR_MEMORY, SEG, &r, NULL),
+                     QSF_OK);
     qsf_slot_release(&r);
     assert_int_equal(datasyncs, 0);
-    assert_int_equal(qsf_slot_open_sized(sfdir, "default", QSF_DUR_APPEND, SEG, &r, NULL), QSF_OK);
+    assert_int_equal(qsf_slot_open_sized(st_sfdir, "default", QSF_DUR_APPEND, SEG, &r, NULL),
+                     QSF_OK);
     qsf_slot_release(&r);
     assert_int_equal(datasyncs, 3); /* two segments + .symbol-dict */
 }
 
 int main(void) {
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, st_setup, st_teardown)
     const struct CMUnitTest tests[] = {
         T(fresh_slot_layout),
         T(recovers_manifest_chain),
