@@ -104,8 +104,11 @@ static int migrate(rc_state *st, qsf_errinfo *err) {
 static int seed_watermark(qsf_slot_recovered *out, qsf_errinfo *err) {
     qsf_slot *s = &out->slot;
     int rc = qsf_watermark_open(s->dirfd, s->path, &out->watermark, err);
-    if (rc == QSF_OK && out->watermark.fd < 0) /* none yet: trim needs one */
+    if (rc == QSF_OK && out->watermark.fd < 0) { /* none yet: trim needs one */
         rc = qsf_watermark_create(s->dirfd, s->path, &out->watermark, err);
+        if (rc == QSF_OK)
+            rc = qsf_fsync_dir(s->dirfd, s->path, err);
+    }
     if (rc != QSF_OK)
         return rc;
     int64_t lowest = out->segments[0].base_seq;

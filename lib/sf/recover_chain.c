@@ -117,13 +117,21 @@ static int empty_rank(const rc_seg *s) {
     return 2;
 }
 
+/* Deterministic preference between two empty candidates: rank, then name
+ * (the lower generation was provisioned first). */
+static bool better_empty(const rc_seg *a, const rc_seg *b) {
+    if (!b || empty_rank(a) != empty_rank(b))
+        return !b || empty_rank(a) < empty_rank(b);
+    return strcmp(a->info.name, b->info.name) < 0;
+}
+
 static rc_seg *pick_empty(rc_state *st, bool any_base, int64_t base) {
     rc_seg *best = NULL;
     for (uint32_t i = 0; i < st->nsegs; i++) {
         rc_seg *s = &st->segs[i];
         if (!is_empty_valid(s) || (!any_base && s->info.base_seq != base))
             continue;
-        if (!best || empty_rank(s) < empty_rank(best))
+        if (better_empty(s, best))
             best = s;
     }
     return best;
@@ -196,9 +204,9 @@ static rc_seg *pick_active(rc_state *st, int64_t base) {
         rc_seg *s = &st->segs[i];
         if (!is_empty_valid(s) || s->info.base_seq != base)
             continue;
-        if (s->torn_bytes > 0 && !torn)
+        if (s->torn_bytes > 0 && better_empty(s, torn))
             torn = s;
-        else if (s->torn_bytes == 0 && (!clean || empty_rank(s) < empty_rank(clean)))
+        else if (s->torn_bytes == 0 && better_empty(s, clean))
             clean = s;
     }
     return torn ? torn : clean;
