@@ -230,12 +230,14 @@ static void unreplayable_slot_rename_failure(void **state) {
     assert_non_null(strstr(e.msg, "cannot rename slot"));
     assert_true(st_exists(st_path(st_slot, "sf-0000000000000001.sfa"))); /* nothing lost */
     assert_false(st_exists(st_path(st_sfdir, "default.unreplayable-1")));
-    /* a failing directory sync right after the rename is reported too */
+#ifdef QSF_FAULT_INJECTION
+    /* a failure right after the rename (directory not synced yet) is reported too */
     qsf_os_reset();
     qsf_fault_arm(QSF_FP_QUARANTINE_RENAMED, 1, QSF_FA_FAIL);
     assert_int_equal(qsf_slot_open_sized(st_sfdir, "default", QSF_DUR_MEMORY, SEG, &r, &e),
                      QSF_E_IO);
     assert_true(st_exists(st_path(st_sfdir, "default.unreplayable-1/sf-0000000000000001.sfa")));
+#endif
 }
 
 static int fsyncs, fsync_fail_at;

@@ -28,7 +28,9 @@ int st_setup(void **state) {
 int st_teardown(void **state) {
     (void) state;
     qsf_os_reset();
+#ifdef QSF_FAULT_INJECTION
     qsf_fault_disarm_all();
+#endif
     tu_rmtree(st_root);
     return 0;
 }
