@@ -69,7 +69,7 @@ struct msg_col {
     const char *name; /* not NUL-terminated; empty = designated timestamp */
     size_t name_len;
     uint8_t type;
-    struct msg_cell *cells; /* rows entries */
+    struct msg_cell *cells; /* rows entries, NULL when values are not wanted */
 };
 
 struct msg_table {
@@ -87,7 +87,9 @@ struct msg_decoded {
 
 struct msg_ctx;
 
-struct msg_ctx *msg_ctx_new(void);
+/* want_values = 0: tables and columns only, every msg_col.cells is NULL (the
+ * sink counts rows without keeping values, and skips the per-cell work). */
+struct msg_ctx *msg_ctx_new(int want_values);
 void msg_ctx_free(struct msg_ctx *ctx);
 
 /* Decodes one message against the connection's dictionary. Returns QS_OK with

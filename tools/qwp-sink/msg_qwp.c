@@ -14,6 +14,7 @@
 #include "qwp/decoder.h"
 
 struct msg_ctx {
+    int want_values;
     qsf_qwp_msg *m;
     qsf_qwp_dict *dict;
     struct msg_table *tables;
@@ -24,10 +25,11 @@ struct msg_ctx {
     size_t cap_cells;
 };
 
-struct msg_ctx *msg_ctx_new(void) {
+struct msg_ctx *msg_ctx_new(int want_values) {
     struct msg_ctx *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
+    c->want_values = want_values;
     c->m = qsf_qwp_msg_new();
     c->dict = qsf_qwp_dict_new();
     if (!c->m || !c->dict) {
@@ -131,6 +133,9 @@ static void convert_table(struct msg_ctx *ctx, const qsf_qwp_dtable *t, size_t t
         mc->name = dc->name;
         mc->name_len = dc->name_len;
         mc->type = dc->type;
+        mc->cells = NULL;
+        if (!ctx->want_values)
+            continue;
         mc->cells = &ctx->cells[*cell_at];
         for (uint32_t r = 0; r < t->row_count; r++)
             fill_cell(dc, r, &ctx->cells[*cell_at + r]);
@@ -145,7 +150,7 @@ static int reserve(struct msg_ctx *ctx, uint32_t nt) {
     for (uint32_t i = 0; i < nt; i++) {
         const qsf_qwp_dtable *t = qsf_qwp_msg_table(ctx->m, i);
         ncols += t->col_count;
-        ncells += (size_t) t->col_count * t->row_count;
+        ncells += ctx->want_values ? (size_t) t->col_count * t->row_count : 0;
     }
     return grow((void **) &ctx->tables, &ctx->cap_tables, nt + 1, sizeof *ctx->tables) |
            grow((void **) &ctx->cols, &ctx->cap_cols, ncols + 1, sizeof *ctx->cols) |
