@@ -463,6 +463,8 @@ void conn_on_event(struct conn *c, int readable, int writable) {
 
 int64_t conn_next_deadline(const struct conn *c) {
     int64_t d = -1;
+    if (c->ssl && c->state != CS_DEAD && SSL_pending(c->ssl) > 0 && conn_wants_read(c))
+        return sink_now_ms(); /* decrypted bytes wait inside TLS, epoll cannot see them */
     if (c->state == CS_DRAIN)
         d = c->drain_deadline;
     if (c->ok_due_ms > 0 && (d < 0 || c->ok_due_ms < d))
@@ -471,6 +473,8 @@ int64_t conn_next_deadline(const struct conn *c) {
 }
 
 void conn_on_timer(struct conn *c, int64_t now) {
+    if (c->ssl && c->state != CS_DEAD && SSL_pending(c->ssl) > 0 && conn_wants_read(c))
+        conn_on_event(c, 1, 0);
     if (c->ok_due_ms > 0 && now >= c->ok_due_ms && c->state == CS_WS) {
         c->ok_due_ms = 0;
         ack_send_ok(c, 1);
