@@ -92,28 +92,15 @@ static void fill_cell(const qsf_qwp_dcol *c, uint32_t row, struct msg_cell *x) {
         x->null = 1;
         return;
     }
-    switch (c->type) {
-    case QT_FLOAT:
-    case QT_DOUBLE:
+    int kind = msg_value_kind(c->type);
+    if (kind == MSG_F64) {
         x->d = qsf_qwp_dcol_f64(c, (uint32_t) vi);
-        break;
-    case QT_SYMBOL:
-    case QT_VARCHAR:
-    case QT_BINARY:
-    case QT_UUID:
-    case QT_LONG256:
-    case QT_DECIMAL128:
-    case QT_DECIMAL256:
-    case QT_DOUBLE_ARRAY:
-    case QT_LONG_ARRAY: {
+    } else if (kind == MSG_BYTES) {
         size_t n = 0;
         qsf_qwp_dcol_bytes(c, (uint32_t) vi, &x->p, &n);
         x->n = (uint32_t) n;
-        break;
-    }
-    default:
+    } else {
         x->i = qsf_qwp_dcol_i64(c, (uint32_t) vi);
-        break;
     }
     x->null = (uint8_t) is_sentinel(c, x);
 }

@@ -96,6 +96,25 @@ int64_t qsink_duplicates(qsink *s, const char *name, const char *key) {
     return n;
 }
 
+/* Compares the key cells of rows a and b of column c: <0, 0, >0. */
+static int key_cmp(const struct stable *t, int c, int64_t a, int64_t b) {
+    const struct scell *x = &t->cols[c].cells[a], *y = &t->cols[c].cells[b];
+    if (x->null || y->null)
+        return x->null - y->null;
+    switch (msg_value_kind(t->cols[c].type)) {
+    case MSG_I64:
+        return (x->v.i > y->v.i) - (x->v.i < y->v.i);
+    case MSG_F64:
+        return (x->v.d > y->v.d) - (x->v.d < y->v.d);
+    default: {
+        char va[512], vb[512];
+        stable_cell_text(t, a, c, va, sizeof va);
+        stable_cell_text(t, b, c, vb, sizeof vb);
+        return strcmp(va, vb);
+    }
+    }
+}
+
 int64_t qsink_first_out_of_order(qsink *s, const char *name, const char *key) {
     pthread_mutex_lock(&s->mu);
     struct stable *t = table(s, name);
@@ -104,7 +123,7 @@ int64_t qsink_first_out_of_order(qsink *s, const char *name, const char *key) {
     if (c >= 0 && (t->cols[c].cells || t->rows == 0)) {
         at = -1;
         for (int64_t r = 1; r < t->rows && at < 0; r++)
-            if (t->cols[c].cells[r].i <= t->cols[c].cells[r - 1].i)
+            if (key_cmp(t, c, r, r - 1) <= 0)
                 at = r;
     }
     pthread_mutex_unlock(&s->mu);
@@ -212,23 +231,30 @@ int qsink_wait_frames(qsink *s, int64_t n, int timeout_ms) {
 /* ---- summary ---- */
 
 int qsink_summary_json(qsink *s, char *out, size_t cap) {
+    char *mem = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&mem, &len);
+    if (!f)
+        return -1;
     pthread_mutex_lock(&s->mu);
     const qsink_stats *st = &s->st;
-    size_t o = 0;
-#define PUT(...)                                                                                   \
-    do {                                                                                           \
-        int k_ = snprintf(out + (o < cap ? o : cap), o < cap ? cap - o : 0, __VA_ARGS__);          \
-        o += k_ > 0 ? (size_t) k_ : 0;                                                             \
-    } while (0)
-    PUT("{\"connections\":%" PRId64 ",\"upgrades\":%" PRId64 ",\"rejected\":%" PRId64
-        ",\"frames\":%" PRId64 ",\"bytes\":%" PRId64 ",\"rows\":{",
-        st->accepted, st->upgrades, st->rejected, st->frames, st->bytes);
-    for (int i = 0; i < s->store.n; i++)
-        PUT("%s\"%s\":%" PRId64, i ? "," : "", s->store.t[i]->name, s->store.t[i]->rows);
-    PUT("},\"oks\":%" PRId64 ",\"errors\":%" PRId64 ",\"durable_acks\":%" PRId64
-        ",\"closes\":%" PRId64 ",\"open\":%" PRId64 "}",
-        st->oks, st->errors, st->durable_acks, st->closes, st->open);
-#undef PUT
+    fprintf(f,
+            "{\"connections\":%" PRId64 ",\"upgrades\":%" PRId64 ",\"rejected\":%" PRId64
+            ",\"frames\":%" PRId64 ",\"bytes\":%" PRId64 ",\"rows\":{",
+            st->accepted, st->upgrades, st->rejected, st->frames, st->bytes);
+    for (int i = 0; i < s->store.n; i++) {
+        fputs(i ? "," : "", f);
+        json_string(f, s->store.t[i]->name);
+        fprintf(f, ":%" PRId64, s->store.t[i]->rows);
+    }
+    fprintf(f,
+            "},\"oks\":%" PRId64 ",\"errors\":%" PRId64 ",\"durable_acks\":%" PRId64
+            ",\"closes\":%" PRId64 ",\"open\":%" PRId64 "}",
+            st->oks, st->errors, st->durable_acks, st->closes, st->open);
     pthread_mutex_unlock(&s->mu);
-    return (int) o;
+    fclose(f);
+    if (cap > 0)
+        snprintf(out, cap, "%s", mem);
+    free(mem);
+    return (int) len;
 }
