@@ -6,6 +6,7 @@
  *   bench_sink [MiB per mode (default 1024)] [frame bytes (default 65536)]
  *
  * Modes: raw_tcp (the ceiling), sink (decode + count rows, as the CLI runs),
+ * sink_key (also keep the key column for duplicate / order queries),
  * sink_values (decode + keep every value, as the embedded test sink runs). */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -168,9 +169,11 @@ static double run_raw(const uint8_t *frame, size_t flen, long count) {
 
 /* ---- sink ---- */
 
+/* values: 0 count only, 1 keep every value, 2 keep the key column "id" only. */
 static double run_sink(const uint8_t *frame, size_t flen, long count, int values,
                        int64_t rows_per_frame) {
-    qsink_opts o = {.no_values = !values, .recv_buf = 16u << 20};
+    qsink_opts o = {
+        .no_values = values != 1, .recv_buf = 16u << 20, .key_column = values == 2 ? "id" : NULL};
     char err[256];
     qsink *s = qsink_start(&o, err, sizeof err);
     if (!s) {
@@ -236,6 +239,7 @@ int main(int argc, char **argv) {
     double raw_mbps = (double) flen * (double) count / raw / 1e6;
     report("raw_tcp", flen, count, raw, 0);
     report("sink", flen, count, run_sink(frame, flen, count, 0, rows), raw_mbps);
+    report("sink_key", flen, count / 4, run_sink(frame, flen, count / 4, 2, rows), raw_mbps);
     report("sink_values", flen, count / 4, run_sink(frame, flen, count / 4, 1, rows), raw_mbps);
     free(msg);
     free(frame);

@@ -93,7 +93,8 @@ static void run_with_fault_file_and_summary(void **state) {
                          "\n"
                          "close=4002:enough after=2\n";
     tu_write_file(ff, script, strlen(script));
-    char *args[] = {(char *) EXE, "--port", "0", "--fault-file", ff, "--append", rows, NULL};
+    char *args[] = {(char *) EXE,   "--port", "0", "--fault-file", ff, "--append", rows,
+                    "--key-column", "id",     NULL};
     pid_t pid = spawn(dir, args);
     uint16_t port = read_port(dir);
     rawws w;
@@ -109,6 +110,7 @@ static void run_with_fault_file_and_summary(void **state) {
     assert_non_null(strstr(out, "\"connections\":1,"));
     assert_non_null(strstr(out, "\"rows\":{\"sensors\":4}"));
     assert_non_null(strstr(out, "\"closes\":1,"));
+    assert_non_null(strstr(out, "\"duplicates\":{\"sensors\":2}"));
     free(out);
     char *appended = slurp(dir, "rows.jsonl");
     assert_non_null(strstr(appended, "{\"table\":\"sensors\",\"id\":\"1\",\"value\":\"1.3"));

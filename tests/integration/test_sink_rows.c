@@ -290,6 +290,27 @@ static void columns_added_and_missing_are_null(void **state) {
     qsink_stop(s);
 }
 
+static void key_column_only(void **state) {
+    (void) state;
+    qsink_opts o = {.no_values = 1, .key_column = "ID"};
+    qsink *s = st_start(&o);
+    rawws w;
+    assert_int_equal(rawws_open(&w, qsink_port(s), NULL), 0);
+    assert_int_equal(rawws_send_binary_n(&w, RAWWS_SENSORS, sizeof RAWWS_SENSORS, 2), 0);
+    st_expect_ok(&w, 1);
+    assert_int_equal(qsink_rows(s, "sensors"), 4);
+    cell_is(s, "sensors", 3, "id", "2");
+    char v[64];
+    assert_int_equal(qsink_cell(s, "sensors", 0, "value", v, sizeof v), -1); /* not kept */
+    assert_int_equal(qsink_duplicates(s, "sensors", "id"), 2);
+    assert_int_equal(qsink_first_out_of_order(s, "sensors", "id"), 2);
+    char json[512];
+    qsink_summary_json(s, json, sizeof json);
+    assert_non_null(strstr(json, "\"duplicates\":{\"sensors\":2}"));
+    rawws_close(&w);
+    qsink_stop(s);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(rows_values_and_ok_entries),
@@ -301,6 +322,7 @@ int main(void) {
         cmocka_unit_test(restart_keeps_rows_drops_dictionary),
         cmocka_unit_test(duplicates_order_and_append),
         cmocka_unit_test(columns_added_and_missing_are_null),
+        cmocka_unit_test(key_column_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

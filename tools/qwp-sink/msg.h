@@ -110,9 +110,10 @@ struct msg_decoded {
 
 struct msg_ctx;
 
-/* want_values = 0: tables and columns only, every msg_col.cells is NULL (the
- * sink counts rows without keeping values, and skips the per-cell work). */
-struct msg_ctx *msg_ctx_new(int want_values);
+/* want_values = 0: tables and columns only, msg_col.cells is NULL (the sink
+ * counts rows without keeping values and skips the per-cell work) except for
+ * the column named only_column (may be NULL). */
+struct msg_ctx *msg_ctx_new(int want_values, const char *only_column);
 void msg_ctx_free(struct msg_ctx *ctx);
 
 /* Decodes one message against the connection's dictionary. Returns QS_OK with

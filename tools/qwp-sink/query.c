@@ -65,21 +65,44 @@ static int cmp_str(const void *a, const void *b) {
     return strcmp(*(char *const *) a, *(char *const *) b);
 }
 
-/* Sorts the key texts and counts equal neighbours. */
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *) a, y = *(const int64_t *) b;
+    return (x > y) - (x < y);
+}
+
+/* Integer and floating keys: sort their 64-bit patterns (a double compares
+ * equal exactly when its bits do, NaNs aside) and count equal neighbours. */
+static int64_t count_dups_num(const struct stable *t, int col) {
+    int64_t *k = malloc(((size_t) t->rows + 1) * sizeof *k);
+    int64_t n = 0, dups = 0;
+    if (!k)
+        return -1;
+    for (int64_t r = 0; r < t->rows; r++)
+        if (!t->cols[col].cells[r].null)
+            k[n++] = t->cols[col].cells[r].v.i;
+    qsort(k, (size_t) n, sizeof *k, cmp_i64);
+    for (int64_t r = 1; r < n; r++)
+        dups += k[r] == k[r - 1];
+    free(k);
+    return dups;
+}
+
+/* Other keys: sort their text. Null keys are not counted. */
 static int64_t count_dups(const struct stable *t, int col) {
+    if (msg_value_kind(t->cols[col].type) != MSG_BYTES)
+        return count_dups_num(t, col);
     char **keys = calloc((size_t) t->rows + 1, sizeof *keys);
-    int64_t dups = 0;
+    int64_t n = 0, dups = 0;
     if (!keys)
         return -1;
     char v[512];
-    for (int64_t r = 0; r < t->rows; r++) {
-        stable_cell_text(t, r, col, v, sizeof v);
-        keys[r] = strdup(v);
-    }
-    qsort(keys, (size_t) t->rows, sizeof *keys, cmp_str);
-    for (int64_t r = 1; r < t->rows; r++)
-        dups += keys[r] && keys[r - 1] && strcmp(keys[r], keys[r - 1]) == 0;
     for (int64_t r = 0; r < t->rows; r++)
+        if (!t->cols[col].cells[r].null && stable_cell_text(t, r, col, v, sizeof v) == 0)
+            keys[n++] = strdup(v);
+    qsort(keys, (size_t) n, sizeof *keys, cmp_str);
+    for (int64_t r = 1; r < n; r++)
+        dups += keys[r] && keys[r - 1] && strcmp(keys[r], keys[r - 1]) == 0;
+    for (int64_t r = 0; r < n; r++)
         free(keys[r]);
     free(keys);
     return dups;
@@ -230,6 +253,25 @@ int qsink_wait_frames(qsink *s, int64_t n, int timeout_ms) {
 
 /* ---- summary ---- */
 
+/* ,"duplicates":{"t":n,...} for the tables that have the key column. */
+static void summary_dups(qsink *s, FILE *f) {
+    if (!s->o.key_column)
+        return;
+    fputs(",\"duplicates\":{", f);
+    int first = 1;
+    for (int i = 0; i < s->store.n; i++) {
+        const struct stable *t = s->store.t[i];
+        int c = stable_col(t, s->o.key_column);
+        if (c < 0 || !t->cols[c].cells)
+            continue;
+        fputs(first ? "" : ",", f);
+        json_string(f, t->name);
+        fprintf(f, ":%" PRId64, count_dups(t, c));
+        first = 0;
+    }
+    fputc('}', f);
+}
+
 int qsink_summary_json(qsink *s, char *out, size_t cap) {
     char *mem = NULL;
     size_t len = 0;
@@ -247,8 +289,10 @@ int qsink_summary_json(qsink *s, char *out, size_t cap) {
         json_string(f, s->store.t[i]->name);
         fprintf(f, ":%" PRId64, s->store.t[i]->rows);
     }
+    fprintf(f, "}");
+    summary_dups(s, f);
     fprintf(f,
-            "},\"oks\":%" PRId64 ",\"errors\":%" PRId64 ",\"durable_acks\":%" PRId64
+            ",\"oks\":%" PRId64 ",\"errors\":%" PRId64 ",\"durable_acks\":%" PRId64
             ",\"closes\":%" PRId64 ",\"open\":%" PRId64 "}",
             st->oks, st->errors, st->durable_acks, st->closes, st->open);
     pthread_mutex_unlock(&s->mu);

@@ -193,6 +193,7 @@ static void copy_opts(struct qsink *s, const qsink_opts *o) {
     s->o.tls_cert = dup_opt(s, o->tls_cert);
     s->o.tls_key = dup_opt(s, o->tls_key);
     s->o.append_path = dup_opt(s, o->append_path);
+    s->o.key_column = dup_opt(s, o->key_column);
     s->recv_buf = o->recv_buf ? o->recv_buf : QSINK_DEFAULT_RECV;
     long cap = (long) s->recv_buf - WS_MAX_HDR;
     s->max_batch = o->max_batch > 0   ? o->max_batch
@@ -309,7 +310,7 @@ qsink *qsink_start(const qsink_opts *opts, char *err, size_t errcap) {
     }
     s->lfd = s->epfd = s->evfd = -1;
     copy_opts(s, opts ? opts : &defaults);
-    store_init(&s->store, !s->o.no_values);
+    store_init(&s->store, !s->o.no_values, s->o.key_column);
     if (s->o.append_path && !(s->store.append = fopen(s->o.append_path, "a"))) {
         fail(err, errcap, s->o.append_path, strerror(errno));
         sink_free(s);

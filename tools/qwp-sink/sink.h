@@ -38,7 +38,9 @@ typedef struct qsink_opts {
     int durable_lag_ms;      /* ... and commits younger than this */
     int ack_mode;            /* enum qsink_ack_mode */
     int legacy;              /* keep processing after an error (older servers) */
-    int no_values;           /* count rows but do not keep values */
+    int no_values;           /* count rows but do not keep values ... */
+    const char *key_column;  /* ... except this column's (qsink_duplicates,
+                                qsink_first_out_of_order on large volumes) */
     int record_payloads;     /* keep a copy of every received frame */
     const char *tls_cert;    /* PEM certificate (chain): serve wss */
     const char *tls_key;     /* PEM private key */

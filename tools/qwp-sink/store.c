@@ -5,9 +5,10 @@
 #include <string.h>
 #include <strings.h>
 
-void store_init(struct store *s, int keep_values) {
+void store_init(struct store *s, int keep_values, const char *key) {
     memset(s, 0, sizeof *s);
     s->keep_values = keep_values;
+    s->key = key;
 }
 
 static void table_free(struct stable *t) {
@@ -124,11 +125,11 @@ int store_check_schema(const struct store *s, const struct msg_table *t, char *e
     return 0;
 }
 
-/* Grows every column to hold `rows` cells (contents undefined until written). */
+/* Grows every kept column to hold `rows` cells (undefined until written). */
 static int cells_reserve(struct stable *t, int64_t rows) {
     for (int ci = 0; ci < t->ncols; ci++) {
         struct scol *c = &t->cols[ci];
-        if ((size_t) rows <= c->cap)
+        if (!c->kept || (size_t) rows <= c->cap)
             continue;
         size_t ncap = c->cap ? c->cap : 64;
         while (ncap < (size_t) rows)
@@ -147,7 +148,7 @@ static void set_null(struct scol *c, int64_t from, int64_t to) {
         c->cells[r] = (struct scell){.null = 1};
 }
 
-/* Index of the named column, adding it if new: when values are kept, its
+/* Index of the named column, adding it if new: when its values are kept, its
  * cells for the rows already stored are null. */
 static int col_get(struct store *s, struct stable *t, const char *name, uint8_t type) {
     int i = stable_col(t, name);
@@ -161,8 +162,9 @@ static int col_get(struct store *s, struct stable *t, const char *name, uint8_t 
     memset(c, 0, sizeof *c);
     snprintf(c->name, sizeof c->name, "%s", name);
     c->type = type;
+    c->kept = (uint8_t) (s->keep_values || (s->key && strcasecmp(name, s->key) == 0));
     i = t->ncols++;
-    if (s->keep_values && t->rows > 0) {
+    if (c->kept && t->rows > 0) {
         if (cells_reserve(t, t->rows) != 0)
             return -1;
         set_null(c, 0, t->rows);
@@ -190,7 +192,7 @@ static int rows_reserve(struct stable *t, const uint8_t *written, int64_t n) {
     if (cells_reserve(t, t->rows + n) != 0)
         return -1;
     for (int c = 0; c < t->ncols; c++)
-        if (!written[c])
+        if (!written[c] && t->cols[c].kept)
             set_null(&t->cols[c], t->rows, t->rows + n);
     return 0;
 }
@@ -208,10 +210,12 @@ static int table_add(struct store *s, struct stable *t, const struct msg_table *
             return -1;
         written[idx[c]] = 1;
     }
-    if (s->keep_values && mt->rows > 0) {
+    if (mt->rows > 0) {
         if (rows_reserve(t, written, mt->rows) != 0)
             return -1;
-        for (uint32_t c = 0; c < mt->ncols && mt->cols[c].cells; c++) {
+        for (uint32_t c = 0; c < mt->ncols; c++) {
+            if (!mt->cols[c].cells || !t->cols[idx[c]].kept)
+                continue;
             struct scell *cells = t->cols[idx[c]].cells + t->rows;
             int kind = msg_value_kind(mt->cols[c].type);
             for (uint32_t r = 0; r < mt->rows; r++) {
@@ -239,10 +243,12 @@ static int table_merge(struct store *s, struct stable *dst, const struct stable 
             return -1;
         written[idx[c]] = 1;
     }
-    if (s->keep_values && src->rows > 0) {
+    if (src->rows > 0) {
         if (rows_reserve(dst, written, src->rows) != 0)
             return -1;
-        for (int c = 0; c < src->ncols && src->cols[c].cells; c++) {
+        for (int c = 0; c < src->ncols; c++) {
+            if (!src->cols[c].cells || !dst->cols[idx[c]].kept)
+                continue;
             struct scell *out = dst->cols[idx[c]].cells + dst->rows;
             int kind = msg_value_kind(src->cols[c].type);
             for (int64_t r = 0; r < src->rows; r++) {

@@ -36,6 +36,7 @@ struct scell {
 struct scol {
     char name[128];
     uint8_t type;
+    uint8_t kept; /* values kept: all columns, or only the key column */
     struct scell *cells;
     size_t cap;
 };
@@ -60,10 +61,11 @@ struct store {
     struct stable **t;
     int n;
     int keep_values;
-    FILE *append; /* committed rows as JSON lines, or NULL */
+    const char *key; /* with keep_values 0: keep the values of this column only */
+    FILE *append;    /* committed rows as JSON lines, or NULL */
 };
 
-void store_init(struct store *s, int keep_values);
+void store_init(struct store *s, int keep_values, const char *key);
 void store_free(struct store *s);
 void store_clear(struct store *s); /* drops every table */
 
