@@ -18,6 +18,8 @@
 
 static void rec_frame(struct conn *c, int64_t seq, const uint8_t *p, size_t len) {
     struct crec *r = c->rec;
+    if (c->sink->o.no_frame_log)
+        return;
     if (r->n == r->cap) {
         size_t ncap = r->cap ? r->cap * 2 : 64;
         struct frec *nf = realloc(r->f, ncap * sizeof *nf);
@@ -128,7 +130,7 @@ static void durable_tick(struct conn *c) {
     int n = 0;
     int64_t now = sink_now_ms();
     for (int i = 0; i < c->ndt; i++) {
-        const struct stable *t = store_find(&s->store, c->dt[i].name, strlen(c->dt[i].name));
+        struct stable *t = store_find(&s->store, c->dt[i].name, strlen(c->dt[i].name));
         int64_t wm =
             t ? stable_durable_txn(t, s->o.durable_lag_commits, s->o.durable_lag_ms, now) : 0;
         if (wm > c->dt[i].sent) {

@@ -252,7 +252,8 @@ static void print_summary(qsink *s) {
 }
 
 int main(int argc, char **argv) {
-    struct cli c = {.o = {.port = 9000, .no_values = 1}};
+    /* The command line keeps counts only: nothing grows per frame or per row. */
+    struct cli c = {.o = {.port = 9000, .no_values = 1, .no_frame_log = 1}};
     int opt;
     while ((opt = getopt_long(argc, argv, "h", LONGOPTS, NULL)) != -1)
         parse_one(&c, opt == 'h' ? O_HELP : opt, optarg);

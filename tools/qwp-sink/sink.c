@@ -311,6 +311,7 @@ qsink *qsink_start(const qsink_opts *opts, char *err, size_t errcap) {
     s->lfd = s->epfd = s->evfd = -1;
     copy_opts(s, opts ? opts : &defaults);
     store_init(&s->store, !s->o.no_values, s->o.key_column);
+    s->store.log_commits = s->o.durable;
     if (s->o.append_path && !(s->store.append = fopen(s->o.append_path, "a"))) {
         fail(err, errcap, s->o.append_path, strerror(errno));
         sink_free(s);

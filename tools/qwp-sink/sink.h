@@ -42,6 +42,7 @@ typedef struct qsink_opts {
     const char *key_column;  /* ... except this column's (qsink_duplicates,
                                 qsink_first_out_of_order on large volumes) */
     int record_payloads;     /* keep a copy of every received frame */
+    int no_frame_log;        /* keep no per-frame log (qsink_frames returns 0) */
     const char *tls_cert;    /* PEM certificate (chain): serve wss */
     const char *tls_key;     /* PEM private key */
     const char *append_path; /* append committed rows as JSON lines to this file */

@@ -283,7 +283,10 @@ static int table_merge(struct store *s, struct stable *dst, const struct stable 
     return 0;
 }
 
-static int log_commit(struct stable *t, int64_t now_ms) {
+static int log_commit(struct store *s, struct stable *t, int64_t now_ms) {
+    ++t->seq_txn;
+    if (!s->log_commits)
+        return 0;
     if (t->ncommits == t->capcommits) {
         size_t ncap = t->capcommits ? t->capcommits * 2 : 16;
         struct scommit *n = realloc(t->commits, ncap * sizeof *n);
@@ -292,7 +295,7 @@ static int log_commit(struct stable *t, int64_t now_ms) {
         t->commits = n;
         t->capcommits = ncap;
     }
-    t->commits[t->ncommits++] = (struct scommit){++t->seq_txn, now_ms};
+    t->commits[t->ncommits++] = (struct scommit){t->seq_txn, now_ms};
     return 0;
 }
 
@@ -300,7 +303,7 @@ static int log_commit(struct stable *t, int64_t now_ms) {
  * starting at first_row), callback. */
 static int committed(struct store *dst, struct stable *t, const struct stable *rows,
                      int64_t first_row, int64_t now_ms, store_commit_cb on_commit, void *user) {
-    if (log_commit(t, now_ms) != 0)
+    if (log_commit(dst, t, now_ms) != 0)
         return -1;
     if (dst->append)
         stable_append_json(dst->append, rows, first_row);
@@ -347,11 +350,17 @@ int64_t store_rows_total(const struct store *s) {
     return n;
 }
 
-int64_t stable_durable_txn(const struct stable *t, int lag_count, int64_t lag_ms, int64_t now_ms) {
+int64_t stable_durable_txn(struct stable *t, int lag_count, int64_t lag_ms, int64_t now_ms) {
     if ((int64_t) t->ncommits <= lag_count)
         return 0;
-    for (size_t i = t->ncommits - (size_t) lag_count; i-- > 0;)
-        if (t->commits[i].ms + lag_ms <= now_ms)
-            return t->commits[i].txn;
+    for (size_t i = t->ncommits - (size_t) lag_count; i-- > 0;) {
+        if (t->commits[i].ms + lag_ms > now_ms)
+            continue;
+        /* Time only moves forward, so nothing before i can be the answer again:
+         * drop it (keeps the log as short as the lag). */
+        memmove(t->commits, t->commits + i, (t->ncommits - i) * sizeof *t->commits);
+        t->ncommits -= i;
+        return t->commits[0].txn;
+    }
     return 0;
 }

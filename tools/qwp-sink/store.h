@@ -62,6 +62,7 @@ struct store {
     int n;
     int keep_values;
     const char *key; /* with keep_values 0: keep the values of this column only */
+    int log_commits; /* keep commit times for durable-ack lag */
     FILE *append;    /* committed rows as JSON lines, or NULL */
 };
 
@@ -110,7 +111,8 @@ int stable_col(const struct stable *t, const char *name);
 int stable_cell_text(const struct stable *t, int64_t row, int col, char *out, size_t cap);
 
 /* Durable watermark: the seqTxn of the newest commit that is at least lag_count
- * commits behind the latest and at least lag_ms old. 0 = nothing durable. */
-int64_t stable_durable_txn(const struct stable *t, int lag_count, int64_t lag_ms, int64_t now_ms);
+ * commits behind the latest and at least lag_ms old. 0 = nothing durable. The
+ * commit log (kept only with log_commits) is trimmed to what can still matter. */
+int64_t stable_durable_txn(struct stable *t, int lag_count, int64_t lag_ms, int64_t now_ms);
 
 #endif
