@@ -466,9 +466,10 @@ static const char *ts_kind_name(int k) {
 }
 
 static int row_check(qsf_qwp_batch *b, btable *t, int kind, qsf_errinfo *err) {
-    if (t->row_ncols == 0)
+    if (t->row_ncols == 0 && kind == TS_SERVER)
         return qsf_err_set(err, QSF_E_STATE, 0, 0,
-                           "table \"%.*s\": the row has no columns; set at least one column",
+                           "table \"%.*s\": the row is empty; set a column or a designated "
+                           "timestamp",
                            t->name_len, t->name);
     if (t->nrows > 0 && t->ts_kind != kind)
         return qsf_err_set(err, QSF_E_VALUE, 0, 0,
