@@ -488,7 +488,8 @@ void qsf_qwp_dcol_bytes(const qsf_qwp_dcol *c, uint32_t vi, const uint8_t **p, s
         *p = c->var + c->offs[vi];
         *len = c->offs[vi + 1] - c->offs[vi];
     } else {
-        size_t w = qsf_qwp_type_width(c->type);
+        size_t w = c->type == QSF_QWP_GEOHASH ? ((size_t) c->geohash_bits + 7) / 8
+                                              : qsf_qwp_type_width(c->type);
         *p = c->fixed + w * vi;
         *len = w;
     }

@@ -81,7 +81,7 @@ typedef struct qm_model {
     qm_table t[QM_TABLES];
     int nt;
     int symbol_pool;
-    char err[512];
+    char err[1400];
 } qm_model;
 
 static const uint8_t qm_types[] = {
@@ -310,6 +310,10 @@ static inline int qm_row_build(qm_model *m, qm_src *s, qsf_qwp_batch *b, qsf_err
     int rc = t->ts_kind == 1   ? qsf_qwp_batch_at_micros(b, row->ts, err)
              : t->ts_kind == 2 ? qsf_qwp_batch_at_nanos(b, row->ts, err)
                                : qsf_qwp_batch_at_now(b, err);
+    if (rc == QSF_E_TOO_LARGE) { /* larger than one frame: discarded by the batch */
+        t->nrows--;
+        return 0;
+    }
     return rc == QSF_OK ? 0 : -1;
 }
 
@@ -362,9 +366,13 @@ static inline int qm_check_value(qm_model *m, const qm_table *mt, const qm_col *
     qm_val exp = *want;
     if (!exp.present && mc->type == QSF_QWP_BOOLEAN)
         exp.present = 1, exp.len = 1, exp.bytes[0] = 0; /* missing boolean = false */
-    if (null != !exp.present || got.len != exp.len || memcmp(got.bytes, exp.bytes, exp.len))
-        return qm_fail(m, "table %s row %ld: column %s differs", mt->name, (long) mt->cursor,
-                       mc->name);
+    if (null != !exp.present || got.len != exp.len || memcmp(got.bytes, exp.bytes, exp.len)) {
+        char what[200];
+        snprintf(what, sizeof what, "%s (%s): want %s %u bytes, got %s %u bytes", mc->name,
+                 qsf_qwp_type_name(mc->type), exp.present ? "value" : "NULL", exp.len,
+                 null ? "NULL" : "value", got.len);
+        return qm_fail(m, "table %s row %ld: column %s differs", mt->name, (long) mt->cursor, what);
+    }
     if (exp.present && mc->scale >= 0 && c->scale != mc->scale)
         return qm_fail(m, "table %s row %ld: column %s scale differs", mt->name, (long) mt->cursor,
                        mc->name);
