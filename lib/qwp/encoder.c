@@ -171,13 +171,29 @@ static uint64_t plan_size(qsf_qwp_encoder *e, const qsf_qwp_batch *b, bool self_
     return n;
 }
 
-/* Plans the next frame; shrinks the last segment until the exact size fits.
- * Returns QSF_OK with e->nsegs > 0, or QSF_E_TOO_LARGE when not one row fits. */
+/* Plans the next frame. The greedy pass charges each new symbol to the row that
+ * interned it; the frame's real delta section may also carry ids of rows in later
+ * frames (another table used them first), so when the exact size is over the cap
+ * the pass is re-run with a budget lowered by the overshoot, and as a last resort
+ * the last segment is halved. Returns QSF_OK with e->nsegs > 0, or
+ * QSF_E_TOO_LARGE when not even one row fits. */
 static int plan_frame(qsf_qwp_encoder *e, qsf_qwp_batch *b, const qsf_qwp_enc_opts *o,
                       uint64_t *size) {
-    int rc = plan_rows(e, b, o->max_frame - QSF_QWP_HEADER_LEN - 2);
-    if (rc != QSF_OK)
-        return rc;
+    uint64_t budget = o->max_frame - QSF_QWP_HEADER_LEN - 2;
+    for (int round = 0; round < 8; round++) {
+        int rc = plan_rows(e, b, budget);
+        if (rc != QSF_OK)
+            return rc;
+        if (e->nsegs == 0)
+            return QSF_E_TOO_LARGE;
+        *size = plan_size(e, b, o->self_sufficient);
+        if (*size <= o->max_frame)
+            return QSF_OK;
+        uint64_t over = *size - o->max_frame;
+        if (over >= budget)
+            break;
+        budget -= over;
+    }
     while (e->nsegs > 0) {
         *size = plan_size(e, b, o->self_sufficient);
         if (*size <= o->max_frame)
