@@ -461,13 +461,15 @@ int64_t qsf_qwp_dcol_i64(const qsf_qwp_dcol *c, uint32_t vi) {
         return (int64_t) v;
     }
     default:
-        if (c->ts)
-            return c->ts[vi];
-        return qsf_get_i64(p + 8 * (size_t) vi);
+        if (qsf_qwp_type_width(c->type) == 8)
+            return qsf_get_i64(p + 8 * (size_t) vi);
+        return 0; /* not an integer type: see qsf_qwp_dcol_bytes */
     }
 }
 
 double qsf_qwp_dcol_f64(const qsf_qwp_dcol *c, uint32_t vi) {
+    if (c->type != QSF_QWP_FLOAT && c->type != QSF_QWP_DOUBLE)
+        return 0;
     if (c->type == QSF_QWP_FLOAT) {
         uint32_t bits = qsf_get_u32(c->fixed + 4 * (size_t) vi);
         float f;
