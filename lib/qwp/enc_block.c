@@ -141,7 +141,8 @@ static uint8_t *put_varlen(uint8_t *p, const bcol *c, uint32_t v0, uint32_t v1, 
         for (uint32_t v = v0; v < v1; v++, p += 4)
             qsf_put_u32(p, var_start(c, v + 1) - base);
     }
-    memcpy(p, c->data.p + base, end - base);
+    if (end > base) /* all-empty values may leave data unallocated */
+        memcpy(p, c->data.p + base, end - base);
     return p + (end - base);
 }
 
