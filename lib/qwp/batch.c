@@ -466,9 +466,10 @@ static const char *ts_kind_name(int k) {
 }
 
 static int row_check(qsf_qwp_batch *b, btable *t, int kind, qsf_errinfo *err) {
-    if (t->row_ncols == 0)
+    if (t->row_ncols == 0 && kind == TS_SERVER)
         return qsf_err_set(err, QSF_E_STATE, 0, 0,
-                           "table \"%.*s\": the row has no columns; set at least one column",
+                           "table \"%.*s\": the row is empty; set a column or a designated "
+                           "timestamp",
                            t->name_len, t->name);
     if (t->nrows > 0 && t->ts_kind != kind)
         return qsf_err_set(err, QSF_E_VALUE, 0, 0,
@@ -481,12 +482,29 @@ static int row_check(qsf_qwp_batch *b, btable *t, int kind, qsf_errinfo *err) {
     return QSF_OK;
 }
 
-/* Size of a frame that carries only the open row (upper bound). */
-static uint64_t one_row_frame(const btable *t, int kind, bool ts_new) {
-    uint64_t n = MSG_FIXED + t->overhead + t->nactive + t->row_cur + t->row_sym;
-    if (kind != TS_SERVER)
-        n += 8 + (ts_new ? TS_COL_OVERHEAD : 0);
+uint64_t qsf_bt_row_overhead(const btable *t, uint32_t r) {
+    uint64_t n = TABLE_FIXED(t);
+    if (t->ts_kind == TS_MICROS || t->ts_kind == TS_NANOS)
+        n += TS_COL_OVERHEAD;
+    for (uint32_t i = 0; i < t->ncols; i++) {
+        const bcol *c = &t->cols[i];
+        bool has =
+            c->type && r < c->nrows && !(c->has_bitmap && ((c->bitmap.p[r >> 3] >> (r & 7)) & 1));
+        if (has)
+            n += qsf_bcol_overhead(c) + 1; /* + one bitmap / boolean byte */
+    }
     return n;
+}
+
+/* Size of a frame that carries only the open row: a cheap upper bound first, the
+ * exact column set only when that bound is over the limit. */
+static uint64_t one_row_frame(const btable *t, int kind, bool ts_new, size_t limit) {
+    uint64_t vals = t->row_cur + t->row_sym + (kind != TS_SERVER ? 8 : 0);
+    uint64_t ts = kind != TS_SERVER && ts_new ? TS_COL_OVERHEAD : 0;
+    uint64_t n = MSG_FIXED + t->overhead + t->nactive + ts + vals;
+    if (n <= limit)
+        return n;
+    return MSG_FIXED + qsf_bt_row_overhead(t, t->nrows) + ts + vals;
 }
 
 static int row_reserve(qsf_qwp_batch *b, btable *t, qsf_errinfo *err) {
@@ -550,8 +568,9 @@ static int row_end(qsf_qwp_batch *b, int kind, int64_t ts, qsf_errinfo *err) {
     int rc = row_check(b, t, kind, err);
     if (rc != QSF_OK)
         return rc;
-    uint64_t one = one_row_frame(t, kind, t->nrows == 0);
-    if (b->opts.max_row_frame && one > b->opts.max_row_frame) {
+    uint64_t one =
+        b->opts.max_row_frame ? one_row_frame(t, kind, t->nrows == 0, b->opts.max_row_frame) : 0;
+    if (one > b->opts.max_row_frame) {
         rc = qsf_err_set(err, QSF_E_TOO_LARGE, 0, 0,
                          "table \"%.*s\": the row needs %llu bytes, more than one frame holds "
                          "(%zu); the row was discarded",

@@ -68,6 +68,7 @@ typedef struct bcol {
     uint32_t s_nrows, s_nvals, s_nulls;
     size_t s_data_len;
     uint8_t s_type, s_scale, s_geo;
+    uint32_t enc_v0, enc_v1; /* encoder scratch: values of the block being written */
 } bcol;
 
 enum { TS_NONE = 0, TS_MICROS = 1, TS_NANOS = 2, TS_SERVER = 3 };
@@ -128,5 +129,10 @@ uint32_t qsf_bcol_rank(const bcol *c, uint32_t r);
 
 /* Per-column bytes outside the values: definition, null flag, type extras. */
 uint64_t qsf_bcol_overhead(const bcol *c);
+
+/* Exact-overhead bound of a block carrying only row r of t: the table head, the
+ * designated timestamp column and only the columns that have a value in row r
+ * (r may be the open row, t->nrows). Value bytes are not included. */
+uint64_t qsf_bt_row_overhead(const btable *t, uint32_t r);
 
 #endif

@@ -461,13 +461,15 @@ int64_t qsf_qwp_dcol_i64(const qsf_qwp_dcol *c, uint32_t vi) {
         return (int64_t) v;
     }
     default:
-        if (c->ts)
-            return c->ts[vi];
-        return qsf_get_i64(p + 8 * (size_t) vi);
+        if (qsf_qwp_type_width(c->type) == 8)
+            return qsf_get_i64(p + 8 * (size_t) vi);
+        return 0; /* not an integer type: see qsf_qwp_dcol_bytes */
     }
 }
 
 double qsf_qwp_dcol_f64(const qsf_qwp_dcol *c, uint32_t vi) {
+    if (c->type != QSF_QWP_FLOAT && c->type != QSF_QWP_DOUBLE)
+        return 0;
     if (c->type == QSF_QWP_FLOAT) {
         uint32_t bits = qsf_get_u32(c->fixed + 4 * (size_t) vi);
         float f;
@@ -488,7 +490,8 @@ void qsf_qwp_dcol_bytes(const qsf_qwp_dcol *c, uint32_t vi, const uint8_t **p, s
         *p = c->var + c->offs[vi];
         *len = c->offs[vi + 1] - c->offs[vi];
     } else {
-        size_t w = qsf_qwp_type_width(c->type);
+        size_t w = c->type == QSF_QWP_GEOHASH ? ((size_t) c->geohash_bits + 7) / 8
+                                              : qsf_qwp_type_width(c->type);
         *p = c->fixed + w * vi;
         *len = w;
     }
