@@ -118,6 +118,31 @@ static void run_with_fault_file_and_summary(void **state) {
     tu_rmtree(dir);
 }
 
+static void periodic_stats(void **state) {
+    (void) state;
+    char dir[256];
+    tu_mkdtemp(dir, sizeof dir);
+    char *args[] = {(char *) EXE, "--port", "0", "--stats-every", "1", NULL};
+    pid_t pid = spawn(dir, args);
+    read_port(dir);
+    char path[300];
+    snprintf(path, sizeof path, "%s/stdout", dir);
+    int lines = 0;
+    for (int i = 0; i < 1000 && lines == 0; i++) {
+        usleep(10000);
+        FILE *f = fopen(path, "r");
+        char line[1024];
+        while (f && fgets(line, sizeof line, f))
+            lines += strstr(line, "{\"connections\":0,") == line;
+        if (f)
+            fclose(f);
+    }
+    assert_true(lines >= 1); /* a summary line before any signal */
+    kill(pid, SIGINT);
+    assert_int_equal(wait_exit(pid), 0);
+    tu_rmtree(dir);
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: test_sink_cli PATH-TO-qwp-sink\n");
@@ -127,6 +152,7 @@ int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(help_and_bad_fault),
         cmocka_unit_test(run_with_fault_file_and_summary),
+        cmocka_unit_test(periodic_stats),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
