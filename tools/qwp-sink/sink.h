@@ -97,12 +97,14 @@ int qsink_cell(qsink *s, const char *table, int64_t row, const char *column, cha
 /* Column type code (qwp-ingress.md §6.1), or -1. */
 int qsink_column_type(qsink *s, const char *table, const char *column);
 
-/* Rows whose key column value was already seen in an earlier row. -1 if the
- * table or column does not exist. */
+/* Rows whose key column value was already seen in an earlier row (null keys
+ * are not counted). -1 if the table or column does not exist or its values are
+ * not kept (no_values without key_column). */
 int64_t qsink_duplicates(qsink *s, const char *table, const char *key_column);
 
-/* First row whose integer key is not greater than the previous row's key, or -1
- * if the keys strictly increase (or -2 if the table/column does not exist). */
+/* First row whose key is not greater than the previous row's key (numbers by
+ * value, other types by their text), or -1 if the keys strictly increase; -2 if
+ * the table or column does not exist or its values are not kept. */
 int64_t qsink_first_out_of_order(qsink *s, const char *table, const char *key_column);
 
 /* One received binary frame. */
