@@ -23,18 +23,6 @@ static void cell_is(qsink *s, const char *t, int64_t row, const char *col, const
     assert_string_equal(v, want);
 }
 
-/* Waits (bounded) until the sink has no open connection. */
-static void wait_closed(qsink *s) {
-    qsink_stats st;
-    for (int i = 0; i < 500; i++) {
-        qsink_get_stats(s, &st);
-        if (st.open == 0)
-            return;
-        usleep(10000);
-    }
-    fail_msg("connection still open");
-}
-
 static void rows_values_and_ok_entries(void **state) {
     (void) state;
     qsink *s = st_start(NULL);
@@ -124,7 +112,7 @@ static void deferred_rows_commit_or_vanish(void **state) {
     assert_int_equal(st_ping_collect(&w, before, 2), 0);
     assert_int_equal(qsink_rows(s, "sensors"), 0);
     rawws_close(&w); /* disconnect with the group open: rolled back */
-    wait_closed(s);
+    assert_int_equal(qsink_wait_idle(s, 5000), 0);
     assert_int_equal(qsink_rows(s, "sensors"), 0);
     assert_int_equal(rawws_open(&w, qsink_port(s), NULL), 0);
     assert_int_equal(rawws_send_binary_n(&w, d, sizeof d, 2), 0);

@@ -200,7 +200,7 @@ int qsink_last_request(qsink *s, char *out, size_t cap) {
 
 /* ---- waits ---- */
 
-enum { W_ROWS, W_CONNS, W_UPGRADES, W_FRAMES };
+enum { W_ROWS, W_CONNS, W_UPGRADES, W_FRAMES, W_IDLE };
 
 static int reached(qsink *s, int what, const char *name, int64_t n) {
     switch (what) {
@@ -212,6 +212,8 @@ static int reached(qsink *s, int what, const char *name, int64_t n) {
         return s->st.accepted >= n;
     case W_UPGRADES:
         return s->st.upgrades >= n;
+    case W_IDLE:
+        return s->st.open == 0;
     default:
         return s->st.frames >= n;
     }
@@ -249,6 +251,10 @@ int qsink_wait_upgrades(qsink *s, int64_t n, int timeout_ms) {
 
 int qsink_wait_frames(qsink *s, int64_t n, int timeout_ms) {
     return wait_for(s, W_FRAMES, NULL, n, timeout_ms);
+}
+
+int qsink_wait_idle(qsink *s, int timeout_ms) {
+    return wait_for(s, W_IDLE, NULL, 0, timeout_ms);
 }
 
 /* ---- summary ---- */

@@ -145,6 +145,9 @@ int qsink_wait_rows(qsink *s, const char *table, int64_t n, int timeout_ms);
 int qsink_wait_connections(qsink *s, int64_t n, int timeout_ms);
 int qsink_wait_upgrades(qsink *s, int64_t n, int timeout_ms);
 int qsink_wait_frames(qsink *s, int64_t n, int timeout_ms);
+/* Waits until no connection is open (e.g. the sink saw a client go away, so
+ * its uncommitted rows are gone). 0, or -1 on timeout. */
+int qsink_wait_idle(qsink *s, int timeout_ms);
 
 /* The one-line JSON summary (connections, frames, rows per table, errors).
  * Returns the length it needs (like snprintf). */
