@@ -113,6 +113,9 @@ static void deferred_rows_commit_or_vanish(void **state) {
     assert_int_equal(qsink_rows(s, "sensors"), 0);
     rawws_close(&w); /* disconnect with the group open: rolled back */
     assert_int_equal(qsink_wait_idle(s, 5000), 0);
+    qsink_stats st;
+    qsink_get_stats(s, &st);
+    assert_int_equal(st.open, 0);
     assert_int_equal(qsink_rows(s, "sensors"), 0);
     assert_int_equal(rawws_open(&w, qsink_port(s), NULL), 0);
     assert_int_equal(rawws_send_binary_n(&w, d, sizeof d, 2), 0);
