@@ -14,6 +14,7 @@
 #include "bytes.h"
 #include "err.h"
 #include "log.h"
+#include "qwp/utf8.h"
 #include "sf/symdict.h"
 
 #include <fcntl.h>
@@ -143,8 +144,7 @@ static int read_section(fa_ctx *c, uint64_t pos, uint64_t end, uint64_t *start, 
         rc = read_string(c, pos, len, &s, err);
         if (rc != QSF_OK)
             break;
-        if (!qsf_utf8_valid((const uint8_t *) s, (size_t) len) ||
-            strlist_push(sec, s, (uint32_t) len) != QSF_OK) {
+        if (!qsf_utf8_valid(s, (size_t) len) || strlist_push(sec, s, (uint32_t) len) != QSF_OK) {
             *bad = true;
             free(s);
         }

@@ -12,52 +12,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include "qwp/utf8.h"
+
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- UTF-8 ---- */
-
-/* Length of the sequence led by b, or 0 for a byte that cannot lead one. */
-static int utf8_seq_len(uint8_t b) {
-    if (b < 0x80)
-        return 1;
-    if (b >= 0xC2 && b <= 0xDF)
-        return 2;
-    if (b >= 0xE0 && b <= 0xEF)
-        return 3;
-    if (b >= 0xF0 && b <= 0xF4)
-        return 4;
-    return 0;
-}
-
-/* Second-byte ranges that exclude overlongs, surrogates and > U+10FFFF. */
-static bool utf8_second_ok(uint8_t lead, uint8_t b) {
-    if (lead == 0xE0)
-        return b >= 0xA0 && b <= 0xBF;
-    if (lead == 0xED)
-        return b >= 0x80 && b <= 0x9F;
-    if (lead == 0xF0)
-        return b >= 0x90 && b <= 0xBF;
-    if (lead == 0xF4)
-        return b >= 0x80 && b <= 0x8F;
-    return b >= 0x80 && b <= 0xBF;
-}
-
-bool qsf_utf8_valid(const uint8_t *s, size_t len) {
-    size_t i = 0;
-    while (i < len) {
-        int n = utf8_seq_len(s[i]);
-        if (n == 0 || i + (size_t) n > len)
-            return false;
-        if (n > 1 && !utf8_second_ok(s[i], s[i + 1]))
-            return false;
-        for (int k = 2; k < n; k++)
-            if ((s[i + k] & 0xC0) != 0x80)
-                return false;
-        i += (size_t) n;
-    }
-    return true;
-}
 
 /* ---- chunk codec ---- */
 
@@ -109,7 +67,7 @@ static int chunk_entries(const uint8_t *p, uint64_t eb, uint64_t count, qsf_symd
         if (n == 0 || len > (uint64_t) (end - p - n))
             return 1;
         p += n;
-        if (!qsf_utf8_valid(p, (size_t) len))
+        if (!qsf_utf8_valid((const char *) p, (size_t) len))
             return 1;
         if (fn) {
             int rc = fn(user, p, (uint32_t) len);
@@ -423,7 +381,7 @@ static int check_new(const qsf_symdict *d, uint32_t first, uint32_t count, const
     for (uint32_t i = size - first; i < count; i++)
         if (!strs[i] && lens[i])
             return qsf_err_set(err, QSF_E_INVAL, 0, 0, "symbol id %u: NULL string", first + i);
-        else if (!qsf_utf8_valid((const uint8_t *) strs[i], lens[i]))
+        else if (!qsf_utf8_valid(strs[i], lens[i]))
             return qsf_err_set(err, QSF_E_VALUE, 0, 0, "symbol id %u is not valid UTF-8",
                                first + i);
     return QSF_OK;

@@ -103,9 +103,6 @@ void qsf_symdict_destroy(qsf_symdict *d);
 
 /* ---- pure helpers (parsers, tests, fuzzers) ---- */
 
-/* True if [s, s+len) is well-formed UTF-8 (no overlongs, surrogates or > U+10FFFF). */
-bool qsf_utf8_valid(const uint8_t *s, size_t len);
-
 /* Called for each entry of each valid chunk, in id order; non-zero stops parsing
  * and is returned by qsf_symdict_parse. */
 typedef int (*qsf_symdict_entry_fn)(void *user, const uint8_t *str, uint32_t len);

@@ -6,6 +6,7 @@
 #include "sftest.h"
 
 #include "os/os.h"
+#include "qwp/utf8.h"
 #include "sf/symdict.h"
 
 #include <fcntl.h>
@@ -211,11 +212,11 @@ static void parse_limits_and_utf8(void **state) {
     assert_int_equal(seen, 1);
     assert_int_equal(qsf_symdict_parse(img, 7, 10, NULL, NULL, &end, &entries, &chunks), -1);
     free(img);
-    assert_true(qsf_utf8_valid((const uint8_t *) "h\xC3\xA9llo \xE2\x82\xAC \xF0\x9F\x98\x80", 15));
-    assert_false(qsf_utf8_valid((const uint8_t *) "\xC0\xAF", 2));     /* overlong */
-    assert_false(qsf_utf8_valid((const uint8_t *) "\xED\xA0\x80", 3)); /* surrogate */
-    assert_false(qsf_utf8_valid((const uint8_t *) "\xF4\x90\x80\x80", 4));
-    assert_false(qsf_utf8_valid((const uint8_t *) "\xE2\x82", 2)); /* truncated */
+    assert_true(qsf_utf8_valid("h\xC3\xA9llo \xE2\x82\xAC \xF0\x9F\x98\x80", 15));
+    assert_false(qsf_utf8_valid("\xC0\xAF", 2));     /* overlong */
+    assert_false(qsf_utf8_valid("\xED\xA0\x80", 3)); /* surrogate */
+    assert_false(qsf_utf8_valid("\xF4\x90\x80\x80", 4));
+    assert_false(qsf_utf8_valid("\xE2\x82", 2)); /* truncated */
 }
 
 int main(void) {
