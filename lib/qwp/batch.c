@@ -171,7 +171,7 @@ nomem:
 static btable *table_find(qsf_qwp_batch *b, const char *name, size_t len, qsf_errinfo *err) {
     if (b->last_tbl < b->ntables) {
         btable *t = &b->tables[b->last_tbl];
-        if (t->name_len == len && memcmp(t->name, name, len) == 0)
+        if (t->name_len == len && qsf_bytes_eq(t->name, name, len))
             return t;
     }
     char key[QSF_QWP_MAX_NAME_LEN];
@@ -249,7 +249,7 @@ nomem:
 static bcol *col_find(qsf_qwp_batch *b, btable *t, const char *name, size_t len, qsf_errinfo *err) {
     if (t->cursor < t->ncols) {
         bcol *c = &t->cols[t->cursor];
-        if (c->name_len == len && memcmp(c->name, name, len) == 0) {
+        if (c->name_len == len && qsf_bytes_eq(c->name, name, len)) {
             t->cursor++;
             return c;
         }
@@ -330,8 +330,8 @@ static int col_reserve(btable *t, bcol *c, const qsf_colval *v) {
     return 0;
 }
 
-int qsf_batch_col_begin(qsf_qwp_batch *b, const char *name, size_t len, const qsf_colval *v,
-                        bcol **out, qsf_errinfo *err) {
+int qsf_batch_col_begin_slow(qsf_qwp_batch *b, const char *name, size_t len, const qsf_colval *v,
+                             bcol **out, qsf_errinfo *err) {
     btable *t = b->cur;
     if (!t)
         return qsf_err_set(err, QSF_E_STATE, 0, 0,
@@ -400,8 +400,8 @@ static void col_activate(qsf_qwp_batch *b, btable *t, bcol *c, const qsf_colval 
     b->est += oh + (t->nrows + 7) / 8;
 }
 
-void qsf_batch_col_commit(qsf_qwp_batch *b, bcol *c, const qsf_colval *v, uint64_t wire,
-                          uint64_t sym_bytes) {
+void qsf_batch_col_commit_slow(qsf_qwp_batch *b, bcol *c, const qsf_colval *v, uint64_t wire,
+                               uint64_t sym_bytes) {
     btable *t = b->cur;
     c->s_nrows = c->nrows;
     c->s_nvals = c->nvals;

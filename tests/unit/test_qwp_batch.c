@@ -6,6 +6,7 @@
 #include "qwp/batch.h"
 #include "qwp/decoder.h"
 #include "qwp/encoder.h"
+#include "qwp/strmap.h"
 #include "qwp/utf8.h"
 
 #include <math.h>
@@ -346,6 +347,28 @@ static void symtab_scales(void **state) {
     qsf_symtab_free(st);
 }
 
+/* LIFO truncation keeps every remaining entry findable (linear-probing deletion). */
+static void strmap_truncate_keeps_the_rest(void **state) {
+    (void) state;
+    qsf_strmap m;
+    qsf_strmap_init(&m);
+    char buf[32];
+    for (int round = 0; round < 3; round++) {
+        for (uint32_t i = m.count; i < 5000; i++) {
+            int n = snprintf(buf, sizeof buf, "k%u", i);
+            assert_int_equal(qsf_strmap_add(&m, buf, (size_t) n, qsf_strmap_hash(buf, (size_t) n)),
+                             i);
+        }
+        qsf_strmap_truncate(&m, 1234 + (uint32_t) round * 1000);
+        for (uint32_t i = 0; i < 5000; i++) {
+            int n = snprintf(buf, sizeof buf, "k%u", i);
+            int64_t id = qsf_strmap_find(&m, buf, (size_t) n, qsf_strmap_hash(buf, (size_t) n));
+            assert_int_equal(id, i < m.count ? (int64_t) i : -1);
+        }
+    }
+    qsf_strmap_destroy(&m);
+}
+
 static void utf8_validation(void **state) {
     (void) state;
     assert_true(qsf_utf8_valid("plain ascii text, long enough for words", 39));
@@ -371,6 +394,7 @@ int main(void) {
                                         teardown),
         cmocka_unit_test_setup_teardown(dict_full_keeps_known_symbols, setup, teardown),
         cmocka_unit_test(symtab_scales),
+        cmocka_unit_test(strmap_truncate_keeps_the_rest),
         cmocka_unit_test(utf8_validation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
