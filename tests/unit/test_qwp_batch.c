@@ -2,7 +2,7 @@
  * cancelled rows, max_buf_size, the symbol table cap, names, UTF-8. */
 #include "testutil.h"
 
-#include "qwp_capture.h"
+#include "qwp_fixture.h"
 #include "qwp/batch.h"
 #include "qwp/decoder.h"
 #include "qwp/encoder.h"
@@ -12,41 +12,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-
-typedef struct fx {
-    qsf_symtab *st;
-    qsf_qwp_batch *b;
-    qsf_qwp_encoder *e;
-    qc_cap cap;
-    qsf_qwp_dict *dict; /* the "connection" dictionary of flush_decode */
-    qsf_errinfo err;
-} fx;
-
-static int setup_with(void **state, const qsf_qwp_batch_opts *o) {
-    fx *f = calloc(1, sizeof *f);
-    assert_int_equal(qsf_symtab_new(&f->st, NULL), QSF_OK);
-    assert_int_equal(qsf_qwp_batch_new(f->st, o, &f->b, NULL), QSF_OK);
-    assert_int_equal(qsf_qwp_encoder_new(&f->e, NULL), QSF_OK);
-    qc_init(&f->cap);
-    f->dict = qsf_qwp_dict_new();
-    *state = f;
-    return 0;
-}
-
-static int setup(void **state) {
-    return setup_with(state, NULL);
-}
-
-static int teardown(void **state) {
-    fx *f = *state;
-    qc_free(&f->cap);
-    qsf_qwp_dict_free(f->dict);
-    qsf_qwp_encoder_free(f->e);
-    qsf_qwp_batch_free(f->b);
-    qsf_symtab_free(f->st);
-    free(f);
-    return 0;
-}
 
 #define OK(x) assert_int_equal((x), QSF_OK)
 #define FAILS(x, code, text)                                                                       \
@@ -177,7 +142,7 @@ static void name_rules(void **state) {
 
 static int setup_short_names(void **state) {
     qsf_qwp_batch_opts o = {.max_name_len = 4};
-    return setup_with(state, &o);
+    return fx_setup_with(state, &o);
 }
 
 static void max_name_len_option(void **state) {
@@ -260,7 +225,7 @@ static void timestamp_kind_fixed_per_table(void **state) {
 
 static int setup_small_buf(void **state) {
     qsf_qwp_batch_opts o = {.max_buf_size = 2000};
-    return setup_with(state, &o);
+    return fx_setup_with(state, &o);
 }
 
 static void max_buf_size_refuses_and_keeps_buffer(void **state) {
@@ -382,17 +347,17 @@ static void utf8_validation(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(row_order_rules, setup, teardown),
-        cmocka_unit_test_setup_teardown(type_change_names_both_types, setup, teardown),
-        cmocka_unit_test_setup_teardown(value_rules, setup, teardown),
-        cmocka_unit_test_setup_teardown(name_rules, setup, teardown),
-        cmocka_unit_test_setup_teardown(max_name_len_option, setup_short_names, teardown),
-        cmocka_unit_test_setup_teardown(names_are_case_insensitive, setup, teardown),
-        cmocka_unit_test_setup_teardown(cancel_leaves_no_trace, setup, teardown),
-        cmocka_unit_test_setup_teardown(timestamp_kind_fixed_per_table, setup, teardown),
+        cmocka_unit_test_setup_teardown(row_order_rules, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(type_change_names_both_types, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(value_rules, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(name_rules, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(max_name_len_option, setup_short_names, fx_teardown),
+        cmocka_unit_test_setup_teardown(names_are_case_insensitive, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(cancel_leaves_no_trace, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(timestamp_kind_fixed_per_table, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(max_buf_size_refuses_and_keeps_buffer, setup_small_buf,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(dict_full_keeps_known_symbols, setup, teardown),
+                                        fx_teardown),
+        cmocka_unit_test_setup_teardown(dict_full_keeps_known_symbols, fx_setup, fx_teardown),
         cmocka_unit_test(symtab_scales),
         cmocka_unit_test(strmap_truncate_keeps_the_rest),
         cmocka_unit_test(utf8_validation),

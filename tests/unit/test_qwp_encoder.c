@@ -3,47 +3,13 @@
  * ids, catch-up splitting and the cap gap, steady-state reuse. */
 #include "testutil.h"
 
-#include "qwp_capture.h"
+#include "qwp_fixture.h"
 #include "qwp/batch.h"
 #include "qwp/decoder.h"
 #include "qwp/encoder.h"
 
 #include <stdio.h>
 #include <string.h>
-
-typedef struct fx {
-    qsf_symtab *st;
-    qsf_qwp_batch *b;
-    qsf_qwp_encoder *e;
-    qc_cap cap;
-    qsf_qwp_dict *dict;
-    qsf_qwp_msg *msg;
-    qsf_errinfo err;
-} fx;
-
-static int setup(void **state) {
-    fx *f = calloc(1, sizeof *f);
-    assert_int_equal(qsf_symtab_new(&f->st, NULL), QSF_OK);
-    assert_int_equal(qsf_qwp_batch_new(f->st, NULL, &f->b, NULL), QSF_OK);
-    assert_int_equal(qsf_qwp_encoder_new(&f->e, NULL), QSF_OK);
-    qc_init(&f->cap);
-    f->dict = qsf_qwp_dict_new();
-    f->msg = qsf_qwp_msg_new();
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state) {
-    fx *f = *state;
-    qc_free(&f->cap);
-    qsf_qwp_msg_free(f->msg);
-    qsf_qwp_dict_free(f->dict);
-    qsf_qwp_encoder_free(f->e);
-    qsf_qwp_batch_free(f->b);
-    qsf_symtab_free(f->st);
-    free(f);
-    return 0;
-}
 
 #define OK(x) assert_int_equal((x), QSF_OK)
 
@@ -351,17 +317,18 @@ static void catchup_cap_gap(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(split_under_a_small_cap, setup, teardown),
-        cmocka_unit_test_setup_teardown(row_limit_per_block, setup, teardown),
-        cmocka_unit_test_setup_teardown(too_large_row_keeps_the_batch, setup, teardown),
-        cmocka_unit_test_setup_teardown(write_ahead_before_frames, setup, teardown),
-        cmocka_unit_test_setup_teardown(emit_failure_recarries_ids, setup, teardown),
-        cmocka_unit_test_setup_teardown(write_ahead_failure_emits_nothing, setup, teardown),
-        cmocka_unit_test_setup_teardown(self_sufficient_frames_start_at_zero, setup, teardown),
-        cmocka_unit_test_setup_teardown(open_row_refuses_encode, setup, teardown),
-        cmocka_unit_test_setup_teardown(reuse_gives_identical_frames, setup, teardown),
-        cmocka_unit_test_setup_teardown(catchup_splits_and_chains, setup, teardown),
-        cmocka_unit_test_setup_teardown(catchup_cap_gap, setup, teardown),
+        cmocka_unit_test_setup_teardown(split_under_a_small_cap, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(row_limit_per_block, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(too_large_row_keeps_the_batch, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(write_ahead_before_frames, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(emit_failure_recarries_ids, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(write_ahead_failure_emits_nothing, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(self_sufficient_frames_start_at_zero, fx_setup,
+                                        fx_teardown),
+        cmocka_unit_test_setup_teardown(open_row_refuses_encode, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(reuse_gives_identical_frames, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(catchup_splits_and_chains, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(catchup_cap_gap, fx_setup, fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
