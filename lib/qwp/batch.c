@@ -574,14 +574,11 @@ int qsf_qwp_batch_at_now(qsf_qwp_batch *b, qsf_errinfo *err) {
 
 /* ---- reset ---- */
 
+/* Forgets the table's columns (their slots keep their buffers for reuse): the next
+ * batch may use another set of columns, and names seen once never pile up. */
 static void table_reset(btable *t) {
-    for (uint32_t i = 0; i < t->ncols; i++) {
-        bcol *c = &t->cols[i];
-        c->type = 0;
-        c->nrows = c->nvals = c->nulls = 0;
-        c->has_bitmap = false;
-        c->data.len = c->offs.len = c->bitmap.len = 0;
-    }
+    qsf_strmap_clear(&t->colmap);
+    t->ncols = 0;
     t->nactive = 0;
     t->nrows = t->first_row = 0;
     t->ts_kind = TS_NONE;

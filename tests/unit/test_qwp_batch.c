@@ -251,6 +251,30 @@ static void max_buf_size_refuses_and_keeps_buffer(void **state) {
     qsf_qwp_msg_free(m);
 }
 
+/* Columns are per batch: thousands of distinct names over many flushes never
+ * reach the per-table column limit, and a flushed column may change its type. */
+static void columns_do_not_pile_up_across_batches(void **state) {
+    fx *f = *state;
+    char name[16];
+    for (int i = 0; i < 3000; i++) {
+        int n = snprintf(name, sizeof name, "c%d", i);
+        OK(qsf_qwp_batch_table(f->b, "t", 1, NULL));
+        OK(qsf_qwp_batch_col_i64(f->b, "fixed", 5, i, NULL));
+        OK(qsf_qwp_batch_col_i32(f->b, name, (size_t) n, i, &f->err));
+        OK(qsf_qwp_batch_at_now(f->b, NULL));
+        qc_clear(&f->cap);
+        OK(qsf_qwp_encode(f->e, f->b, NULL, NULL, qc_emit, &f->cap, NULL, &f->err));
+    }
+    /* the last frame carries exactly the two columns of its batch */
+    qsf_qwp_decode_result res;
+    qsf_qwp_dict *d = qsf_qwp_dict_new();
+    assert_int_equal(qsf_qwp_decode(f->msg, d, f->cap.f[0].p, f->cap.f[0].len, NULL, &res), 0);
+    const qsf_qwp_dtable *t = qsf_qwp_msg_table(f->msg, 0);
+    assert_int_equal(t->col_count, 2);
+    assert_memory_equal(t->cols[1].name, "c2999", 5);
+    qsf_qwp_dict_free(d);
+}
+
 static void dict_full_keeps_known_symbols(void **state) {
     fx *f = *state;
     qsf_symtab_set_cap(f->st, 2);
@@ -356,6 +380,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(cancel_leaves_no_trace, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(timestamp_kind_fixed_per_table, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(max_buf_size_refuses_and_keeps_buffer, setup_small_buf,
+                                        fx_teardown),
+        cmocka_unit_test_setup_teardown(columns_do_not_pile_up_across_batches, fx_setup,
                                         fx_teardown),
         cmocka_unit_test_setup_teardown(dict_full_keeps_known_symbols, fx_setup, fx_teardown),
         cmocka_unit_test(symtab_scales),
