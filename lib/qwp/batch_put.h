@@ -52,7 +52,7 @@ static inline void qsf_bcol_append(qsf_qwp_batch *b, btable *t, bcol *c, const q
 static inline int qsf_batch_col_begin(qsf_qwp_batch *b, const char *name, size_t len,
                                       const qsf_colval *v, bcol **out, qsf_errinfo *err) {
     btable *t = b->cur;
-    if (t && t->cursor < t->ncols) {
+    if (t && name && t->cursor < t->ncols) {
         bcol *c = &t->cols[t->cursor];
         if (c->type == v->type && c->nrows == t->nrows && !c->has_bitmap &&
             (v->scale < 0 || v->scale == c->scale) &&
