@@ -8,6 +8,7 @@
 #include "qwp/decoder.h"
 #include "qwp/encoder.h"
 
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -259,6 +260,55 @@ static void reuse_gives_identical_frames(void **state) {
     assert_true(f->cap.f[0].len > f->cap.f[1].len);
 }
 
+static int count_emit(void *user, const uint8_t *frame, size_t len, bool last, qsf_errinfo *err) {
+    (void) frame, (void) last, (void) err;
+    *(size_t *) user += len;
+    return 0;
+}
+
+/* Steady state: once buffers have grown, further identical batches allocate nothing
+ * (the bytes in use by malloc stay exactly the same). */
+static void steady_state_does_not_allocate(void **state) {
+    fx *f = *state;
+    size_t bytes = 0;
+    for (int round = 0; round < 3; round++) {
+        add_rows(f, 0, 1000);
+        OK(qsf_qwp_encode(f->e, f->b, NULL, NULL, count_emit, &bytes, NULL, &f->err));
+    }
+    struct mallinfo2 before = mallinfo2();
+    for (int round = 0; round < 5; round++) {
+        add_rows(f, 0, 1000);
+        OK(qsf_qwp_encode(f->e, f->b, NULL, NULL, count_emit, &bytes, NULL, &f->err));
+    }
+    struct mallinfo2 after = mallinfo2();
+    assert_int_equal(after.uordblks, before.uordblks);
+    assert_true(bytes > 0);
+}
+
+/* After recovery the table is seeded and both watermarks sit at its size: the next
+ * frame carries and persists only ids from there on. */
+static void seeded_table_continues_ids(void **state) {
+    fx *f = *state;
+    const char *rec[] = {"s0", "s1", "s2"};
+    for (int i = 0; i < 3; i++)
+        OK(qsf_symtab_seed(f->st, rec[i], 2, NULL));
+    qsf_symtab_set_persisted(f->st, 3);
+    qsf_symtab_set_published(f->st, 3);
+    OK(qsf_qwp_batch_table(f->b, "t0", 2, NULL));
+    OK(qsf_qwp_batch_symbol(f->b, "sym", 3, "s1", 2, NULL));
+    OK(qsf_qwp_batch_at_now(f->b, NULL));
+    OK(qsf_qwp_batch_table(f->b, "t0", 2, NULL));
+    OK(qsf_qwp_batch_symbol(f->b, "sym", 3, "new", 3, NULL));
+    OK(qsf_qwp_batch_at_now(f->b, NULL));
+    OK(qsf_qwp_encode(f->e, f->b, NULL, qc_syms, qc_emit, &f->cap, NULL, &f->err));
+    assert_int_equal(f->cap.nsym, 2);
+    assert_int_equal(f->cap.sym_ids[0], 3); /* first id */
+    assert_int_equal(f->cap.sym_ids[1], 1); /* count */
+    /* delta 03 01 "new", then ids 1 and 3 */
+    const uint8_t *p = f->cap.f[0].p + 12;
+    assert_memory_equal(p, "\x03\x01\x03new", 6);
+}
+
 static int entry_cb(void *user, uint32_t id, const char **s, size_t *len) {
     static char buf[64];
     (void) user;
@@ -327,6 +377,8 @@ int main(void) {
                                         fx_teardown),
         cmocka_unit_test_setup_teardown(open_row_refuses_encode, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(reuse_gives_identical_frames, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(steady_state_does_not_allocate, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(seeded_table_continues_ids, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(catchup_splits_and_chains, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(catchup_cap_gap, fx_setup, fx_teardown),
     };
