@@ -309,6 +309,15 @@ static void seeded_table_continues_ids(void **state) {
     assert_memory_equal(p, "\x03\x01\x03new", 6);
 }
 
+static void max_frame_rule(void **state) {
+    (void) state;
+    assert_int_equal(qsf_qwp_max_frame(2097138, 0), 1887424); /* 90% of the default cap */
+    assert_int_equal(qsf_qwp_max_frame(0, 0), (size_t) (1.9 * 1024 * 1024));
+    assert_int_equal(qsf_qwp_max_frame(2097138, 1000000), 1000000); /* segment smaller */
+    assert_int_equal(qsf_qwp_max_frame(100u << 20, 0), 12 + (16u << 20));
+    assert_int_equal(qsf_qwp_max_frame(3, 0), 14);
+}
+
 static int entry_cb(void *user, uint32_t id, const char **s, size_t *len) {
     static char buf[64];
     (void) user;
@@ -379,6 +388,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(reuse_gives_identical_frames, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(steady_state_does_not_allocate, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(seeded_table_continues_ids, fx_setup, fx_teardown),
+        cmocka_unit_test(max_frame_rule),
         cmocka_unit_test_setup_teardown(catchup_splits_and_chains, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(catchup_cap_gap, fx_setup, fx_teardown),
     };
