@@ -200,7 +200,7 @@ int qsf_rd_varint(rd *r, const char *what, uint64_t *out) {
 
 int qsf_rd_string(rd *r, const char *what, uint32_t min, uint32_t max, const char **s,
                   uint32_t *len) {
-    uint64_t n;
+    uint64_t n = 0;
     if (qsf_rd_varint(r, what, &n))
         return r->res->status;
     if (n < min || n > max)
@@ -274,7 +274,7 @@ static int header(rd *r, uint8_t version, uint16_t *tables) {
 }
 
 static int delta_section(rd *r, qsf_qwp_dict *d) {
-    uint64_t start, count;
+    uint64_t start = 0, count = 0;
     if (qsf_rd_varint(r, "delta_start", &start) || qsf_rd_varint(r, "delta_count", &count))
         return r->res->status;
     if (!d)
@@ -336,7 +336,7 @@ static int column_def(rd *r, qsf_qwp_dtable *t, uint32_t i) {
 }
 
 static int table_head(rd *r, qsf_qwp_dtable *t, uint32_t max_rows) {
-    uint64_t rows, cols;
+    uint64_t rows = 0, cols = 0;
     if (qsf_rd_string(r, "table name", 1, QSF_QWP_MAX_NAME_LEN, &t->name, &t->name_len))
         return r->res->status;
     r->t = t;

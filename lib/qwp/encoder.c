@@ -15,6 +15,17 @@
 #define MAX_FRAME_CAP     ((size_t) QSF_QWP_HEADER_LEN + QSF_QWP_MAX_PAYLOAD)
 #define MAX_TABLES        65535u
 
+size_t qsf_qwp_max_frame(size_t advertised_max_batch, size_t segment_payload_cap) {
+    size_t cap = advertised_max_batch
+                     ? advertised_max_batch / 10 * 9 + advertised_max_batch % 10 * 9 / 10
+                     : DEFAULT_MAX_FRAME;
+    if (segment_payload_cap && segment_payload_cap < cap)
+        cap = segment_payload_cap;
+    if (cap > MAX_FRAME_CAP)
+        cap = MAX_FRAME_CAP;
+    return cap < QSF_QWP_EMPTY_COMMIT_LEN ? QSF_QWP_EMPTY_COMMIT_LEN : cap;
+}
+
 void qsf_qwp_enc_opts_default(qsf_qwp_enc_opts *o) {
     memset(o, 0, sizeof *o);
     o->gorilla = true;

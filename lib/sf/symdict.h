@@ -25,6 +25,7 @@
 #ifndef QSF_SYMDICT_H
 #define QSF_SYMDICT_H
 
+#include "qwp/utf8.h"
 #include "qsf.h"
 #include "sf/sfa.h"
 
@@ -102,6 +103,8 @@ void qsf_symdict_close(qsf_symdict *d);
 void qsf_symdict_destroy(qsf_symdict *d);
 
 /* ---- pure helpers (parsers, tests, fuzzers) ---- */
+
+/* UTF-8 validation (qsf_utf8_valid) is shared with the codec: qwp/utf8.h. */
 
 /* Called for each entry of each valid chunk, in id order; non-zero stops parsing
  * and is returned by qsf_symdict_parse. */

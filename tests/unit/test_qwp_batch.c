@@ -2,50 +2,16 @@
  * cancelled rows, max_buf_size, the symbol table cap, names, UTF-8. */
 #include "testutil.h"
 
-#include "qwp_capture.h"
+#include "qwp_fixture.h"
 #include "qwp/batch.h"
 #include "qwp/decoder.h"
 #include "qwp/encoder.h"
+#include "qwp/strmap.h"
 #include "qwp/utf8.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-
-typedef struct fx {
-    qsf_symtab *st;
-    qsf_qwp_batch *b;
-    qsf_qwp_encoder *e;
-    qc_cap cap;
-    qsf_qwp_dict *dict; /* the "connection" dictionary of flush_decode */
-    qsf_errinfo err;
-} fx;
-
-static int setup_with(void **state, const qsf_qwp_batch_opts *o) {
-    fx *f = calloc(1, sizeof *f);
-    assert_int_equal(qsf_symtab_new(&f->st, NULL), QSF_OK);
-    assert_int_equal(qsf_qwp_batch_new(f->st, o, &f->b, NULL), QSF_OK);
-    assert_int_equal(qsf_qwp_encoder_new(&f->e, NULL), QSF_OK);
-    qc_init(&f->cap);
-    f->dict = qsf_qwp_dict_new();
-    *state = f;
-    return 0;
-}
-
-static int setup(void **state) {
-    return setup_with(state, NULL);
-}
-
-static int teardown(void **state) {
-    fx *f = *state;
-    qc_free(&f->cap);
-    qsf_qwp_dict_free(f->dict);
-    qsf_qwp_encoder_free(f->e);
-    qsf_qwp_batch_free(f->b);
-    qsf_symtab_free(f->st);
-    free(f);
-    return 0;
-}
 
 #define OK(x) assert_int_equal((x), QSF_OK)
 #define FAILS(x, code, text)                                                                       \
@@ -176,7 +142,7 @@ static void name_rules(void **state) {
 
 static int setup_short_names(void **state) {
     qsf_qwp_batch_opts o = {.max_name_len = 4};
-    return setup_with(state, &o);
+    return fx_setup_with(state, &o);
 }
 
 static void max_name_len_option(void **state) {
@@ -259,7 +225,7 @@ static void timestamp_kind_fixed_per_table(void **state) {
 
 static int setup_small_buf(void **state) {
     qsf_qwp_batch_opts o = {.max_buf_size = 2000};
-    return setup_with(state, &o);
+    return fx_setup_with(state, &o);
 }
 
 static void max_buf_size_refuses_and_keeps_buffer(void **state) {
@@ -283,6 +249,30 @@ static void max_buf_size_refuses_and_keeps_buffer(void **state) {
     /* the estimate is an upper bound of the real frame */
     assert_true(f->cap.f[0].len <= 2000);
     qsf_qwp_msg_free(m);
+}
+
+/* Columns are per batch: thousands of distinct names over many flushes never
+ * reach the per-table column limit, and a flushed column may change its type. */
+static void columns_do_not_pile_up_across_batches(void **state) {
+    fx *f = *state;
+    char name[16];
+    for (int i = 0; i < 3000; i++) {
+        int n = snprintf(name, sizeof name, "c%d", i);
+        OK(qsf_qwp_batch_table(f->b, "t", 1, NULL));
+        OK(qsf_qwp_batch_col_i64(f->b, "fixed", 5, i, NULL));
+        OK(qsf_qwp_batch_col_i32(f->b, name, (size_t) n, i, &f->err));
+        OK(qsf_qwp_batch_at_now(f->b, NULL));
+        qc_clear(&f->cap);
+        OK(qsf_qwp_encode(f->e, f->b, NULL, NULL, qc_emit, &f->cap, NULL, &f->err));
+    }
+    /* the last frame carries exactly the two columns of its batch */
+    qsf_qwp_decode_result res;
+    qsf_qwp_dict *d = qsf_qwp_dict_new();
+    assert_int_equal(qsf_qwp_decode(f->msg, d, f->cap.f[0].p, f->cap.f[0].len, NULL, &res), 0);
+    const qsf_qwp_dtable *t = qsf_qwp_msg_table(f->msg, 0);
+    assert_int_equal(t->col_count, 2);
+    assert_memory_equal(t->cols[1].name, "c2999", 5);
+    qsf_qwp_dict_free(d);
 }
 
 static void dict_full_keeps_known_symbols(void **state) {
@@ -346,6 +336,28 @@ static void symtab_scales(void **state) {
     qsf_symtab_free(st);
 }
 
+/* LIFO truncation keeps every remaining entry findable (linear-probing deletion). */
+static void strmap_truncate_keeps_the_rest(void **state) {
+    (void) state;
+    qsf_strmap m;
+    qsf_strmap_init(&m);
+    char buf[32];
+    for (int round = 0; round < 3; round++) {
+        for (uint32_t i = m.count; i < 5000; i++) {
+            int n = snprintf(buf, sizeof buf, "k%u", i);
+            assert_int_equal(qsf_strmap_add(&m, buf, (size_t) n, qsf_strmap_hash(buf, (size_t) n)),
+                             i);
+        }
+        qsf_strmap_truncate(&m, 1234 + (uint32_t) round * 1000);
+        for (uint32_t i = 0; i < 5000; i++) {
+            int n = snprintf(buf, sizeof buf, "k%u", i);
+            int64_t id = qsf_strmap_find(&m, buf, (size_t) n, qsf_strmap_hash(buf, (size_t) n));
+            assert_int_equal(id, i < m.count ? (int64_t) i : -1);
+        }
+    }
+    qsf_strmap_destroy(&m);
+}
+
 static void utf8_validation(void **state) {
     (void) state;
     assert_true(qsf_utf8_valid("plain ascii text, long enough for words", 39));
@@ -359,18 +371,21 @@ static void utf8_validation(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(row_order_rules, setup, teardown),
-        cmocka_unit_test_setup_teardown(type_change_names_both_types, setup, teardown),
-        cmocka_unit_test_setup_teardown(value_rules, setup, teardown),
-        cmocka_unit_test_setup_teardown(name_rules, setup, teardown),
-        cmocka_unit_test_setup_teardown(max_name_len_option, setup_short_names, teardown),
-        cmocka_unit_test_setup_teardown(names_are_case_insensitive, setup, teardown),
-        cmocka_unit_test_setup_teardown(cancel_leaves_no_trace, setup, teardown),
-        cmocka_unit_test_setup_teardown(timestamp_kind_fixed_per_table, setup, teardown),
+        cmocka_unit_test_setup_teardown(row_order_rules, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(type_change_names_both_types, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(value_rules, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(name_rules, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(max_name_len_option, setup_short_names, fx_teardown),
+        cmocka_unit_test_setup_teardown(names_are_case_insensitive, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(cancel_leaves_no_trace, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(timestamp_kind_fixed_per_table, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(max_buf_size_refuses_and_keeps_buffer, setup_small_buf,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(dict_full_keeps_known_symbols, setup, teardown),
+                                        fx_teardown),
+        cmocka_unit_test_setup_teardown(columns_do_not_pile_up_across_batches, fx_setup,
+                                        fx_teardown),
+        cmocka_unit_test_setup_teardown(dict_full_keeps_known_symbols, fx_setup, fx_teardown),
         cmocka_unit_test(symtab_scales),
+        cmocka_unit_test(strmap_truncate_keeps_the_rest),
         cmocka_unit_test(utf8_validation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

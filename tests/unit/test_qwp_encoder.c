@@ -3,47 +3,14 @@
  * ids, catch-up splitting and the cap gap, steady-state reuse. */
 #include "testutil.h"
 
-#include "qwp_capture.h"
+#include "qwp_fixture.h"
 #include "qwp/batch.h"
 #include "qwp/decoder.h"
 #include "qwp/encoder.h"
 
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
-
-typedef struct fx {
-    qsf_symtab *st;
-    qsf_qwp_batch *b;
-    qsf_qwp_encoder *e;
-    qc_cap cap;
-    qsf_qwp_dict *dict;
-    qsf_qwp_msg *msg;
-    qsf_errinfo err;
-} fx;
-
-static int setup(void **state) {
-    fx *f = calloc(1, sizeof *f);
-    assert_int_equal(qsf_symtab_new(&f->st, NULL), QSF_OK);
-    assert_int_equal(qsf_qwp_batch_new(f->st, NULL, &f->b, NULL), QSF_OK);
-    assert_int_equal(qsf_qwp_encoder_new(&f->e, NULL), QSF_OK);
-    qc_init(&f->cap);
-    f->dict = qsf_qwp_dict_new();
-    f->msg = qsf_qwp_msg_new();
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state) {
-    fx *f = *state;
-    qc_free(&f->cap);
-    qsf_qwp_msg_free(f->msg);
-    qsf_qwp_dict_free(f->dict);
-    qsf_qwp_encoder_free(f->e);
-    qsf_qwp_batch_free(f->b);
-    qsf_symtab_free(f->st);
-    free(f);
-    return 0;
-}
 
 #define OK(x) assert_int_equal((x), QSF_OK)
 
@@ -293,6 +260,64 @@ static void reuse_gives_identical_frames(void **state) {
     assert_true(f->cap.f[0].len > f->cap.f[1].len);
 }
 
+static int count_emit(void *user, const uint8_t *frame, size_t len, bool last, qsf_errinfo *err) {
+    (void) frame, (void) last, (void) err;
+    *(size_t *) user += len;
+    return 0;
+}
+
+/* Steady state: once buffers have grown, further identical batches allocate nothing
+ * (the bytes in use by malloc stay exactly the same). */
+static void steady_state_does_not_allocate(void **state) {
+    fx *f = *state;
+    size_t bytes = 0;
+    for (int round = 0; round < 3; round++) {
+        add_rows(f, 0, 1000);
+        OK(qsf_qwp_encode(f->e, f->b, NULL, NULL, count_emit, &bytes, NULL, &f->err));
+    }
+    struct mallinfo2 before = mallinfo2();
+    for (int round = 0; round < 5; round++) {
+        add_rows(f, 0, 1000);
+        OK(qsf_qwp_encode(f->e, f->b, NULL, NULL, count_emit, &bytes, NULL, &f->err));
+    }
+    struct mallinfo2 after = mallinfo2();
+    assert_int_equal(after.uordblks, before.uordblks);
+    assert_true(bytes > 0);
+}
+
+/* After recovery the table is seeded and both watermarks sit at its size: the next
+ * frame carries and persists only ids from there on. */
+static void seeded_table_continues_ids(void **state) {
+    fx *f = *state;
+    const char *rec[] = {"s0", "s1", "s2"};
+    for (int i = 0; i < 3; i++)
+        OK(qsf_symtab_seed(f->st, rec[i], 2, NULL));
+    qsf_symtab_set_persisted(f->st, 3);
+    qsf_symtab_set_published(f->st, 3);
+    OK(qsf_qwp_batch_table(f->b, "t0", 2, NULL));
+    OK(qsf_qwp_batch_symbol(f->b, "sym", 3, "s1", 2, NULL));
+    OK(qsf_qwp_batch_at_now(f->b, NULL));
+    OK(qsf_qwp_batch_table(f->b, "t0", 2, NULL));
+    OK(qsf_qwp_batch_symbol(f->b, "sym", 3, "new", 3, NULL));
+    OK(qsf_qwp_batch_at_now(f->b, NULL));
+    OK(qsf_qwp_encode(f->e, f->b, NULL, qc_syms, qc_emit, &f->cap, NULL, &f->err));
+    assert_int_equal(f->cap.nsym, 2);
+    assert_int_equal(f->cap.sym_ids[0], 3); /* first id */
+    assert_int_equal(f->cap.sym_ids[1], 1); /* count */
+    /* delta 03 01 "new", then ids 1 and 3 */
+    const uint8_t *p = f->cap.f[0].p + 12;
+    assert_memory_equal(p, "\x03\x01\x03new", 6);
+}
+
+static void max_frame_rule(void **state) {
+    (void) state;
+    assert_int_equal(qsf_qwp_max_frame(2097138, 0), 1887424); /* 90% of the default cap */
+    assert_int_equal(qsf_qwp_max_frame(0, 0), (size_t) (1.9 * 1024 * 1024));
+    assert_int_equal(qsf_qwp_max_frame(2097138, 1000000), 1000000); /* segment smaller */
+    assert_int_equal(qsf_qwp_max_frame(100u << 20, 0), 12 + (16u << 20));
+    assert_int_equal(qsf_qwp_max_frame(3, 0), 14);
+}
+
 static int entry_cb(void *user, uint32_t id, const char **s, size_t *len) {
     static char buf[64];
     (void) user;
@@ -351,17 +376,21 @@ static void catchup_cap_gap(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(split_under_a_small_cap, setup, teardown),
-        cmocka_unit_test_setup_teardown(row_limit_per_block, setup, teardown),
-        cmocka_unit_test_setup_teardown(too_large_row_keeps_the_batch, setup, teardown),
-        cmocka_unit_test_setup_teardown(write_ahead_before_frames, setup, teardown),
-        cmocka_unit_test_setup_teardown(emit_failure_recarries_ids, setup, teardown),
-        cmocka_unit_test_setup_teardown(write_ahead_failure_emits_nothing, setup, teardown),
-        cmocka_unit_test_setup_teardown(self_sufficient_frames_start_at_zero, setup, teardown),
-        cmocka_unit_test_setup_teardown(open_row_refuses_encode, setup, teardown),
-        cmocka_unit_test_setup_teardown(reuse_gives_identical_frames, setup, teardown),
-        cmocka_unit_test_setup_teardown(catchup_splits_and_chains, setup, teardown),
-        cmocka_unit_test_setup_teardown(catchup_cap_gap, setup, teardown),
+        cmocka_unit_test_setup_teardown(split_under_a_small_cap, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(row_limit_per_block, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(too_large_row_keeps_the_batch, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(write_ahead_before_frames, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(emit_failure_recarries_ids, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(write_ahead_failure_emits_nothing, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(self_sufficient_frames_start_at_zero, fx_setup,
+                                        fx_teardown),
+        cmocka_unit_test_setup_teardown(open_row_refuses_encode, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(reuse_gives_identical_frames, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(steady_state_does_not_allocate, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(seeded_table_continues_ids, fx_setup, fx_teardown),
+        cmocka_unit_test(max_frame_rule),
+        cmocka_unit_test_setup_teardown(catchup_splits_and_chains, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(catchup_cap_gap, fx_setup, fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,40 +2,12 @@
  * encoder, and read back by the decoder. */
 #include "testutil.h"
 
-#include "qwp_capture.h"
+#include "qwp_fixture.h"
 #include "qwp/batch.h"
 #include "qwp/decoder.h"
 #include "qwp/encoder.h"
 
 #include <string.h>
-
-typedef struct fx {
-    qsf_symtab *st;
-    qsf_qwp_batch *b;
-    qsf_qwp_encoder *e;
-    qc_cap cap;
-    qsf_errinfo err;
-} fx;
-
-static int setup(void **state) {
-    fx *f = calloc(1, sizeof *f);
-    assert_int_equal(qsf_symtab_new(&f->st, NULL), QSF_OK);
-    assert_int_equal(qsf_qwp_batch_new(f->st, NULL, &f->b, NULL), QSF_OK);
-    assert_int_equal(qsf_qwp_encoder_new(&f->e, NULL), QSF_OK);
-    qc_init(&f->cap);
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state) {
-    fx *f = *state;
-    qc_free(&f->cap);
-    qsf_qwp_encoder_free(f->e);
-    qsf_qwp_batch_free(f->b);
-    qsf_symtab_free(f->st);
-    free(f);
-    return 0;
-}
 
 #define OK(x) assert_int_equal((x), QSF_OK)
 
@@ -229,12 +201,12 @@ static void vector_f_booleans_and_bitmap(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(vector_a_sensors, setup, teardown),
-        cmocka_unit_test_setup_teardown(vector_b_delta_bitmap_gorilla, setup, teardown),
-        cmocka_unit_test_setup_teardown(vector_c_gorilla_columns, setup, teardown),
-        cmocka_unit_test_setup_teardown(vector_e_control_frames, setup, teardown),
-        cmocka_unit_test_setup_teardown(vector_f_values, setup, teardown),
-        cmocka_unit_test_setup_teardown(vector_f_booleans_and_bitmap, setup, teardown),
+        cmocka_unit_test_setup_teardown(vector_a_sensors, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(vector_b_delta_bitmap_gorilla, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(vector_c_gorilla_columns, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(vector_e_control_frames, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(vector_f_values, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(vector_f_booleans_and_bitmap, fx_setup, fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
