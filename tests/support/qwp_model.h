@@ -63,13 +63,13 @@ typedef struct qm_row {
 } qm_row;
 
 typedef struct qm_col {
-    char name[12];
+    char name[24]; /* room for any two ints the generator prints */
     uint8_t type;
     int scale, geo;
 } qm_col;
 
 typedef struct qm_table {
-    char name[12];
+    char name[24];
     qm_col cols[QM_COLS];
     int ncols;
     int ts_kind; /* 0 now, 1 micros, 2 nanos */
