@@ -53,10 +53,10 @@ static void huge_and_negative_frame_lengths(void **state) {
     /* bounded memory: recovery must not try to allocate what the length claims.
      * AddressSanitizer reserves terabytes of address space, so the cap is only
      * applied in ordinary builds. */
-    struct rlimit old, lim = {.rlim_cur = 1u << 30, .rlim_max = 0};
+    struct rlimit old;
     getrlimit(RLIMIT_AS, &old);
-    lim.rlim_max = old.rlim_max;
 #ifndef __SANITIZE_ADDRESS__
+    struct rlimit lim = {.rlim_cur = 1u << 30, .rlim_max = old.rlim_max};
     setrlimit(RLIMIT_AS, &lim);
 #endif
     qsf_slot_recovered r;
