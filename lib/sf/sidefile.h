@@ -63,6 +63,7 @@ typedef struct qsf_watermark {
     int64_t fsn;        /* value of that record; -1 when none */
     bool present;       /* a valid record was found at open */
     bool reset;         /* open found a wrong-sized file (e.g. 16-byte legacy) and reset it */
+    char dir[1024];     /* slot directory, for messages */
 } qsf_watermark;
 
 /* Recovering slot: opens <slot>/.ack-watermark (O_NOFOLLOW). Missing file: the
@@ -100,6 +101,7 @@ typedef struct qsf_manifest {
     int64_t head_base;  /* baseSeq of the oldest live segment */
     int64_t active_base;
     bool renamed_corrupt; /* open found debris and set it aside as .corrupt */
+    char dir[1024];       /* slot directory, for messages */
 } qsf_manifest;
 
 /* Recovering slot: opens <slot>/sf-manifest.bin if present (O_NOFOLLOW). Missing:

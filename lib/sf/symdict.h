@@ -52,6 +52,7 @@ typedef struct qsf_symdict {
     uint32_t chunks;        /* valid chunks read at open */
     uint32_t persisted;     /* entries in the file */
     _Atomic uint32_t count; /* entries in memory (ids 0..count-1) */
+    char dir[1024];         /* slot directory, for messages */
     qsf_symdict_ent *pages[QSF_SYMDICT_PAGES];
 } qsf_symdict;
 
