@@ -69,7 +69,9 @@ static int init_sync(qsf_ring *r) {
 }
 
 static qsf_ring *ring_alloc(const qsf_ring_opts *o) {
-    qsf_ring *r = calloc(1, sizeof *r);
+    qsf_ring *r = aligned_alloc(64, (sizeof *r + 63) & ~(size_t) 63);
+    if (r)
+        memset(r, 0, sizeof *r);
     if (!r || init_sync(r) != 0) {
         free(r);
         return NULL;
