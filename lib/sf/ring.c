@@ -138,7 +138,8 @@ static int adopt_one(qsf_ring *r, const qsf_seg_info *si, qsf_segment **out, qsf
 
 static int open_sf(qsf_ring *r, const qsf_ring_opts *o, qsf_recovery_report *rep,
                    qsf_errinfo *err) {
-    int rc = qsf_slot_open(o->sf_dir, o->sender_id, o->durability, &r->rec, err);
+    int rc =
+        qsf_slot_open_sized(o->sf_dir, o->sender_id, o->durability, o->segment_bytes, &r->rec, err);
     if (rc != QSF_OK)
         return rc;
     for (uint32_t i = 0; i < r->rec.segment_count; i++) {
