@@ -315,9 +315,27 @@ static void periodic_checkpoint(qsf_ring *r) {
     pthread_mutex_unlock(&r->mu);
 }
 
+/* ---- prefault ahead of the producer ---- */
+
+#define PREFAULT_AHEAD ((uint64_t) 4 << 20)
+
+/* Keeps the next 4 MiB after the active segment's published end faulted in,
+ * so the producer's stores do not take page faults (SF mode). */
+static void prefault_active(qsf_ring *r) {
+    if (!r->sf)
+        return;
+    pthread_mutex_lock(&r->mu);
+    qsf_segment *a = r->active; /* never freed by anyone but this thread */
+    pthread_mutex_unlock(&r->mu);
+    uint64_t pub = atomic_load_explicit(&a->published_off, memory_order_acquire);
+    if (a->prefault_off < pub + PREFAULT_AHEAD / 2 && a->prefault_off < a->size)
+        qsf_seg_prefault(a, pub + PREFAULT_AHEAD);
+}
+
 /* ---- the thread ---- */
 
 void qsf_mgr_pass(qsf_ring *r) {
+    prefault_active(r);
     provision_spare(r);
     if (!trim_pass(r))
         persist_acked(r);

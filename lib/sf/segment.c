@@ -54,17 +54,24 @@ static qsf_segment *seg_alloc(uint64_t size, int64_t base_seq) {
     return s;
 }
 
+/* Writes one byte per page so the pages are faulted in here (on the manager
+ * thread), not on the producer's first store. A plain memset of zeros after
+ * malloc may be turned into calloc, which touches nothing. */
+static void touch_pages(uint8_t *buf, uint64_t size) {
+    volatile uint8_t *v = buf;
+    for (uint64_t off = 0; off < size; off += page_size())
+        v[off] = 0;
+}
+
 int qsf_seg_new_mem(uint64_t size, int64_t base_seq, qsf_segment **out, qsf_errinfo *err) {
     qsf_segment *s = seg_alloc(size, base_seq);
-    /* calloc leaves pages untouched; the memset faults them in here (on the
-     * manager thread) instead of on the producer's first store. */
-    uint8_t *buf = s ? malloc(size) : NULL;
+    uint8_t *buf = s ? calloc(1, size) : NULL;
     if (!buf) {
         free(s);
         return qsf_err_set(err, QSF_E_NOMEM, QSF_ERRF_RETRIABLE, ENOMEM,
                            "cannot allocate a %" PRIu64 "-byte memory segment", size);
     }
-    memset(buf, 0, size);
+    touch_pages(buf, size);
     s->base = buf;
     write_header(buf, base_seq, 0);
     *out = s;
@@ -106,13 +113,27 @@ void qsf_seg_reuse_mem(qsf_segment *s, int64_t base_seq) {
     write_header(s->base, base_seq, 0);
 }
 
-/* Blocks are reserved by posix_fallocate already; this only builds the page
- * tables and page-cache pages ahead of the producer (Linux >= 5.14; older
- * kernels return EINVAL and the producer faults the pages in itself). */
-static void prefault(qsf_segment *s) {
+void qsf_seg_prefault(qsf_segment *s, uint64_t upto) {
+    uint64_t ps = page_size();
+    if (s->fd < 0 || upto > s->size)
+        upto = s->fd < 0 ? 0 : s->size;
+    uint64_t from = s->prefault_off & ~(ps - 1);
+    upto = (upto + ps - 1) & ~(ps - 1);
+    if (upto > s->size)
+        upto = s->size & ~(ps - 1);
+    if (upto <= from)
+        return;
 #ifdef MADV_POPULATE_WRITE
-    (void) madvise(s->base, s->size, MADV_POPULATE_WRITE);
+    (void) madvise(s->base + from, upto - from, MADV_POPULATE_WRITE);
 #endif
+    /* One load per page: on some virtual machines the first access to a fresh
+     * page costs microseconds even after the kernel mapped it; pay it here. */
+    volatile const uint8_t *v = s->base;
+    uint8_t sink = 0;
+    for (uint64_t off = from; off < upto; off += ps)
+        sink ^= v[off];
+    (void) sink;
+    s->prefault_off = upto;
 }
 
 int qsf_seg_create_file(int dirfd, const char *dir_path, const char *name, uint64_t gen,
@@ -136,7 +157,6 @@ int qsf_seg_create_file(int dirfd, const char *dir_path, const char *name, uint6
         free(s);
         return rc;
     }
-    prefault(s);
     write_header(s->base, base_seq, flags);
     *out = s;
     return QSF_OK;
