@@ -135,7 +135,10 @@ static int wait_for_space(qsf_ring *r, uint64_t gen, int64_t remaining_ns) {
 
 static void cause_text(qsf_ring *r, char *buf, size_t cap) {
     pthread_mutex_lock(&r->mu);
-    switch (r->wait_cause) {
+    int cause = r->wait_cause;
+    qsf_ring_status_fn fn = r->status_fn;
+    void *user = r->status_user;
+    switch (cause) {
     case QSF_WAIT_PERIODIC:
         snprintf(buf, cap, "waiting for a periodic disk sync (sf_sync_interval_millis=%" PRId64 ")",
                  r->sync_interval_ms);
@@ -147,15 +150,19 @@ static void cause_text(qsf_ring *r, char *buf, size_t cap) {
         snprintf(buf, cap, "cannot switch to a new segment: %.300s", r->rotate_err);
         break;
     default:
-        if (r->status_fn)
-            r->status_fn(r->status_user, buf, cap);
-        else
-            snprintf(buf, cap,
-                     "acknowledgements not keeping up (sf_max_total_bytes=%" PRIu64
-                     " too small?); acked FSN %" PRId64 " of published %" PRId64,
-                     r->cap_bytes, qsf_ring_acked_fsn(r), qsf_ring_published_fsn(r));
+        buf[0] = 0;
     }
     pthread_mutex_unlock(&r->mu);
+    if (buf[0])
+        return;
+    /* Called without the ring mutex: the I/O side may take its own locks. */
+    if (fn)
+        fn(user, buf, cap);
+    else
+        snprintf(buf, cap,
+                 "acknowledgements not keeping up (sf_max_total_bytes=%" PRIu64
+                 " too small?); acked FSN %" PRId64 " of published %" PRId64,
+                 r->cap_bytes, qsf_ring_acked_fsn(r), qsf_ring_published_fsn(r));
 }
 
 static int full_error(qsf_ring *r, int64_t waited_ns, qsf_errinfo *err) {
