@@ -54,8 +54,20 @@ static void note_create_failure(qsf_ring *r, const qsf_errinfo *e) {
     }
 }
 
+/* Under mu: a pooled memory buffer becomes the spare. */
+static bool spare_from_pool_locked(qsf_ring *r) {
+    if (r->spare || r->rotating || r->npool == 0)
+        return false;
+    qsf_segment *s = r->pool[--r->npool];
+    qsf_seg_reuse_mem(s, qsf_ring_published_fsn(r) + 1);
+    r->spare = s;
+    qsf_ring_wake_producers_locked(r);
+    return true;
+}
+
 static void provision_spare(qsf_ring *r) {
     pthread_mutex_lock(&r->mu);
+    spare_from_pool_locked(r);
     bool need = !r->spare && !r->rotating && qsf_ring_spare_fits_locked(r);
     pthread_mutex_unlock(&r->mu);
     if (!need)
@@ -168,14 +180,14 @@ static void release_pending(qsf_ring *r) {
     qsf_segment *done[QSF_MAX_TRIMS_PER_PASS];
     memcpy(done, r->pending, (size_t) n * sizeof done[0]);
     r->npending = 0;
-    qsf_segment *reuse = NULL;
-    if (!r->sf && !r->spare && !r->rotating && n > 0) {
-        /* Memory mode: the newest trimmed buffer becomes the spare at once; its
-         * pages are already resident, so the producer never faults them in. */
-        reuse = done[--n];
-        qsf_seg_reuse_mem(reuse, qsf_ring_published_fsn(r) + 1);
-        r->spare = reuse;
-        bytes -= reuse->size;
+    if (!r->sf) {
+        /* Memory mode: keep the newest trimmed buffers (pages resident) for
+         * the next spares instead of freeing and faulting in new ones. */
+        while (n > 0 && r->npool < QSF_MEM_POOL) {
+            r->pool[r->npool++] = done[--n];
+            bytes -= done[n]->size;
+        }
+        spare_from_pool_locked(r);
     }
     qsf_ring_release_bytes_locked(r, bytes);
     pthread_mutex_unlock(&r->mu);

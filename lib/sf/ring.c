@@ -168,6 +168,9 @@ static void free_segments(qsf_ring *r) {
     }
     for (int i = 0; i < r->npending; i++)
         qsf_seg_destroy(r->pending[i]);
+    for (int i = 0; i < r->npool; i++)
+        qsf_seg_destroy(r->pool[i]);
+    r->npool = 0;
     qsf_seg_destroy(r->spare);
     r->head = r->active = r->spare = NULL;
     r->npending = 0;

@@ -32,6 +32,10 @@ typedef struct qsf_backoff {
 #define QSF_BACKOFF_MIN_NS ((int64_t) 4 * 1000000)
 #define QSF_BACKOFF_MAX_NS ((int64_t) 1024 * 1000000)
 
+/* Memory mode keeps up to this many trimmed buffers (still counted as owned)
+ * to become spares again: a fresh buffer costs a page fault per page. */
+#define QSF_MEM_POOL 4
+
 enum qsf_trim_stage { QSF_TRIM_PRE = 0, QSF_TRIM_UNLINK = 1, QSF_TRIM_POST = 2, QSF_TRIM_STAGES };
 
 /* Why the producer last had to wait (for the QSF_E_FULL message). */
@@ -70,6 +74,8 @@ struct qsf_ring {
     qsf_segment *spare;
     qsf_segment *pending[QSF_MAX_TRIMS_PER_PASS];
     int npending;
+    qsf_segment *pool[QSF_MEM_POOL]; /* memory mode: trimmed buffers kept for reuse */
+    int npool;
     uint32_t live; /* segments in the chain */
     _Atomic uint64_t owned_bytes;
 
