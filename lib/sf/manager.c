@@ -20,6 +20,8 @@
 #define SYNC_RETRY_MAX_NS   ((int64_t) 1000000000)
 #define STOP_WAIT_S         5
 
+#define SPARE_PREFAULT ((uint64_t) 256 << 10)
+
 /* ---- spares (sf-format.md §9.2) ---- */
 
 static int create_spare(qsf_ring *r, qsf_segment **out, qsf_errinfo *err) {
@@ -34,6 +36,9 @@ static int create_spare(qsf_ring *r, qsf_segment **out, qsf_errinfo *err) {
                                  QSF_SFA_FLAG_MANIFEST_REQUIRED, out, err);
     if (rc != QSF_OK)
         return rc;
+    /* Only the start: these pages are dirty zeros that the header sync at
+     * rotation writes out; the rest is populated just ahead of the producer. */
+    qsf_seg_prefault(*out, 0, SPARE_PREFAULT);
     rc = qsf_fsync_dir(sl->dirfd, sl->path, err);
     if (rc != QSF_OK) { /* not known to the directory: remove and retry later */
         QSF_OS->unlinkat(sl->dirfd, name, 0);
@@ -341,7 +346,7 @@ static void prefault_active(qsf_ring *r) {
     pthread_mutex_unlock(&r->mu);
     uint64_t pub = atomic_load_explicit(&a->published_off, memory_order_acquire);
     if (a->prefault_off < pub + PREFAULT_AHEAD / 2 && a->prefault_off < a->size)
-        qsf_seg_prefault(a, pub + PREFAULT_AHEAD);
+        qsf_seg_prefault(a, pub, pub + PREFAULT_AHEAD);
 }
 
 /* ---- the thread ---- */

@@ -113,27 +113,38 @@ void qsf_seg_reuse_mem(qsf_segment *s, int64_t base_seq) {
     write_header(s->base, base_seq, 0);
 }
 
-void qsf_seg_prefault(qsf_segment *s, uint64_t upto) {
-    uint64_t ps = page_size();
-    if (s->fd < 0 || upto > s->size)
-        upto = s->fd < 0 ? 0 : s->size;
-    uint64_t from = s->prefault_off & ~(ps - 1);
-    upto = (upto + ps - 1) & ~(ps - 1);
-    if (upto > s->size)
-        upto = s->size & ~(ps - 1);
-    if (upto <= from)
-        return;
+#define PREFAULT_CHUNK ((uint64_t) 64 << 10)
+
+/* Populates the page-aligned [from, to) writable, then loads one byte per page:
+ * on some virtual machines the first access to a fresh page costs
+ * microseconds even after the kernel mapped it; pay that here too. */
+static void populate(uint8_t *base, uint64_t from, uint64_t to) {
 #ifdef MADV_POPULATE_WRITE
-    (void) madvise(s->base + from, upto - from, MADV_POPULATE_WRITE);
+    (void) madvise(base + from, to - from, MADV_POPULATE_WRITE);
 #endif
-    /* One load per page: on some virtual machines the first access to a fresh
-     * page costs microseconds even after the kernel mapped it; pay it here. */
-    volatile const uint8_t *v = s->base;
+    volatile const uint8_t *v = base;
     uint8_t sink = 0;
-    for (uint64_t off = from; off < upto; off += ps)
+    for (uint64_t off = from; off < to; off += page_size())
         sink ^= v[off];
     (void) sink;
-    s->prefault_off = upto;
+}
+
+void qsf_seg_prefault(qsf_segment *s, uint64_t from, uint64_t upto) {
+    uint64_t ps = page_size();
+    uint64_t end = s->size & ~(ps - 1);
+    if (s->fd < 0)
+        return;
+    upto = upto >= end ? end : (upto + ps - 1) & ~(ps - 1);
+    if (s->prefault_off < (from & ~(ps - 1)))
+        s->prefault_off = from & ~(ps - 1); /* the producer got ahead: skip */
+    /* Small steps, so the producer never overtakes a populated-but-untouched
+     * range. */
+    while (s->prefault_off < upto) {
+        uint64_t to =
+            upto - s->prefault_off > PREFAULT_CHUNK ? s->prefault_off + PREFAULT_CHUNK : upto;
+        populate(s->base, s->prefault_off, to);
+        s->prefault_off = to;
+    }
 }
 
 int qsf_seg_create_file(int dirfd, const char *dir_path, const char *name, uint64_t gen,

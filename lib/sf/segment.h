@@ -70,13 +70,13 @@ int qsf_seg_adopt(int fd, const char *dir_path, const char *name, uint64_t gen, 
                   int64_t base_seq, uint64_t frame_count, uint64_t append_off, qsf_segment **out,
                   qsf_errinfo *err);
 
-/* SF mode, manager: faults the pages of [prefault_off, upto) in writable
+/* SF mode, manager: faults the pages of [max(prefault_off, from), upto) in writable
  * (MADV_POPULATE_WRITE, best effort; blocks are already reserved), so the
  * producer's first store into each page takes no page fault. Done just ahead
  * of the producer in the ACTIVE segment only: populated pages are dirty, and a
  * fully populated spare would make the header fsync at rotation write the
  * whole segment of zeros. */
-void qsf_seg_prefault(qsf_segment *s, uint64_t upto);
+void qsf_seg_prefault(qsf_segment *s, uint64_t from, uint64_t upto);
 
 /* Unmaps / frees and closes. NULL is a no-op. */
 void qsf_seg_destroy(qsf_segment *s);

@@ -2,7 +2,7 @@
  * a periodic checkpoint, short writes, and failing unlinks / directory syncs
  * during trim. Each must surface as the documented error or backpressure,
  * keep every unacknowledged frame, and recover once the fault goes away. */
-#include "testutil.h"
+#include "ring_testutil.h"
 
 #include "os/os.h"
 #include "sf/ring.h"
@@ -20,24 +20,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-static char dir[256];
-
-static int setup(void **state) {
-    (void) state;
-    tu_mkdtemp(dir, sizeof dir);
-    return 0;
-}
-
-static int teardown(void **state) {
-    (void) state;
-    qsf_os_reset();
-    tu_rmtree(dir);
-    return 0;
-}
-
 static qsf_ring_opts sf_opts(uint64_t seg, int durability) {
     qsf_ring_opts o = {0};
-    o.sf_dir = dir;
+    o.sf_dir = rt_dir;
     o.sender_id = "f";
     o.segment_bytes = seg;
     o.total_bytes = 1 << 20;
@@ -45,39 +30,6 @@ static qsf_ring_opts sf_opts(uint64_t seg, int durability) {
     o.sync_interval_ms = 5;
     o.append_deadline_ms = 200;
     return o;
-}
-
-static qsf_ring *open_ring(const qsf_ring_opts *o) {
-    qsf_ring *r = NULL;
-    qsf_errinfo e;
-    if (qsf_ring_open(o, &r, NULL, &e) != QSF_OK)
-        fail_msg("qsf_ring_open: %s", e.msg);
-    return r;
-}
-
-#define WAIT_UNTIL(cond)                                                                           \
-    do {                                                                                           \
-        int spins_ = 0;                                                                            \
-        while (!(cond)) {                                                                          \
-            if (++spins_ > 20000)                                                                  \
-                fail_msg("condition never became true: %s", #cond);                                \
-            usleep(500);                                                                           \
-        }                                                                                          \
-    } while (0)
-
-static int count_files(const char *suffix) {
-    char p[512];
-    snprintf(p, sizeof p, "%s/f", dir);
-    DIR *d = opendir(p);
-    assert_non_null(d);
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        size_t l = strlen(e->d_name), s = strlen(suffix);
-        n += l >= s && strcmp(e->d_name + l - s, suffix) == 0;
-    }
-    closedir(d);
-    return n;
 }
 
 /* Frame f: 8 bytes of FSN then filler, 100 bytes in all. */
@@ -129,8 +81,8 @@ static int maybe_enospc(int fd, off_t off, off_t len) {
 static void enospc_spare_is_backpressure_then_retried(void **state) {
     (void) state;
     qsf_ring_opts o = sf_opts(4096, QSF_DUR_MEMORY);
-    qsf_ring *r = open_ring(&o);
-    WAIT_UNTIL(count_files(".sfa") == 2); /* active + spare */
+    qsf_ring *r = rt_open(&o);
+    RT_WAIT_UNTIL(rt_count_files("f", ".sfa") == 2); /* active + spare */
     atomic_store(&nospace, 1);
     QSF_OS->fallocate = maybe_enospc;
     /* 37 frames of 108 bytes fill a 4 KiB segment; the spare takes the next 37. */
@@ -144,7 +96,7 @@ static void enospc_spare_is_backpressure_then_retried(void **state) {
     assert_true(e.flags & QSF_ERRF_RETRIABLE);
     assert_non_null(strstr(e.msg, "cannot create a new segment"));
     assert_non_null(strstr(e.msg, "pre-allocation failed"));
-    assert_int_equal(count_files(".sfa"), 2); /* no partial spare left behind */
+    assert_int_equal(rt_count_files("f", ".sfa"), 2); /* no partial spare left behind */
     check_frames(r, 0);
 
     atomic_store(&nospace, 0); /* the manager retries on its next tick */
@@ -178,7 +130,7 @@ static int record_msync(void *addr, size_t len, int flags) {
 static void periodic_eio_latched_then_cleared(void **state) {
     (void) state;
     qsf_ring_opts o = sf_opts(1 << 20, QSF_DUR_PERIODIC);
-    qsf_ring *r = open_ring(&o);
+    qsf_ring *r = rt_open(&o);
     QSF_OS->msync = record_msync;
     QSF_OS->fdatasync = maybe_eio_fdatasync;
     atomic_store(&sync_fails, 1);
@@ -186,7 +138,7 @@ static void periodic_eio_latched_then_cleared(void **state) {
     qsf_errinfo e;
     int rc;
     int64_t f = 100;
-    WAIT_UNTIL((rc = append_frame(r, f, &e)) != QSF_OK || (f++, false));
+    RT_WAIT_UNTIL((rc = append_frame(r, f, &e)) != QSF_OK || (f++, false));
     assert_int_equal(rc, QSF_E_DURABILITY);
     assert_non_null(strstr(e.msg, "fdatasync"));
     assert_non_null(strstr(e.msg, "Input/output error"));
@@ -195,7 +147,7 @@ static void periodic_eio_latched_then_cleared(void **state) {
     assert_true(failed >= 100 * 108);
 
     atomic_store(&sync_fails, 0); /* retried after min(interval, 1 s) */
-    WAIT_UNTIL(append_frame(r, f, &e) == QSF_OK);
+    RT_WAIT_UNTIL(append_frame(r, f, &e) == QSF_OK);
     /* The retry covered the whole failed range again (re-dirtied, not skipped). */
     assert_true(atomic_load(&ok_msync_after_fail_len) >= failed);
     check_frames(r, 0);
@@ -213,14 +165,14 @@ static void short_writes_are_completed(void **state) {
     (void) state;
     qsf_ring_opts o = sf_opts(4096, QSF_DUR_APPEND);
     QSF_OS->pwrite = short_pwrite; /* every side-file write arrives 7 bytes at a time */
-    qsf_ring *r = open_ring(&o);
+    qsf_ring *r = rt_open(&o);
     const char *strs[] = {"alpha", "beta", "gamma"};
     uint32_t lens[] = {5, 4, 5};
     assert_int_equal(qsf_ring_symdict_append(r, 0, 3, strs, lens, NULL), QSF_OK);
     append_ok(r, 0, 200); /* several rotations: manifest writes */
     assert_int_equal(qsf_ring_barrier(r, NULL), QSF_OK);
     qsf_ring_acknowledge(r, 99);
-    WAIT_UNTIL(count_files(".sfa") <= 5); /* trim: watermark + manifest writes */
+    RT_WAIT_UNTIL(rt_count_files("f", ".sfa") <= 5); /* trim: watermark + manifest writes */
     assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
 
     qsf_recovery_report rep;
@@ -258,7 +210,7 @@ static int maybe_failing_fsync(int fd) {
 static void trim_unlink_failure_keeps_invariants(void **state) {
     (void) state;
     qsf_ring_opts o = sf_opts(4096, QSF_DUR_MEMORY);
-    qsf_ring *r = open_ring(&o);
+    qsf_ring *r = rt_open(&o);
     QSF_OS->unlinkat = maybe_failing_unlinkat;
     atomic_store(&unlink_fails, 1);
     append_ok(r, 0, 370); /* 10 segments */
@@ -266,30 +218,30 @@ static void trim_unlink_failure_keeps_invariants(void **state) {
     qsf_ring_acknowledge(r, 184); /* segments 0..4 */
     usleep(50000);
     /* The files stay, and stay counted, while their unlink fails. */
-    assert_true(count_files(".sfa") >= 10);
+    assert_true(rt_count_files("f", ".sfa") >= 10);
     assert_true(qsf_ring_owned_bytes(r) >= owned - 4096);
     append_ok(r, 370, 400);
     check_frames(r, 185); /* nothing unacknowledged lost */
 
     atomic_store(&unlink_fails, 0); /* retried with backoff */
-    WAIT_UNTIL(count_files(".sfa") <= 8);
+    RT_WAIT_UNTIL(rt_count_files("f", ".sfa") <= 8);
     check_frames(r, 185);
 
     /* A failing directory sync holds the next quantum back the same way. */
     QSF_OS->fsync = maybe_failing_fsync;
     atomic_store(&dirsync_fails, 1);
-    int before = count_files(".sfa");
+    int before = rt_count_files("f", ".sfa");
     qsf_ring_acknowledge(r, 300);
     usleep(50000);
-    assert_int_equal(count_files(".sfa"), before);
+    assert_int_equal(rt_count_files("f", ".sfa"), before);
     check_frames(r, 301);
     atomic_store(&dirsync_fails, 0);
-    WAIT_UNTIL(count_files(".sfa") < before);
+    RT_WAIT_UNTIL(rt_count_files("f", ".sfa") < before);
     check_frames(r, 301);
     qsf_os_reset();
     qsf_ring_acknowledge(r, 399);
     assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
-    assert_int_equal(count_files(".sfa"), 0);
+    assert_int_equal(rt_count_files("f", ".sfa"), 0);
 }
 
 /* The manifest head has moved past segments whose unlink failed; a close and a
@@ -297,13 +249,13 @@ static void trim_unlink_failure_keeps_invariants(void **state) {
 static void close_during_failures_then_reopen(void **state) {
     (void) state;
     qsf_ring_opts o = sf_opts(4096, QSF_DUR_MEMORY);
-    qsf_ring *r = open_ring(&o);
+    qsf_ring *r = rt_open(&o);
     append_ok(r, 0, 370);
     QSF_OS->unlinkat = maybe_failing_unlinkat;
     atomic_store(&unlink_fails, 1);
     qsf_ring_acknowledge(r, 184);
     usleep(30000);
-    assert_true(count_files(".sfa") >= 10);
+    assert_true(rt_count_files("f", ".sfa") >= 10);
     qsf_errinfo e;
     assert_int_equal(qsf_ring_close(r, &e), QSF_OK); /* not drained: the tail stays */
     atomic_store(&unlink_fails, 0);
@@ -313,7 +265,7 @@ static void close_during_failures_then_reopen(void **state) {
     assert_int_equal(qsf_ring_published_fsn(r), 369);
     int64_t acked = qsf_ring_acked_fsn(r);
     assert_int_equal(acked, 184);
-    assert_true(count_files(".sfa") <= 7); /* leftovers below the head removed */
+    assert_true(rt_count_files("f", ".sfa") <= 7); /* leftovers below the head removed */
     check_frames(r, acked + 1);
     qsf_ring_acknowledge(r, 369);
     assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
@@ -321,11 +273,13 @@ static void close_during_failures_then_reopen(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(enospc_spare_is_backpressure_then_retried, setup, teardown),
-        cmocka_unit_test_setup_teardown(periodic_eio_latched_then_cleared, setup, teardown),
-        cmocka_unit_test_setup_teardown(short_writes_are_completed, setup, teardown),
-        cmocka_unit_test_setup_teardown(trim_unlink_failure_keeps_invariants, setup, teardown),
-        cmocka_unit_test_setup_teardown(close_during_failures_then_reopen, setup, teardown),
+        cmocka_unit_test_setup_teardown(enospc_spare_is_backpressure_then_retried, rt_setup,
+                                        rt_teardown),
+        cmocka_unit_test_setup_teardown(periodic_eio_latched_then_cleared, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(short_writes_are_completed, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(trim_unlink_failure_keeps_invariants, rt_setup,
+                                        rt_teardown),
+        cmocka_unit_test_setup_teardown(close_during_failures_then_reopen, rt_setup, rt_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
