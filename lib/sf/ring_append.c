@@ -219,6 +219,8 @@ static int append_slow(qsf_ring *r, const void *payload, uint32_t len, int64_t *
             atomic_fetch_add(&r->stalls, 1);
             stalled = true;
         }
+        if (atomic_load(&r->dur_latched)) /* the checkpoint it waits for failed */
+            return latched_error(r, err);
         int64_t waited = qsf_ring_now_ns() - start;
         if (waited >= deadline)
             return full_error(r, waited, err);
