@@ -117,6 +117,13 @@ static int maybe_eio_fdatasync(int fd) {
     }
     return fdatasync(fd);
 }
+static int maybe_eio_fdatasync_any(int fd) {
+    if (atomic_load(&sync_fails)) {
+        errno = EIO;
+        return -1;
+    }
+    return fdatasync(fd);
+}
 static int record_msync(void *addr, size_t len, int flags) {
     if (len > 4096) { /* data ranges, not header pages */
         if (atomic_load(&sync_fails))
@@ -153,6 +160,32 @@ static void periodic_eio_latched_then_cleared(void **state) {
     check_frames(r, 0);
     qsf_os_reset();
     assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
+}
+
+/* A rotation waits for the full segment's checkpoint; when that fails the
+ * waiting append gets the sync error, not a "ring full" at its deadline. */
+static void rotation_waiting_for_failed_checkpoint(void **state) {
+    (void) state;
+    qsf_ring_opts o = sf_opts(4096, QSF_DUR_PERIODIC);
+    o.sync_interval_ms = 60000; /* only the rotation asks for a checkpoint */
+    o.append_deadline_ms = 60000;
+    qsf_ring *r = rt_open(&o);
+    RT_WAIT_UNTIL(rt_count_files("f", ".sfa") == 2);
+    QSF_OS->fdatasync = maybe_eio_fdatasync_any;
+    atomic_store(&sync_fails, 1);
+    qsf_errinfo e;
+    int64_t f = 0;
+    int rc;
+    while ((rc = append_frame(r, f, &e)) == QSF_OK)
+        f++;
+    assert_int_equal(f, 37); /* one segment; the rotation needed a checkpoint */
+    assert_int_equal(rc, QSF_E_DURABILITY);
+    assert_null(strstr(e.msg, "ring full"));
+    atomic_store(&sync_fails, 0);
+    RT_WAIT_UNTIL(append_frame(r, f, &e) == QSF_OK); /* retried within min(interval, 1 s) */
+    check_frames(r, 0);
+    qsf_os_reset();
+    qsf_ring_close(r, NULL);
 }
 
 /* ---- short writes ---- */
@@ -276,6 +309,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(enospc_spare_is_backpressure_then_retried, rt_setup,
                                         rt_teardown),
         cmocka_unit_test_setup_teardown(periodic_eio_latched_then_cleared, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(rotation_waiting_for_failed_checkpoint, rt_setup,
+                                        rt_teardown),
         cmocka_unit_test_setup_teardown(short_writes_are_completed, rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(trim_unlink_failure_keeps_invariants, rt_setup,
                                         rt_teardown),
