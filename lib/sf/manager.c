@@ -169,7 +169,7 @@ static int trim_unlink(qsf_ring *r, qsf_errinfo *e) {
                                r->rec.slot.path, s->name, strerror(err));
         }
         s->unlinked = true;
-        QSF_FAULT_POINT(QSF_FP_SEGMENT_UNLINKED);
+        (void) QSF_FAULT_POINT(QSF_FP_SEGMENT_UNLINKED);
     }
     return QSF_OK;
 }

@@ -46,7 +46,7 @@ static int rotation_barriers(qsf_ring *r, qsf_segment *a, qsf_segment *sp, qsf_e
     int rc = qsf_seg_rebase(sp, qsf_seg_end_fsn(a), err);
     if (rc != QSF_OK || !r->sf)
         return rc;
-    QSF_FAULT_POINT(QSF_FP_SPARE_REBASED);
+    (void) QSF_FAULT_POINT(QSF_FP_SPARE_REBASED);
     rc = qsf_seg_sync_header(sp, r->rec.slot.path, err);
     if (rc != QSF_OK)
         return rc;

@@ -216,11 +216,11 @@ bool qsf_seg_append(qsf_segment *s, const void *payload, uint32_t len) {
     uint8_t *f = s->base + off;
     qsf_put_u32(f + 4, len);
     memcpy(f + 8, payload, len);
-    QSF_FAULT_POINT(QSF_FP_FRAME_PAYLOAD_WRITTEN);
+    (void) QSF_FAULT_POINT(QSF_FP_FRAME_PAYLOAD_WRITTEN);
     /* The CRC is the commit marker: written last, after length and payload. */
     uint32_t crc = qsf_crc32c(f + 4, (size_t) len + 4);
     qsf_put_u32(f, crc);
-    QSF_FAULT_POINT(QSF_FP_FRAME_CRC_WRITTEN);
+    (void) QSF_FAULT_POINT(QSF_FP_FRAME_CRC_WRITTEN);
     s->append_off = off + QSF_SFA_FRAME_OVERHEAD + len;
     s->frame_count++;
     atomic_store_explicit(&s->published_off, s->append_off, memory_order_release);
