@@ -234,6 +234,11 @@ static void seek_at_acked_while_publishing(void **state) {
     run_stress(false, 500000, 9973);
 }
 
+static void seek_at_acked_while_publishing_sf(void **state) {
+    (void) state;
+    run_stress(true, 200000, 4999);
+}
+
 /* ---- capacity and backpressure ---- */
 
 static _Atomic int64_t fake_now;
@@ -436,6 +441,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(two_threads_memory, rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(two_threads_sf, rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(seek_at_acked_while_publishing, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(seek_at_acked_while_publishing_sf, rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(full_ring_fails_at_deadline_naming_cause, rt_setup,
                                         rt_teardown),
         cmocka_unit_test_setup_teardown(zero_deadline_fails_at_once, rt_setup, rt_teardown),
