@@ -38,7 +38,8 @@ static int create_spare(qsf_ring *r, qsf_segment **out, qsf_errinfo *err) {
         return rc;
     /* Only the start: these pages are dirty zeros that the header sync at
      * rotation writes out; the rest is populated just ahead of the producer. */
-    qsf_seg_prefault(*out, 0, SPARE_PREFAULT);
+    if (r->durability == QSF_DUR_MEMORY)
+        qsf_seg_prefault(*out, 0, SPARE_PREFAULT);
     rc = qsf_fsync_dir(sl->dirfd, sl->path, err);
     if (rc != QSF_OK) { /* not known to the directory: remove and retry later */
         QSF_OS->unlinkat(sl->dirfd, name, 0);
@@ -337,9 +338,11 @@ static void periodic_checkpoint(qsf_ring *r) {
 #define PREFAULT_AHEAD ((uint64_t) 4 << 20)
 
 /* Keeps the next 4 MiB after the active segment's published end faulted in,
- * so the producer's stores do not take page faults (SF mode). */
+ * so the producer's stores do not take page faults. SF mode with `memory`
+ * durability only: with data barriers, populated zero pages would be written
+ * by the next sync and then fault again on the producer's first store. */
 static void prefault_active(qsf_ring *r) {
-    if (!r->sf)
+    if (!r->sf || r->durability != QSF_DUR_MEMORY)
         return;
     pthread_mutex_lock(&r->mu);
     qsf_segment *a = r->active; /* never freed by anyone but this thread */
