@@ -128,8 +128,11 @@ static int record_msync(void *addr, size_t len, int flags) {
     if (len > 4096) { /* data ranges, not header pages */
         if (atomic_load(&sync_fails))
             atomic_store(&failed_msync_len, len);
-        else if (atomic_load(&failed_msync_len))
-            atomic_store(&ok_msync_after_fail_len, len);
+        else if (atomic_load(&failed_msync_len)) { /* the largest successful retry */
+            uint64_t cur = atomic_load(&ok_msync_after_fail_len);
+            while (cur < len && !atomic_compare_exchange_weak(&ok_msync_after_fail_len, &cur, len))
+                ;
+        }
     }
     return msync(addr, len, flags);
 }
