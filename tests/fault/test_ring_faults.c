@@ -78,13 +78,20 @@ static int maybe_enospc(int fd, off_t off, off_t len) {
     return posix_fallocate(fd, off, len);
 }
 
+static _Atomic int64_t fake_now;
+static int64_t fake_clock(void) {
+    return atomic_fetch_add(&fake_now, 50 * 1000000); /* 50 ms per reading */
+}
+
 static void enospc_spare_is_backpressure_then_retried(void **state) {
     (void) state;
     qsf_ring_opts o = sf_opts(4096, QSF_DUR_MEMORY);
+    o.append_deadline_ms = 5000;
     qsf_ring *r = rt_open(&o);
     RT_WAIT_UNTIL(rt_count_files("f", ".sfa") == 2); /* active + spare */
     atomic_store(&nospace, 1);
     QSF_OS->fallocate = maybe_enospc;
+    QSF_OS->mono_ns = fake_clock; /* the deadline passes without real waiting */
     /* 37 frames of 108 bytes fill a 4 KiB segment; the spare takes the next 37. */
     qsf_errinfo e;
     int64_t f = 0;
@@ -99,6 +106,7 @@ static void enospc_spare_is_backpressure_then_retried(void **state) {
     assert_int_equal(rt_count_files("f", ".sfa"), 2); /* no partial spare left behind */
     check_frames(r, 0);
 
+    qsf_os_reset();            /* real clock and fallocate again */
     atomic_store(&nospace, 0); /* the manager retries on its next tick */
     append_ok(r, f, f + 100);
     check_frames(r, 0);
