@@ -60,20 +60,9 @@ static void note_create_failure(qsf_ring *r, const qsf_errinfo *e) {
     }
 }
 
-/* Under mu: a pooled memory buffer becomes the spare. */
-static bool spare_from_pool_locked(qsf_ring *r) {
-    if (r->spare || r->rotating || r->npool == 0)
-        return false;
-    qsf_segment *s = r->pool[--r->npool];
-    qsf_seg_reuse_mem(s, qsf_ring_published_fsn(r) + 1);
-    r->spare = s;
-    qsf_ring_wake_producers_locked(r);
-    return true;
-}
-
 static void provision_spare(qsf_ring *r) {
     pthread_mutex_lock(&r->mu);
-    spare_from_pool_locked(r);
+    qsf_ring_spare_from_pool_locked(r);
     bool need = !r->spare && !r->rotating && qsf_ring_spare_fits_locked(r);
     pthread_mutex_unlock(&r->mu);
     if (!need)
@@ -193,7 +182,7 @@ static void release_pending(qsf_ring *r) {
             r->pool[r->npool++] = done[--n];
             bytes -= done[n]->size;
         }
-        spare_from_pool_locked(r);
+        qsf_ring_spare_from_pool_locked(r);
     }
     qsf_ring_release_bytes_locked(r, bytes);
     pthread_mutex_unlock(&r->mu);

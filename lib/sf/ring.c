@@ -33,6 +33,16 @@ void qsf_ring_wake_producers_locked(qsf_ring *r) {
     pthread_cond_broadcast(&r->space_cv);
 }
 
+bool qsf_ring_spare_from_pool_locked(qsf_ring *r) {
+    if (r->spare || r->rotating || r->npool == 0)
+        return false;
+    qsf_segment *s = r->pool[--r->npool];
+    qsf_seg_reuse_mem(s, qsf_ring_published_fsn(r) + 1);
+    r->spare = s;
+    qsf_ring_wake_producers_locked(r);
+    return true;
+}
+
 void qsf_ring_release_bytes_locked(qsf_ring *r, uint64_t bytes) {
     atomic_fetch_sub(&r->owned_bytes, bytes);
     qsf_ring_wake_producers_locked(r);

@@ -59,8 +59,10 @@ static int rotation_barriers(qsf_ring *r, qsf_segment *a, qsf_segment *sp, qsf_e
     return rc;
 }
 
-/* Under mu: why there is nothing to rotate into, or NULL-free go-ahead. */
+/* Under mu: non-zero (and the cause noted) when there is no spare to rotate
+ * into yet, or periodic mode must first make the full segment durable. */
 static int rotation_blocked_locked(qsf_ring *r, qsf_segment *a) {
+    qsf_ring_spare_from_pool_locked(r);
     if (!r->spare) {
         r->wait_cause =
             r->create_err[0] && qsf_ring_spare_fits_locked(r) ? QSF_WAIT_CREATE : QSF_WAIT_SPACE;

@@ -136,6 +136,10 @@ int64_t qsf_ring_now_ns(void);
 void qsf_ring_release_bytes_locked(qsf_ring *r, uint64_t bytes);
 /* Effective cap check for a new spare: under mu. */
 bool qsf_ring_spare_fits_locked(const qsf_ring *r);
+/* Memory mode, under mu: a pooled buffer becomes the spare (if there is no
+ * spare). The producer calls it at rotation too, so a busy manager thread
+ * does not stall it while trimmed buffers are waiting. */
+bool qsf_ring_spare_from_pool_locked(qsf_ring *r);
 /* Bumps wake_gen and wakes every waiting producer: under mu. */
 void qsf_ring_wake_producers_locked(qsf_ring *r);
 
