@@ -10,6 +10,7 @@
 #include "os/os.h"
 #include "sf/sfa.h"
 #include "sf/sfio.h"
+#include "sf/slot.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -248,18 +249,12 @@ static void mf_init(qsf_manifest *m, const char *dir) {
     m->fd = -1;
 }
 
-/* Debris of an interrupted creation: set aside as .corrupt (removed if the
- * rename fails), then the directory is synced. */
+/* Debris of an interrupted creation: set aside as .corrupt (never replacing
+ * earlier debris; removed if the rename fails), then the directory is synced. */
 static int mf_set_aside(int dirfd, const char *dir, qsf_errinfo *err) {
-    const char *to = QSF_NAME_MANIFEST ".corrupt";
-    QSF_LOGW("%s/%s has no valid record or a wrong size; renaming it to %s", dir, QSF_NAME_MANIFEST,
-             to);
-    if (QSF_OS->renameat(dirfd, QSF_NAME_MANIFEST, dirfd, to) != 0) {
-        int rc = qsf_unlink_quiet(dirfd, dir, QSF_NAME_MANIFEST, err);
-        if (rc != QSF_OK)
-            return rc;
-    }
-    return qsf_fsync_dir(dirfd, dir, err);
+    QSF_LOGW("%s/%s has no valid record or a wrong size; setting it aside", dir, QSF_NAME_MANIFEST);
+    int rc = qsf_slot_quarantine_file(dirfd, dir, QSF_NAME_MANIFEST, err);
+    return rc == QSF_OK ? qsf_fsync_dir(dirfd, dir, err) : rc;
 }
 
 int qsf_manifest_open(int slot_dirfd, const char *slot_path, qsf_manifest *m, qsf_errinfo *err) {

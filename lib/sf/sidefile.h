@@ -105,10 +105,11 @@ typedef struct qsf_manifest {
 } qsf_manifest;
 
 /* Recovering slot: opens <slot>/sf-manifest.bin if present (O_NOFOLLOW). Missing:
- * fd -1 and QSF_OK. Wrong size or no valid record: renamed to
- * sf-manifest.bin.corrupt (removed if the rename fails; dir fsynced) and treated
- * as absent (renamed_corrupt = true). Errors: QSF_E_IO (read failure, symlink,
- * rename and unlink both failing). */
+ * fd -1 and QSF_OK. Wrong size or no valid record: set aside with
+ * qsf_slot_quarantine_file (sf-manifest.bin.corrupt, or .corrupt-<N> when that
+ * is taken; removed if the rename fails; dir fsynced) and treated as absent
+ * (renamed_corrupt = true). Errors: QSF_E_IO (read failure, symlink, rename and
+ * unlink both failing, every quarantine name taken). */
 int qsf_manifest_open(int slot_dirfd, const char *slot_path, qsf_manifest *m, qsf_errinfo *err);
 
 /* Creates sf-manifest.bin: O_EXCL, preallocated to 8192, record generation 1

@@ -263,14 +263,51 @@ int qsf_slot_write_failed(int slot_dirfd, const char *slot_path, const char *rea
     return rc;
 }
 
+/* True if <dir>/<name> exists (any type, a symlink not followed): rename()
+ * would silently replace a file or an empty directory, so taken names are
+ * skipped explicitly (the slot lock keeps other qsf processes out meanwhile). */
+static bool name_taken(int dirfd, const char *name) {
+    int fd = QSF_OS->openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_PATH, 0);
+    if (fd >= 0) {
+        QSF_OS->close(fd);
+        return true;
+    }
+    return errno != ENOENT;
+}
+
+/* Renames <dirfd>/<from> to the first free "<from><suffix>-<n>", n = 1..64
+ * (plain "<from><suffix>" for n = 1 when bare_first), never replacing an
+ * earlier quarantine. The name used is left in `to`. Returns 0, 1 when all 64
+ * names are taken, or -1 with errno when the rename fails. */
+static int rename_free(int dirfd, const char *from, const char *suffix, bool bare_first, char *to,
+                       size_t cap) {
+    for (int n = 1; n <= QSF_MAX_QUARANTINE_ATTEMPTS; n++) {
+        if (n == 1 && bare_first)
+            snprintf(to, cap, "%s%s", from, suffix);
+        else
+            snprintf(to, cap, "%s%s-%d", from, suffix, n);
+        if (name_taken(dirfd, to))
+            continue;
+        if (QSF_OS->renameat(dirfd, from, dirfd, to) == 0)
+            return 0;
+        if (errno != EEXIST && errno != ENOTEMPTY)
+            return -1;
+    }
+    return 1;
+}
+
 int qsf_slot_quarantine_file(int slot_dirfd, const char *slot_path, const char *name,
                              qsf_errinfo *err) {
     char to[300];
-    snprintf(to, sizeof to, "%s.corrupt", name);
-    if (QSF_OS->renameat(slot_dirfd, name, slot_dirfd, to) == 0) {
+    int r = rename_free(slot_dirfd, name, ".corrupt", true, to, sizeof to);
+    if (r == 0) {
         QSF_LOGW("quarantined %s/%s as %s", slot_path, name, to);
         return qsf_fault_check(QSF_FP_QUARANTINE_RENAMED, err);
     }
+    if (r > 0) /* never delete a file because older quarantines fill the names */
+        return qsf_err_set(err, QSF_E_IO, 0, 0,
+                           "cannot quarantine %s/%s: %s.corrupt and .corrupt-2..%d are all taken",
+                           slot_path, name, name, QSF_MAX_QUARANTINE_ATTEMPTS);
     int e = errno;
     QSF_LOGW("cannot rename %s/%s to %s (%s); removing it instead", slot_path, name, to,
              strerror(e));
@@ -279,29 +316,13 @@ int qsf_slot_quarantine_file(int slot_dirfd, const char *slot_path, const char *
     return qsf_file_err(err, errno, "cannot quarantine or remove", slot_path, name);
 }
 
-/* True if <sf_dir>/<name> exists (any type): rename() would replace an empty
- * directory, so taken names are skipped explicitly. */
-static bool name_taken(int sf_dirfd, const char *name) {
-    int fd = QSF_OS->openat(sf_dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_PATH, 0);
-    if (fd >= 0) {
-        QSF_OS->close(fd);
-        return true;
-    }
-    return errno != ENOENT;
-}
-
 static int rename_slot(qsf_slot *s, char *newname, size_t cap, qsf_errinfo *err) {
-    for (int n = 1; n <= QSF_MAX_QUARANTINE_ATTEMPTS; n++) {
-        snprintf(newname, cap, "%s.unreplayable-%d", s->name, n);
-        if (name_taken(s->sf_dirfd, newname))
-            continue;
-        if (QSF_OS->renameat(s->sf_dirfd, s->name, s->sf_dirfd, newname) == 0)
-            return qsf_fault_check(QSF_FP_QUARANTINE_RENAMED, err);
-        int e = errno;
-        if (e != EEXIST && e != ENOTEMPTY)
-            return qsf_err_set(err, QSF_E_IO, 0, e, "cannot rename slot %s to %s/%s: %s", s->path,
-                               s->sf_dir, newname, strerror(e));
-    }
+    int r = rename_free(s->sf_dirfd, s->name, ".unreplayable", false, newname, cap);
+    if (r == 0)
+        return qsf_fault_check(QSF_FP_QUARANTINE_RENAMED, err);
+    if (r < 0)
+        return qsf_err_set(err, QSF_E_IO, 0, errno, "cannot rename slot %s to %s/%s: %s", s->path,
+                           s->sf_dir, newname, strerror(errno));
     return qsf_err_set(err, QSF_E_IO, 0, 0,
                        "cannot quarantine slot %s: %s.unreplayable-1..%d are all taken", s->path,
                        s->name, QSF_MAX_QUARANTINE_ATTEMPTS);

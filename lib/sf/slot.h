@@ -70,9 +70,12 @@ int qsf_lock_file(int dirfd, const char *dir_path, const char *name, const char 
 int qsf_slot_write_failed(int slot_dirfd, const char *slot_path, const char *reason,
                           qsf_errinfo *err);
 
-/* Renames <slot>/<name> to <name>.corrupt (replacing an older one); if the rename
- * fails the file is removed instead. Fault point QSF_FP_QUARANTINE_RENAMED fires
- * after the rename; the caller fsyncs the directory. QSF_E_IO when both fail. */
+/* Renames <slot>/<name> to <name>.corrupt, or to the first free
+ * <name>.corrupt-<N> (N = 2..64) when earlier quarantines hold that name: an
+ * older quarantined file is never replaced. If the rename fails the file is
+ * removed instead. Fault point QSF_FP_QUARANTINE_RENAMED fires after the
+ * rename; the caller fsyncs the directory. QSF_E_IO when both fail, or when all
+ * 64 names are taken (the file is then left in place). */
 int qsf_slot_quarantine_file(int slot_dirfd, const char *slot_path, const char *name,
                              qsf_errinfo *err);
 

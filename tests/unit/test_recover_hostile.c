@@ -220,10 +220,36 @@ static void malformed_delta_sections(void **state) {
     qsf_slot_release(&r);
 }
 
+/* A second corrupt sf-initial.sfa (recreated by every fresh start) must not
+ * replace the first one's quarantined copy: .corrupt files are evidence and
+ * may hold frames an operator can still salvage. */
+static void quarantine_never_replaces_an_earlier_one(void **state) {
+    (void) state;
+    tu_write_file(st_path(st_slot, "sf-initial.sfa.corrupt"), "first", 5);
+    tu_write_file(st_path(st_slot, "sf-initial.sfa"), "second", 6);
+    qsf_slot_recovered r;
+    st_open_ok(st_sfdir, &r);
+    assert_true(r.fresh);
+    assert_int_equal(r.report.quarantined_files, 1);
+    qsf_slot_release(&r);
+    expect_file(st_path(st_slot, "sf-initial.sfa.corrupt"), (const uint8_t *) "first", 5);
+    expect_file(st_path(st_slot, "sf-initial.sfa.corrupt-2"), (const uint8_t *) "second", 6);
+    /* manifest debris is set aside the same way */
+    unlink(st_path(st_slot, "sf-initial.sfa"));
+    tu_write_file(st_path(st_slot, QSF_NAME_MANIFEST ".corrupt"), "old", 3);
+    tu_write_file(st_path(st_slot, QSF_NAME_MANIFEST), "new!", 4);
+    st_open_ok(st_sfdir, &r);
+    assert_true(r.fresh);
+    qsf_slot_release(&r);
+    expect_file(st_path(st_slot, QSF_NAME_MANIFEST ".corrupt"), (const uint8_t *) "old", 3);
+    expect_file(st_path(st_slot, QSF_NAME_MANIFEST ".corrupt-2"), (const uint8_t *) "new!", 4);
+}
+
 int main(void) {
 #define T(f) cmocka_unit_test_setup_teardown(f, st_setup, st_teardown)
     const struct CMUnitTest tests[] = {
         T(truncated_header),
+        T(quarantine_never_replaces_an_earlier_one),
         T(huge_and_negative_frame_lengths),
         T(negative_base_seq_is_corrupt),
         T(overlapping_segments_fail),

@@ -175,6 +175,17 @@ static void failed_marker_and_file_quarantine(void **state) {
     assert_int_equal(qsf_slot_quarantine_file(s.dirfd, s.path, "bad.sfa", &e), QSF_OK);
     assert_false(st_exists(st_path(s.path, "bad.sfa")));
     assert_true(st_exists(st_path(s.path, "bad.sfa.corrupt")));
+    /* every quarantine name taken: the file stays, nothing earlier is replaced */
+    for (int i = 2; i <= 64; i++) {
+        char n[64];
+        snprintf(n, sizeof n, "bad.sfa.corrupt-%d", i);
+        tu_write_file(st_path(s.path, n), "old", 3);
+    }
+    tu_write_file(st_path(s.path, "bad.sfa"), "new", 3);
+    assert_int_equal(qsf_slot_quarantine_file(s.dirfd, s.path, "bad.sfa", &e), QSF_E_IO);
+    assert_non_null(strstr(e.msg, "all taken"));
+    assert_int_equal(st_size(st_path(s.path, "bad.sfa")), 3);
+    assert_int_equal(st_size(st_path(s.path, "bad.sfa.corrupt")), 2);
     qsf_slot_close(&s);
 }
 
