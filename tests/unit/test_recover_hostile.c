@@ -245,10 +245,31 @@ static void quarantine_never_replaces_an_earlier_one(void **state) {
     expect_file(st_path(st_slot, QSF_NAME_MANIFEST ".corrupt-2"), (const uint8_t *) "new!", 4);
 }
 
+/* A FIFO where a regular file is expected must be refused, not opened: a
+ * blocking open of a FIFO waits forever for a writer, hanging the open. */
+static void fifo_named_like_a_segment_is_refused(void **state) {
+    (void) state;
+    assert_int_equal(mkfifo(st_path(st_slot, "sf-0000000000000001.sfa"), 0600), 0);
+    alarm(10); /* a hang fails the test instead of the whole suite */
+    const char *msg = st_open_fail(st_sfdir, QSF_E_IO);
+    assert_non_null(strstr(msg, "sf-0000000000000001.sfa: not a regular file"));
+    /* the same for the pid file read on lock contention (holder diagnostics) */
+    unlink(st_path(st_slot, "sf-0000000000000001.sfa"));
+    qsf_slot_recovered r;
+    st_open_ok(st_sfdir, &r);
+    unlink(st_path(st_slot, QSF_NAME_LOCK_PID));
+    assert_int_equal(mkfifo(st_path(st_slot, QSF_NAME_LOCK_PID), 0600), 0);
+    msg = st_open_fail(st_sfdir, QSF_E_LOCKED);
+    assert_non_null(strstr(msg, "holder=pid=unknown"));
+    qsf_slot_release(&r);
+    alarm(0);
+}
+
 int main(void) {
 #define T(f) cmocka_unit_test_setup_teardown(f, st_setup, st_teardown)
     const struct CMUnitTest tests[] = {
         T(truncated_header),
+        T(fifo_named_like_a_segment_is_refused),
         T(quarantine_never_replaces_an_earlier_one),
         T(huge_and_negative_frame_lengths),
         T(negative_base_seq_is_corrupt),
