@@ -265,6 +265,31 @@ static void fifo_named_like_a_segment_is_refused(void **state) {
     alarm(0);
 }
 
+/* A baseSeq so large that baseSeq + frameCount overflows int64 cannot be a real
+ * FSN: it is corrupt like a negative one, never wrapped into a bogus
+ * publishedFsn (signed overflow is undefined behaviour besides). */
+static void base_seq_near_int64_max_is_corrupt(void **state) {
+    (void) state;
+    const char *a[] = {"x", "y", "z"};
+    st_segment_str(st_slot, "sf-0000000000000001.sfa", SEG, 0, INT64_MAX - 1, 3, a);
+    qsf_slot_recovered r;
+    st_open_ok(st_sfdir, &r);
+    assert_true(r.fresh);
+    assert_int_equal(r.report.quarantined_files, 1);
+    assert_true(r.published_fsn >= r.acked_fsn);
+    qsf_slot_release(&r);
+    assert_true(st_exists(st_path(st_slot, "sf-0000000000000001.sfa.corrupt")));
+    /* the largest base whose every frame slot still has an FSN is accepted */
+    unlink(st_path(st_slot, "sf-initial.sfa"));
+    unlink(st_path(st_slot, QSF_NAME_MANIFEST));
+    int64_t top = INT64_MAX - (SEG - 24) / 8;
+    st_segment_str(st_slot, "sf-0000000000000002.sfa", SEG, 0, top, 3, a);
+    st_open_ok(st_sfdir, &r);
+    assert_false(r.fresh);
+    assert_int_equal(r.published_fsn, top + 2);
+    qsf_slot_release(&r);
+}
+
 int main(void) {
 #define T(f) cmocka_unit_test_setup_teardown(f, st_setup, st_teardown)
     const struct CMUnitTest tests[] = {
@@ -273,6 +298,7 @@ int main(void) {
         T(quarantine_never_replaces_an_earlier_one),
         T(huge_and_negative_frame_lengths),
         T(negative_base_seq_is_corrupt),
+        T(base_seq_near_int64_max_is_corrupt),
         T(overlapping_segments_fail),
         T(unknown_version_or_flags_leave_files_untouched),
         T(symlinked_segment_is_refused),
