@@ -69,8 +69,10 @@ typedef struct qsf_watermark {
 /* Recovering slot: opens <slot>/.ack-watermark (O_NOFOLLOW). Missing file: the
  * handle stays closed (fd -1, present false) and QSF_OK. A file of any size other
  * than 8192 is reset (truncated, preallocated to 8192 zero bytes, synced) and
- * treated as absent (reset = true). Errors: QSF_E_IO / QSF_E_NOSPC with the path
- * (operational: a read error is never "absent"). */
+ * treated as absent (reset = true). A record at generation INT64_MAX is
+ * renumbered to generation 2 with the same value (two synced record writes) so
+ * later writes can advance. Errors: QSF_E_IO / QSF_E_NOSPC / QSF_E_DURABILITY
+ * with the path (operational: a read error is never "absent"). */
 int qsf_watermark_open(int slot_dirfd, const char *slot_path, qsf_watermark *wm, qsf_errinfo *err);
 
 /* Fresh slot (or a slot that has none): removes a stale file, creates a new one
@@ -108,8 +110,9 @@ typedef struct qsf_manifest {
  * fd -1 and QSF_OK. Wrong size or no valid record: set aside with
  * qsf_slot_quarantine_file (sf-manifest.bin.corrupt, or .corrupt-<N> when that
  * is taken; removed if the rename fails; dir fsynced) and treated as absent
- * (renamed_corrupt = true). Errors: QSF_E_IO (read failure, symlink, rename and
- * unlink both failing, every quarantine name taken). */
+ * (renamed_corrupt = true). A record at generation INT64_MAX is renumbered like
+ * the watermark's. Errors: QSF_E_IO (read failure, symlink, rename and unlink
+ * both failing, every quarantine name taken), QSF_E_DURABILITY (renumbering). */
 int qsf_manifest_open(int slot_dirfd, const char *slot_path, qsf_manifest *m, qsf_errinfo *err);
 
 /* Creates sf-manifest.bin: O_EXCL, preallocated to 8192, record generation 1
