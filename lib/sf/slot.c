@@ -114,20 +114,29 @@ int qsf_lock_file(int dirfd, const char *dir_path, const char *name, const char 
     return QSF_OK;
 }
 
+/* The directory holding the last component of `path`. Trailing '/' do not
+ * form a component: "/a/b/" -> "/a", "b" -> ".", "/b" -> "/". */
+static void parent_of(const char *path, char *out, size_t cap) {
+    snprintf(out, cap, "%s", path);
+    size_t n = strlen(out);
+    while (n > 1 && out[n - 1] == '/')
+        out[--n] = '\0';
+    char *slash = strrchr(out, '/');
+    if (!slash)
+        snprintf(out, cap, ".");
+    else if (slash == out)
+        slash[1] = '\0';
+    else
+        *slash = '\0';
+}
+
 /* fsync of the directory holding a new entry, so the entry survives a host
  * crash (everything fsynced inside a directory is lost with its entry). */
 static int sync_parent(int atfd, const char *name, const char *shown, qsf_errinfo *err) {
     char parent[QSF_SLOT_PATH_MAX];
     int fd = atfd;
     if (atfd == AT_FDCWD) {
-        snprintf(parent, sizeof parent, "%s", name);
-        char *slash = strrchr(parent, '/');
-        if (slash == parent)
-            slash[1] = '\0';
-        else if (slash)
-            *slash = '\0';
-        else
-            snprintf(parent, sizeof parent, ".");
+        parent_of(name, parent, sizeof parent);
         fd = QSF_OS->open(parent, DIR_FLAGS, 0);
         if (fd < 0)
             return qsf_err_set(err, QSF_E_IO, 0, errno, "cannot open directory %s: %s", parent,

@@ -3,6 +3,7 @@
 
 #include "sftest.h"
 
+#include "os/os.h"
 #include "sf/slot.h"
 
 #include <fcntl.h>
@@ -225,12 +226,44 @@ static void slot_quarantine_gives_up_after_64(void **state) {
     qsf_slot_close(&s);
 }
 
+static char opened_dir[4][700];
+static int n_opened;
+static int (*real_open)(const char *, int, mode_t);
+
+static int recording_open(const char *path, int flags, mode_t mode) {
+    if ((flags & O_DIRECTORY) && n_opened < 4)
+        snprintf(opened_dir[n_opened++], sizeof opened_dir[0], "%s", path);
+    return real_open(path, flags, mode);
+}
+
+/* Creating sf_dir adds an entry to its PARENT, so the parent is what must be
+ * fsynced; a trailing '/' in the configured path must not make that the new
+ * directory itself (the entry, and every synced file below it, could vanish
+ * in a host crash). */
+static void new_sf_dir_entry_is_synced_in_its_parent(void **state) {
+    (void) state;
+    char with_slash[700];
+    snprintf(with_slash, sizeof with_slash, "%s//", sfdir);
+    real_open = QSF_OS->open;
+    QSF_OS->open = recording_open;
+    n_opened = 0;
+    qsf_slot s;
+    qsf_errinfo e;
+    int rc = qsf_slot_acquire(with_slash, NULL, &s, &e);
+    QSF_OS->open = real_open;
+    assert_int_equal(rc, QSF_OK);
+    assert_int_equal(n_opened, 1); /* the parent, opened to be fsynced */
+    assert_string_equal(opened_dir[0], root);
+    qsf_slot_close(&s);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sender_ids),
         cmocka_unit_test(segment_names),
         cmocka_unit_test_setup_teardown(acquire_creates_private_dirs_and_pid, setup, teardown),
         cmocka_unit_test_setup_teardown(sf_dir_is_created_one_level_only, setup, teardown),
+        cmocka_unit_test_setup_teardown(new_sf_dir_entry_is_synced_in_its_parent, setup, teardown),
         cmocka_unit_test_setup_teardown(lock_contention_across_processes, setup, teardown),
         cmocka_unit_test_setup_teardown(holder_unknown_without_pid_file, setup, teardown),
         cmocka_unit_test_setup_teardown(failed_marker_and_file_quarantine, setup, teardown),
