@@ -22,9 +22,9 @@
 
 int qsf_sender_id_check(const char *id, qsf_errinfo *err) {
     size_t n = strlen(id);
-    if (n == 0 || n >= QSF_SLOT_NAME_MAX)
+    if (n == 0 || n > QSF_SLOT_NAME_MAX)
         return qsf_err_set(err, QSF_E_INVAL, 0, 0, "sender_id must be 1..%d bytes long, got %zu",
-                           QSF_SLOT_NAME_MAX - 1, n);
+                           QSF_SLOT_NAME_MAX, n);
     for (size_t i = 0; i < n; i++) {
         char c = id[i];
         bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||

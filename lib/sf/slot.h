@@ -25,19 +25,19 @@
 #include <stdint.h>
 
 #define QSF_SLOT_PATH_MAX 1024
-#define QSF_SLOT_NAME_MAX 200
+#define QSF_SLOT_NAME_MAX 200 /* longest sender_id in bytes (connect-string.md) */
 
 typedef struct qsf_slot {
-    char sf_dir[QSF_SLOT_PATH_MAX]; /* as given (verbatim, no ~ expansion) */
-    char name[QSF_SLOT_NAME_MAX];   /* sender_id */
-    char path[QSF_SLOT_PATH_MAX];   /* <sf_dir>/<name> */
-    int sf_dirfd;                   /* O_DIRECTORY descriptor of sf_dir, -1 if closed */
-    int dirfd;                      /* O_DIRECTORY descriptor of the slot, -1 if closed */
-    int logical_lock_fd;            /* .slot-locks/<slot>.lock, -1 when not held */
-    int lock_fd;                    /* <slot>/.lock, -1 when not held */
+    char sf_dir[QSF_SLOT_PATH_MAX];   /* as given (verbatim, no ~ expansion) */
+    char name[QSF_SLOT_NAME_MAX + 1]; /* sender_id */
+    char path[QSF_SLOT_PATH_MAX];     /* <sf_dir>/<name> */
+    int sf_dirfd;                     /* O_DIRECTORY descriptor of sf_dir, -1 if closed */
+    int dirfd;                        /* O_DIRECTORY descriptor of the slot, -1 if closed */
+    int logical_lock_fd;              /* .slot-locks/<slot>.lock, -1 when not held */
+    int lock_fd;                      /* <slot>/.lock, -1 when not held */
 } qsf_slot;
 
-/* 0 if id is a valid sender_id: 1..QSF_SLOT_NAME_MAX-1 bytes of [A-Za-z0-9_-].
+/* 0 if id is a valid sender_id: 1..QSF_SLOT_NAME_MAX bytes of [A-Za-z0-9_-].
  * Otherwise QSF_E_INVAL naming the id and the first bad byte position. */
 int qsf_sender_id_check(const char *id, qsf_errinfo *err);
 

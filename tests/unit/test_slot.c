@@ -41,10 +41,35 @@ static void sender_ids(void **state) {
         assert_int_equal(qsf_sender_id_check(bad[i], &e), QSF_E_INVAL);
     assert_int_equal(qsf_sender_id_check("a b", &e), QSF_E_INVAL);
     assert_non_null(strstr(e.msg, "position 1"));
-    char longid[QSF_SLOT_NAME_MAX + 1];
-    memset(longid, 'a', sizeof longid - 1);
-    longid[sizeof longid - 1] = 0;
+    /* connect-string.md: 1..200 bytes, the same bound the connect string checks */
+    char longid[202];
+    memset(longid, 'a', 200);
+    longid[200] = 0;
+    assert_int_equal(qsf_sender_id_check(longid, &e), QSF_OK);
+    longid[200] = 'a', longid[201] = 0;
     assert_int_equal(qsf_sender_id_check(longid, &e), QSF_E_INVAL);
+    assert_non_null(strstr(e.msg, "1..200 bytes long, got 201"));
+}
+
+/* A 200-byte sender_id (the longest the connect string accepts) opens a slot,
+ * and its lock names and quarantine name fit. */
+static void longest_sender_id_opens_a_slot(void **state) {
+    (void) state;
+    char id[201];
+    memset(id, 'z', 200);
+    id[200] = 0;
+    qsf_slot s;
+    qsf_errinfo e;
+    assert_int_equal(qsf_slot_acquire(sfdir, id, &s, &e), QSF_OK);
+    assert_string_equal(s.name, id);
+    char lock[300];
+    snprintf(lock, sizeof lock, ".slot-locks/%s.lock.pid", id);
+    assert_true(st_exists(st_path(sfdir, lock)));
+    char path[700], want[300];
+    assert_int_equal(qsf_slot_quarantine_slot(&s, "x", path, sizeof path, &e), QSF_OK);
+    snprintf(want, sizeof want, "%s.unreplayable-1", id);
+    assert_string_equal(path, st_path(sfdir, want));
+    qsf_slot_close(&s);
 }
 
 static void segment_names(void **state) {
@@ -261,6 +286,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sender_ids),
         cmocka_unit_test(segment_names),
+        cmocka_unit_test_setup_teardown(longest_sender_id_opens_a_slot, setup, teardown),
         cmocka_unit_test_setup_teardown(acquire_creates_private_dirs_and_pid, setup, teardown),
         cmocka_unit_test_setup_teardown(sf_dir_is_created_one_level_only, setup, teardown),
         cmocka_unit_test_setup_teardown(new_sf_dir_entry_is_synced_in_its_parent, setup, teardown),
