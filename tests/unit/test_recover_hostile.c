@@ -290,6 +290,35 @@ static void base_seq_near_int64_max_is_corrupt(void **state) {
     qsf_slot_release(&r);
 }
 
+/* A section start so large that start + count wraps 64 bits is as malformed as
+ * any start past the 2,000,000-id limit: logged and left to the server, not
+ * read as "needs ids nobody has" (which quarantines the whole slot). */
+static void delta_start_that_wraps_is_malformed(void **state) {
+    (void) state;
+    uint8_t p[2][64];
+    const uint8_t *pp[2] = {p[0], p[1]};
+    uint32_t l[2];
+    const uint8_t body[] = {0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01, /* 2^64-1 */
+                            0x02, 0x01, 'a',  0x01, 'b'};
+    const uint8_t far[] = {0x80, 0x8D, 0xB7, 0x01, 0x01, 0x01, 'a'}; /* start 3,000,000 */
+    st_qwp(p[0], 0x08, 0, 0, NULL);
+    memcpy(p[1], p[0], 12);
+    memcpy(p[0] + 12, body, sizeof body);
+    memcpy(p[1] + 12, far, sizeof far);
+    l[0] = 12 + sizeof body;
+    l[1] = 12 + sizeof far;
+    qsf_put_u32(p[0] + 8, sizeof body);
+    qsf_put_u32(p[1] + 8, sizeof far);
+    st_segment(st_slot, "sf-0000000000000001.sfa", SEG, F, 0, 2, pp, l);
+    st_manifest(st_slot, 1, 0, 0);
+    qsf_slot_recovered r;
+    st_open_ok(st_sfdir, &r);
+    assert_false(r.data_loss); /* both frames alike: malformed, the server judges */
+    assert_int_equal(r.segments[0].frame_count, 2);
+    assert_int_equal(qsf_symdict_size(&r.symdict), 0);
+    qsf_slot_release(&r);
+}
+
 int main(void) {
 #define T(f) cmocka_unit_test_setup_teardown(f, st_setup, st_teardown)
     const struct CMUnitTest tests[] = {
@@ -307,6 +336,7 @@ int main(void) {
         T(directory_named_like_a_segment),
         T(zero_filled_files),
         T(malformed_delta_sections),
+        T(delta_start_that_wraps_is_malformed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
