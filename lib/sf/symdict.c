@@ -376,13 +376,21 @@ static void fall_back(qsf_symdict *d, const char *dir, const char *why) {
     d->self_sufficient = true;
 }
 
+/* Open failures that describe the file itself (missing, a symlink, not a
+ * regular file) rather than the environment: these fall back. */
+static bool unusable_file(int e) {
+    return e == ENOENT || e == ELOOP || e == EINVAL || e == EISDIR || e == ENXIO;
+}
+
 int qsf_symdict_open(qsf_symdict *d, int slot_dirfd, const char *slot_path, qsf_errinfo *err) {
     qsf_symdict_init(d);
     snprintf(d->dir, sizeof d->dir, "%s", slot_path);
     uint64_t fsize = 0;
     d->fd = qsf_open_regular(slot_dirfd, QSF_NAME_SYMDICT, O_RDWR, &fsize);
+    if (d->fd < 0 && !unusable_file(errno)) /* EIO, EMFILE, EACCES...: never "no file" */
+        return qsf_file_err(err, errno, "cannot open", slot_path, QSF_NAME_SYMDICT);
     if (d->fd < 0) {
-        fall_back(d, slot_path, errno == ENOENT ? "is missing" : "cannot be opened");
+        fall_back(d, slot_path, errno == ENOENT ? "is missing" : "is not a regular file");
         return QSF_OK;
     }
     uint8_t h[QSF_SYD_HEADER_SIZE];
