@@ -444,7 +444,7 @@ static int cut_tail(qsf_symdict *d, const char *dir, qsf_errinfo *err) {
     if (QSF_OS->ftruncate(d->fd, (off_t) d->valid_end) != 0)
         return qsf_file_err(err, errno, "cannot cut the torn tail of", dir, QSF_NAME_SYMDICT);
     if (d->file_end != UINT64_MAX)
-        QSF_LOGI("%s: cut %llu torn bytes at offset %llu", QSF_NAME_SYMDICT,
+        QSF_LOGI("%s/%s: cut %llu torn bytes at offset %llu", dir, QSF_NAME_SYMDICT,
                  (unsigned long long) (d->file_end - d->valid_end),
                  (unsigned long long) d->valid_end);
     d->file_end = d->valid_end;
@@ -515,7 +515,7 @@ int qsf_symdict_sync(qsf_symdict *d, qsf_errinfo *err) {
     if (QSF_OS->fdatasync(d->fd) != 0) {
         int e = errno;
         return qsf_err_set(err, QSF_E_DURABILITY, QSF_ERRF_RETRIABLE, e,
-                           "fdatasync of %s failed: %s", QSF_NAME_SYMDICT, strerror(e));
+                           "fdatasync of %s/%s failed: %s", d->dir, QSF_NAME_SYMDICT, strerror(e));
     }
     d->dirty = false;
     return QSF_OK;
