@@ -78,7 +78,7 @@ int qsf_watermark_open(int slot_dirfd, const char *slot_path, qsf_watermark *wm,
 /* Fresh slot (or a slot that has none): removes a stale file, creates a new one
  * with O_EXCL, preallocated to 8192 zero bytes, fsynced; no record yet
  * (generation 0, fsn -1). The caller fsyncs the directory. Errors: QSF_E_NOSPC,
- * QSF_E_IO, QSF_E_UNSUPPORTED; no partial file is left. */
+ * QSF_E_IO, QSF_E_UNSUPPORTED, QSF_E_DURABILITY (fsync); no partial file is left. */
 int qsf_watermark_create(int slot_dirfd, const char *slot_path, qsf_watermark *wm,
                          qsf_errinfo *err);
 
@@ -117,7 +117,8 @@ int qsf_manifest_open(int slot_dirfd, const char *slot_path, qsf_manifest *m, qs
 
 /* Creates sf-manifest.bin: O_EXCL, preallocated to 8192, record generation 1
  * (head_base, active_base) at offset 4096, fsync, then dir fsync (§9.1 step 4).
- * Errors: QSF_E_NOSPC/QSF_E_IO/QSF_E_UNSUPPORTED/QSF_E_INVAL; no partial file left. */
+ * Errors: QSF_E_NOSPC/QSF_E_IO/QSF_E_UNSUPPORTED/QSF_E_INVAL, QSF_E_DURABILITY
+ * (file fsync); no partial file left. */
 int qsf_manifest_create(int slot_dirfd, const char *slot_path, int64_t head_base,
                         int64_t active_base, qsf_manifest *m, qsf_errinfo *err);
 
