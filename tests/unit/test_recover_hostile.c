@@ -169,7 +169,7 @@ static void directory_named_like_a_segment(void **state) {
 
 static void zero_filled_files(void **state) {
     (void) state;
-    uint8_t *zero = calloc(1, SEG);
+    uint8_t *zero = calloc(1, 8192); /* the largest file written below */
     tu_write_file(st_path(st_slot, "sf-0000000000000003.sfa"), zero, SEG);
     tu_write_file(st_path(st_slot, QSF_NAME_WATERMARK), zero, 8192);
     tu_write_file(st_path(st_slot, QSF_NAME_SYMDICT), zero, 100);
