@@ -269,7 +269,8 @@ int qsf_slot_write_failed(int slot_dirfd, const char *slot_path, const char *rea
     if (rc == QSF_OK && QSF_OS->fsync(fd) != 0)
         rc = qsf_file_err(err, errno, "cannot sync", slot_path, QSF_NAME_FAILED);
     QSF_OS->close(fd);
-    return rc;
+    /* the entry itself must survive a host crash, or orphan scans adopt the slot */
+    return rc == QSF_OK ? qsf_fsync_dir(slot_dirfd, slot_path, err) : rc;
 }
 
 /* True if <dir>/<name> exists (any type, a symlink not followed): rename()

@@ -66,7 +66,8 @@ void qsf_slot_close(qsf_slot *s);
 int qsf_lock_file(int dirfd, const char *dir_path, const char *name, const char *what, int *fd_out,
                   qsf_errinfo *err);
 
-/* Writes <slot>/.failed with `reason` and a newline (open, truncate, write, fsync). */
+/* Writes <slot>/.failed with `reason` and a newline (open, truncate, write,
+ * fsync), then fsyncs the slot directory so the new entry is durable. */
 int qsf_slot_write_failed(int slot_dirfd, const char *slot_path, const char *reason,
                           qsf_errinfo *err);
 

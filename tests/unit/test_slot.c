@@ -282,6 +282,30 @@ static void new_sf_dir_entry_is_synced_in_its_parent(void **state) {
     qsf_slot_close(&s);
 }
 
+static int synced_fds[8], n_synced;
+static int recording_fsync(int fd) {
+    if (n_synced < 8)
+        synced_fds[n_synced++] = fd;
+    return fsync(fd);
+}
+
+/* .failed is what keeps orphan scans away from a slot: a new entry, so the
+ * slot directory is fsynced after it (sf-format.md §9.8), not only the file. */
+static void failed_marker_entry_is_synced(void **state) {
+    (void) state;
+    qsf_slot s;
+    qsf_errinfo e;
+    assert_int_equal(qsf_slot_acquire(sfdir, "default", &s, &e), QSF_OK);
+    n_synced = 0;
+    QSF_OS->fsync = recording_fsync;
+    int rc = qsf_slot_write_failed(s.dirfd, s.path, "gave up", &e);
+    qsf_os_reset();
+    assert_int_equal(rc, QSF_OK);
+    assert_int_equal(n_synced, 2); /* the file, then its directory */
+    assert_int_equal(synced_fds[1], s.dirfd);
+    qsf_slot_close(&s);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sender_ids),
@@ -293,6 +317,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(lock_contention_across_processes, setup, teardown),
         cmocka_unit_test_setup_teardown(holder_unknown_without_pid_file, setup, teardown),
         cmocka_unit_test_setup_teardown(failed_marker_and_file_quarantine, setup, teardown),
+        cmocka_unit_test_setup_teardown(failed_marker_entry_is_synced, setup, teardown),
         cmocka_unit_test_setup_teardown(slot_quarantine_picks_first_free_number, setup, teardown),
         cmocka_unit_test_setup_teardown(slot_quarantine_gives_up_after_64, setup, teardown),
     };
