@@ -134,7 +134,7 @@ static int read_section(fa_ctx *c, uint64_t pos, uint64_t end, uint64_t *start, 
     int rc = QSF_OK;
     *bad = read_varint(c, &pos, end, start, err, &rc) != 0 ||
            read_varint(c, &pos, end, &count, err, &rc) != 0 || count > end - pos ||
-           *start + count > QSF_SYMDICT_MAX_ENTRIES;
+           *start > QSF_SYMDICT_MAX_ENTRIES || count > QSF_SYMDICT_MAX_ENTRIES - *start;
     for (uint64_t i = 0; !*bad && rc == QSF_OK && i < count; i++) {
         if (read_varint(c, &pos, end, &len, err, &rc) != 0 || len > end - pos) {
             *bad = true;

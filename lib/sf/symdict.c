@@ -334,13 +334,21 @@ static void fall_back(qsf_symdict *d, const char *dir, const char *why) {
     d->self_sufficient = true;
 }
 
+/* Open failures that describe the file itself (missing, a symlink, not a
+ * regular file) rather than the environment: these fall back. */
+static bool unusable_file(int e) {
+    return e == ENOENT || e == ELOOP || e == EINVAL || e == EISDIR || e == ENXIO;
+}
+
 int qsf_symdict_open(qsf_symdict *d, int slot_dirfd, const char *slot_path, qsf_errinfo *err) {
     qsf_symdict_init(d);
     snprintf(d->dir, sizeof d->dir, "%s", slot_path);
     uint64_t fsize = 0;
     d->fd = qsf_open_regular(slot_dirfd, QSF_NAME_SYMDICT, O_RDWR, &fsize);
+    if (d->fd < 0 && !unusable_file(errno)) /* EIO, EMFILE, EACCES...: never "no file" */
+        return qsf_file_err(err, errno, "cannot open", slot_path, QSF_NAME_SYMDICT);
     if (d->fd < 0) {
-        fall_back(d, slot_path, errno == ENOENT ? "is missing" : "cannot be opened");
+        fall_back(d, slot_path, errno == ENOENT ? "is missing" : "is not a regular file");
         return QSF_OK;
     }
     uint8_t h[QSF_SYD_HEADER_SIZE];
@@ -394,7 +402,7 @@ static int cut_tail(qsf_symdict *d, const char *dir, qsf_errinfo *err) {
     if (QSF_OS->ftruncate(d->fd, (off_t) d->valid_end) != 0)
         return qsf_file_err(err, errno, "cannot cut the torn tail of", dir, QSF_NAME_SYMDICT);
     if (d->file_end != UINT64_MAX)
-        QSF_LOGI("%s: cut %llu torn bytes at offset %llu", QSF_NAME_SYMDICT,
+        QSF_LOGI("%s/%s: cut %llu torn bytes at offset %llu", dir, QSF_NAME_SYMDICT,
                  (unsigned long long) (d->file_end - d->valid_end),
                  (unsigned long long) d->valid_end);
     d->file_end = d->valid_end;
@@ -465,7 +473,7 @@ int qsf_symdict_sync(qsf_symdict *d, qsf_errinfo *err) {
     if (QSF_OS->fdatasync(d->fd) != 0) {
         int e = errno;
         return qsf_err_set(err, QSF_E_DURABILITY, QSF_ERRF_RETRIABLE, e,
-                           "fdatasync of %s failed: %s", QSF_NAME_SYMDICT, strerror(e));
+                           "fdatasync of %s/%s failed: %s", d->dir, QSF_NAME_SYMDICT, strerror(e));
     }
     d->dirty = false;
     return QSF_OK;

@@ -9,6 +9,7 @@
 #include "qwp/utf8.h"
 #include "sf/symdict.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -219,6 +220,32 @@ static void parse_limits_and_utf8(void **state) {
     assert_false(qsf_utf8_valid("\xE2\x82", 2)); /* truncated */
 }
 
+static int eio_fdatasync(int fd) {
+    (void) fd;
+    errno = EIO;
+    return -1;
+}
+
+/* A failed sync names the slot's file (several slots may share a process) and
+ * leaves the dictionary dirty so the next barrier retries it. */
+static void failed_sync_names_the_file_and_stays_dirty(void **state) {
+    (void) state;
+    qsf_symdict d;
+    qsf_errinfo e;
+    assert_int_equal(qsf_symdict_create(&d, dfd, dir, &e), QSF_OK);
+    QSF_OS->fdatasync = eio_fdatasync;
+    int rc = qsf_symdict_sync(&d, &e);
+    qsf_os_reset();
+    assert_int_equal(rc, QSF_E_DURABILITY);
+    char want[700];
+    snprintf(want, sizeof want, "fdatasync of %s/.symbol-dict failed", dir);
+    assert_non_null(strstr(e.msg, want));
+    assert_true(d.dirty);
+    assert_int_equal(qsf_symdict_sync(&d, &e), QSF_OK);
+    assert_false(d.dirty);
+    qsf_symdict_destroy(&d);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(chunk_vector_a_b),
@@ -230,6 +257,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(half_written_chunk_is_dropped, setup, teardown),
 #endif
         cmocka_unit_test(parse_limits_and_utf8),
+        cmocka_unit_test_setup_teardown(failed_sync_names_the_file_and_stays_dirty, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
