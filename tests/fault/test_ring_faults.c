@@ -88,7 +88,9 @@ static void enospc_spare_is_backpressure_then_retried(void **state) {
     qsf_ring_opts o = sf_opts(4096, QSF_DUR_MEMORY);
     o.append_deadline_ms = 5000;
     qsf_ring *r = rt_open(&o);
-    RT_WAIT_UNTIL(rt_count_files("f", ".sfa") == 2); /* active + spare */
+    /* active + spare, and the spare handed to the ring (the file exists a moment
+     * before the manager registers it) */
+    RT_WAIT_UNTIL(rt_count_files("f", ".sfa") == 2 && qsf_ring_owned_bytes(r) >= 2 * 4096);
     atomic_store(&nospace, 1);
     QSF_OS->fallocate = maybe_enospc;
     QSF_OS->mono_ns = fake_clock; /* the deadline passes without real waiting */
@@ -181,7 +183,7 @@ static void rotation_waiting_for_failed_checkpoint(void **state) {
     o.sync_interval_ms = 60000; /* only the rotation asks for a checkpoint */
     o.append_deadline_ms = 60000;
     qsf_ring *r = rt_open(&o);
-    RT_WAIT_UNTIL(rt_count_files("f", ".sfa") == 2);
+    RT_WAIT_UNTIL(rt_count_files("f", ".sfa") == 2 && qsf_ring_owned_bytes(r) >= 2 * 4096);
     QSF_OS->fdatasync = maybe_eio_fdatasync_any;
     atomic_store(&sync_fails, 1);
     qsf_errinfo e;
