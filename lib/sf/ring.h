@@ -111,6 +111,8 @@ int64_t qsf_ring_published_fsn(const qsf_ring *r); /* -1 if none */
 int64_t qsf_ring_acked_fsn(const qsf_ring *r);     /* -1 if none */
 uint64_t qsf_ring_pending_bytes(const qsf_ring *r);
 uint64_t qsf_ring_owned_bytes(const qsf_ring *r);
+/* Append calls that had to wait for space (totalBackpressureStalls; one per call). */
+uint64_t qsf_ring_backpressure_stalls(const qsf_ring *r);
 
 /* ---- reader (I/O thread) ---- */
 
@@ -121,7 +123,8 @@ typedef struct qsf_ring_cursor {
 } qsf_ring_cursor;
 
 /* Positions the cursor at `fsn` (normally acked + 1), pinning its segment so the
- * manager never unmaps it. QSF_E_INVAL if fsn is trimmed or beyond published+1. */
+ * manager never unmaps it. QSF_E_INVAL if fsn is trimmed or beyond published+1.
+ * A cursor starts zeroed ({0}); seeking releases a previous position. */
 int qsf_ring_cursor_seek(qsf_ring *r, qsf_ring_cursor *c, int64_t fsn);
 
 /* Returns 1 and the next published frame (payload only, no envelope; valid until

@@ -1,0 +1,85 @@
+/* The reader's cursor (I/O thread): seek, next, release. A cursor pins the
+ * segment it reads so the manager never unmaps it; it reads only below the
+ * segment's published offset (acquire), so a seek that races the producer
+ * sees exactly the published frames (lessons.md: "lost first replayed frame"). */
+#include "sf/ring_int.h"
+
+#include "sf/sfa.h"
+
+/* Under mu: the live segment holding fsn (or, for fsn == published + 1, the
+ * active segment). NULL when fsn is below the head. */
+static qsf_segment *find_segment_locked(qsf_ring *r, int64_t fsn) {
+    qsf_segment *s = r->head;
+    if (!s || fsn < s->base_seq)
+        return NULL;
+    for (qsf_segment *n = atomic_load(&s->next); n && fsn >= n->base_seq; n = atomic_load(&s->next))
+        s = n;
+    return s;
+}
+
+/* Offset of frame `fsn` in s, walking published frames only; UINT64_MAX if the
+ * segment's published frames end before it. */
+static uint64_t offset_of(const qsf_segment *s, int64_t fsn) {
+    uint64_t end = atomic_load_explicit(&s->published_off, memory_order_acquire);
+    uint64_t off = QSF_SFA_HEADER_SIZE;
+    for (int64_t f = s->base_seq; f < fsn; f++) {
+        if (off >= end)
+            return UINT64_MAX;
+        const uint8_t *p;
+        uint32_t len;
+        off = qsf_seg_frame_at(s, off, &p, &len);
+    }
+    return off;
+}
+
+int qsf_ring_cursor_seek(qsf_ring *r, qsf_ring_cursor *c, int64_t fsn) {
+    qsf_ring_cursor_release(r, c);
+    int rc = QSF_E_INVAL;
+    int64_t pub = qsf_ring_published_fsn(r);
+    pthread_mutex_lock(&r->mu);
+    qsf_segment *s = fsn <= pub + 1 ? find_segment_locked(r, fsn) : NULL;
+    uint64_t off = s ? offset_of(s, fsn) : UINT64_MAX;
+    if (off != UINT64_MAX) {
+        atomic_fetch_add(&s->pins, 1);
+        c->seg = s;
+        c->offset = off;
+        c->next_fsn = fsn;
+        rc = 0;
+    }
+    pthread_mutex_unlock(&r->mu);
+    return rc;
+}
+
+int qsf_ring_cursor_next(qsf_ring *r, qsf_ring_cursor *c, const uint8_t **payload, uint32_t *len,
+                         int64_t *fsn) {
+    (void) r;
+    qsf_segment *s = c->seg;
+    if (!s)
+        return 0;
+    for (;;) {
+        /* next first: once it is set, the published offset loaded after it is
+         * final (the producer publishes its last frame before linking). */
+        qsf_segment *nx = atomic_load_explicit(&s->next, memory_order_acquire);
+        uint64_t end = atomic_load_explicit(&s->published_off, memory_order_acquire);
+        if (c->offset < end) {
+            c->offset = qsf_seg_frame_at(s, c->offset, payload, len);
+            *fsn = c->next_fsn++;
+            return 1;
+        }
+        if (!nx)
+            return 0;
+        /* Pin the next segment before unpinning this one: the manager trims
+         * oldest first and stops at a pinned segment, so nx stays mapped. */
+        atomic_fetch_add(&nx->pins, 1);
+        atomic_fetch_sub(&s->pins, 1);
+        c->seg = s = nx;
+        c->offset = QSF_SFA_HEADER_SIZE;
+    }
+}
+
+void qsf_ring_cursor_release(qsf_ring *r, qsf_ring_cursor *c) {
+    (void) r;
+    if (c->seg)
+        atomic_fetch_sub(&((qsf_segment *) c->seg)->pins, 1);
+    c->seg = NULL;
+}

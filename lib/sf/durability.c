@@ -1,0 +1,67 @@
+/* Data barriers shared by the periodic checkpoint (manager, sf-format.md §9.6)
+ * and the append-mode barrier (producer, §9.7): the dictionary first, then
+ * msync + fdatasync of each live segment's published-but-not-durable range.
+ * One call covers everything published so far (group commit). */
+#include "sf/ring_int.h"
+
+#include "err.h"
+
+#define BATCH 16
+
+/* Under mu: pins up to BATCH segments, from `from` on, whose published bytes
+ * are not all durable. Returns how many; *resume is where to continue. */
+static int collect_dirty_locked(qsf_ring *r, qsf_segment *from, qsf_segment **out,
+                                qsf_segment **resume) {
+    int n = 0;
+    qsf_segment *s = from;
+    for (; s && n < BATCH; s = atomic_load(&s->next)) {
+        uint64_t pub = atomic_load_explicit(&s->published_off, memory_order_acquire);
+        if (atomic_load(&s->durable_off) >= pub)
+            continue;
+        atomic_fetch_add(&s->pins, 1);
+        out[n++] = s;
+    }
+    *resume = s;
+    return n;
+}
+
+static int sync_one(qsf_ring *r, qsf_segment *s, qsf_errinfo *err) {
+    uint64_t from = atomic_load(&s->durable_off);
+    uint64_t to = atomic_load_explicit(&s->published_off, memory_order_acquire);
+    int rc = qsf_seg_sync_range(s, from, to, r->rec.slot.path, err);
+    if (rc != QSF_OK)
+        qsf_seg_redirty(s, from, to); /* a plain retry could falsely succeed */
+    else
+        qsf_seg_unpin_memory(s);
+    return rc;
+}
+
+static int sync_dictionary(qsf_ring *r, qsf_errinfo *err) {
+    pthread_mutex_lock(&r->dict_mu);
+    int rc = qsf_symdict_sync(&r->rec.symdict, err);
+    pthread_mutex_unlock(&r->dict_mu);
+    return rc;
+}
+
+int qsf_dur_sync_published(qsf_ring *r, qsf_errinfo *err) {
+    if (!r->sf)
+        return QSF_OK;
+    int rc = sync_dictionary(r, err);
+    if (rc != QSF_OK)
+        return rc;
+    qsf_segment *batch[BATCH];
+    pthread_mutex_lock(&r->mu);
+    qsf_segment *next = r->head;
+    int n = collect_dirty_locked(r, next, batch, &next);
+    pthread_mutex_unlock(&r->mu);
+    while (n > 0) {
+        for (int i = 0; i < n && rc == QSF_OK; i++)
+            rc = sync_one(r, batch[i], err);
+        pthread_mutex_lock(&r->mu);
+        for (int i = 0; i < n; i++)
+            atomic_fetch_sub(&batch[i]->pins, 1);
+        n = rc == QSF_OK && next ? collect_dirty_locked(r, next, batch, &next) : 0;
+        pthread_mutex_unlock(&r->mu);
+    }
+    return rc;
+}

@@ -1,0 +1,381 @@
+/* The manager thread (sf-behaviour.md §2, §3.4): hot-spare provisioning, trim
+ * quanta (sf-format.md §9.4), watermark persistence and periodic checkpoints
+ * (§9.6). It ticks every 1 ms (or the sync interval if shorter) or when woken. */
+#include "sf/ring_int.h"
+
+#include "err.h"
+#include "log.h"
+#include "os/fileutil.h"
+#include "os/os.h"
+#include "sf/sfa.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#define TICK_NS             ((int64_t) 1000000)
+#define CREATE_LOG_EVERY_NS ((int64_t) 30 * 1000000000)
+#define SYNC_RETRY_MAX_NS   ((int64_t) 1000000000)
+#define STOP_WAIT_S         5
+
+/* ---- spares (sf-format.md §9.2) ---- */
+
+static int create_spare(qsf_ring *r, qsf_segment **out, qsf_errinfo *err) {
+    int64_t provisional = qsf_ring_published_fsn(r) + 1;
+    if (!r->sf)
+        return qsf_seg_new_mem(r->seg_bytes, provisional, out, err);
+    const qsf_slot *sl = &r->rec.slot;
+    char name[QSF_SEG_NAME_MAX];
+    uint64_t gen = r->next_gen++;
+    qsf_seg_name(gen, name);
+    int rc = qsf_seg_create_file(sl->dirfd, sl->path, name, gen, r->seg_bytes, provisional,
+                                 QSF_SFA_FLAG_MANIFEST_REQUIRED, out, err);
+    if (rc != QSF_OK)
+        return rc;
+    rc = qsf_fsync_dir(sl->dirfd, sl->path, err);
+    if (rc != QSF_OK) { /* not known to the directory: remove and retry later */
+        QSF_OS->unlinkat(sl->dirfd, name, 0);
+        qsf_seg_destroy(*out);
+    }
+    return rc;
+}
+
+static void note_create_failure(qsf_ring *r, const qsf_errinfo *e) {
+    int64_t now = qsf_ring_now_ns();
+    pthread_mutex_lock(&r->mu);
+    snprintf(r->create_err, sizeof r->create_err, "%s", e->msg);
+    pthread_mutex_unlock(&r->mu);
+    if (!r->create_logged || now - r->last_create_log_ns >= CREATE_LOG_EVERY_NS) {
+        QSF_LOGW("cannot create a spare segment (retrying): %s", e->msg);
+        r->create_logged = true;
+        r->last_create_log_ns = now;
+    }
+}
+
+static void provision_spare(qsf_ring *r) {
+    pthread_mutex_lock(&r->mu);
+    bool need = !r->spare && !r->rotating && qsf_ring_spare_fits_locked(r);
+    pthread_mutex_unlock(&r->mu);
+    if (!need)
+        return;
+    qsf_segment *s;
+    qsf_errinfo e;
+    if (create_spare(r, &s, &e) != QSF_OK) {
+        note_create_failure(r, &e);
+        return;
+    }
+    pthread_mutex_lock(&r->mu);
+    r->spare = s;
+    r->create_err[0] = 0;
+    atomic_fetch_add(&r->owned_bytes, s->size);
+    qsf_ring_wake_producers_locked(r);
+    pthread_mutex_unlock(&r->mu);
+}
+
+/* ---- trim (sf-format.md §9.4) ---- */
+
+static bool stage_due(const qsf_ring *r, int stage, int64_t now) {
+    return now >= r->trim_backoff[stage].next_ns;
+}
+
+static void stage_result(qsf_ring *r, int stage, bool ok, int64_t now) {
+    qsf_backoff *b = &r->trim_backoff[stage];
+    if (ok) {
+        b->delay_ns = 0;
+        b->next_ns = 0;
+        return;
+    }
+    b->delay_ns = b->delay_ns ? b->delay_ns * 2 : QSF_BACKOFF_MIN_NS;
+    if (b->delay_ns > QSF_BACKOFF_MAX_NS)
+        b->delay_ns = QSF_BACKOFF_MAX_NS;
+    b->next_ns = now + b->delay_ns;
+}
+
+/* Under mu: detaches up to 64 trimmable sealed segments from the head of the
+ * chain (oldest first, stopping at a pinned or unacknowledged one) into cand[]. */
+static int detach_trimmable_locked(qsf_ring *r, qsf_segment **cand, bool ignore_pins) {
+    int64_t acked = qsf_ring_acked_fsn(r);
+    int n = 0;
+    qsf_segment *s = r->head;
+    while (s && s != r->active && n < QSF_MAX_TRIMS_PER_PASS - r->npending) {
+        if (!ignore_pins && atomic_load(&s->pins) > 0)
+            break;
+        if (qsf_seg_end_fsn(s) - 1 > acked)
+            break;
+        cand[n++] = s;
+        s = atomic_load(&s->next);
+    }
+    if (n > 0) {
+        r->head = s;
+        r->live -= (uint32_t) n;
+    }
+    return n;
+}
+
+static void reattach(qsf_ring *r, qsf_segment **cand, int n) {
+    pthread_mutex_lock(&r->mu);
+    r->head = cand[0];
+    r->live += (uint32_t) n;
+    pthread_mutex_unlock(&r->mu);
+}
+
+/* Steps 1-4: watermark record + sync, dir fsync, manifest headBase + sync. */
+static int trim_pre_barriers(qsf_ring *r, int64_t acked, int64_t new_head, qsf_errinfo *e) {
+    qsf_slot_recovered *rec = &r->rec;
+    int rc = qsf_watermark_write(&rec->watermark, acked, e);
+    if (rc == QSF_OK)
+        rc = qsf_watermark_sync(&rec->watermark, e);
+    if (rc == QSF_OK)
+        rc = qsf_fsync_dir(rec->slot.dirfd, rec->slot.path, e);
+    if (rc != QSF_OK)
+        return rc;
+    r->persisted_acked = acked;
+    pthread_mutex_lock(&r->mf_mu);
+    rc = qsf_manifest_write(&rec->manifest, new_head, rec->manifest.active_base, NULL, e);
+    if (rc == QSF_OK)
+        rc = qsf_manifest_sync(&rec->manifest, e);
+    pthread_mutex_unlock(&r->mf_mu);
+    return rc;
+}
+
+/* Step 5: unlinks pending segments oldest first; stops at the first failure. */
+static int trim_unlink(qsf_ring *r, qsf_errinfo *e) {
+    for (int i = 0; i < r->npending; i++) {
+        qsf_segment *s = r->pending[i];
+        if (s->unlinked)
+            continue;
+        if (QSF_OS->unlinkat(r->rec.slot.dirfd, s->name, 0) != 0 && errno != ENOENT) {
+            int err = errno;
+            return qsf_err_set(e, QSF_E_IO, QSF_ERRF_RETRIABLE, err, "cannot remove %s/%s: %s",
+                               r->rec.slot.path, s->name, strerror(err));
+        }
+        s->unlinked = true;
+        QSF_FAULT_POINT(QSF_FP_SEGMENT_UNLINKED);
+    }
+    return QSF_OK;
+}
+
+/* Frees the pending segments once they are gone from the disk (or, in memory
+ * mode, at once) and gives their bytes back. */
+static void release_pending(qsf_ring *r) {
+    pthread_mutex_lock(&r->mu);
+    uint64_t bytes = 0;
+    for (int i = 0; i < r->npending; i++)
+        bytes += r->pending[i]->size;
+    int n = r->npending;
+    qsf_segment *done[QSF_MAX_TRIMS_PER_PASS];
+    memcpy(done, r->pending, (size_t) n * sizeof done[0]);
+    r->npending = 0;
+    qsf_ring_release_bytes_locked(r, bytes);
+    pthread_mutex_unlock(&r->mu);
+    for (int i = 0; i < n; i++)
+        qsf_seg_destroy(done[i]);
+}
+
+/* Steps 5-6 for whatever is pending. */
+static int finish_pending(qsf_ring *r, bool force, qsf_errinfo *e) {
+    int64_t now = qsf_ring_now_ns();
+    if (!force && !stage_due(r, QSF_TRIM_UNLINK, now))
+        return QSF_E_IO;
+    int rc = trim_unlink(r, e);
+    stage_result(r, QSF_TRIM_UNLINK, rc == QSF_OK, now);
+    if (rc != QSF_OK || (!force && !stage_due(r, QSF_TRIM_POST, now)))
+        return rc != QSF_OK ? rc : QSF_E_IO;
+    rc = qsf_fsync_dir(r->rec.slot.dirfd, r->rec.slot.path, e);
+    stage_result(r, QSF_TRIM_POST, rc == QSF_OK, now);
+    if (rc == QSF_OK)
+        release_pending(r);
+    return rc;
+}
+
+/* One quantum. Returns 1 if it trimmed, 0 if nothing was trimmable, or a
+ * negative code when a stage failed or waits for its backoff. */
+static int trim_quantum(qsf_ring *r, bool force, qsf_errinfo *e) {
+    if (r->npending > 0) {
+        int rc = finish_pending(r, force, e);
+        if (rc != QSF_OK)
+            return rc;
+    }
+    qsf_segment *cand[QSF_MAX_TRIMS_PER_PASS];
+    pthread_mutex_lock(&r->mu);
+    int n = detach_trimmable_locked(r, cand, force);
+    int64_t new_head = n ? r->head->base_seq : 0;
+    pthread_mutex_unlock(&r->mu);
+    if (n == 0)
+        return 0;
+    if (r->sf) {
+        int64_t now = qsf_ring_now_ns();
+        if (!force && !stage_due(r, QSF_TRIM_PRE, now)) {
+            reattach(r, cand, n);
+            return QSF_E_IO; /* backing off after a failure */
+        }
+        int rc = trim_pre_barriers(r, qsf_ring_acked_fsn(r), new_head, e);
+        stage_result(r, QSF_TRIM_PRE, rc == QSF_OK, now);
+        if (rc != QSF_OK) {
+            reattach(r, cand, n);
+            return rc;
+        }
+    }
+    pthread_mutex_lock(&r->mu);
+    memcpy(r->pending + r->npending, cand, (size_t) n * sizeof cand[0]);
+    r->npending += n;
+    pthread_mutex_unlock(&r->mu);
+    if (!r->sf) {
+        release_pending(r);
+        return 1;
+    }
+    int rc = finish_pending(r, force, e);
+    return rc == QSF_OK ? 1 : rc;
+}
+
+/* Quanta until nothing is trimmable or a stage fails. True if anything was
+ * trimmable (so the plain watermark write is skipped). */
+static bool trim_pass(qsf_ring *r) {
+    if (r->sf && r->rec.watermark.fd < 0)
+        return false; /* disk trim is refused without a watermark file */
+    bool any = r->npending > 0;
+    qsf_errinfo e;
+    e.msg[0] = 0;
+    int rc;
+    while ((rc = trim_quantum(r, false, &e)) == 1)
+        any = true;
+    if (rc < 0) {
+        any = true;
+        if (e.msg[0])
+            QSF_LOGD("trim deferred: %s", e.msg);
+    }
+    return any;
+}
+
+int qsf_mgr_trim_all(qsf_ring *r, qsf_errinfo *err) {
+    int rc;
+    while ((rc = trim_quantum(r, true, err)) == 1)
+        ;
+    return rc < 0 ? rc : QSF_OK;
+}
+
+/* Nothing to trim: keep .ack-watermark close to ackedFsn (record write only). */
+static void persist_acked(qsf_ring *r) {
+    if (!r->sf || r->rec.watermark.fd < 0)
+        return;
+    int64_t acked = qsf_ring_acked_fsn(r);
+    if (acked == r->persisted_acked)
+        return;
+    qsf_errinfo e;
+    if (qsf_watermark_write(&r->rec.watermark, acked, &e) == QSF_OK)
+        r->persisted_acked = acked;
+    else
+        QSF_LOGD("watermark write deferred: %s", e.msg);
+}
+
+/* ---- periodic checkpoint (sf-format.md §9.6) ---- */
+
+static void periodic_checkpoint(qsf_ring *r) {
+    if (r->durability != QSF_DUR_PERIODIC)
+        return;
+    int64_t now = qsf_ring_now_ns();
+    pthread_mutex_lock(&r->mu);
+    bool latched = atomic_load(&r->dur_latched);
+    bool due = now >= r->next_sync_ns || (r->sync_requested && !latched);
+    pthread_mutex_unlock(&r->mu);
+    if (!due)
+        return;
+    qsf_errinfo e;
+    int rc = qsf_dur_sync_published(r, &e);
+    int64_t interval = r->sync_interval_ms * 1000000;
+    pthread_mutex_lock(&r->mu);
+    if (rc != QSF_OK) {
+        if (!latched)
+            QSF_LOGE("periodic disk sync failed (appends fail until a retry succeeds): %s", e.msg);
+        e.code = QSF_E_DURABILITY;
+        e.flags = QSF_ERRF_RETRIABLE;
+        qsf_err_copy(&r->dur_err, &e);
+        atomic_store(&r->dur_latched, true);
+        r->next_sync_ns = now + (interval < SYNC_RETRY_MAX_NS ? interval : SYNC_RETRY_MAX_NS);
+    } else {
+        if (latched)
+            QSF_LOGW("periodic disk sync succeeded again; appends resume");
+        atomic_store(&r->dur_latched, false);
+        qsf_err_clear(&r->dur_err);
+        r->sync_requested = false;
+        r->next_sync_ns = now + interval;
+        qsf_ring_wake_producers_locked(r);
+    }
+    pthread_mutex_unlock(&r->mu);
+}
+
+/* ---- the thread ---- */
+
+void qsf_mgr_pass(qsf_ring *r) {
+    provision_spare(r);
+    if (!trim_pass(r))
+        persist_acked(r);
+    periodic_checkpoint(r);
+}
+
+static int64_t tick_ns(const qsf_ring *r) {
+    int64_t sync = r->durability == QSF_DUR_PERIODIC ? r->sync_interval_ms * 1000000 : TICK_NS;
+    return sync < TICK_NS ? sync : TICK_NS;
+}
+
+static void wait_tick(qsf_ring *r) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    int64_t ns = ts.tv_nsec + tick_ns(r);
+    ts.tv_sec += ns / 1000000000;
+    ts.tv_nsec = ns % 1000000000;
+    while (!r->mgr_kick && !r->mgr_stop)
+        if (pthread_cond_timedwait(&r->mgr_cv, &r->mu, &ts) != 0)
+            break;
+}
+
+static void *mgr_main(void *arg) {
+    qsf_ring *r = arg;
+    pthread_mutex_lock(&r->mu);
+    while (!r->mgr_stop) {
+        wait_tick(r);
+        if (r->mgr_stop)
+            break;
+        r->mgr_kick = false;
+        pthread_mutex_unlock(&r->mu);
+        qsf_mgr_pass(r);
+        pthread_mutex_lock(&r->mu);
+    }
+    pthread_mutex_unlock(&r->mu);
+    return NULL;
+}
+
+int qsf_mgr_start(qsf_ring *r, qsf_errinfo *err) {
+    r->next_sync_ns = qsf_ring_now_ns() + r->sync_interval_ms * 1000000;
+    int e = pthread_create(&r->mgr, NULL, mgr_main, r);
+    if (e != 0)
+        return qsf_err_set(err, QSF_E_NOMEM, 0, e, "cannot start the segment manager: %s",
+                           strerror(e));
+    r->mgr_started = true;
+    return QSF_OK;
+}
+
+void qsf_mgr_wake(qsf_ring *r) {
+    pthread_mutex_lock(&r->mu);
+    r->mgr_kick = true;
+    pthread_cond_signal(&r->mgr_cv);
+    pthread_mutex_unlock(&r->mu);
+}
+
+bool qsf_mgr_stop(qsf_ring *r) {
+    if (!r->mgr_started)
+        return true;
+    pthread_mutex_lock(&r->mu);
+    r->mgr_stop = true;
+    pthread_cond_signal(&r->mgr_cv);
+    pthread_mutex_unlock(&r->mu);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += STOP_WAIT_S;
+    if (pthread_timedjoin_np(r->mgr, NULL, &ts) != 0)
+        return false;
+    r->mgr_started = false;
+    return true;
+}

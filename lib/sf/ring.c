@@ -1,0 +1,361 @@
+/* The ring's life cycle (open, close), gauges, the symbol dictionary and the
+ * failure latches. The producer path is in ring_append.c, the reader in
+ * cursor.c, the manager in manager.c, data barriers in durability.c. */
+#include "sf/ring_int.h"
+
+#include "err.h"
+#include "log.h"
+#include "os/os.h"
+#include "sf/sfa.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int64_t qsf_ring_now_ns(void) {
+    return QSF_OS->mono_ns();
+}
+
+/* ---- accounting (all under mu) ---- */
+
+bool qsf_ring_spare_fits_locked(const qsf_ring *r) {
+    if (r->live + (r->spare ? 1u : 0u) < QSF_MIN_LIVE_SEGMENTS)
+        return true;
+    uint64_t owned = atomic_load(&r->owned_bytes) + atomic_load(&r->dict_bytes);
+    return owned + r->seg_bytes <= r->cap_bytes;
+}
+
+void qsf_ring_wake_producers_locked(qsf_ring *r) {
+    r->wake_gen++;
+    pthread_cond_broadcast(&r->space_cv);
+}
+
+void qsf_ring_release_bytes_locked(qsf_ring *r, uint64_t bytes) {
+    atomic_fetch_sub(&r->owned_bytes, bytes);
+    qsf_ring_wake_producers_locked(r);
+}
+
+/* ---- open ---- */
+
+static int check_opts(const qsf_ring_opts *o, qsf_errinfo *err) {
+    if (!o || o->segment_bytes < QSF_SFA_MIN_SEGMENT || o->segment_bytes > INT32_MAX)
+        return qsf_err_set(err, QSF_E_INVAL, 0, 0,
+                           "sf_max_segment_bytes must be between %d and %d bytes",
+                           QSF_SFA_MIN_SEGMENT, INT32_MAX);
+    if (o->durability < QSF_DUR_MEMORY || o->durability > QSF_DUR_APPEND)
+        return qsf_err_set(err, QSF_E_INVAL, 0, 0, "unknown sf_durability %d", o->durability);
+    if (!o->sf_dir && o->durability != QSF_DUR_MEMORY)
+        return qsf_err_set(err, QSF_E_INVAL, 0, 0,
+                           "sf_durability periodic/append requires sf_dir (memory mode keeps "
+                           "nothing on disk)");
+    if (o->durability == QSF_DUR_PERIODIC && o->sync_interval_ms <= 0)
+        return qsf_err_set(err, QSF_E_INVAL, 0, 0, "sf_sync_interval_millis must be > 0");
+    return QSF_OK;
+}
+
+static int init_sync(qsf_ring *r) {
+    pthread_condattr_t ca;
+    if (pthread_condattr_init(&ca) != 0)
+        return -1;
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    int rc = pthread_mutex_init(&r->mu, NULL) | pthread_mutex_init(&r->mf_mu, NULL) |
+             pthread_mutex_init(&r->dict_mu, NULL) | pthread_cond_init(&r->space_cv, &ca) |
+             pthread_cond_init(&r->mgr_cv, &ca);
+    pthread_condattr_destroy(&ca);
+    return rc;
+}
+
+static qsf_ring *ring_alloc(const qsf_ring_opts *o) {
+    qsf_ring *r = calloc(1, sizeof *r);
+    if (!r || init_sync(r) != 0) {
+        free(r);
+        return NULL;
+    }
+    r->sf = o->sf_dir != NULL;
+    r->durability = o->durability;
+    r->seg_bytes = o->segment_bytes;
+    r->cap_bytes = o->total_bytes > 2 * o->segment_bytes ? o->total_bytes : 2 * o->segment_bytes;
+    r->sync_interval_ms = o->sync_interval_ms;
+    r->append_deadline_ms = o->append_deadline_ms > 0 ? o->append_deadline_ms : 0;
+    r->rec.slot.sf_dirfd = r->rec.slot.dirfd = -1;
+    r->rec.slot.lock_fd = r->rec.slot.logical_lock_fd = -1;
+    r->rec.watermark.fd = r->rec.manifest.fd = -1;
+    atomic_init(&r->published_fsn, -1);
+    atomic_init(&r->acked_fsn, -1);
+    r->persisted_acked = -1;
+    return r;
+}
+
+/* Appends s at the tail of the chain and counts it (open only). */
+static void chain_push(qsf_ring *r, qsf_segment *s) {
+    if (r->active)
+        atomic_store(&r->active->next, s);
+    else
+        r->head = s;
+    r->active = s;
+    r->live++;
+    atomic_fetch_add(&r->owned_bytes, s->size);
+}
+
+static int open_memory(qsf_ring *r, qsf_recovery_report *rep, qsf_errinfo *err) {
+    qsf_symdict_init(&r->rec.symdict);
+    r->rec.symdict.self_sufficient = false;
+    qsf_segment *s;
+    int rc = qsf_seg_new_mem(r->seg_bytes, 0, &s, err);
+    if (rc != QSF_OK)
+        return rc;
+    chain_push(r, s);
+    if (rep) {
+        memset(rep, 0, sizeof *rep);
+        rep->acked_fsn = rep->published_fsn = rep->commit_boundary_fsn = -1;
+    }
+    return QSF_OK;
+}
+
+/* Maps one recovered segment file. */
+static int adopt_one(qsf_ring *r, const qsf_seg_info *si, qsf_segment **out, qsf_errinfo *err) {
+    const qsf_slot *sl = &r->rec.slot;
+    int fd = QSF_OS->openat(sl->dirfd, si->name, O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0);
+    if (fd < 0) {
+        int e = errno;
+        return qsf_err_set(err, QSF_E_IO, 0, e, "cannot open recovered segment %s/%s: %s", sl->path,
+                           si->name, strerror(e));
+    }
+    uint64_t gen = si->generation > 0 ? (uint64_t) si->generation : 0;
+    int rc = qsf_seg_adopt(fd, sl->path, si->name, gen, si->file_size, si->base_seq,
+                           si->frame_count, si->last_good, out, err);
+    if (rc != QSF_OK)
+        QSF_OS->close(fd);
+    else /* recovery made the recovered range durable where the mode asks for it */
+        atomic_store(&(*out)->durable_off, si->last_good);
+    return rc;
+}
+
+static int open_sf(qsf_ring *r, const qsf_ring_opts *o, qsf_recovery_report *rep,
+                   qsf_errinfo *err) {
+    int rc = qsf_slot_open(o->sf_dir, o->sender_id, o->durability, &r->rec, err);
+    if (rc != QSF_OK)
+        return rc;
+    for (uint32_t i = 0; i < r->rec.segment_count; i++) {
+        qsf_segment *s;
+        rc = adopt_one(r, &r->rec.segments[i], &s, err);
+        if (rc != QSF_OK)
+            return rc;
+        chain_push(r, s);
+    }
+    r->next_gen = r->rec.next_generation;
+    atomic_store(&r->published_fsn, r->rec.published_fsn);
+    atomic_store(&r->acked_fsn, r->rec.acked_fsn);
+    r->persisted_acked = r->rec.watermark.present ? r->rec.watermark.fsn : -1;
+    atomic_store(&r->dict_bytes, r->rec.symdict.valid_end);
+    if (rep)
+        *rep = r->rec.report;
+    return QSF_OK;
+}
+
+static void free_segments(qsf_ring *r) {
+    qsf_segment *s = r->head;
+    while (s) {
+        qsf_segment *n = atomic_load(&s->next);
+        qsf_seg_destroy(s);
+        s = n;
+    }
+    for (int i = 0; i < r->npending; i++)
+        qsf_seg_destroy(r->pending[i]);
+    qsf_seg_destroy(r->spare);
+    r->head = r->active = r->spare = NULL;
+    r->npending = 0;
+}
+
+static void ring_free(qsf_ring *r) {
+    free_segments(r);
+    if (r->sf)
+        qsf_slot_release(&r->rec);
+    else
+        qsf_symdict_destroy(&r->rec.symdict);
+    pthread_mutex_destroy(&r->mu);
+    pthread_mutex_destroy(&r->mf_mu);
+    pthread_mutex_destroy(&r->dict_mu);
+    pthread_cond_destroy(&r->space_cv);
+    pthread_cond_destroy(&r->mgr_cv);
+    free(r);
+}
+
+int qsf_ring_open(const qsf_ring_opts *opts, qsf_ring **out, qsf_recovery_report *report,
+                  qsf_errinfo *err) {
+    int rc = check_opts(opts, err);
+    if (rc != QSF_OK)
+        return rc;
+    qsf_ring *r = ring_alloc(opts);
+    if (!r)
+        return qsf_err_set(err, QSF_E_NOMEM, 0, ENOMEM, "cannot allocate the ring");
+    rc = r->sf ? open_sf(r, opts, report, err) : open_memory(r, report, err);
+    if (rc == QSF_OK) {
+        r->next_fsn = atomic_load(&r->published_fsn) + 1;
+        rc = qsf_mgr_start(r, err);
+    }
+    if (rc != QSF_OK) {
+        ring_free(r);
+        return rc;
+    }
+    *out = r;
+    return QSF_OK;
+}
+
+/* ---- close (sf-format.md §9.5) ---- */
+
+/* Unlinks the active segment and the spare in generation order, stopping at the
+ * first failure, then the side files (watermark last). */
+static int remove_drained_slot(qsf_ring *r, qsf_errinfo *err) {
+    const char *names[2];
+    uint32_t n = 0;
+    qsf_segment *a = r->active, *sp = r->spare;
+    if (sp && sp->gen < a->gen)
+        names[n++] = sp->name;
+    names[n++] = a->name;
+    if (sp && sp->gen >= a->gen)
+        names[n++] = sp->name;
+    int rc = qsf_slot_unlink_segments(&r->rec.slot, names, n, err);
+    if (rc == QSF_OK)
+        rc = qsf_slot_remove_sidefiles(&r->rec, err);
+    return rc;
+}
+
+static int close_drained(qsf_ring *r, qsf_errinfo *err) {
+    int64_t acked = atomic_load(&r->acked_fsn);
+    int rc = qsf_watermark_write(&r->rec.watermark, acked, err);
+    if (rc == QSF_OK)
+        rc = qsf_watermark_sync(&r->rec.watermark, err);
+    if (rc == QSF_OK)
+        rc = qsf_mgr_trim_all(r, err);
+    if (rc == QSF_OK)
+        rc = remove_drained_slot(r, err);
+    return rc;
+}
+
+static int close_sf(qsf_ring *r, qsf_errinfo *err) {
+    int rc = QSF_OK;
+    if (r->durability != QSF_DUR_MEMORY)
+        rc = qsf_dur_sync_published(r, err);
+    int64_t pub = atomic_load(&r->published_fsn);
+    int64_t acked = atomic_load(&r->acked_fsn);
+    bool drained = pub < 0 || acked >= pub;
+    if (rc == QSF_OK && drained)
+        return close_drained(r, err);
+    /* Keep the tail for the next opener; persist how far it was acknowledged. */
+    if (r->rec.watermark.fd >= 0 && acked != r->persisted_acked) {
+        qsf_errinfo e2;
+        int rc2 = qsf_watermark_write(&r->rec.watermark, acked, &e2);
+        if (rc2 != QSF_OK && rc == QSF_OK) {
+            qsf_err_copy(err, &e2);
+            rc = rc2;
+        }
+    }
+    return rc;
+}
+
+int qsf_ring_close(qsf_ring *r, qsf_errinfo *err) {
+    if (!r)
+        return QSF_OK;
+    if (!qsf_mgr_stop(r)) {
+        /* The manager may still touch the slot: keep it locked (the lock goes
+         * with the process) rather than expose a slot in use. */
+        QSF_LOGE("ring close: the manager did not stop within 5 s; the slot stays locked");
+        return qsf_err_set(err, QSF_E_TIMEOUT, 0, 0,
+                           "store-and-forward manager did not stop within 5 s");
+    }
+    int rc = r->sf ? close_sf(r, err) : QSF_OK;
+    if (rc != QSF_OK)
+        QSF_LOGW("ring close: %s", err ? err->msg : qsf_err_str(rc));
+    ring_free(r);
+    return rc;
+}
+
+/* ---- status, latches, gauges ---- */
+
+void qsf_ring_set_status_fn(qsf_ring *r, qsf_ring_status_fn fn, void *user) {
+    pthread_mutex_lock(&r->mu);
+    r->status_fn = fn;
+    r->status_user = user;
+    pthread_mutex_unlock(&r->mu);
+}
+
+void qsf_ring_fail_waiters(qsf_ring *r, int code, const char *msg) {
+    pthread_mutex_lock(&r->mu);
+    snprintf(r->fail_msg, sizeof r->fail_msg, "%s", msg ? msg : qsf_err_str(code));
+    atomic_store(&r->fail_code, code);
+    qsf_ring_wake_producers_locked(r);
+    pthread_mutex_unlock(&r->mu);
+}
+
+size_t qsf_ring_max_payload(const qsf_ring *r) {
+    return (size_t) qsf_seg_max_payload(r->seg_bytes);
+}
+
+int64_t qsf_ring_published_fsn(const qsf_ring *r) {
+    return atomic_load_explicit(&r->published_fsn, memory_order_acquire);
+}
+
+int64_t qsf_ring_acked_fsn(const qsf_ring *r) {
+    return atomic_load_explicit(&r->acked_fsn, memory_order_acquire);
+}
+
+uint64_t qsf_ring_pending_bytes(const qsf_ring *r) {
+    /* Bytes of the segments that still hold unacknowledged frames. */
+    qsf_ring *m = (qsf_ring *) r;
+    int64_t acked = qsf_ring_acked_fsn(r);
+    uint64_t n = 0;
+    pthread_mutex_lock(&m->mu);
+    for (qsf_segment *s = r->head; s; s = atomic_load(&s->next)) {
+        uint64_t pub = atomic_load_explicit(&s->published_off, memory_order_acquire);
+        qsf_segment *nx = atomic_load(&s->next);
+        bool all_acked = nx && nx->base_seq - 1 <= acked;
+        if (!all_acked)
+            n += pub - QSF_SFA_HEADER_SIZE;
+    }
+    pthread_mutex_unlock(&m->mu);
+    return n;
+}
+
+uint64_t qsf_ring_owned_bytes(const qsf_ring *r) {
+    return atomic_load(&r->owned_bytes) + atomic_load(&r->dict_bytes);
+}
+
+uint64_t qsf_ring_backpressure_stalls(const qsf_ring *r) {
+    return atomic_load(&r->stalls);
+}
+
+bool qsf_ring_acknowledge(qsf_ring *r, int64_t fsn) {
+    int64_t pub = qsf_ring_published_fsn(r);
+    if (fsn > pub)
+        fsn = pub;
+    int64_t cur = atomic_load_explicit(&r->acked_fsn, memory_order_relaxed);
+    if (fsn <= cur)
+        return false;
+    atomic_store_explicit(&r->acked_fsn, fsn, memory_order_release);
+    qsf_mgr_wake(r);
+    return true;
+}
+
+/* ---- symbol dictionary ---- */
+
+int qsf_ring_symdict_append(qsf_ring *r, uint32_t first, uint32_t count, const char *const *strs,
+                            const uint32_t *lens, qsf_errinfo *err) {
+    pthread_mutex_lock(&r->dict_mu);
+    int rc = qsf_symdict_append(&r->rec.symdict, first, count, strs, lens, err);
+    if (r->sf)
+        atomic_store(&r->dict_bytes, r->rec.symdict.valid_end);
+    pthread_mutex_unlock(&r->dict_mu);
+    return rc;
+}
+
+uint32_t qsf_ring_symdict_size(const qsf_ring *r) {
+    return qsf_symdict_size(&r->rec.symdict);
+}
+
+const char *qsf_ring_symdict_entry(const qsf_ring *r, uint32_t i, uint32_t *len) {
+    return qsf_symdict_entry(&r->rec.symdict, i, len);
+}

@@ -1,0 +1,251 @@
+/* The producer path: append, rotation (sf-format.md §9.3), backpressure
+ * (sf-behaviour.md §4.3-4.4) and the append-mode barrier. */
+#include "sf/ring_int.h"
+
+#include "err.h"
+#include "log.h"
+#include "os/os.h"
+#include "sf/sfa.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#define WAIT_STEP_NS  ((int64_t) 10 * 1000000) /* real-time bound of one wait */
+#define WARN_EVERY_NS ((int64_t) 5 * 1000000000)
+
+enum { TRY_ROTATED = 0, TRY_WAIT = 1 };
+
+/* Early wake (sf-behaviour.md §3.4): once per active segment, when it crosses
+ * 3/4 of its size, make sure the manager is preparing a spare. */
+static void maybe_early_wake(qsf_ring *r, qsf_segment *a) {
+    if (a->early_woken || a->append_off < (a->size >> 2) * 3)
+        return;
+    a->early_woken = true;
+    pthread_mutex_lock(&r->mu);
+    if (!r->spare) {
+        r->mgr_kick = true;
+        pthread_cond_signal(&r->mgr_cv);
+    }
+    pthread_mutex_unlock(&r->mu);
+}
+
+static inline void publish(qsf_ring *r, int64_t *fsn_out) {
+    int64_t fsn = r->next_fsn++;
+    /* Stored after the segment's published offset (release in qsf_seg_append),
+     * so a reader that sees this FSN also sees the frame. */
+    atomic_store_explicit(&r->published_fsn, fsn, memory_order_release);
+    if (fsn_out)
+        *fsn_out = fsn;
+}
+
+/* Rotation barriers, outside the ring mutex: rebase the spare, sync its
+ * header, then move the manifest's activeBase (record write + fsync). */
+static int rotation_barriers(qsf_ring *r, qsf_segment *a, qsf_segment *sp, qsf_errinfo *err) {
+    int rc = qsf_seg_rebase(sp, qsf_seg_end_fsn(a), err);
+    if (rc != QSF_OK || !r->sf)
+        return rc;
+    QSF_FAULT_POINT(QSF_FP_SPARE_REBASED);
+    rc = qsf_seg_sync_header(sp, r->rec.slot.path, err);
+    if (rc != QSF_OK)
+        return rc;
+    pthread_mutex_lock(&r->mf_mu);
+    qsf_manifest *m = &r->rec.manifest;
+    rc = qsf_manifest_write(m, m->head_base, sp->base_seq, NULL, err);
+    if (rc == QSF_OK)
+        rc = qsf_manifest_sync(m, err);
+    pthread_mutex_unlock(&r->mf_mu);
+    return rc;
+}
+
+/* Under mu: why there is nothing to rotate into, or NULL-free go-ahead. */
+static int rotation_blocked_locked(qsf_ring *r, qsf_segment *a) {
+    if (!r->spare) {
+        r->wait_cause =
+            r->create_err[0] && qsf_ring_spare_fits_locked(r) ? QSF_WAIT_CREATE : QSF_WAIT_SPACE;
+        return 1;
+    }
+    if (r->durability == QSF_DUR_PERIODIC &&
+        atomic_load(&a->durable_off) < atomic_load(&a->published_off)) {
+        r->sync_requested = true;
+        r->wait_cause = QSF_WAIT_PERIODIC;
+        return 1;
+    }
+    return 0;
+}
+
+/* Rotates to the spare if one is ready. TRY_ROTATED, or TRY_WAIT with *gen set
+ * to the wake generation observed while deciding. */
+static int try_rotate(qsf_ring *r, uint64_t *gen) {
+    qsf_segment *a = r->active;
+    pthread_mutex_lock(&r->mu);
+    *gen = r->wake_gen;
+    if (rotation_blocked_locked(r, a)) {
+        r->mgr_kick = true;
+        pthread_cond_signal(&r->mgr_cv);
+        pthread_mutex_unlock(&r->mu);
+        return TRY_WAIT;
+    }
+    qsf_segment *sp = r->spare;
+    r->rotating = true;
+    pthread_mutex_unlock(&r->mu);
+
+    qsf_errinfo e;
+    int rc = rotation_barriers(r, a, sp, &e);
+
+    pthread_mutex_lock(&r->mu);
+    r->rotating = false;
+    if (rc != QSF_OK) { /* the rotation did not happen; the spare stays the spare */
+        snprintf(r->rotate_err, sizeof r->rotate_err, "%s", e.msg);
+        r->wait_cause = QSF_WAIT_ROTATE;
+        *gen = r->wake_gen;
+        pthread_mutex_unlock(&r->mu);
+        return TRY_WAIT;
+    }
+    r->spare = NULL;
+    r->rotate_err[0] = 0;
+    atomic_store_explicit(&a->next, sp, memory_order_release);
+    r->active = sp;
+    r->live++;
+    r->mgr_kick = true;
+    pthread_cond_signal(&r->mgr_cv);
+    pthread_mutex_unlock(&r->mu);
+    return TRY_ROTATED;
+}
+
+/* Waits until woken (wake_gen moves), a terminal failure is latched, or one
+ * wait step passes. Returns the latched terminal code or 0. */
+static int wait_for_space(qsf_ring *r, uint64_t gen, int64_t remaining_ns) {
+    pthread_mutex_lock(&r->mu);
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    int64_t step = remaining_ns < WAIT_STEP_NS ? remaining_ns : WAIT_STEP_NS;
+    int64_t ns = ts.tv_nsec + step;
+    ts.tv_sec += ns / 1000000000;
+    ts.tv_nsec = ns % 1000000000;
+    while (r->wake_gen == gen && !atomic_load(&r->fail_code)) {
+        if (pthread_cond_timedwait(&r->space_cv, &r->mu, &ts) != 0)
+            break;
+    }
+    int code = atomic_load(&r->fail_code);
+    pthread_mutex_unlock(&r->mu);
+    return code;
+}
+
+static void cause_text(qsf_ring *r, char *buf, size_t cap) {
+    pthread_mutex_lock(&r->mu);
+    switch (r->wait_cause) {
+    case QSF_WAIT_PERIODIC:
+        snprintf(buf, cap, "waiting for a periodic disk sync (sf_sync_interval_millis=%" PRId64 ")",
+                 r->sync_interval_ms);
+        break;
+    case QSF_WAIT_CREATE:
+        snprintf(buf, cap, "cannot create a new segment: %.300s", r->create_err);
+        break;
+    case QSF_WAIT_ROTATE:
+        snprintf(buf, cap, "cannot switch to a new segment: %.300s", r->rotate_err);
+        break;
+    default:
+        if (r->status_fn)
+            r->status_fn(r->status_user, buf, cap);
+        else
+            snprintf(buf, cap,
+                     "acknowledgements not keeping up (sf_max_total_bytes=%" PRIu64
+                     " too small?); acked FSN %" PRId64 " of published %" PRId64,
+                     r->cap_bytes, qsf_ring_acked_fsn(r), qsf_ring_published_fsn(r));
+    }
+    pthread_mutex_unlock(&r->mu);
+}
+
+static int full_error(qsf_ring *r, int64_t waited_ns, qsf_errinfo *err) {
+    char cause[384];
+    cause_text(r, cause, sizeof cause);
+    return qsf_err_set(err, QSF_E_FULL, QSF_ERRF_RETRIABLE, 0,
+                       "store-and-forward ring full for %" PRId64 " ms: %s", waited_ns / 1000000,
+                       cause);
+}
+
+static int latched_error(qsf_ring *r, qsf_errinfo *err) {
+    int code = atomic_load(&r->fail_code);
+    if (code) {
+        pthread_mutex_lock(&r->mu);
+        qsf_err_set(err, code, QSF_ERRF_FATAL, 0, "%s", r->fail_msg);
+        pthread_mutex_unlock(&r->mu);
+        return code;
+    }
+    pthread_mutex_lock(&r->mu);
+    qsf_err_copy(err, &r->dur_err);
+    code = r->dur_err.code ? r->dur_err.code : QSF_E_DURABILITY;
+    pthread_mutex_unlock(&r->mu);
+    return code;
+}
+
+static void warn_throttled(qsf_ring *r, int64_t waited, int64_t *last_warn) {
+    int64_t now = qsf_ring_now_ns();
+    if (*last_warn && now - *last_warn < WARN_EVERY_NS)
+        return;
+    *last_warn = now;
+    char cause[384];
+    cause_text(r, cause, sizeof cause);
+    QSF_LOGW("store-and-forward ring backpressured for %" PRId64 " ms: %s", waited / 1000000,
+             cause);
+}
+
+/* The active segment is full: rotate, or wait for a spare until the deadline. */
+static int append_slow(qsf_ring *r, const void *payload, uint32_t len, int64_t *fsn_out,
+                       qsf_errinfo *err) {
+    int64_t start = qsf_ring_now_ns(), deadline = r->append_deadline_ms * 1000000, last_warn = 0;
+    bool stalled = false;
+    for (;;) {
+        uint64_t gen;
+        if (try_rotate(r, &gen) == TRY_ROTATED) {
+            if (!qsf_seg_append(r->active, payload, len))
+                return qsf_err_set(err, QSF_E_INTERNAL, 0, 0,
+                                   "frame of %u bytes did not fit "
+                                   "an empty segment",
+                                   len);
+            publish(r, fsn_out);
+            return QSF_OK;
+        }
+        if (!stalled) {
+            atomic_fetch_add(&r->stalls, 1);
+            stalled = true;
+        }
+        int64_t waited = qsf_ring_now_ns() - start;
+        if (waited >= deadline)
+            return full_error(r, waited, err);
+        if (waited > WAIT_STEP_NS)
+            warn_throttled(r, waited, &last_warn);
+        if (wait_for_space(r, gen, deadline - waited))
+            return latched_error(r, err);
+    }
+}
+
+int qsf_ring_append(qsf_ring *r, const void *payload, size_t len, int64_t *fsn_out,
+                    qsf_errinfo *err) {
+    if (len > qsf_seg_max_payload(r->seg_bytes))
+        return qsf_err_set(err, QSF_E_TOO_LARGE, 0, 0,
+                           "payload too large for segment: %zu bytes, segment holds at most "
+                           "%" PRIu64,
+                           len, qsf_seg_max_payload(r->seg_bytes));
+    if (atomic_load_explicit(&r->fail_code, memory_order_relaxed) ||
+        atomic_load_explicit(&r->dur_latched, memory_order_relaxed))
+        return latched_error(r, err);
+    qsf_segment *a = r->active;
+    if (qsf_seg_append(a, payload, (uint32_t) len)) {
+        publish(r, fsn_out);
+        maybe_early_wake(r, a);
+        return QSF_OK;
+    }
+    return append_slow(r, payload, (uint32_t) len, fsn_out, err);
+}
+
+int qsf_ring_barrier(qsf_ring *r, qsf_errinfo *err) {
+    if (r->durability != QSF_DUR_APPEND)
+        return QSF_OK;
+    int rc = qsf_dur_sync_published(r, err);
+    if (rc != QSF_OK && err)
+        err->flags |= QSF_ERRF_IN_DOUBT;
+    return rc;
+}

@@ -1,0 +1,134 @@
+/* Internals of the ring shared by ring.c (producer, reader, open/close),
+ * manager.c (spares, trim, checkpoints) and durability.c (data barriers).
+ *
+ * The chain of live segments, oldest first:
+ *
+ *   head -> sealed -> sealed -> ... -> active      spare (not linked)
+ *                                                  pending[] (trimmed, file
+ *                                                  not yet gone; still counted)
+ *
+ * Locking: `mu` guards the chain shape (head, active pointer changes, spare,
+ * pending), the byte accounting and the wait/wake state. The producer appends
+ * without it; it takes it only to rotate, to wait, and once per segment for
+ * the early spare wake. Slow file operations run outside it. `mf_mu`
+ * serialises manifest writes between a rotating producer and the trimming
+ * manager. */
+#ifndef QSF_RING_INT_H
+#define QSF_RING_INT_H
+
+#include "sf/recover.h"
+#include "sf/ring.h"
+#include "sf/segment.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+/* Backoff of one trim stage (sf-format.md §9.4): 4 ms doubling to 1.024 s. */
+typedef struct qsf_backoff {
+    int64_t next_ns;  /* do not try before this monotonic time */
+    int64_t delay_ns; /* 0 after a success */
+} qsf_backoff;
+
+#define QSF_BACKOFF_MIN_NS ((int64_t) 4 * 1000000)
+#define QSF_BACKOFF_MAX_NS ((int64_t) 1024 * 1000000)
+
+enum qsf_trim_stage { QSF_TRIM_PRE = 0, QSF_TRIM_UNLINK = 1, QSF_TRIM_POST = 2, QSF_TRIM_STAGES };
+
+/* Why the producer last had to wait (for the QSF_E_FULL message). */
+enum qsf_wait_cause {
+    QSF_WAIT_NONE = 0,
+    QSF_WAIT_SPACE,    /* no spare: the cap is reached, acknowledgements must free space */
+    QSF_WAIT_CREATE,   /* the cap allows a spare but creating it failed */
+    QSF_WAIT_PERIODIC, /* rotation waits for a periodic checkpoint */
+    QSF_WAIT_ROTATE,   /* a rotation barrier failed; retried */
+};
+
+struct qsf_ring {
+    /* configuration */
+    bool sf;
+    int durability;
+    uint64_t seg_bytes;
+    uint64_t cap_bytes; /* effective: max(total, 2 * segment) */
+    int64_t sync_interval_ms;
+    int64_t append_deadline_ms;
+
+    /* SF backing: slot, watermark, manifest and dictionary handles as
+     * recovery left them (rec.symdict is the memory-only dictionary in memory
+     * mode). */
+    qsf_slot_recovered rec;
+    pthread_mutex_t mf_mu;   /* manifest writes: rotating producer vs trimming manager */
+    pthread_mutex_t dict_mu; /* dictionary append (producer) vs sync (manager) */
+    uint64_t next_gen;       /* next segment file counter (manager) */
+    _Atomic uint64_t dict_bytes;
+
+    /* chain (see the diagram above) */
+    pthread_mutex_t mu;
+    pthread_cond_t space_cv; /* producer waits for space / a spare */
+    pthread_cond_t mgr_cv;   /* manager waits for work */
+    qsf_segment *head;
+    qsf_segment *active;
+    qsf_segment *spare;
+    qsf_segment *pending[QSF_MAX_TRIMS_PER_PASS];
+    int npending;
+    uint32_t live; /* segments in the chain */
+    _Atomic uint64_t owned_bytes;
+
+    /* FSNs */
+    int64_t next_fsn; /* producer-private */
+    _Atomic int64_t published_fsn;
+    _Atomic int64_t acked_fsn;
+    int64_t persisted_acked; /* manager: last value written to .ack-watermark */
+
+    /* producer waiting and failure latches */
+    uint64_t wake_gen; /* under mu: bumped by every broadcast of space_cv */
+    bool rotating;     /* under mu: the producer holds the spare for rotation */
+    int wait_cause;
+    _Atomic int fail_code; /* qsf_ring_fail_waiters: sticky terminal code */
+    char fail_msg[QSF_ERRINFO_MSG_MAX];
+    _Atomic int dur_latched;              /* periodic checkpoint failure latched */
+    qsf_errinfo dur_err;                  /* under mu */
+    char create_err[QSF_ERRINFO_MSG_MAX]; /* last spare creation failure, under mu */
+    char rotate_err[QSF_ERRINFO_MSG_MAX]; /* last rotation barrier failure, producer */
+    _Atomic uint64_t stalls;
+    qsf_ring_status_fn status_fn;
+    void *status_user;
+
+    /* manager */
+    pthread_t mgr;
+    bool mgr_started;
+    bool mgr_stop;        /* under mu */
+    bool mgr_kick;        /* under mu: woken with work */
+    bool sync_requested;  /* under mu: rotation asked for a checkpoint */
+    int64_t next_sync_ns; /* periodic checkpoint due */
+    int64_t last_create_log_ns;
+    bool create_logged;
+    qsf_backoff trim_backoff[QSF_TRIM_STAGES];
+};
+
+/* ---- manager.c ---- */
+int qsf_mgr_start(qsf_ring *r, qsf_errinfo *err);
+/* Stops and joins the manager, bounded by 5 s. Returns false if it did not stop. */
+bool qsf_mgr_stop(qsf_ring *r);
+/* Wakes the manager (takes mu). */
+void qsf_mgr_wake(qsf_ring *r);
+/* One manager pass (also used by close and by tests through the thread). */
+void qsf_mgr_pass(qsf_ring *r);
+/* Trims every trimmable sealed segment now, ignoring backoff (close). */
+int qsf_mgr_trim_all(qsf_ring *r, qsf_errinfo *err);
+
+/* ---- durability.c ---- */
+/* Syncs every live segment whose published bytes are not yet durable, after
+ * the dictionary (sf-format.md §9.6 steps 1-3, §9.7). On failure the failed
+ * range is re-dirtied and the error returned. */
+int qsf_dur_sync_published(qsf_ring *r, qsf_errinfo *err);
+
+/* ---- ring.c helpers used by the others ---- */
+int64_t qsf_ring_now_ns(void);
+/* Frees a segment's bytes from the accounting and wakes waiting producers. */
+void qsf_ring_release_bytes_locked(qsf_ring *r, uint64_t bytes);
+/* Effective cap check for a new spare: under mu. */
+bool qsf_ring_spare_fits_locked(const qsf_ring *r);
+/* Bumps wake_gen and wakes every waiting producer: under mu. */
+void qsf_ring_wake_producers_locked(qsf_ring *r);
+
+#endif

@@ -1,0 +1,244 @@
+/* Segment objects for both backings (see segment.h). */
+#include "sf/segment.h"
+
+#include "bytes.h"
+#include "crc32c.h"
+#include "err.h"
+#include "os/fileutil.h"
+#include "os/os.h"
+#include "sf/segfmt.h"
+#include "sf/sfa.h"
+#include "sf/slot.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static uint64_t page_size(void) {
+    static uint64_t ps;
+    if (!ps)
+        ps = (uint64_t) sysconf(_SC_PAGESIZE);
+    return ps;
+}
+
+void qsf_seg_name(uint64_t gen, char out[QSF_SEG_NAME_MAX]) {
+    if (gen == 0)
+        snprintf(out, QSF_SEG_NAME_MAX, "%s", QSF_NAME_INITIAL);
+    else
+        qsf_segment_name(gen, out);
+}
+
+static void write_header(uint8_t *h, int64_t base_seq, uint8_t flags) {
+    qsf_sfa_header_encode(h, flags, base_seq, QSF_OS->wall_us());
+}
+
+static qsf_segment *seg_alloc(uint64_t size, int64_t base_seq) {
+    qsf_segment *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->size = size;
+    s->fd = -1;
+    s->base_seq = base_seq;
+    s->append_off = QSF_SFA_HEADER_SIZE;
+    atomic_init(&s->published_off, QSF_SFA_HEADER_SIZE);
+    atomic_init(&s->durable_off, QSF_SFA_HEADER_SIZE);
+    atomic_init(&s->pins, 0);
+    atomic_init(&s->next, NULL);
+    return s;
+}
+
+int qsf_seg_new_mem(uint64_t size, int64_t base_seq, qsf_segment **out, qsf_errinfo *err) {
+    qsf_segment *s = seg_alloc(size, base_seq);
+    /* calloc leaves pages untouched; the memset faults them in here (on the
+     * manager thread) instead of on the producer's first store. */
+    uint8_t *buf = s ? malloc(size) : NULL;
+    if (!buf) {
+        free(s);
+        return qsf_err_set(err, QSF_E_NOMEM, QSF_ERRF_RETRIABLE, ENOMEM,
+                           "cannot allocate a %" PRIu64 "-byte memory segment", size);
+    }
+    memset(buf, 0, size);
+    s->base = buf;
+    write_header(buf, base_seq, 0);
+    *out = s;
+    return QSF_OK;
+}
+
+/* Maps fd MAP_SHARED read/write, exactly `size` bytes, and checks that the file
+ * still has that size (a shrunk file would SIGBUS on a later store). */
+static int map_file(qsf_segment *s, int fd, const char *dir_path, qsf_errinfo *err) {
+    void *p = QSF_OS->mmap(NULL, s->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+        int e = errno;
+        return qsf_err_set(err, qsf_code_from_errno(e) == QSF_E_NOMEM ? QSF_E_NOMEM : QSF_E_IO, 0,
+                           e, "cannot map %s/%s: %s", dir_path, s->name, strerror(e));
+    }
+    struct stat st;
+    int rc = QSF_OS->fstat(fd, &st);
+    if (rc != 0 || (uint64_t) st.st_size != s->size) {
+        int e = rc != 0 ? errno : 0;
+        QSF_OS->munmap(p, s->size);
+        return qsf_err_set(err, QSF_E_IO, 0, e,
+                           "segment %s/%s changed size after mapping (expected %" PRIu64 " bytes)",
+                           dir_path, s->name, s->size);
+    }
+    s->base = p;
+    s->fd = fd;
+    return QSF_OK;
+}
+
+int qsf_seg_create_file(int dirfd, const char *dir_path, const char *name, uint64_t gen,
+                        uint64_t size, int64_t base_seq, uint8_t flags, qsf_segment **out,
+                        qsf_errinfo *err) {
+    qsf_segment *s = seg_alloc(size, base_seq);
+    if (!s)
+        return qsf_err_set(err, QSF_E_NOMEM, QSF_ERRF_RETRIABLE, ENOMEM, "out of memory");
+    snprintf(s->name, sizeof s->name, "%s", name);
+    s->gen = gen;
+    int fd;
+    int rc = qsf_create_prealloc(dirfd, dir_path, name, size, &fd, err);
+    if (rc == QSF_OK) {
+        rc = map_file(s, fd, dir_path, err);
+        if (rc != QSF_OK) {
+            QSF_OS->close(fd);
+            QSF_OS->unlinkat(dirfd, name, 0);
+        }
+    }
+    if (rc != QSF_OK) {
+        free(s);
+        return rc;
+    }
+    write_header(s->base, base_seq, flags);
+    *out = s;
+    return QSF_OK;
+}
+
+int qsf_seg_adopt(int fd, const char *dir_path, const char *name, uint64_t gen, uint64_t size,
+                  int64_t base_seq, uint64_t frame_count, uint64_t append_off, qsf_segment **out,
+                  qsf_errinfo *err) {
+    if (size < QSF_SFA_MIN_SEGMENT || append_off < QSF_SFA_HEADER_SIZE || append_off > size)
+        return qsf_err_set(err, QSF_E_INTERNAL, 0, 0,
+                           "cannot adopt %s/%s: end offset %" PRIu64 " outside %" PRIu64 " bytes",
+                           dir_path, name, append_off, size);
+    qsf_segment *s = seg_alloc(size, base_seq);
+    if (!s)
+        return qsf_err_set(err, QSF_E_NOMEM, 0, ENOMEM, "out of memory");
+    snprintf(s->name, sizeof s->name, "%s", name);
+    s->gen = gen;
+    int rc = map_file(s, fd, dir_path, err);
+    if (rc != QSF_OK) {
+        free(s);
+        return rc;
+    }
+    s->frame_count = frame_count;
+    s->append_off = append_off;
+    atomic_store(&s->published_off, append_off);
+    *out = s;
+    return QSF_OK;
+}
+
+void qsf_seg_destroy(qsf_segment *s) {
+    if (!s)
+        return;
+    if (s->fd >= 0) {
+        QSF_OS->munmap(s->base, s->size);
+        QSF_OS->close(s->fd);
+    } else {
+        free(s->base);
+    }
+    free(s);
+}
+
+bool qsf_seg_append(qsf_segment *s, const void *payload, uint32_t len) {
+    uint64_t off = s->append_off;
+    if (len > s->size - off || s->size - off - len < QSF_SFA_FRAME_OVERHEAD)
+        return false;
+    uint8_t *f = s->base + off;
+    qsf_put_u32(f + 4, len);
+    memcpy(f + 8, payload, len);
+    QSF_FAULT_POINT(QSF_FP_FRAME_PAYLOAD_WRITTEN);
+    /* The CRC is the commit marker: written last, after length and payload. */
+    uint32_t crc = qsf_crc32c(f + 4, (size_t) len + 4);
+    qsf_put_u32(f, crc);
+    QSF_FAULT_POINT(QSF_FP_FRAME_CRC_WRITTEN);
+    s->append_off = off + QSF_SFA_FRAME_OVERHEAD + len;
+    s->frame_count++;
+    atomic_store_explicit(&s->published_off, s->append_off, memory_order_release);
+    return true;
+}
+
+int qsf_seg_rebase(qsf_segment *s, int64_t base_seq, qsf_errinfo *err) {
+    if (s->frame_count != 0 || s->append_off != QSF_SFA_HEADER_SIZE)
+        return qsf_err_set(err, QSF_E_INTERNAL, 0, 0,
+                           "cannot rebase segment %s: it already holds %" PRIu64 " frames", s->name,
+                           s->frame_count);
+    qsf_put_i64(s->base + 8, base_seq);
+    s->base_seq = base_seq;
+    return QSF_OK;
+}
+
+void qsf_seg_stamp_flags(qsf_segment *s, uint8_t flags) {
+    s->base[5] = flags;
+}
+
+static int sync_fail(const qsf_segment *s, const char *dir_path, const char *what, uint64_t from,
+                     uint64_t to, qsf_errinfo *err) {
+    int e = errno;
+    return qsf_err_set(err, e == ENOSPC ? QSF_E_NOSPC : QSF_E_DURABILITY, QSF_ERRF_RETRIABLE, e,
+                       "%s of %s/%s [%" PRIu64 ", %" PRIu64 ") failed: %s", what, dir_path, s->name,
+                       from, to, strerror(e));
+}
+
+int qsf_seg_sync_header(qsf_segment *s, const char *dir_path, qsf_errinfo *err) {
+    if (s->fd < 0)
+        return QSF_OK;
+    if (QSF_OS->msync(s->base, QSF_SFA_HEADER_SIZE, MS_SYNC) != 0)
+        return sync_fail(s, dir_path, "msync of the header", 0, QSF_SFA_HEADER_SIZE, err);
+    if (QSF_OS->fsync(s->fd) != 0)
+        return sync_fail(s, dir_path, "fsync of the header", 0, QSF_SFA_HEADER_SIZE, err);
+    return QSF_OK;
+}
+
+int qsf_seg_sync_range(qsf_segment *s, uint64_t from, uint64_t to, const char *dir_path,
+                       qsf_errinfo *err) {
+    if (s->fd < 0 || to <= from)
+        return QSF_OK;
+    uint64_t start = from & ~(page_size() - 1);
+    if (QSF_OS->msync(s->base + start, to - start, MS_SYNC) != 0)
+        return sync_fail(s, dir_path, "msync", from, to, err);
+    if (QSF_OS->fdatasync(s->fd) != 0)
+        return sync_fail(s, dir_path, "fdatasync", from, to, err);
+    uint64_t d = atomic_load(&s->durable_off);
+    while (d < to && !atomic_compare_exchange_weak(&s->durable_off, &d, to))
+        ;
+    return QSF_OK;
+}
+
+void qsf_seg_redirty(qsf_segment *s, uint64_t from, uint64_t to) {
+    if (s->fd < 0 || to <= from)
+        return;
+    uint64_t ps = page_size();
+    uint64_t start = from & ~(ps - 1);
+    qsf_seg_unpin_memory(s);
+    if (mlock(s->base + start, to - start) == 0) { /* best effort: RLIMIT_MEMLOCK */
+        s->mlock_from = start;
+        s->mlock_to = to;
+    }
+    /* Bytes below the published offset never change again, so storing the value
+     * just read cannot race with the producer, even on a shared page. */
+    for (uint64_t p = start; p < to; p += ps) {
+        volatile uint8_t *b = s->base + (p < from ? from : p);
+        *b = *b;
+    }
+}
+
+void qsf_seg_unpin_memory(qsf_segment *s) {
+    if (s->mlock_to > s->mlock_from)
+        (void) munlock(s->base + s->mlock_from, s->mlock_to - s->mlock_from);
+    s->mlock_from = s->mlock_to = 0;
+}

@@ -1,0 +1,121 @@
+/* One segment of the ring: a malloc'd buffer (memory mode) or a preallocated
+ * file mapped MAP_SHARED read/write exactly its size (SF mode). Both backings
+ * hold the same bytes (sfa.h): a 24-byte SF01 header, then packed frames.
+ *
+ *   0        24                                     append_off        size
+ *   +--------+-------+-------+-----+-------+--------+-----------------+
+ *   | header | frame | frame | ... | frame | (being written) | zeros  |
+ *   +--------+-------+-------+-----+-------+--------+-----------------+
+ *            ^ frames below published_off are complete, CRC last
+ *
+ * Threads: the producer owns append_off/frame_count and publishes
+ * published_off with a release store; readers load it with acquire and never
+ * read at or beyond it. The manager (periodic) or the producer (append barrier)
+ * advances durable_off. pins is changed by the reader and checked by the
+ * manager under the ring mutex before a segment is unmapped. */
+#ifndef QSF_SEGMENT_H
+#define QSF_SEGMENT_H
+
+#include "qsf.h"
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define QSF_SEG_NAME_MAX 32 /* "sf-" + 16 hex + ".sfa" + NUL fits */
+
+typedef struct qsf_segment {
+    uint8_t *base;                      /* mapping or buffer, `size` bytes */
+    uint64_t size;                      /* total bytes including the header */
+    int fd;                             /* -1 in memory mode */
+    uint64_t gen;                       /* name counter; 0 for sf-initial.sfa */
+    char name[QSF_SEG_NAME_MAX];        /* file name inside the slot ("" in memory) */
+    int64_t base_seq;                   /* FSN of the first frame */
+    uint64_t append_off;                /* producer-private end of written frames */
+    uint64_t frame_count;               /* producer-private; final once sealed */
+    _Atomic uint64_t published_off;     /* release by producer, acquire by reader */
+    _Atomic uint64_t durable_off;       /* bytes below are on stable storage */
+    _Atomic int pins;                   /* cursors positioned in this segment */
+    _Atomic(struct qsf_segment *) next; /* chain link, release-stored at rotation */
+    bool early_woken;                   /* producer woke the manager at 3/4 */
+    bool unlinked;                      /* trim: the file is gone, dir sync pending */
+    uint64_t mlock_from, mlock_to;      /* range pinned by qsf_seg_redirty, empty if none */
+} qsf_segment;
+
+/* Memory mode: a zeroed buffer of `size` bytes with a header (flags 0). */
+int qsf_seg_new_mem(uint64_t size, int64_t base_seq, qsf_segment **out, qsf_errinfo *err);
+
+/* SF mode: creates <dir>/<name> exclusively, preallocates `size` bytes, maps it
+ * and writes the header (baseSeq, flags, createdMicros) into the mapping. The
+ * header is not synced (the caller runs the barrier it needs). On failure the
+ * partial file is removed; errors name the file. */
+int qsf_seg_create_file(int dirfd, const char *dir_path, const char *name, uint64_t gen,
+                        uint64_t size, int64_t base_seq, uint8_t flags, qsf_segment **out,
+                        qsf_errinfo *err);
+
+/* SF mode: adopts a segment that recovery validated with pread: maps `fd`
+ * (ownership passes to the segment on success) exactly `size` bytes, checks the
+ * file size again after mapping, and positions the append offset at
+ * `append_off` after `frame_count` frames. */
+int qsf_seg_adopt(int fd, const char *dir_path, const char *name, uint64_t gen, uint64_t size,
+                  int64_t base_seq, uint64_t frame_count, uint64_t append_off, qsf_segment **out,
+                  qsf_errinfo *err);
+
+/* Unmaps / frees and closes. NULL is a no-op. */
+void qsf_seg_destroy(qsf_segment *s);
+
+/* Largest payload a segment of `size` bytes holds. */
+static inline uint64_t qsf_seg_max_payload(uint64_t size) {
+    return size > 32 ? size - 32 : 0;
+}
+
+/* Appends one frame in the order of sf-format.md §3.4 (length, payload, CRC
+ * last, then the release store of the published offset). Returns false, with
+ * nothing written, when the frame does not fit. Producer only. */
+bool qsf_seg_append(qsf_segment *s, const void *payload, uint32_t len);
+
+/* FSN the next frame appended to s would get. Producer only. */
+static inline int64_t qsf_seg_end_fsn(const qsf_segment *s) {
+    return s->base_seq + (int64_t) s->frame_count;
+}
+
+/* Rewrites baseSeq in the header. QSF_E_INTERNAL once a frame was written. */
+int qsf_seg_rebase(qsf_segment *s, int64_t base_seq, qsf_errinfo *err);
+
+/* Sets header byte 5 (flags). */
+void qsf_seg_stamp_flags(qsf_segment *s, uint8_t flags);
+
+/* msync(MS_SYNC) of the header page, then fsync. No-op in memory mode. */
+int qsf_seg_sync_header(qsf_segment *s, const char *dir_path, qsf_errinfo *err);
+
+/* msync(MS_SYNC) of the page-aligned range [from, to), then fdatasync; on
+ * success durable_off becomes max(durable_off, to). No-op in memory mode. */
+int qsf_seg_sync_range(qsf_segment *s, uint64_t from, uint64_t to, const char *dir_path,
+                       qsf_errinfo *err);
+
+/* After a failed sync: pins [from, to) in memory (mlock, best effort) and
+ * stores the same byte values again through the mapping, one per page, so the
+ * kernel writes the pages back on the next sync instead of treating them as
+ * clean. Only bytes below the published offset are touched. */
+void qsf_seg_redirty(qsf_segment *s, uint64_t from, uint64_t to);
+
+/* Releases the mlock taken by qsf_seg_redirty, if any (best effort). */
+void qsf_seg_unpin_memory(qsf_segment *s);
+
+/* Frame at `off` (which must be below the published offset the caller
+ * loaded): payload pointer and length; returns the offset of the next frame. */
+static inline uint64_t qsf_seg_frame_at(const qsf_segment *s, uint64_t off, const uint8_t **payload,
+                                        uint32_t *len) {
+    const uint8_t *f = s->base + off;
+    uint32_t n = (uint32_t) f[4] | ((uint32_t) f[5] << 8) | ((uint32_t) f[6] << 16) |
+                 ((uint32_t) f[7] << 24);
+    *payload = f + 8;
+    *len = n;
+    return off + 8 + n;
+}
+
+/* Formats "sf-<16 hex>.sfa" (gen > 0) or "sf-initial.sfa" (gen 0). */
+void qsf_seg_name(uint64_t gen, char out[QSF_SEG_NAME_MAX]);
+
+#endif

@@ -1,0 +1,79 @@
+/* Slot-relative file helpers (see sfio.h). */
+#include "sf/sfio.h"
+
+#include "err.h"
+#include "os/fileutil.h"
+#include "os/os.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+
+int qsf_open_regular(int dirfd, const char *name, int flags, uint64_t *size) {
+    int fd = QSF_OS->openat(dirfd, name, flags | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -1;
+    struct stat st;
+    if (QSF_OS->fstat(fd, &st) != 0) {
+        int e = errno;
+        QSF_OS->close(fd);
+        errno = e;
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        QSF_OS->close(fd);
+        errno = EINVAL;
+        return -1;
+    }
+    if (size)
+        *size = (uint64_t) st.st_size;
+    return fd;
+}
+
+int qsf_file_err(qsf_errinfo *err, int sys_errno, const char *what, const char *dir,
+                 const char *name) {
+    const char *why = sys_errno == ELOOP                            ? "is a symbolic link (refused)"
+                      : sys_errno == EINVAL && strstr(what, "open") ? "not a regular file"
+                                                                    : strerror(sys_errno);
+    int code = qsf_code_from_errno(sys_errno);
+    if (code == QSF_E_UNSUPPORTED)
+        code = QSF_E_IO;
+    return qsf_err_set(err, code, 0, sys_errno, "%s %s/%s: %s", what, dir, name, why);
+}
+
+int qsf_read_at(int fd, void *buf, size_t n, uint64_t off, const char *dir, const char *name,
+                qsf_errinfo *err) {
+    size_t got = 0;
+    int rc = qsf_pread_full(fd, buf, n, (off_t) off, &got);
+    if (rc == 0)
+        return QSF_OK;
+    if (rc < 0)
+        return qsf_err_set(err, QSF_E_IO, 0, errno, "read of %s/%s at offset %llu failed: %s", dir,
+                           name, (unsigned long long) off, strerror(errno));
+    return qsf_err_set(err, QSF_E_IO, 0, 0,
+                       "%s/%s changed size during recovery (short read at offset %llu)", dir, name,
+                       (unsigned long long) (off + got));
+}
+
+int qsf_write_at(int fd, const void *buf, size_t n, uint64_t off, const char *dir, const char *name,
+                 qsf_errinfo *err) {
+    if (qsf_pwrite_full(fd, buf, n, (off_t) off) == 0)
+        return QSF_OK;
+    int e = errno;
+    int code = qsf_code_from_errno(e) == QSF_E_NOSPC ? QSF_E_NOSPC : QSF_E_IO;
+    return qsf_err_set(err, code, 0, e, "write of %s/%s at offset %llu failed: %s", dir, name,
+                       (unsigned long long) off, strerror(e));
+}
+
+int qsf_unlink_quiet(int dirfd, const char *dir, const char *name, qsf_errinfo *err) {
+    if (QSF_OS->unlinkat(dirfd, name, 0) == 0 || errno == ENOENT)
+        return QSF_OK;
+    return qsf_file_err(err, errno, "cannot remove", dir, name);
+}
+
+int qsf_fault_check(int point, qsf_errinfo *err) {
+    if (QSF_FAULT_POINT(point) == 0)
+        return QSF_OK;
+    return qsf_err_set(err, QSF_E_IO, 0, EIO, "injected failure at fault point %d", point);
+}

@@ -1,0 +1,36 @@
+/* Slot-relative file helpers shared by sidefile.c, symdict.c, slot.c and the
+ * recovery code. Every call goes through the syscall table, opens with
+ * O_NOFOLLOW | O_CLOEXEC and formats errors as "<what> <dir>/<name>: <reason>". */
+#ifndef QSF_SFIO_H
+#define QSF_SFIO_H
+
+#include "qsf.h"
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Opens <dir>/<name> with flags | O_NOFOLLOW | O_CLOEXEC (mode 0600) and checks
+ * that it is a regular file. Returns the fd, or -1 with errno (ELOOP for a
+ * symlink, EINVAL for a non-regular file); *size gets the file size if non-NULL. */
+int qsf_open_regular(int dirfd, const char *name, int flags, uint64_t *size);
+
+/* Fills err with an errno-derived code and "<what> <dir>/<name>: <strerror>". */
+int qsf_file_err(qsf_errinfo *err, int sys_errno, const char *what, const char *dir,
+                 const char *name);
+
+/* Reads exactly n bytes at off of <dir>/<name>; a short read (file shrank) is an
+ * I/O error too. QSF_OK or QSF_E_IO naming the file and offset. */
+int qsf_read_at(int fd, void *buf, size_t n, uint64_t off, const char *dir, const char *name,
+                qsf_errinfo *err);
+
+/* Writes exactly n bytes at off. QSF_OK, QSF_E_NOSPC or QSF_E_IO naming the file. */
+int qsf_write_at(int fd, const void *buf, size_t n, uint64_t off, const char *dir, const char *name,
+                 qsf_errinfo *err);
+
+/* Unlinks <dir>/<name>; a missing file is success. */
+int qsf_unlink_quiet(int dirfd, const char *dir, const char *name, qsf_errinfo *err);
+
+/* Returns -1 (fault armed to fail) or 0; maps a failing fault point to QSF_E_IO. */
+int qsf_fault_check(int point, qsf_errinfo *err);
+
+#endif

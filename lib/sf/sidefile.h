@@ -1,0 +1,135 @@
+/* Dual-slot record files: .ack-watermark (AKW1) and sf-manifest.bin (SFM1),
+ * sf-format.md §4.
+ *
+ *   file, exactly 8192 bytes:
+ *   0                 64           4096              4160          8192
+ *   +-----------------+----- 0 ----+-----------------+----- 0 -----+
+ *   | record, slot A  |            | record, slot B  |             |
+ *   +-----------------+------------+-----------------+-------------+
+ *
+ *   record, 64 bytes, little-endian:
+ *   0      4         8             16                         60     64
+ *   +------+---------+-------------+--------------------------+------+
+ *   | magic| ver = 1 | generation  | payload (zero padded)    | crc  |
+ *   +------+---------+-------------+--------------------------+------+
+ *   AKW1 payload: i64 fsn at 16 (>= -1)
+ *   SFM1 payload: i64 headBase at 16 (>= 0), i64 activeBase at 24 (>= headBase)
+ *   crc = CRC-32C of bytes [0, 60); generation > 0.
+ *
+ * Write: next = generation + 1 goes to offset (next & 1) * 4096, so the older
+ * record survives a torn write of the newer one. Read: validate both slots, take
+ * the valid one with the larger generation; none valid = absent.
+ *
+ * Handles keep the descriptor and the current generation. write() is one
+ * positioned write of a record; sync() is the fsync. They are separate so the
+ * runtime can order barriers (sf-format.md §9.4: watermark write, sync, dir
+ * fsync, manifest write + sync, unlink). A handle with fd < 0 is closed/absent.
+ *
+ * Threads: a handle is used by one thread at a time (the owner serialises).
+ */
+#ifndef QSF_SIDEFILE_H
+#define QSF_SIDEFILE_H
+
+#include "qsf.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* ---- pure record codec (used by the handles, tests and fuzzers) ---- */
+
+/* Encodes a 64-byte AKW1 record. */
+void qsf_akw_encode(uint8_t rec[64], int64_t generation, int64_t fsn);
+/* Validates a 64-byte AKW1 record: 0 and the fields if valid, -1 if not. */
+int qsf_akw_decode(const uint8_t rec[64], int64_t *generation, int64_t *fsn);
+
+/* Encodes a 64-byte SFM1 record. */
+void qsf_sfm_encode(uint8_t rec[64], int64_t generation, int64_t head_base, int64_t active_base);
+/* Validates a 64-byte SFM1 record (incl. headBase >= 0, activeBase >= headBase). */
+int qsf_sfm_decode(const uint8_t rec[64], int64_t *generation, int64_t *head_base,
+                   int64_t *active_base);
+
+/* Picks the winning record from a whole 8192-byte AKW1 image: returns 0 with the
+ * generation and fsn, or -1 when neither slot is valid ("absent"). */
+int qsf_akw_pick(const uint8_t file[8192], int64_t *generation, int64_t *fsn);
+/* Same for SFM1. */
+int qsf_sfm_pick(const uint8_t file[8192], int64_t *generation, int64_t *head_base,
+                 int64_t *active_base);
+
+/* ---- .ack-watermark handle ---- */
+
+typedef struct qsf_watermark {
+    int fd;             /* -1 when closed */
+    int64_t generation; /* of the last record read or written; 0 = none yet */
+    int64_t fsn;        /* value of that record; -1 when none */
+    bool present;       /* a valid record was found at open */
+    bool reset;         /* open found a wrong-sized file (e.g. 16-byte legacy) and reset it */
+    char dir[1024];     /* slot directory, for messages */
+} qsf_watermark;
+
+/* Recovering slot: opens <slot>/.ack-watermark (O_NOFOLLOW). Missing file: the
+ * handle stays closed (fd -1, present false) and QSF_OK. A file of any size other
+ * than 8192 is reset (truncated, preallocated to 8192 zero bytes, synced) and
+ * treated as absent (reset = true). Errors: QSF_E_IO / QSF_E_NOSPC with the path
+ * (operational: a read error is never "absent"). */
+int qsf_watermark_open(int slot_dirfd, const char *slot_path, qsf_watermark *wm, qsf_errinfo *err);
+
+/* Fresh slot (or a slot that has none): removes a stale file, creates a new one
+ * with O_EXCL, preallocated to 8192 zero bytes, fsynced; no record yet
+ * (generation 0, fsn -1). The caller fsyncs the directory. Errors: QSF_E_NOSPC,
+ * QSF_E_IO, QSF_E_UNSUPPORTED; no partial file is left. */
+int qsf_watermark_create(int slot_dirfd, const char *slot_path, qsf_watermark *wm,
+                         qsf_errinfo *err);
+
+/* Record write of fsn (>= -1) with generation + 1 (no fsync). Not clamped: a
+ * watermark found above publishedFsn must be repairable downwards. Writes even
+ * when fsn is unchanged. On success the handle adopts the new generation.
+ * Fault point QSF_FP_WATERMARK_WRITTEN fires after the write. Errors: QSF_E_IO,
+ * QSF_E_NOSPC, QSF_E_INVAL (closed handle, fsn < -1). */
+int qsf_watermark_write(qsf_watermark *wm, int64_t fsn, qsf_errinfo *err);
+
+/* fsync of the watermark file. QSF_E_DURABILITY on failure. */
+int qsf_watermark_sync(qsf_watermark *wm, qsf_errinfo *err);
+
+/* Closes the descriptor (idempotent). */
+void qsf_watermark_close(qsf_watermark *wm);
+
+/* ---- sf-manifest.bin handle ---- */
+
+typedef struct qsf_manifest {
+    int fd;             /* -1 when absent/closed */
+    int64_t generation; /* current generation (>= 1 when open) */
+    int64_t head_base;  /* baseSeq of the oldest live segment */
+    int64_t active_base;
+    bool renamed_corrupt; /* open found debris and set it aside as .corrupt */
+    char dir[1024];       /* slot directory, for messages */
+} qsf_manifest;
+
+/* Recovering slot: opens <slot>/sf-manifest.bin if present (O_NOFOLLOW). Missing:
+ * fd -1 and QSF_OK. Wrong size or no valid record: renamed to
+ * sf-manifest.bin.corrupt (removed if the rename fails; dir fsynced) and treated
+ * as absent (renamed_corrupt = true). Errors: QSF_E_IO (read failure, symlink,
+ * rename and unlink both failing). */
+int qsf_manifest_open(int slot_dirfd, const char *slot_path, qsf_manifest *m, qsf_errinfo *err);
+
+/* Creates sf-manifest.bin: O_EXCL, preallocated to 8192, record generation 1
+ * (head_base, active_base) at offset 4096, fsync, then dir fsync (§9.1 step 4).
+ * Errors: QSF_E_NOSPC/QSF_E_IO/QSF_E_UNSUPPORTED/QSF_E_INVAL; no partial file left. */
+int qsf_manifest_create(int slot_dirfd, const char *slot_path, int64_t head_base,
+                        int64_t active_base, qsf_manifest *m, qsf_errinfo *err);
+
+/* Record write moving the boundaries forward only: each value is clamped to at
+ * least its current value (activeBase also to at least headBase). An update that
+ * changes nothing writes nothing (*written = false). No fsync: call
+ * qsf_manifest_sync. Fault point QSF_FP_MANIFEST_WRITTEN fires after a write.
+ * written may be NULL. Errors: QSF_E_IO, QSF_E_NOSPC, QSF_E_INVAL (closed). On
+ * failure the handle keeps its previous state. */
+int qsf_manifest_write(qsf_manifest *m, int64_t head_base, int64_t active_base, bool *written,
+                       qsf_errinfo *err);
+
+/* fsync of the manifest. QSF_E_DURABILITY on failure. */
+int qsf_manifest_sync(qsf_manifest *m, qsf_errinfo *err);
+
+/* Closes the descriptor (idempotent). */
+void qsf_manifest_close(qsf_manifest *m);
+
+#endif

@@ -1,0 +1,104 @@
+/* Slot directory, naming, locks, markers and quarantine (sf-format.md §2, §6, §7).
+ *
+ *   <sf_dir>/                         created if missing, one level only, 0700
+ *     .slot-locks/<slot>.lock         logical lock (flock), + <slot>.lock.pid
+ *     <slot>/                         0700; <slot> = sender_id
+ *       .lock  .lock.pid              slot lock (flock LOCK_EX|LOCK_NB), "<pid>\n"
+ *       .failed                       one-line reason, excludes the slot from scans
+ *       <name>.corrupt                a quarantined file
+ *     <slot>.unreplayable-<N>/        a quarantined slot (N = 1..64), with .failed
+ *
+ * Every file inside a slot is opened relative to the slot's directory
+ * descriptor with O_NOFOLLOW | O_CLOEXEC, so a symlink is refused, never
+ * followed. Locks are flock (never fcntl): they belong to the open file
+ * description and vanish when the process dies, including SIGKILL.
+ *
+ * Threads: a qsf_slot is used by its owner only.
+ */
+#ifndef QSF_SLOT_H
+#define QSF_SLOT_H
+
+#include "qsf.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define QSF_SLOT_PATH_MAX 1024
+#define QSF_SLOT_NAME_MAX 200
+
+typedef struct qsf_slot {
+    char sf_dir[QSF_SLOT_PATH_MAX]; /* as given (verbatim, no ~ expansion) */
+    char name[QSF_SLOT_NAME_MAX];   /* sender_id */
+    char path[QSF_SLOT_PATH_MAX];   /* <sf_dir>/<name> */
+    int sf_dirfd;                   /* O_DIRECTORY descriptor of sf_dir, -1 if closed */
+    int dirfd;                      /* O_DIRECTORY descriptor of the slot, -1 if closed */
+    int logical_lock_fd;            /* .slot-locks/<slot>.lock, -1 when not held */
+    int lock_fd;                    /* <slot>/.lock, -1 when not held */
+} qsf_slot;
+
+/* 0 if id is a valid sender_id: 1..QSF_SLOT_NAME_MAX-1 bytes of [A-Za-z0-9_-].
+ * Otherwise QSF_E_INVAL naming the id and the first bad byte position. */
+int qsf_sender_id_check(const char *id, qsf_errinfo *err);
+
+/* Validates sender_id (NULL = "default"), creates sf_dir (one level, 0700; its
+ * parent must exist) and .slot-locks/, takes the logical lock, creates the slot
+ * directory (0700) and takes the slot lock, writing both .pid files. The logical
+ * lock stays held (release it with qsf_slot_unlock_logical once the transition
+ * is over). Errors: QSF_E_INVAL (sender_id, path too long), QSF_E_LOCKED
+ * ("sf slot already in use by another process [slot=<dir>, holder=pid=<n>]",
+ * holder=unknown when no pid file), QSF_E_IO. On failure nothing is held. */
+int qsf_slot_acquire(const char *sf_dir, const char *sender_id, qsf_slot *s, qsf_errinfo *err);
+
+/* Takes the logical lock again (e.g. for the drained-close cleanup). */
+int qsf_slot_lock_logical(qsf_slot *s, qsf_errinfo *err);
+
+/* Releases the logical lock (closes its descriptor; the file stays). */
+void qsf_slot_unlock_logical(qsf_slot *s);
+
+/* Releases both locks and closes both directory descriptors (idempotent). Never
+ * deletes .lock or .lock.pid. */
+void qsf_slot_close(qsf_slot *s);
+
+/* Generic flock helper: opens/creates <dir>/<name> (0600, O_NOFOLLOW), takes
+ * LOCK_EX|LOCK_NB and rewrites <dir>/<name>.pid with "<pid>\n". `what` names the
+ * slot in the contention message. */
+int qsf_lock_file(int dirfd, const char *dir_path, const char *name, const char *what, int *fd_out,
+                  qsf_errinfo *err);
+
+/* Writes <slot>/.failed with `reason` and a newline (open, truncate, write, fsync). */
+int qsf_slot_write_failed(int slot_dirfd, const char *slot_path, const char *reason,
+                          qsf_errinfo *err);
+
+/* Renames <slot>/<name> to <name>.corrupt (replacing an older one); if the rename
+ * fails the file is removed instead. Fault point QSF_FP_QUARANTINE_RENAMED fires
+ * after the rename; the caller fsyncs the directory. QSF_E_IO when both fail. */
+int qsf_slot_quarantine_file(int slot_dirfd, const char *slot_path, const char *name,
+                             qsf_errinfo *err);
+
+/* Sets a whole slot aside (§7.4): with the logical lock held and the slot's own
+ * descriptors closed by the caller (s->dirfd and s->lock_fd may still be open:
+ * they are closed here after .failed is written), writes .failed with `reason`,
+ * renames <sf_dir>/<slot> to <slot>.unreplayable-<N> (first free N in 1..64),
+ * fsyncs sf_dir and copies the new path to out_path. The lock on the old .lock
+ * is released; s->path is unchanged. Errors: QSF_E_IO (all 64 names taken,
+ * rename failure). */
+int qsf_slot_quarantine_slot(qsf_slot *s, const char *reason, char *out_path, size_t cap,
+                             qsf_errinfo *err);
+
+/* Re-creates the slot directory after a quarantine and takes its lock again. */
+int qsf_slot_recreate(qsf_slot *s, qsf_errinfo *err);
+
+/* ---- segment names (§3.1) ---- */
+
+/* Writes "sf-<16 lowercase hex>.sfa" (23 bytes + NUL) into out[24]. */
+void qsf_segment_name(uint64_t gen, char out[24]);
+
+/* Parses a name of exactly "sf-" + 16 lowercase hex + ".sfa": returns 0 and the
+ * generation, -1 otherwise (sf-initial.sfa and other names). */
+int qsf_segment_name_parse(const char *name, uint64_t *gen);
+
+/* True if name ends in ".sfa" (a segment candidate). */
+bool qsf_is_segment_candidate(const char *name);
+
+#endif
