@@ -11,8 +11,8 @@
 #include <string.h>
 #include <time.h>
 
-#define INBOX_MIN_CAP        16
-#define CLOSE_DELIVERY_NS    100000000ll /* 100 ms */
+#define INBOX_MIN_CAP     16
+#define CLOSE_DELIVERY_NS 100000000ll /* 100 ms */
 
 struct qsf_inbox {
     pthread_mutex_t mu;

@@ -45,7 +45,8 @@ typedef struct qsf_io_opts {
     /* recovered aborted tail (frames never sent): (commit_boundary, tail_end] */
     int64_t commit_boundary_fsn;
     int64_t tail_end_fsn;
-    bool self_sufficient; /* frames carry their own dictionary: no catch-up */
+    int64_t recovered_published_fsn; /* frames up to it count as replayed */
+    bool self_sufficient;            /* frames carry their own dictionary: no catch-up */
 } qsf_io_opts;
 
 /* Starts the thread and, for initial modes off/on, waits for the first

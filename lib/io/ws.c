@@ -3,7 +3,7 @@
 
 #include "err.h"
 #include "log.h"
-#include "qwp/response.h"
+#include "qwp/utf8.h"
 
 #include <libwebsockets.h>
 #include <stdatomic.h>
@@ -67,7 +67,8 @@ static int append_headers(qsf_ws *ws, struct lws *wsi, unsigned char **p, unsign
     if (add_header(wsi, "X-QWP-Max-Version:", "1", p, end) ||
         add_header(wsi, "X-QWP-Client-Id:", ws->conf.client_id, p, end))
         return -1;
-    if (ws->conf.request_durable_ack && add_header(wsi, "X-QWP-Request-Durable-Ack:", "true", p, end))
+    if (ws->conf.request_durable_ack &&
+        add_header(wsi, "X-QWP-Request-Durable-Ack:", "true", p, end))
         return -1;
     if (ws->conf.authorization && add_header(wsi, "Authorization:", ws->conf.authorization, p, end))
         return -1;
@@ -127,9 +128,9 @@ static void fail_attempt(qsf_ws *ws, struct lws *wsi, const char *why) {
         custom_header(wsi, "x-questdb-role:", f.role, sizeof f.role);
     }
     snprintf(f.reason, sizeof f.reason, "%s", why && *why ? why : "connection failed");
-    f.tls = ws->conf.tls && (strstr(f.reason, "SSL") || strstr(f.reason, "ssl") ||
-                             strstr(f.reason, "TLS") || strstr(f.reason, "tls") ||
-                             strstr(f.reason, "certificate"));
+    f.tls = ws->conf.tls &&
+            (strstr(f.reason, "SSL") || strstr(f.reason, "ssl") || strstr(f.reason, "TLS") ||
+             strstr(f.reason, "tls") || strstr(f.reason, "certificate"));
     if (f.http_status == 101 || f.http_status < 0)
         f.http_status = 0;
     ws->active = false;
@@ -183,7 +184,8 @@ static void peer_close(qsf_ws *ws, const uint8_t *in, size_t len) {
     if (len == 0)
         return;
     int code = len >= 2 ? (in[0] << 8 | in[1]) : 0;
-    if (len == 1 || !close_code_valid(code) || !qsf_utf8_valid(in + 2, len - 2) || len > 125) {
+    if (len == 1 || !close_code_valid(code) || !qsf_utf8_valid((const char *) in + 2, len - 2) ||
+        len > 125) {
         ws->hooks.on_violation(ws->user, "malformed close payload from the server");
         return;
     }

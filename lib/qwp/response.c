@@ -27,7 +27,7 @@ static size_t utf8_seq_len(uint8_t b) {
     return 0;
 }
 
-bool qsf_utf8_valid(const uint8_t *p, size_t n) {
+static bool resp_utf8_valid(const uint8_t *p, size_t n) {
     size_t i = 0;
     while (i < n) {
         size_t k = utf8_seq_len(p[i]);
@@ -62,7 +62,7 @@ static int check_tables(const uint8_t *p, const uint8_t *end, uint16_t count, ch
             return fail(why, cap, "table entry %zu has an empty name%.0zu", i, 0);
         if ((size_t) (end - p) < 2u + nlen + 8u)
             return fail(why, cap, "table entry %zu truncated (name length %zu)", i, nlen);
-        if (!qsf_utf8_valid(p + 2, nlen))
+        if (!resp_utf8_valid(p + 2, nlen))
             return fail(why, cap, "table entry %zu name is not valid UTF-8%.0zu", i, 0);
         p += 2u + nlen + 8u;
     }

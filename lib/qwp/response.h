@@ -56,7 +56,4 @@ int qsf_response_parse(const uint8_t *buf, size_t len, qsf_response *out, char *
  * offset) starts at 0; returns false after the last entry. */
 bool qsf_response_table(const qsf_response *r, size_t *pos, qsf_resp_table *t);
 
-/* True if p[0..n) is well-formed UTF-8 (no overlongs, surrogates or > U+10FFFF). */
-bool qsf_utf8_valid(const uint8_t *p, size_t n);
-
 #endif

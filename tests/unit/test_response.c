@@ -114,15 +114,6 @@ static void long_message_is_accepted_up_to_the_limit(void **state) {
     assert_int_equal(qsf_response_parse(b, 11 + 1025, &r, NULL, 0), -1);
 }
 
-static void utf8_validation(void **state) {
-    (void) state;
-    assert_true(qsf_utf8_valid((const uint8_t *) "\xe4\xb8\xad", 3));
-    assert_false(qsf_utf8_valid((const uint8_t *) "\xc0\x80", 2));     /* overlong */
-    assert_false(qsf_utf8_valid((const uint8_t *) "\xed\xa0\x80", 3)); /* surrogate */
-    assert_false(qsf_utf8_valid((const uint8_t *) "\xf4\x90\x80\x80", 4));
-    assert_false(qsf_utf8_valid((const uint8_t *) "\xe4\xb8", 2)); /* truncated */
-}
-
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(ok_vector),
@@ -131,7 +122,6 @@ int main(void) {
         cmocka_unit_test(ok_without_tables_and_ignored_statuses),
         cmocka_unit_test(malformed_inputs_are_rejected_with_a_reason),
         cmocka_unit_test(long_message_is_accepted_up_to_the_limit),
-        cmocka_unit_test(utf8_validation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
