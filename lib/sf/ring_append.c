@@ -181,11 +181,11 @@ static int latched_error(qsf_ring *r, qsf_errinfo *err) {
     return code;
 }
 
-static void warn_throttled(qsf_ring *r, int64_t waited, int64_t *last_warn) {
+static void warn_throttled(qsf_ring *r, int64_t waited) {
     int64_t now = qsf_ring_now_ns();
-    if (*last_warn && now - *last_warn < WARN_EVERY_NS)
+    if (r->last_warn_ns && now - r->last_warn_ns < WARN_EVERY_NS)
         return;
-    *last_warn = now;
+    r->last_warn_ns = now;
     char cause[384];
     cause_text(r, cause, sizeof cause);
     QSF_LOGW("store-and-forward ring backpressured for %" PRId64 " ms: %s", waited / 1000000,
@@ -195,7 +195,7 @@ static void warn_throttled(qsf_ring *r, int64_t waited, int64_t *last_warn) {
 /* The active segment is full: rotate, or wait for a spare until the deadline. */
 static int append_slow(qsf_ring *r, const void *payload, uint32_t len, int64_t *fsn_out,
                        qsf_errinfo *err) {
-    int64_t start = qsf_ring_now_ns(), deadline = r->append_deadline_ms * 1000000, last_warn = 0;
+    int64_t start = qsf_ring_now_ns(), deadline = r->append_deadline_ms * 1000000;
     bool stalled = false;
     for (;;) {
         uint64_t gen;
@@ -216,7 +216,7 @@ static int append_slow(qsf_ring *r, const void *payload, uint32_t len, int64_t *
         if (waited >= deadline)
             return full_error(r, waited, err);
         if (waited > WAIT_STEP_NS)
-            warn_throttled(r, waited, &last_warn);
+            warn_throttled(r, waited);
         if (wait_for_space(r, gen, deadline - waited))
             return latched_error(r, err);
     }

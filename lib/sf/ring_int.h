@@ -90,6 +90,7 @@ struct qsf_ring {
     char create_err[QSF_ERRINFO_MSG_MAX]; /* last spare creation failure, under mu */
     char rotate_err[QSF_ERRINFO_MSG_MAX]; /* last rotation barrier failure, producer */
     _Atomic uint64_t stalls;
+    int64_t last_warn_ns; /* producer: backpressure warning throttle (5 s) */
     qsf_ring_status_fn status_fn;
     void *status_user;
 

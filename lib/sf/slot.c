@@ -1,0 +1,298 @@
+/* Slot directory, locks, markers, quarantine and segment names (slot.h;
+ * sf-format.md §2, §6, §7). */
+#include "sf/slot.h"
+
+#include "err.h"
+#include "log.h"
+#include "os/fileutil.h"
+#include "os/os.h"
+#include "sf/sfa.h"
+#include "sf/sfio.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+
+/* ---- names ---- */
+
+int qsf_sender_id_check(const char *id, qsf_errinfo *err) {
+    size_t n = strlen(id);
+    if (n == 0 || n >= QSF_SLOT_NAME_MAX)
+        return qsf_err_set(err, QSF_E_INVAL, 0, 0, "sender_id must be 1..%d bytes long, got %zu",
+                           QSF_SLOT_NAME_MAX - 1, n);
+    for (size_t i = 0; i < n; i++) {
+        char c = id[i];
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '_' || c == '-';
+        if (!ok)
+            return qsf_err_set(err, QSF_E_INVAL, 0, 0,
+                               "sender_id \"%s\" has an invalid byte at position %zu (only "
+                               "letters, digits, '_' and '-' are allowed)",
+                               id, i);
+    }
+    return QSF_OK;
+}
+
+void qsf_segment_name(uint64_t gen, char out[24]) {
+    snprintf(out, 24, "sf-%016llx.sfa", (unsigned long long) gen);
+}
+
+int qsf_segment_name_parse(const char *name, uint64_t *gen) {
+    if (strlen(name) != 23 || strncmp(name, "sf-", 3) != 0 || strcmp(name + 19, ".sfa") != 0)
+        return -1;
+    uint64_t v = 0;
+    for (int i = 3; i < 19; i++) {
+        char c = name[i];
+        int d = (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : -1;
+        if (d < 0)
+            return -1;
+        v = (v << 4) | (uint64_t) d;
+    }
+    *gen = v;
+    return 0;
+}
+
+bool qsf_is_segment_candidate(const char *name) {
+    size_t n = strlen(name);
+    return n >= 4 && strcmp(name + n - 4, ".sfa") == 0;
+}
+
+/* ---- locks ---- */
+
+/* "<pid>" from <dir>/<name>.pid (at most 64 bytes, digits only), or "unknown". */
+static void read_holder(int dirfd, const char *name, char out[32]) {
+    char pidname[QSF_SLOT_NAME_MAX + 16], buf[65] = {0};
+    snprintf(out, 32, "unknown");
+    snprintf(pidname, sizeof pidname, "%s.pid", name);
+    int fd = qsf_open_regular(dirfd, pidname, O_RDONLY, NULL);
+    if (fd < 0)
+        return;
+    size_t got = 0;
+    qsf_pread_full(fd, buf, 64, 0, &got);
+    QSF_OS->close(fd);
+    size_t n = strspn(buf, "0123456789");
+    if (n > 0 && n < 20)
+        snprintf(out, 32, "%.*s", (int) n, buf);
+}
+
+/* Rewrites <dir>/<name>.pid with "<pid>\n". Diagnostics only: failure is logged. */
+static void write_pid(int dirfd, const char *dir_path, const char *name) {
+    char pidname[QSF_SLOT_NAME_MAX + 16], line[32];
+    snprintf(pidname, sizeof pidname, "%s.pid", name);
+    int n = snprintf(line, sizeof line, "%ld\n", (long) getpid());
+    int fd = qsf_open_regular(dirfd, pidname, O_WRONLY | O_CREAT | O_TRUNC, NULL);
+    if (fd < 0 || qsf_pwrite_full(fd, line, (size_t) n, 0) != 0)
+        QSF_LOGW("cannot write %s/%s: %s", dir_path, pidname, strerror(errno));
+    if (fd >= 0)
+        QSF_OS->close(fd);
+}
+
+int qsf_lock_file(int dirfd, const char *dir_path, const char *name, const char *what, int *fd_out,
+                  qsf_errinfo *err) {
+    *fd_out = -1;
+    int fd = qsf_open_regular(dirfd, name, O_RDWR | O_CREAT, NULL);
+    if (fd < 0)
+        return qsf_file_err(err, errno, "cannot open lock file", dir_path, name);
+    if (QSF_OS->flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int e = errno;
+        QSF_OS->close(fd);
+        if (e != EWOULDBLOCK)
+            return qsf_file_err(err, e, "cannot lock", dir_path, name);
+        char holder[32];
+        read_holder(dirfd, name, holder);
+        return qsf_err_set(err, QSF_E_LOCKED, QSF_ERRF_RETRIABLE, e,
+                           "sf slot already in use by another process [slot=%s, holder=pid=%s]",
+                           what, holder);
+    }
+    write_pid(dirfd, dir_path, name);
+    *fd_out = fd;
+    return QSF_OK;
+}
+
+/* mkdir that accepts an existing directory. */
+static int ensure_dir(int atfd, const char *name, const char *shown, qsf_errinfo *err) {
+    if (QSF_OS->mkdirat(atfd, name, 0700) == 0 || errno == EEXIST)
+        return QSF_OK;
+    int e = errno;
+    return qsf_err_set(err, QSF_E_IO, 0, e, "cannot create directory %s: %s%s", shown, strerror(e),
+                       e == ENOENT ? " (its parent must exist; sf_dir is created one level only)"
+                                   : "");
+}
+
+static int open_dir(int atfd, const char *name, const char *shown, int *fd, qsf_errinfo *err) {
+    *fd = QSF_OS->openat(atfd, name, DIR_FLAGS | (atfd == AT_FDCWD ? 0 : O_NOFOLLOW), 0);
+    if (*fd >= 0)
+        return QSF_OK;
+    int e = errno;
+    return qsf_err_set(err, QSF_E_IO, 0, e, "cannot open directory %s: %s", shown,
+                       e == ELOOP ? "is a symbolic link (refused)" : strerror(e));
+}
+
+int qsf_slot_lock_logical(qsf_slot *s, qsf_errinfo *err) {
+    if (s->logical_lock_fd >= 0)
+        return QSF_OK;
+    char shown[QSF_SLOT_PATH_MAX + 16], lockname[QSF_SLOT_NAME_MAX + 8];
+    snprintf(shown, sizeof shown, "%s/%s", s->sf_dir, QSF_NAME_SLOT_LOCKS);
+    snprintf(lockname, sizeof lockname, "%s.lock", s->name);
+    int rc = ensure_dir(s->sf_dirfd, QSF_NAME_SLOT_LOCKS, shown, err);
+    int lfd = -1;
+    if (rc == QSF_OK)
+        rc = open_dir(s->sf_dirfd, QSF_NAME_SLOT_LOCKS, shown, &lfd, err);
+    if (rc == QSF_OK)
+        rc = qsf_lock_file(lfd, shown, lockname, s->path, &s->logical_lock_fd, err);
+    if (lfd >= 0)
+        QSF_OS->close(lfd);
+    return rc;
+}
+
+void qsf_slot_unlock_logical(qsf_slot *s) {
+    if (s->logical_lock_fd >= 0)
+        QSF_OS->close(s->logical_lock_fd);
+    s->logical_lock_fd = -1;
+}
+
+/* Creates (if needed) and opens the slot directory, then takes its .lock. */
+static int open_slot_dir(qsf_slot *s, qsf_errinfo *err) {
+    int rc = ensure_dir(s->sf_dirfd, s->name, s->path, err);
+    if (rc == QSF_OK)
+        rc = open_dir(s->sf_dirfd, s->name, s->path, &s->dirfd, err);
+    if (rc == QSF_OK)
+        rc = qsf_lock_file(s->dirfd, s->path, QSF_NAME_LOCK, s->path, &s->lock_fd, err);
+    return rc;
+}
+
+static int slot_init(const char *sf_dir, const char *id, qsf_slot *s, qsf_errinfo *err) {
+    memset(s, 0, sizeof *s);
+    s->sf_dirfd = s->dirfd = s->logical_lock_fd = s->lock_fd = -1;
+    if (!sf_dir || !*sf_dir)
+        return qsf_err_set(err, QSF_E_INVAL, 0, 0, "sf_dir is empty");
+    int rc = qsf_sender_id_check(id, err);
+    if (rc != QSF_OK)
+        return rc;
+    snprintf(s->name, sizeof s->name, "%s", id);
+    int n1 = snprintf(s->sf_dir, sizeof s->sf_dir, "%s", sf_dir);
+    int n2 = snprintf(s->path, sizeof s->path, "%s/%s", sf_dir, id);
+    if (n1 >= (int) sizeof s->sf_dir || n2 + 32 >= (int) sizeof s->path)
+        return qsf_err_set(err, QSF_E_INVAL, 0, 0, "sf_dir path is too long (%d bytes)", n1);
+    return QSF_OK;
+}
+
+int qsf_slot_acquire(const char *sf_dir, const char *sender_id, qsf_slot *s, qsf_errinfo *err) {
+    int rc = slot_init(sf_dir, sender_id ? sender_id : "default", s, err);
+    if (rc == QSF_OK)
+        rc = ensure_dir(AT_FDCWD, sf_dir, sf_dir, err);
+    if (rc == QSF_OK)
+        rc = open_dir(AT_FDCWD, sf_dir, sf_dir, &s->sf_dirfd, err);
+    if (rc == QSF_OK)
+        rc = qsf_slot_lock_logical(s, err);
+    if (rc == QSF_OK)
+        rc = open_slot_dir(s, err);
+    if (rc != QSF_OK)
+        qsf_slot_close(s);
+    return rc;
+}
+
+static void close_fd(int *fd) {
+    if (*fd >= 0)
+        QSF_OS->close(*fd);
+    *fd = -1;
+}
+
+void qsf_slot_close(qsf_slot *s) {
+    close_fd(&s->lock_fd);
+    close_fd(&s->logical_lock_fd);
+    close_fd(&s->dirfd);
+    close_fd(&s->sf_dirfd);
+}
+
+int qsf_slot_recreate(qsf_slot *s, qsf_errinfo *err) {
+    close_fd(&s->lock_fd);
+    close_fd(&s->dirfd);
+    return open_slot_dir(s, err);
+}
+
+/* ---- markers and quarantine ---- */
+
+int qsf_slot_write_failed(int slot_dirfd, const char *slot_path, const char *reason,
+                          qsf_errinfo *err) {
+    int fd = qsf_open_regular(slot_dirfd, QSF_NAME_FAILED, O_WRONLY | O_CREAT | O_TRUNC, NULL);
+    if (fd < 0)
+        return qsf_file_err(err, errno, "cannot write", slot_path, QSF_NAME_FAILED);
+    char line[1024];
+    int n = snprintf(line, sizeof line, "%s\n", reason && *reason ? reason : "drainer failed");
+    size_t len = n < (int) sizeof line ? (size_t) n : sizeof line - 1;
+    int rc = qsf_write_at(fd, line, len, 0, slot_path, QSF_NAME_FAILED, err);
+    if (rc == QSF_OK && QSF_OS->fsync(fd) != 0)
+        rc = qsf_file_err(err, errno, "cannot sync", slot_path, QSF_NAME_FAILED);
+    QSF_OS->close(fd);
+    return rc;
+}
+
+int qsf_slot_quarantine_file(int slot_dirfd, const char *slot_path, const char *name,
+                             qsf_errinfo *err) {
+    char to[300];
+    snprintf(to, sizeof to, "%s.corrupt", name);
+    if (QSF_OS->renameat(slot_dirfd, name, slot_dirfd, to) == 0) {
+        QSF_LOGW("quarantined %s/%s as %s", slot_path, name, to);
+        return qsf_fault_check(QSF_FP_QUARANTINE_RENAMED, err);
+    }
+    int e = errno;
+    QSF_LOGW("cannot rename %s/%s to %s (%s); removing it instead", slot_path, name, to,
+             strerror(e));
+    if (QSF_OS->unlinkat(slot_dirfd, name, 0) == 0 || errno == ENOENT)
+        return QSF_OK;
+    return qsf_file_err(err, errno, "cannot quarantine or remove", slot_path, name);
+}
+
+/* True if <sf_dir>/<name> exists (any type): rename() would replace an empty
+ * directory, so taken names are skipped explicitly. */
+static bool name_taken(int sf_dirfd, const char *name) {
+    int fd = QSF_OS->openat(sf_dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_PATH, 0);
+    if (fd >= 0) {
+        QSF_OS->close(fd);
+        return true;
+    }
+    return errno != ENOENT;
+}
+
+static int rename_slot(qsf_slot *s, char *newname, size_t cap, qsf_errinfo *err) {
+    for (int n = 1; n <= QSF_MAX_QUARANTINE_ATTEMPTS; n++) {
+        snprintf(newname, cap, "%s.unreplayable-%d", s->name, n);
+        if (name_taken(s->sf_dirfd, newname))
+            continue;
+        if (QSF_OS->renameat(s->sf_dirfd, s->name, s->sf_dirfd, newname) == 0)
+            return qsf_fault_check(QSF_FP_QUARANTINE_RENAMED, err);
+        int e = errno;
+        if (e != EEXIST && e != ENOTEMPTY)
+            return qsf_err_set(err, QSF_E_IO, 0, e, "cannot rename slot %s to %s/%s: %s", s->path,
+                               s->sf_dir, newname, strerror(e));
+    }
+    return qsf_err_set(err, QSF_E_IO, 0, 0,
+                       "cannot quarantine slot %s: %s.unreplayable-1..%d are all taken", s->path,
+                       s->name, QSF_MAX_QUARANTINE_ATTEMPTS);
+}
+
+int qsf_slot_quarantine_slot(qsf_slot *s, const char *reason, char *out_path, size_t cap,
+                             qsf_errinfo *err) {
+    int rc = qsf_slot_lock_logical(s, err);
+    if (rc == QSF_OK)
+        rc = qsf_slot_write_failed(s->dirfd, s->path, reason, err);
+    char newname[QSF_SLOT_NAME_MAX + 32];
+    if (rc == QSF_OK)
+        rc = rename_slot(s, newname, sizeof newname, err);
+    if (rc == QSF_OK)
+        rc = qsf_fsync_dir(s->sf_dirfd, s->sf_dir, err);
+    if (rc != QSF_OK)
+        return rc;
+    /* The slot lock was held across the rename; the quarantined copy is free now. */
+    close_fd(&s->lock_fd);
+    close_fd(&s->dirfd);
+    snprintf(out_path, cap, "%s/%s", s->sf_dir, newname);
+    QSF_LOGW("slot %s quarantined as %s: %s", s->path, out_path, reason);
+    return QSF_OK;
+}

@@ -1,0 +1,495 @@
+/* The ring in memory and SF modes: append/read/rotation/trim, a two-thread
+ * producer/reader run with acknowledgements and trim, cursor seeks racing the
+ * producer, capacity and backpressure (with the clock seam), payload limits,
+ * fail_waiters, and the symbol dictionary seen from another thread. */
+#include "testutil.h"
+
+#include "os/os.h"
+#include "sf/ring.h"
+#include "sf/sfa.h"
+
+#include <dirent.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static char dir[256];
+
+static int setup(void **state) {
+    (void) state;
+    tu_mkdtemp(dir, sizeof dir);
+    return 0;
+}
+
+static int teardown(void **state) {
+    (void) state;
+    qsf_os_reset();
+    tu_rmtree(dir);
+    return 0;
+}
+
+static qsf_ring_opts opts(bool sf, uint64_t seg, uint64_t total) {
+    qsf_ring_opts o = {0};
+    o.sf_dir = sf ? dir : NULL;
+    o.sender_id = "t";
+    o.segment_bytes = seg;
+    o.total_bytes = total;
+    o.durability = QSF_DUR_MEMORY;
+    o.sync_interval_ms = 1000;
+    o.append_deadline_ms = 10000;
+    return o;
+}
+
+static qsf_ring *open_ring(const qsf_ring_opts *o) {
+    qsf_ring *r = NULL;
+    qsf_errinfo e;
+    int rc = qsf_ring_open(o, &r, NULL, &e);
+    if (rc != QSF_OK)
+        fail_msg("qsf_ring_open: %s", e.msg);
+    return r;
+}
+
+/* Payload of frame fsn: its FSN in the first 8 bytes, then a pattern; the
+ * length varies with the FSN so frames of many sizes are exercised. */
+static size_t make_payload(int64_t fsn, uint8_t *buf, size_t maxlen) {
+    size_t len = 8 + (size_t) (fsn * 7 % 57);
+    if (len > maxlen)
+        len = maxlen;
+    memcpy(buf, &fsn, 8);
+    for (size_t i = 8; i < len; i++)
+        buf[i] = (uint8_t) (fsn + i);
+    return len;
+}
+
+static void check_payload(int64_t fsn, const uint8_t *p, uint32_t len) {
+    uint8_t want[128];
+    size_t n = make_payload(fsn, want, sizeof want);
+    if (len != n || memcmp(p, want, n) != 0)
+        fail_msg("frame %" PRId64 " has wrong contents (len %u, want %zu)", fsn, len, n);
+}
+
+static void append_n(qsf_ring *r, int64_t from, int64_t n) {
+    uint8_t buf[128];
+    for (int64_t f = from; f < from + n; f++) {
+        int64_t got;
+        qsf_errinfo e;
+        size_t len = make_payload(f, buf, sizeof buf);
+        if (qsf_ring_append(r, buf, len, &got, &e) != QSF_OK)
+            fail_msg("append of %" PRId64 ": %s", f, e.msg);
+        assert_int_equal(got, f);
+    }
+}
+
+/* Reads every frame from `from` to published, checking order and content. */
+static int64_t read_all(qsf_ring *r, int64_t from) {
+    qsf_ring_cursor c = {0};
+    assert_int_equal(qsf_ring_cursor_seek(r, &c, from), 0);
+    const uint8_t *p;
+    uint32_t len;
+    int64_t fsn, expect = from;
+    while (qsf_ring_cursor_next(r, &c, &p, &len, &fsn) == 1) {
+        assert_int_equal(fsn, expect);
+        check_payload(fsn, p, len);
+        expect++;
+    }
+    qsf_ring_cursor_release(r, &c);
+    return expect - from;
+}
+
+/* Polls cond (with a generous bound) while the manager works. */
+#define WAIT_UNTIL(cond)                                                                           \
+    do {                                                                                           \
+        int spins_ = 0;                                                                            \
+        while (!(cond)) {                                                                          \
+            if (++spins_ > 20000)                                                                  \
+                fail_msg("condition never became true: %s", #cond);                                \
+            usleep(500);                                                                           \
+        }                                                                                          \
+    } while (0)
+
+static int count_sfa(void) {
+    char p[512];
+    snprintf(p, sizeof p, "%s/t", dir);
+    DIR *d = opendir(p);
+    if (!d)
+        return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        n += strstr(e->d_name, ".sfa") != NULL && !strstr(e->d_name, ".corrupt");
+    closedir(d);
+    return n;
+}
+
+/* ---- append, read, rotation, trim ---- */
+
+static void rotate_read_trim(bool sf) {
+    qsf_ring_opts o = opts(sf, 1024, 64 * 1024);
+    qsf_ring *r = open_ring(&o);
+    assert_int_equal(qsf_ring_published_fsn(r), -1);
+    append_n(r, 0, 500); /* ~18 KiB: many rotations */
+    assert_int_equal(qsf_ring_published_fsn(r), 499);
+    assert_int_equal(read_all(r, 0), 500);
+    assert_int_equal(read_all(r, 321), 179);
+    assert_int_equal(read_all(r, 500), 0);
+    qsf_ring_cursor c = {0};
+    assert_int_equal(qsf_ring_cursor_seek(r, &c, 501), QSF_E_INVAL);
+
+    uint64_t before = qsf_ring_owned_bytes(r);
+    assert_true(qsf_ring_acknowledge(r, 399));
+    assert_false(qsf_ring_acknowledge(r, 300)); /* forward only */
+    WAIT_UNTIL(qsf_ring_owned_bytes(r) < before / 2);
+    assert_int_equal(qsf_ring_cursor_seek(r, &c, 0), QSF_E_INVAL); /* trimmed */
+    assert_int_equal(read_all(r, 400), 100);                       /* unacked survives */
+    assert_true(qsf_ring_acknowledge(r, 1000000));                 /* clamped */
+    assert_int_equal(qsf_ring_acked_fsn(r), 499);
+    WAIT_UNTIL(qsf_ring_owned_bytes(r) <= 3 * 1024 + 64);
+    if (sf)
+        assert_true(count_sfa() <= 3);
+    assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
+    if (sf)
+        assert_int_equal(count_sfa(), 0); /* drained close removes the segments */
+}
+
+static void rotate_read_trim_memory(void **state) {
+    (void) state;
+    rotate_read_trim(false);
+}
+
+static void rotate_read_trim_sf(void **state) {
+    (void) state;
+    rotate_read_trim(true);
+}
+
+static void sf_reopen_keeps_unacked_tail(void **state) {
+    (void) state;
+    qsf_ring_opts o = opts(true, 2048, 1 << 20);
+    qsf_ring *r = open_ring(&o);
+    append_n(r, 0, 200);
+    qsf_ring_acknowledge(r, 49);
+    assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
+
+    qsf_recovery_report rep;
+    r = NULL;
+    assert_int_equal(qsf_ring_open(&o, &r, &rep, NULL), QSF_OK);
+    assert_int_equal(rep.published_fsn, 199);
+    assert_int_equal(qsf_ring_published_fsn(r), 199);
+    assert_true(qsf_ring_acked_fsn(r) >= 49);
+    int64_t from = qsf_ring_acked_fsn(r) + 1;
+    assert_int_equal(read_all(r, from), 200 - from);
+    append_n(r, 200, 50); /* continues the FSN sequence */
+    assert_int_equal(read_all(r, from), 250 - from);
+    qsf_ring_acknowledge(r, 249);
+    assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
+    assert_int_equal(count_sfa(), 0);
+}
+
+/* ---- two threads ---- */
+
+typedef struct stress {
+    qsf_ring *r;
+    int64_t frames;
+    int64_t reseek_every; /* 0: never */
+    _Atomic int64_t read;
+    char failure[256];
+} stress;
+
+static void *reader_main(void *arg) {
+    stress *st = arg;
+    qsf_ring_cursor c = {0};
+    int64_t expect = 0, since_seek = 0;
+    qsf_ring_cursor_seek(st->r, &c, 0);
+    while (expect < st->frames) {
+        const uint8_t *p;
+        uint32_t len;
+        int64_t fsn;
+        if (qsf_ring_cursor_next(st->r, &c, &p, &len, &fsn) != 1) {
+            sched_yield();
+            continue;
+        }
+        int64_t got;
+        memcpy(&got, p, 8);
+        if (fsn != expect || got != expect) {
+            snprintf(st->failure, sizeof st->failure,
+                     "expected FSN %" PRId64 ", got %" PRId64 " (payload %" PRId64 ")", expect, fsn,
+                     got);
+            break;
+        }
+        expect++;
+        if ((expect & 255) == 0)
+            qsf_ring_acknowledge(st->r, expect - 1);
+        /* A reconnect: reposition at acked + 1 while the producer publishes. */
+        if (st->reseek_every && ++since_seek == st->reseek_every) {
+            since_seek = 0;
+            int64_t acked = qsf_ring_acked_fsn(st->r);
+            if (qsf_ring_cursor_seek(st->r, &c, acked + 1) != 0) {
+                snprintf(st->failure, sizeof st->failure, "seek to %" PRId64 " failed", acked + 1);
+                break;
+            }
+            expect = acked + 1;
+        }
+        atomic_store(&st->read, expect);
+    }
+    qsf_ring_cursor_release(st->r, &c);
+    atomic_store(&st->read, expect);
+    return NULL;
+}
+
+static void run_stress(bool sf, int64_t frames, int64_t reseek_every) {
+    qsf_ring_opts o = opts(sf, 256 * 1024, 2 * 1024 * 1024);
+    o.append_deadline_ms = 60000;
+    qsf_ring *r = open_ring(&o);
+    stress st = {.r = r, .frames = frames, .reseek_every = reseek_every};
+    pthread_t t;
+    pthread_create(&t, NULL, reader_main, &st);
+    uint8_t buf[64];
+    for (int64_t f = 0; f < frames && !st.failure[0]; f++) {
+        memcpy(buf, &f, 8);
+        size_t len = 8 + (size_t) (f & 31);
+        int64_t got;
+        qsf_errinfo e;
+        if (qsf_ring_append(r, buf, len, &got, &e) != QSF_OK)
+            fail_msg("append %" PRId64 ": %s", f, e.msg);
+    }
+    pthread_join(t, NULL);
+    if (st.failure[0])
+        fail_msg("%s", st.failure);
+    assert_int_equal(atomic_load(&st.read), frames);
+    assert_int_equal(qsf_ring_published_fsn(r), frames - 1);
+    /* Trim kept the ring inside its cap the whole time. */
+    assert_true(qsf_ring_owned_bytes(r) <= 2 * 1024 * 1024);
+    qsf_ring_acknowledge(r, frames - 1);
+    assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
+}
+
+static void two_threads_memory(void **state) {
+    (void) state;
+    run_stress(false, 2000000, 0);
+}
+
+static void two_threads_sf(void **state) {
+    (void) state;
+    run_stress(true, 300000, 0);
+}
+
+static void seek_at_acked_while_publishing(void **state) {
+    (void) state;
+    run_stress(false, 500000, 9973);
+}
+
+/* ---- capacity and backpressure ---- */
+
+static _Atomic int64_t fake_now;
+static int64_t fake_clock(void) {
+    return atomic_fetch_add(&fake_now, 50 * 1000000); /* 50 ms per reading */
+}
+
+static void status(void *user, char *buf, size_t cap) {
+    snprintf(buf, cap, "not connected, %s", (const char *) user);
+}
+
+static void fill_until_blocked(qsf_ring *r, int64_t *next) {
+    /* Two segments of 1 KiB: the cap allows no more once both are full. */
+    uint8_t buf[200] = {0};
+    for (;;) {
+        qsf_errinfo e;
+        int rc = qsf_ring_append(r, buf, sizeof buf, NULL, &e);
+        if (rc == QSF_E_FULL)
+            return;
+        assert_int_equal(rc, QSF_OK);
+        (*next)++;
+        assert_true(*next < 100);
+    }
+}
+
+static void full_ring_fails_at_deadline_naming_cause(void **state) {
+    (void) state;
+    qsf_ring_opts o = opts(false, 1024, 1024); /* raised to 2 x segment */
+    o.append_deadline_ms = 1000;
+    qsf_ring *r = open_ring(&o);
+    WAIT_UNTIL(qsf_ring_owned_bytes(r) == 2048); /* active + spare */
+    QSF_OS->mono_ns = fake_clock;
+    int64_t n = 0;
+    fill_until_blocked(r, &n);
+    assert_int_equal(n, 8); /* 4 frames of 208 bytes per 1 KiB segment */
+    assert_int_equal(qsf_ring_backpressure_stalls(r), 1);
+    assert_true(qsf_ring_owned_bytes(r) <= 2048);
+
+    qsf_errinfo e;
+    uint8_t b[200] = {0};
+    assert_int_equal(qsf_ring_append(r, b, sizeof b, NULL, &e), QSF_E_FULL);
+    assert_true(e.flags & QSF_ERRF_RETRIABLE);
+    assert_non_null(strstr(e.msg, "ring full for"));
+    assert_non_null(strstr(e.msg, "acked FSN -1 of published 7"));
+    assert_int_equal(qsf_ring_backpressure_stalls(r), 2); /* once per call */
+
+    qsf_ring_set_status_fn(r, status, "3 reconnect attempts");
+    assert_int_equal(qsf_ring_append(r, b, sizeof b, NULL, &e), QSF_E_FULL);
+    assert_non_null(strstr(e.msg, "not connected, 3 reconnect attempts"));
+
+    /* Acknowledging frees the oldest segment and the next append goes through. */
+    qsf_os_reset();
+    qsf_ring_acknowledge(r, 3);
+    int64_t fsn;
+    assert_int_equal(qsf_ring_append(r, b, sizeof b, &fsn, &e), QSF_OK);
+    assert_int_equal(fsn, 8);
+    qsf_ring_cursor c = {0};
+    assert_int_equal(qsf_ring_cursor_seek(r, &c, 3), QSF_E_INVAL); /* trimmed */
+    assert_int_equal(qsf_ring_cursor_seek(r, &c, 4), 0);
+    qsf_ring_cursor_release(r, &c);
+    qsf_ring_close(r, NULL);
+}
+
+static void zero_deadline_fails_at_once(void **state) {
+    (void) state;
+    qsf_ring_opts o = opts(false, 1024, 0);
+    o.append_deadline_ms = 0;
+    qsf_ring *r = open_ring(&o);
+    WAIT_UNTIL(qsf_ring_owned_bytes(r) == 2048);
+    int64_t n = 0;
+    fill_until_blocked(r, &n);
+    assert_int_equal(n, 8);
+    qsf_ring_close(r, NULL);
+}
+
+static void too_large_fails_at_once(void **state) {
+    (void) state;
+    qsf_ring_opts o = opts(false, 1024, 0);
+    o.append_deadline_ms = 3600 * 1000;
+    qsf_ring *r = open_ring(&o);
+    assert_int_equal(qsf_ring_max_payload(r), 992);
+    uint8_t *big = calloc(1, 993);
+    qsf_errinfo e;
+    assert_int_equal(qsf_ring_append(r, big, 993, NULL, &e), QSF_E_TOO_LARGE);
+    assert_non_null(strstr(e.msg, "993 bytes, segment holds at most 992"));
+    assert_int_equal(qsf_ring_backpressure_stalls(r), 0);
+    assert_int_equal(qsf_ring_published_fsn(r), -1);
+    int64_t fsn;
+    assert_int_equal(qsf_ring_append(r, big, 992, &fsn, &e), QSF_OK);
+    assert_int_equal(fsn, 0);
+    free(big);
+    qsf_ring_close(r, NULL);
+}
+
+typedef struct blocked {
+    qsf_ring *r;
+    int rc;
+    qsf_errinfo e;
+} blocked;
+
+static void *blocked_append(void *arg) {
+    blocked *b = arg;
+    uint8_t buf[200] = {0};
+    b->rc = qsf_ring_append(b->r, buf, sizeof buf, NULL, &b->e);
+    return NULL;
+}
+
+static void fail_waiters_wakes_blocked_producer(void **state) {
+    (void) state;
+    qsf_ring_opts o = opts(false, 1024, 0);
+    o.append_deadline_ms = 3600 * 1000; /* would block for an hour */
+    qsf_ring *r = open_ring(&o);
+    WAIT_UNTIL(qsf_ring_owned_bytes(r) == 2048);
+    uint8_t buf[200] = {0};
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(qsf_ring_append(r, buf, sizeof buf, NULL, NULL), QSF_OK);
+    blocked b = {.r = r};
+    pthread_t t;
+    pthread_create(&t, NULL, blocked_append, &b);
+    WAIT_UNTIL(qsf_ring_backpressure_stalls(r) == 1);
+    qsf_ring_fail_waiters(r, QSF_E_SERVER, "server rejected FSN 3: table is read-only");
+    pthread_join(t, NULL);
+    assert_int_equal(b.rc, QSF_E_SERVER);
+    assert_non_null(strstr(b.e.msg, "table is read-only"));
+    assert_int_equal(qsf_ring_published_fsn(r), 7);
+    qsf_ring_close(r, NULL);
+}
+
+/* ---- symbol dictionary ---- */
+
+typedef struct dict_reader {
+    qsf_ring *r;
+    uint32_t want;
+    char failure[128];
+} dict_reader;
+
+static void *dict_reader_main(void *arg) {
+    dict_reader *d = arg;
+    uint32_t checked = 0;
+    while (checked < d->want) {
+        uint32_t n = qsf_ring_symdict_size(d->r);
+        for (; checked < n; checked++) {
+            uint32_t len;
+            const char *s = qsf_ring_symdict_entry(d->r, checked, &len);
+            char want[32];
+            int wl = snprintf(want, sizeof want, "sym-%u", checked);
+            if (!s || len != (uint32_t) wl || memcmp(s, want, len) != 0) {
+                snprintf(d->failure, sizeof d->failure, "entry %u wrong", checked);
+                return NULL;
+            }
+        }
+    }
+    return NULL;
+}
+
+static void symdict_visible_to_reader(bool sf) {
+    qsf_ring_opts o = opts(sf, 4096, 0);
+    qsf_ring *r = open_ring(&o);
+    dict_reader d = {.r = r, .want = 20000};
+    pthread_t t;
+    pthread_create(&t, NULL, dict_reader_main, &d);
+    char bufs[4][32];
+    const char *strs[4];
+    uint32_t lens[4];
+    for (uint32_t first = 0; first < d.want; first += 4) {
+        for (int i = 0; i < 4; i++) {
+            lens[i] = (uint32_t) snprintf(bufs[i], 32, "sym-%u", first + (uint32_t) i);
+            strs[i] = bufs[i];
+        }
+        assert_int_equal(qsf_ring_symdict_append(r, first, 4, strs, lens, NULL), QSF_OK);
+        /* Appending the same ids again never duplicates them. */
+        assert_int_equal(qsf_ring_symdict_append(r, first, 4, strs, lens, NULL), QSF_OK);
+    }
+    pthread_join(t, NULL);
+    if (d.failure[0])
+        fail_msg("%s", d.failure);
+    assert_int_equal(qsf_ring_symdict_size(r), d.want);
+    qsf_errinfo e;
+    assert_int_not_equal(qsf_ring_symdict_append(r, d.want + 1, 1, strs, lens, &e), QSF_OK);
+    if (sf) /* the file counts against the cap */
+        assert_true(qsf_ring_owned_bytes(r) > 2 * 4096 + 100000);
+    qsf_ring_close(r, NULL);
+}
+
+static void symdict_memory(void **state) {
+    (void) state;
+    symdict_visible_to_reader(false);
+}
+
+static void symdict_sf(void **state) {
+    (void) state;
+    symdict_visible_to_reader(true);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(rotate_read_trim_memory, setup, teardown),
+        cmocka_unit_test_setup_teardown(rotate_read_trim_sf, setup, teardown),
+        cmocka_unit_test_setup_teardown(sf_reopen_keeps_unacked_tail, setup, teardown),
+        cmocka_unit_test_setup_teardown(two_threads_memory, setup, teardown),
+        cmocka_unit_test_setup_teardown(two_threads_sf, setup, teardown),
+        cmocka_unit_test_setup_teardown(seek_at_acked_while_publishing, setup, teardown),
+        cmocka_unit_test_setup_teardown(full_ring_fails_at_deadline_naming_cause, setup, teardown),
+        cmocka_unit_test_setup_teardown(zero_deadline_fails_at_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(too_large_fails_at_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(fail_waiters_wakes_blocked_producer, setup, teardown),
+        cmocka_unit_test_setup_teardown(symdict_memory, setup, teardown),
+        cmocka_unit_test_setup_teardown(symdict_sf, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,217 @@
+/* Segment objects: header bytes, frame write order and layout, rebase rules,
+ * file creation/adoption and the size re-check after mapping. */
+#include "testutil.h"
+
+#include "bytes.h"
+#include "crc32c.h"
+#include "os/os.h"
+#include "sf/segfmt.h"
+#include "sf/segment.h"
+#include "sf/sfa.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char dir[256];
+
+static int setup(void **state) {
+    (void) state;
+    tu_mkdtemp(dir, sizeof dir);
+    return 0;
+}
+
+static int teardown(void **state) {
+    (void) state;
+    qsf_os_reset();
+    tu_rmtree(dir);
+    return 0;
+}
+
+static int open_dir(void) {
+    int fd = open(dir, O_RDONLY | O_DIRECTORY);
+    assert_true(fd >= 0);
+    return fd;
+}
+
+static void memory_header_and_frames(void **state) {
+    (void) state;
+    qsf_segment *s;
+    assert_int_equal(qsf_seg_new_mem(64, 42, &s, NULL), QSF_OK);
+    qsf_sfa_header h;
+    assert_int_equal(qsf_sfa_header_decode(s->base, &h), QSF_SFA_OK);
+    assert_int_equal(h.base_seq, 42);
+    assert_int_equal(h.flags, 0);
+    assert_true(qsf_seg_append(s, "one", 3));
+    assert_true(qsf_seg_append(s, "two-two", 7));
+    /* Same bytes as the Java client's segment of sf-format.md §3.8. */
+    static const uint8_t want[] = {0xA6, 0x0E, 0xCB, 0x49, 3,    0,    0,   0,  'o',
+                                   'n',  'e',  0x3A, 0xF6, 0x00, 0x07, 7,   0,  0,
+                                   0,    't',  'w',  'o',  '-',  't',  'w', 'o'};
+    assert_memory_equal(s->base + 24, want, sizeof want);
+    assert_int_equal(atomic_load(&s->published_off), 50);
+    assert_int_equal(s->frame_count, 2);
+    assert_int_equal(qsf_seg_end_fsn(s), 44);
+    const uint8_t *p;
+    uint32_t len;
+    assert_int_equal(qsf_seg_frame_at(s, 35, &p, &len), 50);
+    assert_int_equal(len, 7);
+    assert_memory_equal(p, "two-two", 7);
+    qsf_seg_destroy(s);
+}
+
+static void frame_that_does_not_fit_writes_nothing(void **state) {
+    (void) state;
+    qsf_segment *s;
+    assert_int_equal(qsf_seg_new_mem(64, 0, &s, NULL), QSF_OK);
+    uint8_t big[64];
+    memset(big, 0xAB, sizeof big);
+    assert_int_equal(qsf_seg_max_payload(64), 32);
+    assert_false(qsf_seg_append(s, big, 33));
+    for (int i = 24; i < 64; i++)
+        assert_int_equal(s->base[i], 0);
+    assert_true(qsf_seg_append(s, big, 32)); /* exactly the largest payload */
+    assert_int_equal(s->append_off, 64);
+    assert_false(qsf_seg_append(s, big, 0));
+    qsf_seg_destroy(s);
+}
+
+static void rebase_only_before_first_frame(void **state) {
+    (void) state;
+    qsf_segment *s;
+    assert_int_equal(qsf_seg_new_mem(128, 5, &s, NULL), QSF_OK);
+    assert_int_equal(qsf_seg_rebase(s, 17, NULL), QSF_OK);
+    assert_int_equal(qsf_get_i64(s->base + 8), 17);
+    assert_true(qsf_seg_append(s, "x", 1));
+    qsf_errinfo e;
+    assert_int_equal(qsf_seg_rebase(s, 18, &e), QSF_E_INTERNAL);
+    assert_non_null(strstr(e.msg, "1 frames"));
+    assert_int_equal(qsf_get_i64(s->base + 8), 17);
+    qsf_seg_destroy(s);
+}
+
+static void file_segment_round_trip(void **state) {
+    (void) state;
+    int dfd = open_dir();
+    qsf_segment *s;
+    char name[QSF_SEG_NAME_MAX];
+    qsf_seg_name(0x2a, name);
+    assert_string_equal(name, "sf-000000000000002a.sfa");
+    assert_int_equal(qsf_seg_create_file(dfd, dir, name, 0x2a, 4096, 7,
+                                         QSF_SFA_FLAG_MANIFEST_REQUIRED, &s, NULL),
+                     QSF_OK);
+    assert_true(qsf_seg_append(s, "hello", 5));
+    assert_int_equal(qsf_seg_sync_header(s, dir, NULL), QSF_OK);
+    assert_int_equal(qsf_seg_sync_range(s, 24, atomic_load(&s->published_off), dir, NULL), QSF_OK);
+    assert_int_equal(atomic_load(&s->durable_off), 24 + 8 + 5);
+    qsf_seg_destroy(s);
+
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    size_t n;
+    uint8_t *b = tu_read_file(path, &n);
+    assert_int_equal(n, 4096);
+    qsf_sfa_header h;
+    assert_int_equal(qsf_sfa_header_decode(b, &h), QSF_SFA_OK);
+    assert_int_equal(h.flags, QSF_SFA_FLAG_MANIFEST_REQUIRED);
+    assert_int_equal(h.base_seq, 7);
+    uint8_t frame[13];
+    qsf_sfa_frame_encode(frame, "hello", 5);
+    assert_memory_equal(b + 24, frame, sizeof frame);
+    free(b);
+
+    /* Adopt it again after "recovery" and continue appending. */
+    int fd = openat(dfd, name, O_RDWR);
+    assert_int_equal(qsf_seg_adopt(fd, dir, name, 0x2a, 4096, 7, 1, 37, &s, NULL), QSF_OK);
+    assert_int_equal(qsf_seg_end_fsn(s), 8);
+    assert_true(qsf_seg_append(s, "again", 5));
+    qsf_seg_destroy(s);
+    b = tu_read_file(path, &n);
+    qsf_sfa_frame_encode(frame, "again", 5);
+    assert_memory_equal(b + 37, frame, sizeof frame);
+    free(b);
+    close(dfd);
+}
+
+static int enospc_fallocate(int fd, off_t off, off_t len) {
+    (void) fd, (void) off, (void) len;
+    return ENOSPC;
+}
+
+static void create_failure_leaves_no_file(void **state) {
+    (void) state;
+    int dfd = open_dir();
+    QSF_OS->fallocate = enospc_fallocate;
+    qsf_segment *s = NULL;
+    qsf_errinfo e;
+    assert_int_equal(
+        qsf_seg_create_file(dfd, dir, "sf-0000000000000001.sfa", 1, 4096, 0, 1, &s, &e),
+        QSF_E_NOSPC);
+    assert_null(s);
+    assert_non_null(strstr(e.msg, "sf-0000000000000001.sfa"));
+    assert_int_equal(faccessat(dfd, "sf-0000000000000001.sfa", F_OK, 0), -1);
+    qsf_os_reset();
+    close(dfd);
+}
+
+static int shrunk_fstat(int fd, struct stat *st) {
+    int rc = fstat(fd, st);
+    st->st_size -= 1;
+    return rc;
+}
+
+static void adopt_rechecks_size_after_mapping(void **state) {
+    (void) state;
+    int dfd = open_dir();
+    qsf_segment *s;
+    assert_int_equal(qsf_seg_create_file(dfd, dir, "sf-initial.sfa", 0, 4096, 0, 0, &s, NULL),
+                     QSF_OK);
+    qsf_seg_destroy(s);
+    int fd = openat(dfd, "sf-initial.sfa", O_RDWR);
+    QSF_OS->fstat = shrunk_fstat;
+    qsf_errinfo e;
+    assert_int_equal(qsf_seg_adopt(fd, dir, "sf-initial.sfa", 0, 4096, 0, 0, 24, &s, &e), QSF_E_IO);
+    assert_non_null(strstr(e.msg, "changed size"));
+    assert_non_null(strstr(e.msg, "sf-initial.sfa"));
+    qsf_os_reset();
+    close(fd);
+    close(dfd);
+}
+
+static void redirty_keeps_bytes(void **state) {
+    (void) state;
+    int dfd = open_dir();
+    qsf_segment *s;
+    assert_int_equal(qsf_seg_create_file(dfd, dir, "sf-initial.sfa", 0, 3 * 4096, 0, 0, &s, NULL),
+                     QSF_OK);
+    uint8_t pay[5000];
+    for (size_t i = 0; i < sizeof pay; i++)
+        pay[i] = (uint8_t) (i * 7);
+    assert_true(qsf_seg_append(s, pay, sizeof pay));
+    uint8_t before[5008];
+    memcpy(before, s->base + 24, sizeof before);
+    qsf_seg_redirty(s, 24, atomic_load(&s->published_off));
+    assert_memory_equal(before, s->base + 24, sizeof before);
+    assert_int_equal(qsf_seg_sync_range(s, 24, atomic_load(&s->published_off), dir, NULL), QSF_OK);
+    qsf_seg_unpin_memory(s);
+    assert_int_equal(s->mlock_to, 0);
+    qsf_seg_destroy(s);
+    close(dfd);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(memory_header_and_frames, setup, teardown),
+        cmocka_unit_test_setup_teardown(frame_that_does_not_fit_writes_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(rebase_only_before_first_frame, setup, teardown),
+        cmocka_unit_test_setup_teardown(file_segment_round_trip, setup, teardown),
+        cmocka_unit_test_setup_teardown(create_failure_leaves_no_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(adopt_rechecks_size_after_mapping, setup, teardown),
+        cmocka_unit_test_setup_teardown(redirty_keeps_bytes, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
