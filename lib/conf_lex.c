@@ -1,0 +1,207 @@
+/* Connect-string grammar (reference/connect-string.md §1):
+ *
+ *   conf   := schema "::" [ pair { ";" pair } [ ";" ] ]
+ *   schema := 1*( ALPHA / DIGIT / "_" )          only "ws" and "wss" are accepted
+ *   pair   := key "=" value
+ *   key    := 1*( ALPHA / DIGIT / "_" )
+ *   value  := 1*( any character except a control character; ";;" is a literal ";" )
+ *
+ * The whole string must be valid UTF-8 without control characters (U+0000..U+001F,
+ * U+007F..U+009F). One pass, linear in the length; values are unescaped into one
+ * scratch buffer reused for every pair.
+ */
+#include "conf_impl.h"
+#include "err.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool is_key_char(unsigned char ch) {
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+           ch == '_';
+}
+
+static bool is_control(uint32_t cp) {
+    return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f);
+}
+
+size_t qsf_conf_utf8_step(const unsigned char *s, size_t n, uint32_t *cp) {
+    static const uint32_t min_cp[5] = {0, 0, 0x80, 0x800, 0x10000};
+    size_t need;
+    uint32_t v;
+    if (n == 0)
+        return 0;
+    if (s[0] < 0x80) {
+        *cp = s[0];
+        return 1;
+    } else if ((s[0] & 0xE0) == 0xC0) {
+        need = 2, v = s[0] & 0x1F;
+    } else if ((s[0] & 0xF0) == 0xE0) {
+        need = 3, v = s[0] & 0x0F;
+    } else if ((s[0] & 0xF8) == 0xF0) {
+        need = 4, v = s[0] & 0x07;
+    } else {
+        return 0;
+    }
+    if (n < need)
+        return 0;
+    for (size_t i = 1; i < need; i++) {
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+        v = (v << 6) | (s[i] & 0x3F);
+    }
+    /* overlong forms, UTF-16 surrogates and values past U+10FFFF are invalid */
+    if (v < min_cp[need] || (v >= 0xD800 && v <= 0xDFFF) || v > 0x10FFFF)
+        return 0;
+    *cp = v;
+    return need;
+}
+
+/* Error for a character that may not appear where it is; `where` completes
+ * "... at position N <where>". */
+static int bad_char(qsf_errinfo *err, const char *s, size_t len, size_t pos, const char *where) {
+    uint32_t cp;
+    size_t n = qsf_conf_utf8_step((const unsigned char *) s + pos, len - pos, &cp);
+    if (n == 0)
+        return qsf_err_set(err, QSF_E_CONF, 0, 0, "invalid UTF-8 at position %zu %s", pos, where);
+    if (is_control(cp))
+        return qsf_err_set(err, QSF_E_CONF, 0, 0, "control character U+%04X at position %zu %s",
+                           (unsigned) cp, pos, where);
+    if (cp < 0x80)
+        return qsf_err_set(err, QSF_E_CONF, 0, 0,
+                           "invalid character '%c' at position %zu %s (only letters, digits "
+                           "and _ are allowed)",
+                           (char) cp, pos, where);
+    return qsf_err_set(err, QSF_E_CONF, 0, 0,
+                       "non-ASCII character U+%04X at position %zu %s (only letters, digits "
+                       "and _ are allowed)",
+                       (unsigned) cp, pos, where);
+}
+
+static int lex_schema(const char *s, size_t len, bool *tls, size_t *pos, qsf_errinfo *err) {
+    size_t i = 0;
+    while (i < len && is_key_char((unsigned char) s[i]))
+        i++;
+    if (i == len || s[i] != ':' || i + 1 == len || s[i + 1] != ':') {
+        if (i < len && s[i] != ':')
+            return bad_char(err, s, len, i, "in the schema");
+        return qsf_err_set(err, QSF_E_CONF, 0, 0,
+                           "expected '::' at position %zu after the schema (a connect string "
+                           "starts with ws:: or wss::)",
+                           i);
+    }
+    if (i == 0)
+        return qsf_err_set(err, QSF_E_CONF, 0, 0,
+                           "missing schema at position 0: a connect string starts with ws:: or "
+                           "wss::");
+    if ((i == 2 && memcmp(s, "ws", 2) == 0) || (i == 3 && memcmp(s, "wss", 3) == 0)) {
+        *tls = i == 3;
+        *pos = i + 2;
+        return QSF_OK;
+    }
+    int shown = i > 32 ? 32 : (int) i;
+    return qsf_err_set(err, QSF_E_CONF, 0, 0,
+                       "unsupported schema '%.*s%s': qsf speaks QWP over WebSocket; use ws:: or "
+                       "wss::",
+                       shown, s, i > 32 ? "..." : "");
+}
+
+/* Scans a key starting at *pos up to and including its '='. */
+static int lex_key(const char *s, size_t len, size_t *pos, bool after_secret, qsf_errinfo *err) {
+    size_t start = *pos, i = start;
+    while (i < len && is_key_char((unsigned char) s[i]))
+        i++;
+    if (i < len && s[i] == '=') {
+        if (i == start)
+            return qsf_err_set(err, QSF_E_CONF, 0, 0, "empty key at position %zu", start);
+        *pos = i + 1;
+        return QSF_OK;
+    }
+    if (i < len && s[i] != ';')
+        return bad_char(err, s, len, i, "in a key");
+    if (i == start)
+        return qsf_err_set(err, QSF_E_CONF, 0, 0, "empty pair at position %zu (expected key=value)",
+                           start);
+    if (after_secret)
+        return qsf_err_set(err, QSF_E_CONF, 0, 0,
+                           "text at position %zu is not key=value (not shown: it follows a "
+                           "secret value; write ';' inside a value as ';;')",
+                           start);
+    return qsf_err_set(err, QSF_E_CONF, 0, 0,
+                       "key '%.*s' at position %zu has no '=' (expected key=value)",
+                       (int) (i - start), s + start, start);
+}
+
+/* Scans a value from p->vpos into out (unescaping ";;") up to the ';' ending it. */
+static int lex_value(const char *s, size_t len, size_t *pos, char *out, struct qsf_conf_pair *p,
+                     qsf_errinfo *err) {
+    size_t i = *pos, n = 0;
+    while (i < len) {
+        unsigned char ch = (unsigned char) s[i];
+        uint32_t cp;
+        if (ch == ';') {
+            if (i + 1 < len && s[i + 1] == ';') {
+                out[n++] = ';';
+                i += 2;
+                continue;
+            }
+            break;
+        }
+        size_t step = qsf_conf_utf8_step((const unsigned char *) s + i, len - i, &cp);
+        if (step == 0 || is_control(cp)) {
+            char where[128];
+            snprintf(where, sizeof where, "in the value of %.*s", (int) p->klen, p->key);
+            return bad_char(err, s, len, i, where);
+        }
+        memcpy(out + n, s + i, step);
+        n += step;
+        i += step;
+    }
+    out[n] = '\0';
+    p->val = out;
+    p->vlen = n;
+    *pos = i;
+    return QSF_OK;
+}
+
+static bool key_is_secret(const char *key, size_t klen) {
+    const struct qsf_conf_keydesc *d = qsf_conf_find_key(key, klen);
+    return d && d->type == QSF_CONF_T_SECRET;
+}
+
+static int lex_pairs(const char *s, size_t len, size_t pos, char *scratch, qsf_conf_pair_fn fn,
+                     void *ctx, qsf_errinfo *err) {
+    bool after_secret = false;
+    while (pos < len) {
+        struct qsf_conf_pair p = {.key = s + pos, .kpos = pos, .after_secret = after_secret};
+        int rc = lex_key(s, len, &pos, after_secret, err);
+        if (rc != QSF_OK)
+            return rc;
+        p.klen = pos - 1 - p.kpos;
+        p.vpos = pos;
+        rc = lex_value(s, len, &pos, scratch, &p, err);
+        if (rc == QSF_OK)
+            rc = fn(ctx, &p, err);
+        if (rc != QSF_OK)
+            return rc;
+        after_secret = key_is_secret(p.key, p.klen);
+        if (pos < len)
+            pos++; /* the ';' ending the pair */
+    }
+    return QSF_OK;
+}
+
+int qsf_conf_lex(const char *s, size_t len, bool *tls, qsf_conf_pair_fn fn, void *ctx,
+                 qsf_errinfo *err) {
+    size_t pos = 0;
+    int rc = lex_schema(s, len, tls, &pos, err);
+    if (rc != QSF_OK)
+        return rc;
+    char *scratch = malloc(len - pos + 1);
+    if (!scratch)
+        return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "out of memory parsing the connect string");
+    rc = lex_pairs(s, len, pos, scratch, fn, ctx, err);
+    free(scratch);
+    return rc;
+}

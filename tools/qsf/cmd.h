@@ -1,0 +1,28 @@
+/* Subcommands of the qsf tool. Each command group lives in its own cmd_<group>.c
+ * and is registered with one line in the table of main.c. */
+#ifndef QSF_TOOL_CMD_H
+#define QSF_TOOL_CMD_H
+
+#include <stdio.h>
+
+/* Exit codes shared by every command. */
+enum {
+    QSF_EXIT_OK = 0,
+    QSF_EXIT_FAIL = 1,    /* the operation failed (I/O, resources) */
+    QSF_EXIT_INVALID = 2, /* the input (connect string, slot) is invalid */
+    QSF_EXIT_USAGE = 64,  /* bad command line (EX_USAGE) */
+};
+
+struct qsf_cmd {
+    const char *name;
+    const char *summary;
+    /* argv[0] is the group name ("conf"); returns a QSF_EXIT_* code */
+    int (*run)(int argc, char **argv);
+};
+
+extern const struct qsf_cmd qsf_cmd_conf;
+
+/* True if argv holds -h or --help. */
+int qsf_cmd_wants_help(int argc, char **argv);
+
+#endif

@@ -1,0 +1,65 @@
+/* qsf conf: check a connect string and print the effective configuration. */
+#include "cmd.h"
+
+#include "qsf.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void conf_usage(FILE *out) {
+    fprintf(out, "usage: qsf conf check '<connect string>'\n"
+                 "       qsf conf check --env\n"
+                 "\n"
+                 "Parses a connect string (or the value of QDB_CLIENT_CONF with --env) and\n"
+                 "prints the effective configuration: every key with its value and whether it\n"
+                 "was set or is a default. Secrets are shown as ***.\n"
+                 "Exit codes: 0 valid, 2 invalid (the message names the key, position and\n"
+                 "reason), 64 bad command line.\n");
+}
+
+static int print_dump(const qsf_conf *conf) {
+    size_t need = qsf_conf_dump(conf, NULL, 0);
+    char *buf = malloc(need + 1);
+    if (!buf) {
+        fprintf(stderr, "qsf: out of memory\n");
+        return QSF_EXIT_FAIL;
+    }
+    qsf_conf_dump(conf, buf, need + 1);
+    fputs(buf, stdout);
+    free(buf);
+    return QSF_EXIT_OK;
+}
+
+static int check(int argc, char **argv) {
+    if (argc != 2) {
+        conf_usage(stderr);
+        return QSF_EXIT_USAGE;
+    }
+    qsf_conf *conf = NULL;
+    qsf_errinfo err;
+    int rc = strcmp(argv[1], "--env") == 0 ? qsf_conf_from_env(&conf, &err)
+                                           : qsf_conf_parse(argv[1], strlen(argv[1]), &conf, &err);
+    if (rc != QSF_OK) {
+        fprintf(stderr, "qsf: invalid configuration: %s\n", err.msg);
+        return rc == QSF_E_CONF ? QSF_EXIT_INVALID : QSF_EXIT_FAIL;
+    }
+    printf("configuration is valid\n");
+    rc = print_dump(conf);
+    qsf_conf_free(conf);
+    return rc;
+}
+
+static int run(int argc, char **argv) {
+    if (argc >= 2 && strcmp(argv[1], "check") == 0 && !qsf_cmd_wants_help(argc - 1, argv + 1))
+        return check(argc - 1, argv + 1);
+    bool help = argc < 2 || qsf_cmd_wants_help(argc, argv);
+    if (!help)
+        fprintf(stderr, "qsf conf: unknown subcommand '%s'\n", argv[1]);
+    conf_usage(help && argc >= 2 ? stdout : stderr);
+    return help && argc >= 2 ? QSF_EXIT_OK : QSF_EXIT_USAGE;
+}
+
+const struct qsf_cmd qsf_cmd_conf = {"conf",
+                                     "check a connect string and show its effective "
+                                     "configuration",
+                                     run};
