@@ -1,0 +1,313 @@
+/* Message processing and responses (qwp-ingress.md §7, §15.3): wireSeq
+ * assignment, the commit model with deferred groups, cumulative OKs, errors that
+ * break the pipeline, and durable acks sent only on inbound events.
+ *
+ * Response layouts (little-endian):
+ *   OK       [00][i64 seq][u16 n]{u16 len, name, i64 seqTxn} x n
+ *   error    [status][i64 seq][u16 len][message <= 1024 bytes]
+ *   durable  [02][u16 n]{u16 len, name, i64 seqTxn} x n */
+#include "sink_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bytes.h"
+
+#define MAX_ERR_MSG 1024
+
+static void rec_frame(struct conn *c, int64_t seq, const uint8_t *p, size_t len) {
+    struct crec *r = c->rec;
+    if (r->n == r->cap) {
+        size_t ncap = r->cap ? r->cap * 2 : 64;
+        struct frec *nf = realloc(r->f, ncap * sizeof *nf);
+        if (!nf)
+            return;
+        r->f = nf;
+        r->cap = ncap;
+    }
+    struct frec *f = &r->f[r->n++];
+    memset(f, 0, sizeof *f);
+    f->f.wire_seq = seq;
+    f->f.size = (uint32_t) len;
+    f->f.flags = len >= QWP_HEADER_LEN ? p[5] : 0;
+    f->f.status = 0xFF;
+    if (c->sink->o.record_payloads && (f->payload = malloc(len ? len : 1)) != NULL)
+        memcpy(f->payload, p, len);
+}
+
+static void mark(struct conn *c, int64_t from, int64_t to, uint8_t status) {
+    for (int64_t i = from; i <= to && i < (int64_t) c->rec->n; i++)
+        if (c->rec->f[i].f.status == 0xFF)
+            c->rec->f[i].f.status = status;
+}
+
+/* Applies the malformed-response fault (once) and queues the frame. */
+void ack_send_response(struct conn *c, const uint8_t *p, size_t n) {
+    struct wsf_style st = c->style;
+    int op = WS_OP_BINARY;
+    uint8_t tmp[16];
+    int kind = c->malformed;
+    c->malformed = 0;
+    uint8_t *copy = NULL;
+    if (kind == MK_BAD_LENGTH || kind == MK_TRAILING) {
+        copy = malloc(n + 1);
+        if (!copy)
+            return;
+        memcpy(copy, p, n);
+        if (kind == MK_TRAILING) {
+            copy[n++] = 0x00;
+        } else {
+            size_t at = copy[0] == QS_DURABLE_ACK ? 1 : 9; /* count or length field */
+            qsf_put_u16(copy + at, (uint16_t) (qsf_get_u16(copy + at) + 1));
+        }
+        p = copy;
+    }
+    (void) tmp;
+    if (kind == MK_TEXT)
+        op = WS_OP_TEXT;
+    if (kind == MK_MASKED)
+        st.masked = 1;
+    if (kind == MK_RSV)
+        st.rsv = 4;
+    wsf_append(&c->out, op, p, n, &st);
+    free(copy);
+}
+
+/* Appends {u16 len, name, i64 txn} to b. */
+static void put_entry(struct buf *b, const char *name, int64_t txn) {
+    size_t l = strlen(name);
+    uint8_t h[2], t[8];
+    qsf_put_u16(h, (uint16_t) l);
+    qsf_put_i64(t, txn);
+    buf_append(b, h, 2);
+    buf_append(b, name, l);
+    buf_append(b, t, 8);
+}
+
+void ack_send_ok(struct conn *c, int now) {
+    if (c->highest <= c->last_ok || c->silent || c->withhold)
+        return;
+    if (!now && c->delay_ok_ms > 0) {
+        if (c->ok_due_ms == 0)
+            c->ok_due_ms = sink_now_ms() + c->delay_ok_ms;
+        return;
+    }
+    struct buf b = {0};
+    uint8_t h[11];
+    h[0] = QS_OK;
+    qsf_put_i64(h + 1, c->highest);
+    qsf_put_u16(h + 9, (uint16_t) c->nok);
+    buf_append(&b, h, sizeof h);
+    for (int i = 0; i < c->nok; i++)
+        put_entry(&b, c->ok[i].name, c->ok[i].txn);
+    ack_send_response(c, b.p, b.len);
+    buf_free(&b);
+    c->nok = 0;
+    c->last_ok = c->highest;
+    c->ok_due_ms = 0;
+    c->sink->st.oks++;
+}
+
+void ack_send_forged(struct conn *c, int64_t seq) {
+    uint8_t h[11];
+    h[0] = QS_OK;
+    qsf_put_i64(h + 1, seq);
+    qsf_put_u16(h + 9, 0);
+    ack_send_response(c, h, sizeof h);
+}
+
+/* Durable ack for tables whose watermark moved since the last one sent here. */
+static void durable_tick(struct conn *c) {
+    struct qsink *s = c->sink;
+    if (!c->durable || c->silent || c->ndt == 0)
+        return;
+    struct buf b = {0};
+    uint8_t h[3] = {QS_DURABLE_ACK, 0, 0};
+    buf_append(&b, h, 3);
+    int n = 0;
+    int64_t now = sink_now_ms();
+    for (int i = 0; i < c->ndt; i++) {
+        const struct stable *t = store_find(&s->store, c->dt[i].name, strlen(c->dt[i].name));
+        int64_t wm =
+            t ? stable_durable_txn(t, s->o.durable_lag_commits, s->o.durable_lag_ms, now) : 0;
+        if (wm > c->dt[i].sent) {
+            put_entry(&b, c->dt[i].name, wm);
+            c->dt[i].sent = wm;
+            n++;
+        }
+    }
+    if (n > 0) {
+        qsf_put_u16(b.p + 1, (uint16_t) n);
+        ack_send_response(c, b.p, b.len);
+        s->st.durable_acks++;
+    }
+    buf_free(&b);
+}
+
+void ack_flush(struct conn *c) {
+    if (c->state != CS_WS)
+        return;
+    ack_send_ok(c, 1);
+    durable_tick(c);
+}
+
+void ack_end_of_read(struct conn *c) {
+    if (c->processed_in_read == 0 || c->state != CS_WS)
+        return;
+    ack_send_ok(c, 0);
+    durable_tick(c);
+}
+
+static void record_error(struct qsink *s, int conn, int64_t seq, uint8_t status, const char *m) {
+    if (s->nerrs == s->caperrs) {
+        size_t ncap = s->caperrs ? s->caperrs * 2 : 16;
+        qsink_error *n = realloc(s->errs, ncap * sizeof *n);
+        if (!n)
+            return;
+        s->errs = n;
+        s->caperrs = ncap;
+    }
+    qsink_error *e = &s->errs[s->nerrs++];
+    e->conn = conn;
+    e->wire_seq = seq;
+    e->status = status;
+    snprintf(e->msg, sizeof e->msg, "%s", m);
+}
+
+void ack_send_error(struct conn *c, int64_t seq, uint8_t status, const char *msg) {
+    ack_send_ok(c, 1); /* the OK for earlier frames goes first */
+    size_t ml = strlen(msg);
+    if (ml > MAX_ERR_MSG) {
+        ml = MAX_ERR_MSG;
+        while (ml > 0 && ((uint8_t) msg[ml] & 0xC0) == 0x80)
+            ml--; /* cut at a UTF-8 character boundary */
+    }
+    uint8_t b[11 + MAX_ERR_MSG];
+    b[0] = status;
+    qsf_put_i64(b + 1, seq);
+    qsf_put_u16(b + 9, (uint16_t) ml);
+    memcpy(b + 11, msg, ml);
+    if (!c->silent)
+        ack_send_response(c, b, 11 + ml);
+    mark(c, seq, seq, status);
+    record_error(c->sink, c->no, seq, status, msg);
+    c->sink->st.errors++;
+    if (!c->sink->o.legacy)
+        c->broken = 1;
+}
+
+static void on_commit(void *user, const struct stable *t) {
+    struct conn *c = user;
+    int i;
+    for (i = 0; i < c->nok && strcmp(c->ok[i].name, t->name) != 0; i++)
+        ;
+    if (i == c->nok) {
+        struct okent *n = realloc(c->ok, (size_t) (c->nok + 1) * sizeof *n);
+        if (!n)
+            return;
+        c->ok = n;
+        snprintf(c->ok[c->nok++].name, sizeof c->ok[0].name, "%s", t->name);
+    }
+    c->ok[i].txn = t->seq_txn;
+    for (i = 0; i < c->ndt && strcmp(c->dt[i].name, t->name) != 0; i++)
+        ;
+    if (i == c->ndt) {
+        struct dtrack *n = realloc(c->dt, (size_t) (c->ndt + 1) * sizeof *n);
+        if (!n)
+            return;
+        c->dt = n;
+        snprintf(c->dt[c->ndt].name, sizeof c->dt[0].name, "%s", t->name);
+        c->dt[c->ndt++].sent = 0;
+    }
+}
+
+static void commit(struct conn *c, int64_t seq) {
+    struct qsink *s = c->sink;
+    int64_t from = c->group_first >= 0 ? c->group_first : seq;
+    if (store_commit(&s->store, &c->staging, sink_now_ms(), on_commit, c) != 0) {
+        ack_send_error(c, seq, QS_INTERNAL_ERROR, "out of memory while committing");
+        return;
+    }
+    s->st.rows = store_rows_total(&s->store);
+    mark(c, from, seq, QS_OK);
+    c->group_first = -1;
+    c->highest = seq;
+    if (s->o.ack_mode == QSINK_ACK_PER_FRAME || c->highest - c->last_ok >= QSINK_ACK_BATCH)
+        ack_send_ok(c, 0);
+}
+
+/* Status faults and random faults for this wireSeq; 1 if the frame is done. */
+static int seq_faults(struct conn *c, int64_t seq) {
+    struct fault f[8];
+    int n = fault_take(&c->sink->faults, c->no, FT_SEQ, seq, f, 8);
+    int done = 0;
+    for (int i = 0; i < n && !done; i++) {
+        if (f[i].action == FA_STATUS) {
+            ack_send_error(c, seq, (uint8_t) f[i].code, f[i].text);
+            done = 1;
+        } else {
+            conn_apply_fault(c, &f[i]);
+            done = c->state != CS_WS;
+        }
+    }
+    return done;
+}
+
+/* Checks schemas and stages the rows of every table block. */
+static int stage(struct conn *c, int64_t seq, const struct msg_decoded *m) {
+    char err[512];
+    for (int i = 0; i < m->ntables; i++) {
+        const struct msg_table *t = &m->tables[i];
+        if (store_check_schema(&c->sink->store, t, err, sizeof err) != 0 ||
+            store_check_schema(&c->staging, t, err, sizeof err) != 0) {
+            ack_send_error(c, seq, QS_SCHEMA_MISMATCH, err);
+            return -1;
+        }
+    }
+    for (int i = 0; i < m->ntables; i++) {
+        if (m->tables[i].rows > 0 && store_add(&c->staging, &m->tables[i]) != 0) {
+            ack_send_error(c, seq, QS_INTERNAL_ERROR, "out of memory while staging rows");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+void ack_on_binary(struct conn *c, uint8_t *p, size_t len) {
+    int64_t seq = c->seq_next++;
+    c->sink->st.frames++;
+    c->processed_in_read++;
+    rec_frame(c, seq, p, len);
+    if ((c->broken && !c->sink->o.legacy) || seq_faults(c, seq))
+        return;
+    char err[512];
+    struct msg_decoded m;
+    int st = msg_decode(c->msg, p, len, c->version, &m, err, sizeof err);
+    if (st != QS_OK) {
+        ack_send_error(c, seq, (uint8_t) st, err);
+        return;
+    }
+    if ((m.flags & QF_DURABLE_POLL) && !c->durable) {
+        ack_send_error(c, seq, QS_PARSE_ERROR, "durable ACK poll was not negotiated");
+        return;
+    }
+    if (stage(c, seq, &m) != 0)
+        return;
+    if (m.flags & QF_DURABLE_POLL) {
+        if (c->group_first < 0) {
+            c->highest = seq; /* a poll never commits or closes a deferred group */
+            mark(c, seq, seq, QS_OK);
+        }
+    } else if (m.flags & QF_DEFER_COMMIT) {
+        if (c->group_first < 0)
+            c->group_first = seq;
+    } else {
+        commit(c, seq);
+    }
+}
+
+void ack_discard_uncommitted(struct conn *c) {
+    store_clear(&c->staging);
+    c->group_first = -1;
+}

@@ -1,0 +1,165 @@
+/* msg_decode on top of the QWP decoder (lib/qwp/decoder.h): the decoder does
+ * every validation of qwp-ingress.md §3-§6 and owns the connection dictionary;
+ * this file turns its column views into msg_cell rows for the store.
+ *
+ * Sentinel-mode values that are QuestDB's null sentinels (§6.3) are reported as
+ * nulls, as the server stores them. */
+#include "msg.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "qwp/decoder.h"
+
+struct msg_ctx {
+    qsf_qwp_msg *m;
+    qsf_qwp_dict *dict;
+    struct msg_table *tables;
+    size_t cap_tables;
+    struct msg_col *cols;
+    size_t cap_cols;
+    struct msg_cell *cells;
+    size_t cap_cells;
+};
+
+struct msg_ctx *msg_ctx_new(void) {
+    struct msg_ctx *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->m = qsf_qwp_msg_new();
+    c->dict = qsf_qwp_dict_new();
+    if (!c->m || !c->dict) {
+        msg_ctx_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+void msg_ctx_free(struct msg_ctx *c) {
+    if (!c)
+        return;
+    qsf_qwp_msg_free(c->m);
+    qsf_qwp_dict_free(c->dict);
+    free(c->tables);
+    free(c->cols);
+    free(c->cells);
+    free(c);
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem) {
+    if (need <= *cap)
+        return 0;
+    size_t n = *cap ? *cap : 64;
+    while (n < need)
+        n *= 2;
+    void *np = realloc(*p, n * elem);
+    if (!np)
+        return -1;
+    *p = np;
+    *cap = n;
+    return 0;
+}
+
+static int is_sentinel(const qsf_qwp_dcol *c, const struct msg_cell *x) {
+    if (c->bitmap_mode)
+        return 0;
+    switch (c->type) {
+    case QT_INT: return x->i == INT32_MIN;
+    case QT_LONG: case QT_DATE: case QT_TIMESTAMP: case QT_TIMESTAMP_NANOS:
+        return x->i == INT64_MIN;
+    case QT_FLOAT: case QT_DOUBLE: return isnan(x->d);
+    case QT_IPV4: return x->i == 0;
+    default: return 0;
+    }
+}
+
+static void fill_cell(const qsf_qwp_dcol *c, uint32_t row, struct msg_cell *x) {
+    memset(x, 0, sizeof *x);
+    int64_t vi = qsf_qwp_dcol_value_index(c, row);
+    if (vi < 0) {
+        x->null = 1;
+        return;
+    }
+    switch (c->type) {
+    case QT_FLOAT:
+    case QT_DOUBLE: x->d = qsf_qwp_dcol_f64(c, (uint32_t) vi); break;
+    case QT_SYMBOL: case QT_VARCHAR: case QT_BINARY: case QT_UUID: case QT_LONG256:
+    case QT_DECIMAL128: case QT_DECIMAL256: case QT_DOUBLE_ARRAY: case QT_LONG_ARRAY: {
+        size_t n = 0;
+        qsf_qwp_dcol_bytes(c, (uint32_t) vi, &x->p, &n);
+        x->n = (uint32_t) n;
+        break;
+    }
+    default: x->i = qsf_qwp_dcol_i64(c, (uint32_t) vi); break;
+    }
+    x->null = (uint8_t) is_sentinel(c, x);
+}
+
+/* Converts table t of the decoded message into ctx->tables[ti]. */
+static int convert_table(struct msg_ctx *ctx, const qsf_qwp_dtable *t, size_t ti, size_t *col_at,
+                         size_t *cell_at) {
+    struct msg_table *mt = &ctx->tables[ti];
+    mt->name = t->name;
+    mt->name_len = t->name_len;
+    mt->rows = t->row_count;
+    mt->ncols = t->col_count;
+    mt->cols = NULL; /* fixed up after every array stopped moving */
+    for (uint32_t c = 0; c < t->col_count; c++) {
+        const qsf_qwp_dcol *dc = &t->cols[c];
+        struct msg_col *mc = &ctx->cols[*col_at + c];
+        mc->name = dc->name;
+        mc->name_len = dc->name_len;
+        mc->type = dc->type;
+        mc->cells = (struct msg_cell *) (uintptr_t) *cell_at; /* index until fix-up */
+        for (uint32_t r = 0; r < t->row_count; r++)
+            fill_cell(dc, r, &ctx->cells[*cell_at + r]);
+        *cell_at += t->row_count;
+    }
+    mt->cols = (struct msg_col *) (uintptr_t) *col_at;
+    *col_at += t->col_count;
+    return 0;
+}
+
+/* Reserves room for every table, column and cell of the message. */
+static int reserve(struct msg_ctx *ctx, uint32_t nt) {
+    size_t ncols = 0, ncells = 0;
+    for (uint32_t i = 0; i < nt; i++) {
+        const qsf_qwp_dtable *t = qsf_qwp_msg_table(ctx->m, i);
+        ncols += t->col_count;
+        ncells += (size_t) t->col_count * t->row_count;
+    }
+    return grow((void **) &ctx->tables, &ctx->cap_tables, nt + 1, sizeof *ctx->tables) |
+           grow((void **) &ctx->cols, &ctx->cap_cols, ncols + 1, sizeof *ctx->cols) |
+           grow((void **) &ctx->cells, &ctx->cap_cells, ncells + 1, sizeof *ctx->cells);
+}
+
+int msg_decode(struct msg_ctx *ctx, const uint8_t *msg, size_t len, uint8_t version,
+               struct msg_decoded *out, char *err, size_t errcap) {
+    qsf_qwp_decode_opts o = {.version = version};
+    qsf_qwp_decode_result res;
+    if (qsf_qwp_decode(ctx->m, ctx->dict, msg, len, &o, &res) != 0 ||
+        res.status != QSF_QWP_STATUS_OK) {
+        snprintf(err, errcap, "%s", res.message);
+        return res.status ? res.status : QS_PARSE_ERROR;
+    }
+    uint32_t nt = qsf_qwp_msg_table_count(ctx->m);
+    if (reserve(ctx, nt) != 0) {
+        snprintf(err, errcap, "out of memory decoding %u tables", nt);
+        return QS_INTERNAL_ERROR;
+    }
+    size_t col_at = 0, cell_at = 0;
+    for (uint32_t i = 0; i < nt; i++)
+        convert_table(ctx, qsf_qwp_msg_table(ctx->m, i), i, &col_at, &cell_at);
+    for (uint32_t i = 0; i < nt; i++) {
+        struct msg_table *mt = &ctx->tables[i];
+        mt->cols = ctx->cols + (uintptr_t) mt->cols;
+        for (uint32_t c = 0; c < mt->ncols; c++)
+            mt->cols[c].cells = ctx->cells + (uintptr_t) mt->cols[c].cells;
+    }
+    out->flags = qsf_qwp_msg_flags(ctx->m);
+    out->ntables = (uint16_t) nt;
+    out->tables = ctx->tables;
+    return QS_OK;
+}

@@ -1,0 +1,234 @@
+/* The embedding API's queries, wait helpers and JSON summary. Each takes the
+ * sink's lock. */
+#include "sink_int.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+void qsink_get_stats(qsink *s, qsink_stats *out) {
+    pthread_mutex_lock(&s->mu);
+    *out = s->st;
+    pthread_mutex_unlock(&s->mu);
+}
+
+static struct stable *table(qsink *s, const char *name) {
+    return name ? store_find(&s->store, name, strlen(name)) : NULL;
+}
+
+int64_t qsink_rows(qsink *s, const char *name) {
+    pthread_mutex_lock(&s->mu);
+    struct stable *t = table(s, name);
+    int64_t n = t ? t->rows : 0;
+    pthread_mutex_unlock(&s->mu);
+    return n;
+}
+
+int qsink_table_count(qsink *s) {
+    pthread_mutex_lock(&s->mu);
+    int n = s->store.n;
+    pthread_mutex_unlock(&s->mu);
+    return n;
+}
+
+int qsink_table_name(qsink *s, int i, char *out, size_t cap) {
+    pthread_mutex_lock(&s->mu);
+    int rc = -1;
+    if (i >= 0 && i < s->store.n) {
+        snprintf(out, cap, "%s", s->store.t[i]->name);
+        rc = 0;
+    }
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+}
+
+int qsink_cell(qsink *s, const char *name, int64_t row, const char *column, char *out, size_t cap) {
+    pthread_mutex_lock(&s->mu);
+    struct stable *t = table(s, name);
+    int rc = t ? stable_cell_text(t, row, stable_col(t, column), out, cap) : -1;
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+}
+
+int qsink_column_type(qsink *s, const char *name, const char *column) {
+    pthread_mutex_lock(&s->mu);
+    struct stable *t = table(s, name);
+    int c = t ? stable_col(t, column) : -1;
+    int type = c >= 0 ? t->cols[c].type : -1;
+    pthread_mutex_unlock(&s->mu);
+    return type;
+}
+
+static int cmp_str(const void *a, const void *b) {
+    return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+/* Sorts the key texts and counts equal neighbours. */
+static int64_t count_dups(const struct stable *t, int col) {
+    char **keys = calloc((size_t) t->rows + 1, sizeof *keys);
+    int64_t dups = 0;
+    if (!keys)
+        return -1;
+    char v[512];
+    for (int64_t r = 0; r < t->rows; r++) {
+        stable_cell_text(t, r, col, v, sizeof v);
+        keys[r] = strdup(v);
+    }
+    qsort(keys, (size_t) t->rows, sizeof *keys, cmp_str);
+    for (int64_t r = 1; r < t->rows; r++)
+        dups += keys[r] && keys[r - 1] && strcmp(keys[r], keys[r - 1]) == 0;
+    for (int64_t r = 0; r < t->rows; r++)
+        free(keys[r]);
+    free(keys);
+    return dups;
+}
+
+int64_t qsink_duplicates(qsink *s, const char *name, const char *key) {
+    pthread_mutex_lock(&s->mu);
+    struct stable *t = table(s, name);
+    int c = t ? stable_col(t, key) : -1;
+    int64_t n = c >= 0 && t->cols[c].cells ? count_dups(t, c) : -1;
+    if (c >= 0 && t->rows == 0)
+        n = 0;
+    pthread_mutex_unlock(&s->mu);
+    return n;
+}
+
+int64_t qsink_first_out_of_order(qsink *s, const char *name, const char *key) {
+    pthread_mutex_lock(&s->mu);
+    struct stable *t = table(s, name);
+    int c = t ? stable_col(t, key) : -1;
+    int64_t at = -2;
+    if (c >= 0 && (t->cols[c].cells || t->rows == 0)) {
+        at = -1;
+        for (int64_t r = 1; r < t->rows && at < 0; r++)
+            if (t->cols[c].cells[r].i <= t->cols[c].cells[r - 1].i)
+                at = r;
+    }
+    pthread_mutex_unlock(&s->mu);
+    return at;
+}
+
+static struct crec *crec_of(qsink *s, int conn) {
+    for (int i = 0; i < s->nrecs; i++)
+        if (s->recs[i]->conn == conn)
+            return s->recs[i];
+    return NULL;
+}
+
+int64_t qsink_frames(qsink *s, int conn, qsink_frame *out, size_t cap) {
+    pthread_mutex_lock(&s->mu);
+    struct crec *r = crec_of(s, conn);
+    int64_t n = r ? (int64_t) r->n : -1;
+    for (size_t i = 0; r && i < r->n && i < cap; i++)
+        out[i] = r->f[i].f;
+    pthread_mutex_unlock(&s->mu);
+    return n;
+}
+
+int64_t qsink_frame_payload(qsink *s, int conn, int64_t i, uint8_t *out, size_t cap) {
+    pthread_mutex_lock(&s->mu);
+    struct crec *r = crec_of(s, conn);
+    int64_t n = -1;
+    if (r && i >= 0 && (size_t) i < r->n && r->f[i].payload) {
+        n = r->f[i].f.size;
+        memcpy(out, r->f[i].payload, (size_t) n < cap ? (size_t) n : cap);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return n;
+}
+
+int64_t qsink_errors(qsink *s, qsink_error *out, size_t cap) {
+    pthread_mutex_lock(&s->mu);
+    for (size_t i = 0; i < s->nerrs && i < cap; i++)
+        out[i] = s->errs[i];
+    int64_t n = (int64_t) s->nerrs;
+    pthread_mutex_unlock(&s->mu);
+    return n;
+}
+
+int qsink_last_request(qsink *s, char *out, size_t cap) {
+    pthread_mutex_lock(&s->mu);
+    int n = snprintf(out, cap, "%s", s->last_request);
+    pthread_mutex_unlock(&s->mu);
+    return n;
+}
+
+/* ---- waits ---- */
+
+enum { W_ROWS, W_CONNS, W_UPGRADES, W_FRAMES };
+
+static int reached(qsink *s, int what, const char *name, int64_t n) {
+    switch (what) {
+    case W_ROWS: {
+        struct stable *t = table(s, name);
+        return t && t->rows >= n;
+    }
+    case W_CONNS:
+        return s->st.accepted >= n;
+    case W_UPGRADES:
+        return s->st.upgrades >= n;
+    default:
+        return s->st.frames >= n;
+    }
+}
+
+static int wait_for(qsink *s, int what, const char *name, int64_t n, int timeout_ms) {
+    struct timespec dl;
+    clock_gettime(CLOCK_MONOTONIC, &dl);
+    dl.tv_sec += timeout_ms / 1000;
+    dl.tv_nsec += (long) (timeout_ms % 1000) * 1000000L;
+    if (dl.tv_nsec >= 1000000000L) {
+        dl.tv_sec++;
+        dl.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&s->mu);
+    int rc = 0;
+    while (!reached(s, what, name, n) && rc == 0)
+        rc = pthread_cond_timedwait(&s->cv, &s->mu, &dl);
+    int ok = reached(s, what, name, n);
+    pthread_mutex_unlock(&s->mu);
+    return ok ? 0 : -1;
+}
+
+int qsink_wait_rows(qsink *s, const char *name, int64_t n, int timeout_ms) {
+    return wait_for(s, W_ROWS, name, n, timeout_ms);
+}
+
+int qsink_wait_connections(qsink *s, int64_t n, int timeout_ms) {
+    return wait_for(s, W_CONNS, NULL, n, timeout_ms);
+}
+
+int qsink_wait_upgrades(qsink *s, int64_t n, int timeout_ms) {
+    return wait_for(s, W_UPGRADES, NULL, n, timeout_ms);
+}
+
+int qsink_wait_frames(qsink *s, int64_t n, int timeout_ms) {
+    return wait_for(s, W_FRAMES, NULL, n, timeout_ms);
+}
+
+/* ---- summary ---- */
+
+int qsink_summary_json(qsink *s, char *out, size_t cap) {
+    pthread_mutex_lock(&s->mu);
+    const qsink_stats *st = &s->st;
+    size_t o = 0;
+#define PUT(...)                                                                                   \
+    do {                                                                                           \
+        int k_ = snprintf(out + (o < cap ? o : cap), o < cap ? cap - o : 0, __VA_ARGS__);          \
+        o += k_ > 0 ? (size_t) k_ : 0;                                                             \
+    } while (0)
+    PUT("{\"connections\":%" PRId64 ",\"upgrades\":%" PRId64 ",\"rejected\":%" PRId64
+        ",\"frames\":%" PRId64 ",\"bytes\":%" PRId64 ",\"rows\":{",
+        st->accepted, st->upgrades, st->rejected, st->frames, st->bytes);
+    for (int i = 0; i < s->store.n; i++)
+        PUT("%s\"%s\":%" PRId64, i ? "," : "", s->store.t[i]->name, s->store.t[i]->rows);
+    PUT("},\"oks\":%" PRId64 ",\"errors\":%" PRId64 ",\"durable_acks\":%" PRId64
+        ",\"closes\":%" PRId64 ",\"open\":%" PRId64 "}",
+        st->oks, st->errors, st->durable_acks, st->closes, st->open);
+#undef PUT
+    pthread_mutex_unlock(&s->mu);
+    return (int) o;
+}
