@@ -1107,7 +1107,8 @@ static int64_t watermark(qsf_io *io, int level) {
     return level == QSF_WAIT_DURABLE ? qsf_ring_acked_fsn(io->ring) : qsf_io_highest_ok(io);
 }
 
-int qsf_io_wait(qsf_io *io, int64_t fsn, int level, int64_t timeout_ms, qsf_errinfo *err) {
+int qsf_io_wait(qsf_io *io, int64_t fsn, int level, int64_t timeout_ms, bool absolute,
+                qsf_errinfo *err) {
     int64_t mark = watermark(io, level), since = now_ns();
     atomic_fetch_add(&io->waiters, 1);
     pthread_mutex_lock(&io->mu);
@@ -1120,15 +1121,15 @@ int qsf_io_wait(qsf_io *io, int64_t fsn, int level, int64_t timeout_ms, qsf_erri
             qsf_err_copy(err, &io->terminal);
             break;
         }
-        if (m != mark) {
+        if (m != mark && !absolute) {
             mark = m; /* progress restarts the no-progress clock */
             since = now;
         }
         if (now - since >= timeout_ms * MS) {
             rc = qsf_err_set(err, QSF_E_TIMEOUT, QSF_ERRF_RETRIABLE, 0,
-                             "no progress for %" PRId64 " ms waiting for fsn %" PRId64
-                             " (watermark %" PRId64 ")",
-                             timeout_ms, fsn, m);
+                             "%s for %" PRId64 " ms waiting for fsn %" PRId64 " (watermark %" PRId64
+                             ")",
+                             absolute ? "timed out" : "no progress", timeout_ms, fsn, m);
             break;
         }
         struct timespec ts;

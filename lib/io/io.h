@@ -74,8 +74,10 @@ int64_t qsf_io_max_batch(const qsf_io *io);
 
 bool qsf_io_durable(const qsf_io *io);
 
-/* Waits until the watermark of `level` reaches fsn (see qsf_wait). */
-int qsf_io_wait(qsf_io *io, int64_t fsn, int level, int64_t no_progress_timeout_ms,
+/* Waits until the watermark of `level` (OK: highestOkFsn, DURABLE: ackedFsn)
+ * reaches fsn. The timeout counts time without progress (qsf_wait), or from the
+ * start when `absolute` (close drain). */
+int qsf_io_wait(qsf_io *io, int64_t fsn, int level, int64_t timeout_ms, bool absolute,
                 qsf_errinfo *err);
 
 void qsf_io_pause(qsf_io *io, bool pause);
