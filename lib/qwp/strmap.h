@@ -40,6 +40,10 @@ int64_t qsf_strmap_find(const qsf_strmap *m, const char *s, size_t len, uint32_t
  * (= the previous count), or -1 when memory ran out (the map is unchanged). */
 int64_t qsf_strmap_add(qsf_strmap *m, const char *s, size_t len, uint32_t hash);
 
+/* Appends s with the next id without making it findable (a duplicate of an earlier
+ * entry: lookups keep returning the earlier id). -1 when memory ran out. */
+int64_t qsf_strmap_add_unlinked(qsf_strmap *m, const char *s, size_t len, uint32_t hash);
+
 /* Bytes and length of entry id (id < count). The pointer stays valid until the
  * next add (the arena may move). */
 static inline const char *qsf_strmap_str(const qsf_strmap *m, uint32_t id, size_t *len) {

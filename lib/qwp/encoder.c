@@ -1,0 +1,345 @@
+/* Batch -> frames: planning (which rows go into which frame), the delta section,
+ * write-ahead of new symbols and emission (see encoder.h). Table blocks and
+ * column values are written by enc_block.c. */
+#include "qwp/encoder.h"
+
+#include "bytes.h"
+#include "err.h"
+#include "qwp/batch_int.h"
+#include "qwp/enc_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_MAX_FRAME ((size_t) (1.9 * 1024 * 1024))
+#define MAX_FRAME_CAP     ((size_t) QSF_QWP_HEADER_LEN + QSF_QWP_MAX_PAYLOAD)
+#define MAX_TABLES        65535u
+
+void qsf_qwp_enc_opts_default(qsf_qwp_enc_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->gorilla = true;
+}
+
+int qsf_qwp_encoder_new(qsf_qwp_encoder **out, qsf_errinfo *err) {
+    qsf_qwp_encoder *e = calloc(1, sizeof *e);
+    if (!e)
+        return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "encoder: out of memory");
+    *out = e;
+    return QSF_OK;
+}
+
+void qsf_qwp_encoder_free(qsf_qwp_encoder *e) {
+    if (!e)
+        return;
+    qsf_buf_free(&e->frame);
+    free(e->segs);
+    free(e->strs);
+    free(e->lens);
+    free(e);
+}
+
+size_t qsf_qwp_empty_commit(uint8_t out[QSF_QWP_EMPTY_COMMIT_LEN]) {
+    qsf_enc_header(out, QSF_QWP_FLAG_DELTA_SYMBOL_DICT, 0, 2);
+    out[12] = 0;
+    out[13] = 0;
+    return QSF_QWP_EMPTY_COMMIT_LEN;
+}
+
+void qsf_enc_header(uint8_t *p, uint8_t flags, uint16_t tables, uint32_t payload) {
+    qsf_put_u32(p, QSF_QWP_MAGIC);
+    p[4] = QSF_QWP_VERSION;
+    p[5] = flags;
+    qsf_put_u16(p + 6, tables);
+    qsf_put_u32(p + 8, payload);
+}
+
+/* ---- planning ---- */
+
+/* Upper bound of the block bytes for rows [r0, r0 + k) of t; with_syms adds the
+ * symbol strings those rows interned first. */
+static uint64_t seg_bytes(const btable *t, uint32_t r0, uint32_t k, bool with_syms) {
+    uint64_t n = t->overhead + (uint64_t) t->nactive * ((k + 7) / 8) + qsf_bt_row_off(t, r0 + k) -
+                 qsf_bt_row_off(t, r0);
+    if (with_syms && t->sym_off.len)
+        n += qsf_bt_sym_off(t, r0 + k) - qsf_bt_sym_off(t, r0);
+    return n;
+}
+
+/* Largest k <= max_k whose segment fits in avail bytes (0 if not even one row). */
+static uint32_t seg_fit(const btable *t, uint32_t r0, uint32_t max_k, uint64_t avail) {
+    if (seg_bytes(t, r0, max_k, true) <= avail)
+        return max_k;
+    uint32_t lo = 0, hi = max_k; /* invariant: lo fits, hi does not */
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (seg_bytes(t, r0, mid, true) <= avail)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static int seg_push(qsf_qwp_encoder *e, btable *t, uint32_t r0, uint32_t r1) {
+    if (e->nsegs == e->segs_cap) {
+        uint32_t n = e->segs_cap ? e->segs_cap * 2 : 16;
+        enc_seg *s = realloc(e->segs, (size_t) n * sizeof *s);
+        if (!s)
+            return -1;
+        e->segs = s;
+        e->segs_cap = n;
+    }
+    e->segs[e->nsegs++] = (enc_seg){t, r0, r1};
+    return 0;
+}
+
+/* Greedy first pass: rows in order while the estimate fits. */
+static int plan_rows(qsf_qwp_encoder *e, qsf_qwp_batch *b, uint64_t budget) {
+    uint64_t used = 0;
+    e->nsegs = 0;
+    for (uint32_t i = 0; i < b->norder && e->nsegs < MAX_TABLES; i++) {
+        btable *t = &b->tables[b->order[i]];
+        uint32_t left = t->nrows - t->first_row;
+        if (left == 0)
+            continue;
+        uint32_t max_k = left < QSF_QWP_MAX_ROWS_PER_TABLE ? left : QSF_QWP_MAX_ROWS_PER_TABLE;
+        uint32_t k = seg_fit(t, t->first_row, max_k, budget - used);
+        if (k == 0)
+            break;
+        if (seg_push(e, t, t->first_row, t->first_row + k) != 0)
+            return QSF_E_NOMEM;
+        used += seg_bytes(t, t->first_row, k, true);
+        if (k < left)
+            break;
+    }
+    return QSF_OK;
+}
+
+static uint32_t seg_max_symbol_end(const enc_seg *s) {
+    uint32_t end = 0;
+    for (uint32_t i = 0; i < s->t->ncols; i++) {
+        const bcol *c = &s->t->cols[i];
+        if (c->type != QSF_QWP_SYMBOL)
+            continue;
+        uint32_t v0 = qsf_bcol_rank(c, s->r0), v1 = qsf_bcol_rank(c, s->r1);
+        const uint32_t *ids = (const uint32_t *) (const void *) c->data.p;
+        for (uint32_t v = v0; v < v1; v++)
+            if (ids[v] + 1 > end)
+                end = ids[v] + 1;
+    }
+    return end;
+}
+
+/* Fills e->delta_* for the planned segments and returns the exact frame size
+ * bound (header, delta section, blocks). */
+static uint64_t plan_size(qsf_qwp_encoder *e, const qsf_qwp_batch *b, bool self_sufficient) {
+    uint32_t need = 0;
+    uint64_t n = QSF_QWP_HEADER_LEN;
+    for (uint32_t i = 0; i < e->nsegs; i++) {
+        const enc_seg *s = &e->segs[i];
+        uint32_t end = seg_max_symbol_end(s);
+        need = end > need ? end : need;
+        n += seg_bytes(s->t, s->r0, s->r1 - s->r0, false);
+    }
+    uint32_t start = self_sufficient ? 0 : qsf_symtab_published(b->symtab);
+    e->delta_start = start;
+    e->delta_count = need > start ? need - start : 0;
+    n += qsf_varint_len(start) + qsf_varint_len(e->delta_count);
+    for (uint32_t id = start; id < start + e->delta_count; id++) {
+        const char *s;
+        size_t len;
+        qsf_symtab_get(b->symtab, id, &s, &len);
+        n += qsf_varint_len(len) + len;
+    }
+    return n;
+}
+
+/* Plans the next frame; shrinks the last segment until the exact size fits.
+ * Returns QSF_OK with e->nsegs > 0, or QSF_E_TOO_LARGE when not one row fits. */
+static int plan_frame(qsf_qwp_encoder *e, qsf_qwp_batch *b, const qsf_qwp_enc_opts *o,
+                      uint64_t *size) {
+    int rc = plan_rows(e, b, o->max_frame - QSF_QWP_HEADER_LEN - 2);
+    if (rc != QSF_OK)
+        return rc;
+    while (e->nsegs > 0) {
+        *size = plan_size(e, b, o->self_sufficient);
+        if (*size <= o->max_frame)
+            return QSF_OK;
+        enc_seg *last = &e->segs[e->nsegs - 1];
+        uint32_t k = (last->r1 - last->r0) / 2;
+        if (k == 0)
+            e->nsegs--;
+        else
+            last->r1 = last->r0 + k;
+    }
+    return QSF_E_TOO_LARGE;
+}
+
+/* ---- symbols ---- */
+
+static int write_ahead(qsf_qwp_encoder *e, qsf_symtab *st, uint32_t end,
+                       qsf_qwp_on_new_symbols_fn fn, void *user, qsf_errinfo *err) {
+    uint32_t first = qsf_symtab_persisted(st);
+    if (!fn || end <= first)
+        return QSF_OK;
+    uint32_t count = end - first;
+    if (count > e->strs_cap) {
+        const char **s = realloc(e->strs, (size_t) count * sizeof *s);
+        if (s)
+            e->strs = s;
+        size_t *l = realloc(e->lens, (size_t) count * sizeof *l);
+        if (l)
+            e->lens = l;
+        if (!s || !l)
+            return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "encoder: out of memory");
+        e->strs_cap = count;
+    }
+    for (uint32_t i = 0; i < count; i++)
+        qsf_symtab_get(st, first + i, &e->strs[i], &e->lens[i]);
+    int rc = fn(user, first, count, e->strs, e->lens, err);
+    if (rc != QSF_OK)
+        return rc;
+    qsf_symtab_set_persisted(st, end);
+    return QSF_OK;
+}
+
+/* ---- frames ---- */
+
+static uint8_t *write_delta(const qsf_qwp_encoder *e, const qsf_symtab *st, uint8_t *p) {
+    p += qsf_put_varint(p, e->delta_start);
+    p += qsf_put_varint(p, e->delta_count);
+    for (uint32_t id = e->delta_start; id < e->delta_start + e->delta_count; id++) {
+        const char *s;
+        size_t len;
+        qsf_symtab_get(st, id, &s, &len);
+        p += qsf_put_varint(p, len);
+        memcpy(p, s, len);
+        p += len;
+    }
+    return p;
+}
+
+static int build_frame(qsf_qwp_encoder *e, qsf_qwp_batch *b, const qsf_qwp_enc_opts *o,
+                       uint64_t size, bool last, size_t *len, qsf_errinfo *err) {
+    e->frame.len = 0;
+    if (qsf_buf_reserve(&e->frame, size) != 0)
+        return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "encoder: out of memory for a %llu-byte frame",
+                           (unsigned long long) size);
+    uint8_t *p = write_delta(e, b->symtab, e->frame.p + QSF_QWP_HEADER_LEN);
+    for (uint32_t i = 0; i < e->nsegs; i++)
+        p = qsf_enc_block(p, &e->segs[i], o->gorilla);
+    *len = (size_t) (p - e->frame.p);
+    if (*len > size)
+        return qsf_err_set(err, QSF_E_INTERNAL, 0, 0,
+                           "encoder: frame of %zu bytes exceeds its bound of %llu", *len,
+                           (unsigned long long) size);
+    uint8_t flags = QSF_QWP_FLAG_DELTA_SYMBOL_DICT | (o->gorilla ? QSF_QWP_FLAG_GORILLA : 0) |
+                    (last ? 0 : QSF_QWP_FLAG_DEFER_COMMIT);
+    qsf_enc_header(e->frame.p, flags, (uint16_t) e->nsegs, (uint32_t) (*len - QSF_QWP_HEADER_LEN));
+    return QSF_OK;
+}
+
+static size_t planned_rows(const qsf_qwp_encoder *e) {
+    size_t n = 0;
+    for (uint32_t i = 0; i < e->nsegs; i++)
+        n += e->segs[i].r1 - e->segs[i].r0;
+    return n;
+}
+
+static void consume(qsf_qwp_encoder *e, qsf_qwp_batch *b) {
+    for (uint32_t i = 0; i < e->nsegs; i++) {
+        e->segs[i].t->first_row = e->segs[i].r1;
+        b->rows -= e->segs[i].r1 - e->segs[i].r0;
+    }
+    uint32_t end = e->delta_start + e->delta_count;
+    if (end > qsf_symtab_published(b->symtab))
+        qsf_symtab_set_published(b->symtab, end);
+}
+
+/* Fails with the first row of the batch that cannot fit in a frame on its own. */
+static int check_rows_fit(const qsf_qwp_batch *b, size_t max_frame, qsf_errinfo *err) {
+    const uint64_t fixed = QSF_QWP_HEADER_LEN + 10;
+    for (uint32_t i = 0; i < b->norder; i++) {
+        const btable *t = &b->tables[b->order[i]];
+        if (t->first_row == t->nrows || fixed + t->overhead + t->nactive + t->max_row <= max_frame)
+            continue;
+        for (uint32_t r = t->first_row; r < t->nrows; r++) {
+            uint64_t n = fixed + seg_bytes(t, r, 1, true);
+            if (n > max_frame)
+                return qsf_err_set(err, QSF_E_TOO_LARGE, 0, 0,
+                                   "batch too large: table \"%.*s\", buffered row %u needs %llu "
+                                   "bytes, more than one frame holds (%zu); nothing was sent",
+                                   t->name_len, t->name, r - t->first_row, (unsigned long long) n,
+                                   max_frame);
+        }
+    }
+    return QSF_OK;
+}
+
+static void norm_opts(const qsf_qwp_enc_opts *in, qsf_qwp_enc_opts *o) {
+    if (in)
+        *o = *in;
+    else
+        qsf_qwp_enc_opts_default(o);
+    if (o->max_frame == 0)
+        o->max_frame = DEFAULT_MAX_FRAME;
+    if (o->max_frame > MAX_FRAME_CAP)
+        o->max_frame = MAX_FRAME_CAP;
+    if (o->max_frame < QSF_QWP_HEADER_LEN + 2)
+        o->max_frame = QSF_QWP_HEADER_LEN + 2;
+}
+
+/* One frame: plan, build, write-ahead, emit, consume. */
+static int encode_one(qsf_qwp_encoder *e, qsf_qwp_batch *b, const qsf_qwp_enc_opts *o,
+                      const qsf_enc_cbs *cb, qsf_qwp_encode_result *res, qsf_errinfo *err) {
+    uint64_t size;
+    int rc = plan_frame(e, b, o, &size);
+    if (rc == QSF_E_TOO_LARGE)
+        return qsf_err_set(err, rc, 0, 0,
+                           "batch too large: the next buffered row does not fit in a frame of "
+                           "%zu bytes",
+                           o->max_frame);
+    if (rc != QSF_OK)
+        return qsf_err_set(err, rc, 0, 0, "encoder: out of memory");
+    size_t rows = planned_rows(e), len = 0;
+    bool last = rows == b->rows;
+    rc = build_frame(e, b, o, size, last, &len, err);
+    if (rc == QSF_OK)
+        rc = write_ahead(e, b->symtab, e->delta_start + e->delta_count, cb->on_new, cb->user, err);
+    if (rc == QSF_OK)
+        rc = cb->emit(cb->user, e->frame.p, len, last, err);
+    if (rc != QSF_OK)
+        return rc;
+    consume(e, b);
+    res->frames++;
+    res->rows_consumed += rows;
+    res->bytes += len;
+    return QSF_OK;
+}
+
+int qsf_qwp_encode(qsf_qwp_encoder *e, qsf_qwp_batch *b, const qsf_qwp_enc_opts *opts,
+                   qsf_qwp_on_new_symbols_fn on_new_symbols, qsf_qwp_emit_fn emit, void *user,
+                   qsf_qwp_encode_result *res, qsf_errinfo *err) {
+    qsf_qwp_encode_result local;
+    res = res ? res : &local;
+    memset(res, 0, sizeof *res);
+    res->rows_left = b->rows;
+    if (b->cur)
+        return qsf_err_set(err, QSF_E_STATE, 0, 0,
+                           "a row for table \"%.*s\" is open: end or cancel it before flushing",
+                           b->cur->name_len, b->cur->name);
+    qsf_qwp_enc_opts o;
+    norm_opts(opts, &o);
+    int rc = check_rows_fit(b, o.max_frame, err);
+    const qsf_enc_cbs cb = {on_new_symbols, emit, user};
+    while (rc == QSF_OK && b->rows > 0)
+        rc = encode_one(e, b, &o, &cb, res, err);
+    res->rows_left = b->rows;
+    if (rc != QSF_OK) {
+        if (err && res->frames > 0)
+            err->flags |= QSF_ERRF_IN_DOUBT;
+        return rc;
+    }
+    qsf_qwp_batch_reset(b);
+    return QSF_OK;
+}
