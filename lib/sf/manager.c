@@ -168,6 +168,15 @@ static void release_pending(qsf_ring *r) {
     qsf_segment *done[QSF_MAX_TRIMS_PER_PASS];
     memcpy(done, r->pending, (size_t) n * sizeof done[0]);
     r->npending = 0;
+    qsf_segment *reuse = NULL;
+    if (!r->sf && !r->spare && !r->rotating && n > 0) {
+        /* Memory mode: the newest trimmed buffer becomes the spare at once; its
+         * pages are already resident, so the producer never faults them in. */
+        reuse = done[--n];
+        qsf_seg_reuse_mem(reuse, qsf_ring_published_fsn(r) + 1);
+        r->spare = reuse;
+        bytes -= reuse->size;
+    }
     qsf_ring_release_bytes_locked(r, bytes);
     pthread_mutex_unlock(&r->mu);
     for (int i = 0; i < n; i++)

@@ -67,10 +67,19 @@ typedef struct qsf_slot_recovered {
     qsf_recovery_report report;  /* segments, frames, bytes, torn bytes, ... */
 } qsf_slot_recovered;
 
+/* sf_max_segment_bytes default (connect-string.md): size of sf-initial.sfa when
+ * qsf_slot_open has to start a fresh slot. */
+#define QSF_SLOT_DEFAULT_SEGMENT_BYTES (4u << 20)
+
 /* Locks and recovers (or freshly creates) <sf_dir>/<sender_id>. `durability` is
  * an enum qsf_durability: PERIODIC and APPEND make the recovered range and the
- * dictionary durable before returning (§8.12). Caller thread. On error *out is
- * left released (safe to pass to qsf_slot_release). */
+ * dictionary durable before returning (§8.12). A fresh slot's sf-initial.sfa is
+ * preallocated to `segment_bytes` (>= 33). Caller thread. On error *out is left
+ * released (safe to pass to qsf_slot_release again). */
+int qsf_slot_open_sized(const char *sf_dir, const char *sender_id, int durability,
+                        uint64_t segment_bytes, qsf_slot_recovered *out, qsf_errinfo *err);
+
+/* qsf_slot_open_sized with QSF_SLOT_DEFAULT_SEGMENT_BYTES. */
 int qsf_slot_open(const char *sf_dir, const char *sender_id, int durability,
                   qsf_slot_recovered *out, qsf_errinfo *err);
 

@@ -69,7 +69,9 @@ static int init_sync(qsf_ring *r) {
 }
 
 static qsf_ring *ring_alloc(const qsf_ring_opts *o) {
-    qsf_ring *r = calloc(1, sizeof *r);
+    qsf_ring *r = aligned_alloc(64, (sizeof *r + 63) & ~(size_t) 63);
+    if (r)
+        memset(r, 0, sizeof *r);
     if (!r || init_sync(r) != 0) {
         free(r);
         return NULL;
@@ -136,7 +138,8 @@ static int adopt_one(qsf_ring *r, const qsf_seg_info *si, qsf_segment **out, qsf
 
 static int open_sf(qsf_ring *r, const qsf_ring_opts *o, qsf_recovery_report *rep,
                    qsf_errinfo *err) {
-    int rc = qsf_slot_open(o->sf_dir, o->sender_id, o->durability, &r->rec, err);
+    int rc =
+        qsf_slot_open_sized(o->sf_dir, o->sender_id, o->durability, o->segment_bytes, &r->rec, err);
     if (rc != QSF_OK)
         return rc;
     for (uint32_t i = 0; i < r->rec.segment_count; i++) {

@@ -73,11 +73,12 @@ struct qsf_ring {
     uint32_t live; /* segments in the chain */
     _Atomic uint64_t owned_bytes;
 
-    /* FSNs */
-    int64_t next_fsn; /* producer-private */
-    _Atomic int64_t published_fsn;
-    _Atomic int64_t acked_fsn;
-    int64_t persisted_acked; /* manager: last value written to .ack-watermark */
+    /* FSNs, each on its own cache line: the producer writes published_fsn on
+     * every append, the reader writes acked_fsn. */
+    _Alignas(64) int64_t next_fsn; /* producer-private */
+    _Alignas(64) _Atomic int64_t published_fsn;
+    _Alignas(64) _Atomic int64_t acked_fsn;
+    _Alignas(64) int64_t persisted_acked; /* manager: last value written to .ack-watermark */
 
     /* producer waiting and failure latches */
     uint64_t wake_gen; /* under mu: bumped by every broadcast of space_cv */

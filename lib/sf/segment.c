@@ -38,9 +38,11 @@ static void write_header(uint8_t *h, int64_t base_seq, uint8_t flags) {
 }
 
 static qsf_segment *seg_alloc(uint64_t size, int64_t base_seq) {
-    qsf_segment *s = calloc(1, sizeof *s);
+    /* Cache-line aligned: the hot producer/reader fields share one line. */
+    qsf_segment *s = aligned_alloc(64, (sizeof *s + 63) & ~(size_t) 63);
     if (!s)
         return NULL;
+    memset(s, 0, sizeof *s);
     s->size = size;
     s->fd = -1;
     s->base_seq = base_seq;
@@ -92,6 +94,27 @@ static int map_file(qsf_segment *s, int fd, const char *dir_path, qsf_errinfo *e
     return QSF_OK;
 }
 
+void qsf_seg_reuse_mem(qsf_segment *s, int64_t base_seq) {
+    s->base_seq = base_seq;
+    s->append_off = QSF_SFA_HEADER_SIZE;
+    s->frame_count = 0;
+    s->early_woken = false;
+    atomic_store(&s->published_off, QSF_SFA_HEADER_SIZE);
+    atomic_store(&s->durable_off, QSF_SFA_HEADER_SIZE);
+    atomic_store(&s->pins, 0);
+    atomic_store(&s->next, NULL);
+    write_header(s->base, base_seq, 0);
+}
+
+/* Blocks are reserved by posix_fallocate already; this only builds the page
+ * tables and page-cache pages ahead of the producer (Linux >= 5.14; older
+ * kernels return EINVAL and the producer faults the pages in itself). */
+static void prefault(qsf_segment *s) {
+#ifdef MADV_POPULATE_WRITE
+    (void) madvise(s->base, s->size, MADV_POPULATE_WRITE);
+#endif
+}
+
 int qsf_seg_create_file(int dirfd, const char *dir_path, const char *name, uint64_t gen,
                         uint64_t size, int64_t base_seq, uint8_t flags, qsf_segment **out,
                         qsf_errinfo *err) {
@@ -113,6 +136,7 @@ int qsf_seg_create_file(int dirfd, const char *dir_path, const char *name, uint6
         free(s);
         return rc;
     }
+    prefault(s);
     write_header(s->base, base_seq, flags);
     *out = s;
     return QSF_OK;

@@ -26,29 +26,38 @@
 #define QSF_SEG_NAME_MAX 32 /* "sf-" + 16 hex + ".sfa" + NUL fits */
 
 typedef struct qsf_segment {
-    uint8_t *base;                      /* mapping or buffer, `size` bytes */
-    uint64_t size;                      /* total bytes including the header */
-    int fd;                             /* -1 in memory mode */
-    uint64_t gen;                       /* name counter; 0 for sf-initial.sfa */
-    char name[QSF_SEG_NAME_MAX];        /* file name inside the slot ("" in memory) */
-    int64_t base_seq;                   /* FSN of the first frame */
-    uint64_t append_off;                /* producer-private end of written frames */
-    uint64_t frame_count;               /* producer-private; final once sealed */
-    _Atomic uint64_t published_off;     /* release by producer, acquire by reader */
-    _Atomic uint64_t durable_off;       /* bytes below are on stable storage */
-    _Atomic int pins;                   /* cursors positioned in this segment */
-    _Atomic(struct qsf_segment *) next; /* chain link, release-stored at rotation */
-    bool early_woken;                   /* producer woke the manager at 3/4 */
-    bool unlinked;                      /* trim: the file is gone, dir sync pending */
-    uint64_t mlock_from, mlock_to;      /* range pinned by qsf_seg_redirty, empty if none */
+    /* Written by the producer on every append, read by the reader: one line. */
+    uint8_t *base;                  /* mapping or buffer, `size` bytes */
+    uint64_t size;                  /* total bytes including the header */
+    int64_t base_seq;               /* FSN of the first frame */
+    uint64_t append_off;            /* producer-private end of written frames */
+    uint64_t frame_count;           /* producer-private; final once sealed */
+    _Atomic uint64_t published_off; /* release by producer, acquire by reader */
+    bool early_woken;               /* producer woke the manager at 3/4 */
+    /* Rarely written: chain link, pins, durability, file identity. */
+    _Alignas(64) _Atomic(struct qsf_segment *) next; /* release-stored at rotation */
+    _Atomic int pins;                                /* cursors positioned in this segment */
+    _Atomic uint64_t durable_off;                    /* bytes below are on stable storage */
+    int fd;                                          /* -1 in memory mode */
+    uint64_t gen;                                    /* name counter; 0 for sf-initial.sfa */
+    char name[QSF_SEG_NAME_MAX];                     /* file name inside the slot */
+    bool unlinked;                 /* trim: the file is gone, dir sync pending */
+    uint64_t mlock_from, mlock_to; /* range pinned by qsf_seg_redirty, empty if none */
 } qsf_segment;
 
 /* Memory mode: a zeroed buffer of `size` bytes with a header (flags 0). */
 int qsf_seg_new_mem(uint64_t size, int64_t base_seq, qsf_segment **out, qsf_errinfo *err);
 
+/* Memory mode: makes a trimmed buffer a fresh segment again (new header with
+ * `base_seq`, nothing published). Old bytes past the header stay: memory mode
+ * has no recovery and readers never look past the published offset. */
+void qsf_seg_reuse_mem(qsf_segment *s, int64_t base_seq);
+
 /* SF mode: creates <dir>/<name> exclusively, preallocates `size` bytes, maps it
  * and writes the header (baseSeq, flags, createdMicros) into the mapping. The
- * header is not synced (the caller runs the barrier it needs). On failure the
+ * header is not synced (the caller runs the barrier it needs). The pages are
+ * faulted in writable here (best effort) so the producer's first store into
+ * each page does not take a page fault. On failure the
  * partial file is removed; errors name the file. */
 int qsf_seg_create_file(int dirfd, const char *dir_path, const char *name, uint64_t gen,
                         uint64_t size, int64_t base_seq, uint8_t flags, qsf_segment **out,

@@ -1,0 +1,311 @@
+/* qsf_slot_open: lock, recover (sf-format.md §8) or start fresh (§8.13), and
+ * hand the runtime everything it needs; plus release and the drained-close
+ * cleanup (§9.5 steps 4-6). The steps live in recover_*.c (see recover_int.h). */
+#include "recover_int.h"
+
+#include "err.h"
+#include "log.h"
+#include "os/fileutil.h"
+#include "os/os.h"
+#include "sf/sfio.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- result bookkeeping ---- */
+
+static void handles_init(qsf_slot_recovered *out) {
+    out->watermark.fd = -1;
+    out->watermark.fsn = -1;
+    out->manifest.fd = -1;
+    qsf_symdict_init(&out->symdict);
+}
+
+/* Drops everything one recovery pass produced, keeping the slot and its locks. */
+static void drop_pass(qsf_slot_recovered *out) {
+    qsf_watermark_close(&out->watermark);
+    qsf_manifest_close(&out->manifest);
+    qsf_symdict_destroy(&out->symdict);
+    free(out->segments);
+    out->segments = NULL;
+    out->segment_count = out->active_index = 0;
+    qsf_slot s = out->slot;
+    memset(out, 0, sizeof *out);
+    out->slot = s;
+    handles_init(out);
+}
+
+static void state_free(rc_state *st) {
+    free(st->buf);
+    free(st->segs);
+    free(st->data);
+    memset(st, 0, sizeof *st);
+}
+
+/* Live segments in chain order (sealed oldest first, active last). */
+static int publish_chain(rc_state *st, qsf_errinfo *err) {
+    qsf_slot_recovered *out = st->out;
+    bool active_is_data = st->ndata > 0 && st->data[st->ndata - 1] == st->active;
+    uint32_t n = st->ndata + (active_is_data ? 0 : 1);
+    out->segments = calloc(n, sizeof *out->segments);
+    if (!out->segments)
+        return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "no memory for the segment list");
+    for (uint32_t i = 0; i < st->ndata; i++)
+        out->segments[i] = st->data[i]->info;
+    out->segments[n - 1] = st->active->info;
+    out->segments[n - 1].active = true;
+    out->segment_count = n;
+    out->active_index = n - 1;
+    const qsf_seg_info *a = &out->segments[n - 1];
+    out->published_fsn = a->base_seq + (int64_t) a->frame_count - 1;
+    return QSF_OK;
+}
+
+static void fill_report(rc_state *st) {
+    qsf_slot_recovered *out = st->out;
+    qsf_recovery_report *rep = &out->report;
+    rep->segments = out->segment_count;
+    for (uint32_t i = 0; i < out->segment_count; i++) {
+        rep->frames += out->segments[i].frame_count;
+        rep->bytes += out->segments[i].last_good - QSF_SFA_HEADER_SIZE;
+    }
+    for (uint32_t i = 0; i < st->nsegs; i++)
+        rep->torn_bytes += st->segs[i].torn_bytes;
+    rep->quarantined_files = st->quarantined;
+    rep->acked_fsn = out->acked_fsn;
+    rep->published_fsn = out->published_fsn;
+    rep->commit_boundary_fsn = out->commit_boundary_fsn;
+    rep->self_sufficient = out->symdict.self_sufficient;
+}
+
+/* ---- §8.7 migration ---- */
+
+/* Creates the manifest for a slot that had none, then stamps MANIFEST_REQUIRED
+ * into every live segment (the manifest is durable first, as in §9.1). */
+static int migrate(rc_state *st, qsf_errinfo *err) {
+    qsf_slot *s = &st->out->slot;
+    int64_t head = st->ndata > 0 ? st->data[0]->info.base_seq : st->active->info.base_seq;
+    QSF_LOGI("migrating slot %s: creating %s (headBase %lld, activeBase %lld)", s->path,
+             QSF_NAME_MANIFEST, (long long) head, (long long) st->active->info.base_seq);
+    int rc = qsf_manifest_create(s->dirfd, s->path, head, st->active->info.base_seq,
+                                 &st->out->manifest, err);
+    for (uint32_t i = 0; rc == QSF_OK && i < st->ndata; i++)
+        rc = rc_stamp_flag(st, st->data[i], err);
+    if (rc == QSF_OK)
+        rc = rc_stamp_flag(st, st->active, err);
+    return rc;
+}
+
+/* ---- §8.10 ---- */
+
+static int seed_watermark(qsf_slot_recovered *out, qsf_errinfo *err) {
+    qsf_slot *s = &out->slot;
+    int rc = qsf_watermark_open(s->dirfd, s->path, &out->watermark, err);
+    if (rc == QSF_OK && out->watermark.fd < 0) /* none yet: trim needs one */
+        rc = qsf_watermark_create(s->dirfd, s->path, &out->watermark, err);
+    if (rc != QSF_OK)
+        return rc;
+    int64_t lowest = out->segments[0].base_seq;
+    int64_t wm = out->watermark.present ? out->watermark.fsn : -1;
+    int64_t cand = lowest - 1 > wm ? lowest - 1 : wm;
+    if (cand > out->published_fsn) {
+        QSF_LOGW("watermark exceeds publishedFsn in %s (%lld > %lld); ignoring it and replaying "
+                 "from FSN %lld",
+                 s->path, (long long) cand, (long long) out->published_fsn, (long long) lowest);
+        out->report.watermark_ignored = true;
+        cand = lowest - 1;
+    }
+    out->acked_fsn = cand;
+    return QSF_OK;
+}
+
+/* ---- one pass ---- */
+
+/* §8.5 "no valid segment": quarantined debris is gone; a collapsed manifest
+ * (headBase == activeBase) is removed; then the slot starts fresh. */
+static int start_empty(rc_state *st, uint64_t seg_bytes, qsf_errinfo *err) {
+    qsf_slot_recovered *out = st->out;
+    qsf_slot *s = &out->slot;
+    int rc = QSF_OK;
+    if (out->manifest.fd >= 0) {
+        qsf_manifest_close(&out->manifest);
+        rc = qsf_unlink_quiet(s->dirfd, s->path, QSF_NAME_MANIFEST, err);
+        if (rc == QSF_OK)
+            rc = qsf_fsync_dir(s->dirfd, s->path, err);
+    }
+    if (rc == QSF_OK)
+        rc = rc_fresh_start(out, seg_bytes, err);
+    if (rc == QSF_OK)
+        fill_report(st);
+    return rc;
+}
+
+/* Everything after the chain is known: clean up, seed, analyse, baseline. */
+static int finish_recovered(rc_state *st, int durability, qsf_errinfo *err) {
+    qsf_slot_recovered *out = st->out;
+    int rc = st->legacy ? migrate(st, err) : QSF_OK;
+    if (rc == QSF_OK)
+        rc = rc_apply_fates(st, err);
+    if (rc == QSF_OK && st->active->residue_end > 0)
+        rc = rc_zero_residue(st, st->active, err);
+    if (rc == QSF_OK)
+        rc = publish_chain(st, err);
+    if (rc == QSF_OK)
+        rc = seed_watermark(out, err);
+    if (rc == QSF_OK)
+        rc = qsf_symdict_open(&out->symdict, out->slot.dirfd, out->slot.path, err);
+    if (rc == QSF_OK)
+        rc = rc_analyse_frames(st, err);
+    if (rc == QSF_OK && !out->data_loss)
+        rc = rc_baseline(st, durability, err);
+    fill_report(st);
+    return rc;
+}
+
+static int recovery_pass(qsf_slot_recovered *out, int durability, uint64_t seg_bytes, bool *rerun,
+                         qsf_errinfo *err) {
+    rc_state st = {.out = out};
+    st.buf = malloc(QSF_RECOVER_BUF);
+    if (!st.buf)
+        return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "no memory for the recovery buffer");
+    bool empty = false;
+    int rc = rc_enumerate(&st, err);
+    if (rc == QSF_OK)
+        rc = rc_scan_all(&st, err);
+    if (rc == QSF_OK)
+        rc = qsf_manifest_open(out->slot.dirfd, out->slot.path, &out->manifest, err);
+    if (rc == QSF_OK)
+        rc = rc_build_chain(&st, &empty, err);
+    *rerun = rc == QSF_OK && st.rerun;
+    if (rc == QSF_OK && !*rerun && empty)
+        rc = rc_apply_fates(&st, err);
+    if (rc == QSF_OK && !*rerun)
+        rc = empty ? start_empty(&st, seg_bytes, err) : finish_recovered(&st, durability, err);
+    out->next_generation = st.any_gen && st.max_gen + 1 > 1 ? st.max_gen + 1 : 1;
+    state_free(&st);
+    return rc;
+}
+
+/* §8.8 qsf rule: zeroed sealed residue is proven by one clean re-run. */
+static int recover_slot(qsf_slot_recovered *out, int durability, uint64_t seg_bytes,
+                        qsf_errinfo *err) {
+    for (int attempt = 0; attempt < 2; attempt++) {
+        bool rerun = false;
+        int rc = recovery_pass(out, durability, seg_bytes, &rerun, err);
+        if (rc != QSF_OK || !rerun)
+            return rc;
+        drop_pass(out);
+        QSF_LOGW("slot %s: sealed residue zeroed; re-running recovery", out->slot.path);
+    }
+    return qsf_err_set(err, QSF_E_CORRUPT, 0, 0,
+                       "slot %s: residue after the last frame of a sealed segment was found again "
+                       "after sanitising it",
+                       out->slot.path);
+}
+
+/* §7.4 + §12.3: set the unreplayable slot aside and start fresh under its name. */
+static int quarantine_and_restart(qsf_slot_recovered *out, uint64_t seg_bytes, qsf_errinfo *err) {
+    char reason[sizeof out->data_loss_reason], path[sizeof out->report.quarantined_slot];
+    snprintf(reason, sizeof reason, "%s", out->data_loss_reason);
+    drop_pass(out);
+    int rc = qsf_slot_quarantine_slot(&out->slot, reason, path, sizeof path, err);
+    if (rc == QSF_OK)
+        rc = qsf_slot_recreate(&out->slot, err);
+    if (rc == QSF_OK)
+        rc = rc_fresh_start(out, seg_bytes, err);
+    if (rc != QSF_OK)
+        return rc;
+    out->next_generation = 1;
+    out->data_loss = true;
+    snprintf(out->data_loss_reason, sizeof out->data_loss_reason, "%s", reason);
+    snprintf(out->report.quarantined_slot, sizeof out->report.quarantined_slot, "%s", path);
+    out->report.segments = 1;
+    out->report.acked_fsn = out->report.published_fsn = out->report.commit_boundary_fsn = -1;
+    QSF_LOGE("data loss: slot %s was unreplayable (%s) and was moved to %s; starting fresh",
+             out->slot.path, reason, path);
+    return QSF_OK;
+}
+
+int qsf_slot_open_sized(const char *sf_dir, const char *sender_id, int durability,
+                        uint64_t segment_bytes, qsf_slot_recovered *out, qsf_errinfo *err) {
+    memset(out, 0, sizeof *out);
+    handles_init(out);
+    int rc = qsf_slot_acquire(sf_dir, sender_id, &out->slot, err);
+    if (rc != QSF_OK)
+        return rc;
+    rc = recover_slot(out, durability, segment_bytes, err);
+    if (rc == QSF_OK && out->data_loss)
+        rc = quarantine_and_restart(out, segment_bytes, err);
+    qsf_slot_unlock_logical(&out->slot);
+    if (rc != QSF_OK)
+        qsf_slot_release(out);
+    return rc;
+}
+
+int qsf_slot_open(const char *sf_dir, const char *sender_id, int durability,
+                  qsf_slot_recovered *out, qsf_errinfo *err) {
+    return qsf_slot_open_sized(sf_dir, sender_id, durability, QSF_SLOT_DEFAULT_SEGMENT_BYTES, out,
+                               err);
+}
+
+void qsf_slot_release(qsf_slot_recovered *r) {
+    qsf_watermark_close(&r->watermark);
+    qsf_manifest_close(&r->manifest);
+    qsf_symdict_destroy(&r->symdict);
+    free(r->segments);
+    r->segments = NULL;
+    r->segment_count = 0;
+    qsf_slot_close(&r->slot);
+}
+
+/* ---- §9.5 drained close ---- */
+
+int qsf_slot_unlink_segments(qsf_slot *s, const char *const *names, uint32_t n, qsf_errinfo *err) {
+    for (uint32_t i = 0; i < n; i++) {
+        int rc = qsf_unlink_quiet(s->dirfd, s->path, names[i], err);
+        if (rc == QSF_OK)
+            rc = qsf_fault_check(QSF_FP_SEGMENT_UNLINKED, err);
+        if (rc != QSF_OK)
+            return rc;
+    }
+    return qsf_fsync_dir(s->dirfd, s->path, err);
+}
+
+/* Unlinks <sf_dir>/.slot-locks/<slot>.lock and .pid (only while holding it). */
+static int remove_logical_lock(qsf_slot *s, qsf_errinfo *err) {
+    int fd = QSF_OS->openat(s->sf_dirfd, QSF_NAME_SLOT_LOCKS,
+                            O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
+    if (fd < 0)
+        return qsf_file_err(err, errno, "cannot open", s->sf_dir, QSF_NAME_SLOT_LOCKS);
+    char name[QSF_SLOT_NAME_MAX + 16];
+    snprintf(name, sizeof name, "%s.lock", s->name);
+    int rc = qsf_unlink_quiet(fd, s->sf_dir, name, err);
+    snprintf(name, sizeof name, "%s.lock.pid", s->name);
+    if (rc == QSF_OK)
+        rc = qsf_unlink_quiet(fd, s->sf_dir, name, err);
+    QSF_OS->close(fd);
+    return rc;
+}
+
+int qsf_slot_remove_sidefiles(qsf_slot_recovered *r, qsf_errinfo *err) {
+    qsf_slot *s = &r->slot;
+    qsf_errinfo lock_err;
+    bool have_logical = qsf_slot_lock_logical(s, &lock_err) == QSF_OK;
+    qsf_manifest_close(&r->manifest);
+    qsf_symdict_close(&r->symdict);
+    qsf_watermark_close(&r->watermark);
+    /* The watermark goes last: a crash before it still covers what is left. */
+    static const char *const order[] = {QSF_NAME_MANIFEST, QSF_NAME_SYMDICT, QSF_NAME_WATERMARK};
+    int rc = QSF_OK;
+    for (int i = 0; i < 3 && rc == QSF_OK; i++)
+        rc = qsf_unlink_quiet(s->dirfd, s->path, order[i], err);
+    if (rc == QSF_OK && have_logical)
+        rc = remove_logical_lock(s, err);
+    if (rc == QSF_OK)
+        rc = qsf_fsync_dir(s->dirfd, s->path, err);
+    qsf_slot_unlock_logical(s);
+    return rc;
+}

@@ -1,0 +1,253 @@
+/* Recovery steps 5-8 (sf-format.md §8.5-§8.8): decide, from the scanned files
+ * and the manifest, which segments form the chain, which one is active, and
+ * which files are leftovers. Chain errors name the FSNs and files involved. */
+#include "recover_int.h"
+
+#include "err.h"
+#include "log.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static bool is_data(const rc_seg *s) {
+    return !s->corrupt && s->info.frame_count > 0;
+}
+
+static bool is_empty_valid(const rc_seg *s) {
+    return !s->corrupt && s->info.frame_count == 0;
+}
+
+static int64_t last_fsn(const rc_seg *s) {
+    return s->info.base_seq + (int64_t) s->info.frame_count - 1;
+}
+
+static int by_base(const void *a, const void *b) {
+    const rc_seg *x = *(rc_seg *const *) a, *y = *(rc_seg *const *) b;
+    if (x->info.base_seq != y->info.base_seq)
+        return x->info.base_seq < y->info.base_seq ? -1 : 1;
+    return strcmp(x->info.name, y->info.name);
+}
+
+/* Data segments (valid, with frames), sorted by baseSeq: O(N log N). */
+static int collect_data(rc_state *st, qsf_errinfo *err) {
+    st->data = calloc(st->nsegs ? st->nsegs : 1, sizeof *st->data);
+    if (!st->data)
+        return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "no memory for the segment chain");
+    st->ndata = 0;
+    for (uint32_t i = 0; i < st->nsegs; i++)
+        if (is_data(&st->segs[i]))
+            st->data[st->ndata++] = &st->segs[i];
+    qsort(st->data, st->ndata, sizeof *st->data, by_base);
+    return QSF_OK;
+}
+
+static int gap_error(rc_state *st, int64_t expected, int64_t got, const char *name,
+                     qsf_errinfo *err) {
+    return qsf_err_set(err, QSF_E_CORRUPT, 0, 0,
+                       "FSN gap in recovered segments: expected %lld but got %lld (segment %s/%s)",
+                       (long long) expected, (long long) got, st->out->slot.path, name);
+}
+
+/* prev.baseSeq + prev.frameCount == cur.baseSeq for consecutive data segments. */
+static int check_contiguous(rc_state *st, qsf_errinfo *err) {
+    for (uint32_t i = 1; i < st->ndata; i++) {
+        int64_t want = last_fsn(st->data[i - 1]) + 1;
+        if (st->data[i]->info.base_seq != want)
+            return gap_error(st, want, st->data[i]->info.base_seq, st->data[i]->info.name, err);
+    }
+    return QSF_OK;
+}
+
+/* Every valid file that is neither active nor a kept data segment: a clean
+ * empty spare is deleted, a torn empty one quarantined. Corrupt files are
+ * quarantined. */
+static void assign_extras(rc_state *st) {
+    for (uint32_t i = 0; i < st->nsegs; i++) {
+        rc_seg *s = &st->segs[i];
+        if (s == st->active || s->fate != RC_KEEP || is_data(s))
+            continue;
+        s->fate = (s->corrupt || s->torn_bytes > 0) ? RC_QUARANTINE : RC_DELETE;
+    }
+}
+
+/* Sealed members with non-zero residue after lastGood are durably zeroed. */
+static int zero_sealed(rc_state *st, bool *zeroed, qsf_errinfo *err) {
+    *zeroed = false;
+    for (uint32_t i = 0; i < st->ndata; i++) {
+        rc_seg *s = st->data[i];
+        if (s == st->active || s->fate != RC_KEEP || s->residue_end == 0)
+            continue;
+        int rc = rc_zero_residue(st, s, err);
+        if (rc != QSF_OK)
+            return rc;
+        *zeroed = true;
+    }
+    return QSF_OK;
+}
+
+/* ---- §8.5: no segment with a valid header ---- */
+
+static int no_valid(rc_state *st, bool *empty, qsf_errinfo *err) {
+    const qsf_manifest *m = &st->out->manifest;
+    bool have_mf = m->fd >= 0;
+    if (st->corrupt > 0 && have_mf)
+        return qsf_err_set(err, QSF_E_CORRUPT, 0, 0,
+                           "manifest references durable data but no segment in %s has a valid "
+                           "header (%u corrupt files)",
+                           st->out->slot.path, st->corrupt);
+    if (!st->corrupt && have_mf && m->head_base != m->active_base)
+        return qsf_err_set(err, QSF_E_CORRUPT, 0, 0,
+                           "manifest references durable data but no segment files exist in %s "
+                           "(headBase %lld, activeBase %lld)",
+                           st->out->slot.path, (long long) m->head_base,
+                           (long long) m->active_base);
+    for (uint32_t i = 0; i < st->nsegs; i++)
+        st->segs[i].fate = RC_QUARANTINE;
+    *empty = true;
+    return QSF_OK;
+}
+
+/* ---- §8.7: slot without a manifest ---- */
+
+/* Rank of an empty segment as the reused active one: sf-initial.sfa first. */
+static int empty_rank(const rc_seg *s) {
+    bool initial = strcmp(s->info.name, QSF_NAME_INITIAL) == 0;
+    if (s->torn_bytes == 0)
+        return initial ? 0 : 1;
+    return 2;
+}
+
+static rc_seg *pick_empty(rc_state *st, bool any_base, int64_t base) {
+    rc_seg *best = NULL;
+    for (uint32_t i = 0; i < st->nsegs; i++) {
+        rc_seg *s = &st->segs[i];
+        if (!is_empty_valid(s) || (!any_base && s->info.base_seq != base))
+            continue;
+        if (!best || empty_rank(s) < empty_rank(best))
+            best = s;
+    }
+    return best;
+}
+
+/* Refuse to migrate when a rejected file could be the missing head. */
+static int check_no_lost_head(rc_state *st, qsf_errinfo *err) {
+    for (uint32_t i = 0; i < st->nsegs; i++) {
+        const rc_seg *s = &st->segs[i];
+        bool below = st->ndata > 0 && s->info.base_seq < st->data[0]->info.base_seq;
+        if (s->corrupt || (is_empty_valid(s) && s->torn_bytes > 0 && below))
+            return qsf_err_set(err, QSF_E_CORRUPT, 0, 0,
+                               "cannot migrate slot %s without manifest: %s is %s and could be "
+                               "the missing head of the chain",
+                               st->out->slot.path, s->info.name,
+                               s->corrupt ? "corrupt" : "torn without valid frames");
+    }
+    return QSF_OK;
+}
+
+static int legacy_chain(rc_state *st, qsf_errinfo *err) {
+    int rc = check_contiguous(st, err);
+    if (rc == QSF_OK)
+        rc = check_no_lost_head(st, err);
+    if (rc != QSF_OK)
+        return rc;
+    st->active = st->ndata > 0 ? st->data[st->ndata - 1] : pick_empty(st, true, 0);
+    st->legacy = true;
+    assign_extras(st);
+    bool zeroed;
+    return zero_sealed(st, &zeroed, err);
+}
+
+/* ---- §8.8: slot with a manifest ---- */
+
+/* Drops acknowledged leftovers below headBase; fails on straddling and on
+ * segments above activeBase. */
+static int apply_head(rc_state *st, qsf_errinfo *err) {
+    const qsf_manifest *m = &st->out->manifest;
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < st->ndata; i++) {
+        rc_seg *s = st->data[i];
+        if (last_fsn(s) < m->head_base) {
+            QSF_LOGI("deleting %s/%s: FSN %lld..%lld lies wholly below headBase %lld",
+                     st->out->slot.path, s->info.name, (long long) s->info.base_seq,
+                     (long long) last_fsn(s), (long long) m->head_base);
+            s->fate = RC_DELETE;
+            continue;
+        }
+        if (s->info.base_seq < m->head_base || s->info.base_seq > m->active_base)
+            return qsf_err_set(
+                err, QSF_E_CORRUPT, 0, 0, "segment %s/%s (FSN %lld..%lld) %s %s %lld",
+                st->out->slot.path, s->info.name, (long long) s->info.base_seq,
+                (long long) last_fsn(s),
+                s->info.base_seq < m->head_base ? "straddles" : "lies above",
+                s->info.base_seq < m->head_base ? "manifest headBase" : "manifest activeBase",
+                (long long) (s->info.base_seq < m->head_base ? m->head_base : m->active_base));
+        st->data[kept++] = s;
+    }
+    st->ndata = kept;
+    return QSF_OK;
+}
+
+/* The segment at activeBase: frames first, then a torn empty, then a clean empty. */
+static rc_seg *pick_active(rc_state *st, int64_t base) {
+    if (st->ndata > 0 && st->data[st->ndata - 1]->info.base_seq == base)
+        return st->data[st->ndata - 1];
+    rc_seg *torn = NULL, *clean = NULL;
+    for (uint32_t i = 0; i < st->nsegs; i++) {
+        rc_seg *s = &st->segs[i];
+        if (!is_empty_valid(s) || s->info.base_seq != base)
+            continue;
+        if (s->torn_bytes > 0 && !torn)
+            torn = s;
+        else if (s->torn_bytes == 0 && (!clean || empty_rank(s) < empty_rank(clean)))
+            clean = s;
+    }
+    return torn ? torn : clean;
+}
+
+static int manifest_chain(rc_state *st, qsf_errinfo *err) {
+    const qsf_manifest *m = &st->out->manifest;
+    int rc = apply_head(st, err);
+    if (rc == QSF_OK)
+        rc = check_contiguous(st, err);
+    if (rc != QSF_OK)
+        return rc;
+    st->active = pick_active(st, m->active_base);
+    if (!st->active)
+        return qsf_err_set(err, QSF_E_CORRUPT, 0, 0,
+                           "manifest activeBase %lld names no segment in %s (manifest references "
+                           "missing data)",
+                           (long long) m->active_base, st->out->slot.path);
+    /* The chain starts at headBase and, with an empty active, ends right at it. */
+    int64_t first = st->ndata > 0 ? st->data[0]->info.base_seq : st->active->info.base_seq;
+    if (first != m->head_base)
+        return gap_error(st, m->head_base, first,
+                         st->ndata > 0 ? st->data[0]->info.name : st->active->info.name, err);
+    if (st->active->info.frame_count == 0 && st->ndata > 0 &&
+        last_fsn(st->data[st->ndata - 1]) + 1 != m->active_base)
+        return gap_error(st, last_fsn(st->data[st->ndata - 1]) + 1, m->active_base,
+                         st->active->info.name, err);
+    assign_extras(st);
+    bool zeroed;
+    rc = zero_sealed(st, &zeroed, err);
+    st->rerun = zeroed;
+    return rc;
+}
+
+int rc_build_chain(rc_state *st, bool *empty, qsf_errinfo *err) {
+    *empty = false;
+    if (st->nsegs == st->corrupt)
+        return no_valid(st, empty, err);
+    int rc = collect_data(st, err);
+    if (rc != QSF_OK)
+        return rc;
+    bool have_mf = st->out->manifest.fd >= 0;
+    for (uint32_t i = 0; i < st->nsegs && !have_mf; i++) {
+        const rc_seg *s = &st->segs[i];
+        if (!s->corrupt && (s->info.flags & QSF_SFA_FLAG_MANIFEST_REQUIRED))
+            return qsf_err_set(err, QSF_E_CORRUPT, 0, 0,
+                               "segment %s/%s requires sf-manifest.bin (MANIFEST_REQUIRED) but the "
+                               "manifest is missing",
+                               st->out->slot.path, s->info.name);
+    }
+    return have_mf ? manifest_chain(st, err) : legacy_chain(st, err);
+}

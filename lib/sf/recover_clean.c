@@ -1,0 +1,125 @@
+/* Recovery steps 9 and 12 (sf-format.md §8.9, §8.12) and the migration stamp of
+ * §8.7: everything recovery changes on disk in a recovered slot. Each change is
+ * made durable before recovery goes on (zeroing: pwrite + fdatasync; deletes and
+ * renames: one directory fsync). */
+#include "recover_int.h"
+
+#include "err.h"
+#include "log.h"
+#include "os/fileutil.h"
+#include "os/os.h"
+#include "sf/sfio.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+
+static int open_rw(rc_state *st, const rc_seg *s, int *fd, qsf_errinfo *err) {
+    *fd = qsf_open_regular(st->out->slot.dirfd, s->info.name, O_RDWR, NULL);
+    if (*fd < 0)
+        return qsf_file_err(err, errno, "cannot open segment", st->out->slot.path, s->info.name);
+    return QSF_OK;
+}
+
+static int data_sync(int fd, const char *dir, const char *name, qsf_errinfo *err) {
+    if (QSF_OS->fdatasync(fd) == 0)
+        return QSF_OK;
+    int e = errno;
+    return qsf_err_set(err, QSF_E_IO, 0, e, "fdatasync of %s/%s failed: %s", dir, name,
+                       strerror(e));
+}
+
+/* Durably zeroes [lastGood, residue_end): an old frame beyond a tear, with a
+ * valid CRC, must never line up with new appends and come back to life. */
+int rc_zero_residue(rc_state *st, rc_seg *s, qsf_errinfo *err) {
+    int fd;
+    int rc = open_rw(st, s, &fd, err);
+    if (rc != QSF_OK)
+        return rc;
+    memset(st->buf, 0, QSF_RECOVER_BUF);
+    const char *dir = st->out->slot.path;
+    for (uint64_t pos = s->info.last_good; pos < s->residue_end && rc == QSF_OK;) {
+        uint64_t n = s->residue_end - pos;
+        size_t chunk = n < QSF_RECOVER_BUF ? (size_t) n : QSF_RECOVER_BUF;
+        rc = qsf_write_at(fd, st->buf, chunk, pos, dir, s->info.name, err);
+        pos += chunk;
+    }
+    if (rc == QSF_OK)
+        rc = data_sync(fd, dir, s->info.name, err);
+    QSF_OS->close(fd);
+    if (rc == QSF_OK) {
+        QSF_LOGI("zeroed %llu residue bytes of %s/%s after offset %llu",
+                 (unsigned long long) (s->residue_end - s->info.last_good), dir, s->info.name,
+                 (unsigned long long) s->info.last_good);
+        s->residue_end = 0;
+    }
+    return rc;
+}
+
+static int apply_one(rc_state *st, rc_seg *s, qsf_errinfo *err) {
+    const qsf_slot *slot = &st->out->slot;
+    if (s->fate == RC_DELETE) {
+        QSF_LOGI("deleting %s/%s (%s)", slot->path, s->info.name,
+                 s->info.frame_count ? "acknowledged leftover" : "clean spare");
+        return qsf_unlink_quiet(slot->dirfd, slot->path, s->info.name, err);
+    }
+    st->quarantined++;
+    return qsf_slot_quarantine_file(slot->dirfd, slot->path, s->info.name, err);
+}
+
+/* Deletes extras and leftovers, then quarantines corrupt and torn files (only
+ * reached after the chain validated), then one directory fsync. */
+int rc_apply_fates(rc_state *st, qsf_errinfo *err) {
+    bool changed = false;
+    for (int pass = RC_DELETE; pass <= RC_QUARANTINE; pass++)
+        for (uint32_t i = 0; i < st->nsegs; i++) {
+            rc_seg *s = &st->segs[i];
+            if (s->fate != pass || s == st->active)
+                continue;
+            int rc = apply_one(st, s, err);
+            if (rc != QSF_OK)
+                return rc;
+            changed = true;
+        }
+    return changed ? qsf_fsync_dir(st->out->slot.dirfd, st->out->slot.path, err) : QSF_OK;
+}
+
+/* Sets MANIFEST_REQUIRED in the header (byte 5) with pwrite, then fsync. */
+int rc_stamp_flag(rc_state *st, rc_seg *s, qsf_errinfo *err) {
+    if (s->info.flags & QSF_SFA_FLAG_MANIFEST_REQUIRED)
+        return QSF_OK;
+    int fd;
+    int rc = open_rw(st, s, &fd, err);
+    if (rc != QSF_OK)
+        return rc;
+    uint8_t flags = (uint8_t) (s->info.flags | QSF_SFA_FLAG_MANIFEST_REQUIRED);
+    rc = qsf_write_at(fd, &flags, 1, 5, st->out->slot.path, s->info.name, err);
+    if (rc == QSF_OK && QSF_OS->fsync(fd) != 0)
+        rc = qsf_file_err(err, errno, "cannot sync header of", st->out->slot.path, s->info.name);
+    QSF_OS->close(fd);
+    if (rc == QSF_OK)
+        s->info.flags = flags;
+    return rc;
+}
+
+/* periodic/append: the recovered bytes may exist only in the page cache. */
+int rc_baseline(rc_state *st, int durability, qsf_errinfo *err) {
+    if (durability != QSF_DUR_PERIODIC && durability != QSF_DUR_APPEND)
+        return QSF_OK;
+    qsf_slot_recovered *out = st->out;
+    for (uint32_t i = 0; i < out->segment_count; i++) {
+        rc_seg tmp;
+        tmp.info = out->segments[i];
+        int fd;
+        int rc = open_rw(st, &tmp, &fd, err);
+        if (rc == QSF_OK) {
+            rc = data_sync(fd, out->slot.path, tmp.info.name, err);
+            QSF_OS->close(fd);
+        }
+        if (rc != QSF_OK)
+            return rc;
+    }
+    if (out->symdict.fd >= 0)
+        out->symdict.dirty = true; /* read back from a file that may be unsynced */
+    return qsf_symdict_sync(&out->symdict, err);
+}

@@ -1,0 +1,267 @@
+/* Recovery steps 2-3 (sf-format.md §8.2-§8.3): list the slot and scan every
+ * *.sfa with pread through one 64 KiB buffer. Never maps a file: a page lost in
+ * a crash must surface as EIO here, not as SIGBUS. Any I/O error aborts
+ * recovery with every file untouched; only format problems make a file corrupt. */
+#include "recover_int.h"
+
+#include "bytes.h"
+#include "crc32c.h"
+#include "err.h"
+#include "log.h"
+#include "os/os.h"
+#include "sf/segfmt.h"
+#include "sf/sfio.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* ---- bounded reader ---- */
+
+int rc_reader_open(rc_reader *r, const qsf_slot *slot, const char *name, uint8_t *buf, int flags,
+                   qsf_errinfo *err) {
+    memset(r, 0, sizeof *r);
+    r->dir = slot->path;
+    r->name = name;
+    r->buf = buf;
+    r->fd = qsf_open_regular(slot->dirfd, name, flags, &r->size);
+    if (r->fd < 0)
+        return qsf_file_err(err, errno, "cannot open segment", slot->path, name);
+    return QSF_OK;
+}
+
+void rc_reader_close(rc_reader *r) {
+    if (r->fd >= 0)
+        QSF_OS->close(r->fd);
+    r->fd = -1;
+}
+
+int rc_read(rc_reader *r, uint64_t off, size_t want, const uint8_t **p, size_t *got,
+            qsf_errinfo *err) {
+    *got = 0;
+    if (off >= r->size)
+        return QSF_OK;
+    if (want > QSF_RECOVER_BUF)
+        want = QSF_RECOVER_BUF;
+    uint64_t avail = r->size - off;
+    size_t need = avail < want ? (size_t) avail : want;
+    if (off < r->win_off || off + need > r->win_off + r->win_len) {
+        size_t n = avail < QSF_RECOVER_BUF ? (size_t) avail : QSF_RECOVER_BUF;
+        r->win_len = 0;
+        int rc = qsf_read_at(r->fd, r->buf, n, off, r->dir, r->name, err);
+        if (rc != QSF_OK)
+            return rc;
+        r->win_off = off;
+        r->win_len = n;
+    }
+    *p = r->buf + (off - r->win_off);
+    *got = need;
+    return QSF_OK;
+}
+
+/* ---- enumeration ---- */
+
+static int add_candidate(rc_state *st, const char *name, qsf_errinfo *err) {
+    if (st->nsegs % 16 == 0) {
+        rc_seg *n = realloc(st->segs, (st->nsegs + 16) * sizeof *n);
+        if (!n)
+            return qsf_err_set(err, QSF_E_NOMEM, 0, ENOMEM, "no memory for the segment list");
+        st->segs = n;
+    }
+    rc_seg *s = &st->segs[st->nsegs++];
+    memset(s, 0, sizeof *s);
+    snprintf(s->info.name, sizeof s->info.name, "%s", name);
+    uint64_t gen;
+    s->info.generation = qsf_segment_name_parse(name, &gen) == 0 ? (int64_t) gen : -1;
+    if (s->info.generation >= 0 && (!st->any_gen || gen > st->max_gen)) {
+        st->max_gen = gen;
+        st->any_gen = true;
+    }
+    return QSF_OK;
+}
+
+static int list_error(const qsf_slot *slot, int e, qsf_errinfo *err) {
+    return qsf_err_set(err, QSF_E_IO, 0, e,
+                       "cannot list slot directory %s: %s (recovery aborted, files untouched)",
+                       slot->path, strerror(e));
+}
+
+int rc_enumerate(rc_state *st, qsf_errinfo *err) {
+    const qsf_slot *slot = &st->out->slot;
+    int fd = QSF_OS->openat(slot->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+    if (fd < 0)
+        return list_error(slot, errno, err);
+    DIR *d = QSF_OS->fdopendir(fd);
+    if (!d) {
+        int e = errno;
+        QSF_OS->close(fd);
+        return list_error(slot, e, err);
+    }
+    int rc = QSF_OK;
+    for (;;) {
+        errno = 0;
+        struct dirent *e = QSF_OS->readdir(d);
+        if (!e) {
+            /* A listing error must never be read as "no more segments". */
+            if (errno != 0)
+                rc = list_error(slot, errno, err);
+            break;
+        }
+        if (qsf_is_segment_candidate(e->d_name) && strlen(e->d_name) < sizeof st->segs->info.name)
+            rc = add_candidate(st, e->d_name, err);
+        else if (qsf_is_segment_candidate(e->d_name))
+            QSF_LOGW("ignoring %s/%s: name too long", slot->path, e->d_name);
+        if (rc != QSF_OK)
+            break;
+    }
+    QSF_OS->closedir(d);
+    return rc;
+}
+
+/* ---- scanning one segment ---- */
+
+/* CRC of one frame streamed through the window; *ok = stored CRC matches. */
+static int frame_crc_ok(rc_reader *r, uint64_t off, uint32_t len, uint32_t want, bool *ok,
+                        qsf_errinfo *err) {
+    uint8_t lenb[4];
+    qsf_put_u32(lenb, len);
+    uint32_t s = qsf_crc32c_update(qsf_crc32c_begin(), lenb, 4);
+    uint64_t pos = off + 8, remain = len;
+    while (remain > 0) {
+        const uint8_t *p;
+        size_t got;
+        int rc = rc_read(r, pos, remain < QSF_RECOVER_BUF ? (size_t) remain : QSF_RECOVER_BUF, &p,
+                         &got, err);
+        if (rc != QSF_OK)
+            return rc;
+        if (got == 0)
+            return qsf_err_set(err, QSF_E_INTERNAL, 0, 0, "frame read past end of %s", r->name);
+        s = qsf_crc32c_update(s, p, got);
+        pos += got;
+        remain -= got;
+    }
+    *ok = qsf_crc32c_end(s) == want;
+    return QSF_OK;
+}
+
+/* Walks frames from offset 24 while at least 8 bytes remain; stops at the first
+ * bad length or CRC. Sets last_good and frame_count. */
+static int walk_frames(rc_reader *r, rc_seg *s, qsf_errinfo *err) {
+    uint64_t off = QSF_SFA_HEADER_SIZE;
+    while (r->size - off >= QSF_SFA_FRAME_OVERHEAD) {
+        const uint8_t *p;
+        size_t got;
+        int rc = rc_read(r, off, QSF_SFA_FRAME_OVERHEAD, &p, &got, err);
+        if (rc != QSF_OK)
+            return rc;
+        uint32_t crc = qsf_get_u32(p), len = qsf_get_u32(p + 4);
+        if ((len & 0x80000000u) || len > r->size - off - QSF_SFA_FRAME_OVERHEAD)
+            break;
+        bool ok = false;
+        rc = frame_crc_ok(r, off, len, crc, &ok, err);
+        if (rc != QSF_OK)
+            return rc;
+        if (!ok)
+            break;
+        off += QSF_SFA_FRAME_OVERHEAD + len;
+        s->info.frame_count++;
+    }
+    s->info.last_good = off;
+    return QSF_OK;
+}
+
+/* Inspects the whole suffix [lastGood, size): any non-zero byte makes it a torn
+ * tail. residue_end = offset after the last non-zero byte (what must be zeroed). */
+static int inspect_tail(rc_reader *r, rc_seg *s, qsf_errinfo *err) {
+    uint64_t pos = s->info.last_good;
+    while (pos < r->size) {
+        const uint8_t *p;
+        size_t got;
+        int rc = rc_read(r, pos, QSF_RECOVER_BUF, &p, &got, err);
+        if (rc != QSF_OK)
+            return rc;
+        for (size_t i = got; i > 0; i--)
+            if (p[i - 1] != 0) {
+                s->residue_end = pos + i;
+                break;
+            }
+        pos += got;
+    }
+    if (s->residue_end > 0) {
+        s->torn_bytes = r->size - s->info.last_good;
+        QSF_LOGW("segment %s/%s: torn tail of %llu bytes after offset %llu", r->dir, r->name,
+                 (unsigned long long) s->torn_bytes, (unsigned long long) s->info.last_good);
+    }
+    return QSF_OK;
+}
+
+static int size_recheck(rc_reader *r, qsf_errinfo *err) {
+    struct stat st;
+    if (QSF_OS->fstat(r->fd, &st) != 0)
+        return qsf_file_err(err, errno, "cannot stat", r->dir, r->name);
+    if ((uint64_t) st.st_size == r->size)
+        return QSF_OK;
+    return qsf_err_set(err, QSF_E_IO, 0, 0,
+                       "segment %s/%s changed size during recovery (%llu -> %llu bytes)", r->dir,
+                       r->name, (unsigned long long) r->size, (unsigned long long) st.st_size);
+}
+
+static void mark_corrupt(rc_state *st, rc_seg *s, const char *why) {
+    QSF_LOGW("segment %s/%s is corrupt: %s", st->out->slot.path, s->info.name, why);
+    s->corrupt = true;
+    st->corrupt++;
+}
+
+/* Header checks: bad size/magic/baseSeq -> corrupt; version/flags -> operational. */
+static int check_header(rc_state *st, rc_reader *r, rc_seg *s, qsf_errinfo *err) {
+    if (r->size < QSF_SFA_HEADER_SIZE) {
+        mark_corrupt(st, s, "shorter than the 24-byte header");
+        return QSF_OK;
+    }
+    const uint8_t *p;
+    size_t got;
+    int rc = rc_read(r, 0, QSF_SFA_HEADER_SIZE, &p, &got, err);
+    if (rc != QSF_OK)
+        return rc;
+    qsf_sfa_header h;
+    int v = qsf_sfa_header_decode(p, &h);
+    if (v == QSF_SFA_UNSUPPORTED)
+        return qsf_err_set(err, QSF_E_UNSUPPORTED, 0, 0,
+                           "segment %s/%s has unsupported version %u / flags 0x%02x (recovery "
+                           "aborted, file left untouched)",
+                           r->dir, r->name, h.version, h.flags);
+    if (v == QSF_SFA_CORRUPT)
+        mark_corrupt(st, s, h.base_seq < 0 ? "negative baseSeq" : "bad magic");
+    s->info.base_seq = h.base_seq;
+    s->info.flags = h.flags;
+    return QSF_OK;
+}
+
+static int scan_one(rc_state *st, rc_seg *s, qsf_errinfo *err) {
+    rc_reader r;
+    int rc = rc_reader_open(&r, &st->out->slot, s->info.name, st->buf, O_RDONLY, err);
+    if (rc != QSF_OK)
+        return rc;
+    s->info.file_size = r.size;
+    rc = check_header(st, &r, s, err);
+    if (rc == QSF_OK && !s->corrupt)
+        rc = walk_frames(&r, s, err);
+    if (rc == QSF_OK && !s->corrupt)
+        rc = inspect_tail(&r, s, err);
+    if (rc == QSF_OK)
+        rc = size_recheck(&r, err);
+    rc_reader_close(&r);
+    return rc;
+}
+
+int rc_scan_all(rc_state *st, qsf_errinfo *err) {
+    for (uint32_t i = 0; i < st->nsegs; i++) {
+        int rc = scan_one(st, &st->segs[i], err);
+        if (rc != QSF_OK)
+            return rc;
+    }
+    return QSF_OK;
+}
