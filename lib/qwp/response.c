@@ -2,6 +2,7 @@
 #include "qwp/response.h"
 
 #include "bytes.h"
+#include "qwp/utf8.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -12,42 +13,6 @@ static int fail(char *why, size_t cap, const char *fmt, size_t a, size_t b) {
     if (why && cap)
         snprintf(why, cap, fmt, a, b);
     return -1;
-}
-
-/* Length of the UTF-8 sequence led by b, 0 if b cannot lead one. */
-static size_t utf8_seq_len(uint8_t b) {
-    if (b < 0x80)
-        return 1;
-    if (b >= 0xC2 && b <= 0xDF)
-        return 2;
-    if (b >= 0xE0 && b <= 0xEF)
-        return 3;
-    if (b >= 0xF0 && b <= 0xF4)
-        return 4;
-    return 0;
-}
-
-static bool resp_utf8_valid(const uint8_t *p, size_t n) {
-    size_t i = 0;
-    while (i < n) {
-        size_t k = utf8_seq_len(p[i]);
-        if (k == 0 || i + k > n)
-            return false;
-        for (size_t j = 1; j < k; j++)
-            if ((p[i + j] & 0xC0) != 0x80)
-                return false;
-        /* overlong 3/4-byte forms, surrogates, beyond U+10FFFF */
-        if (k == 3 && p[i] == 0xE0 && p[i + 1] < 0xA0)
-            return false;
-        if (k == 3 && p[i] == 0xED && p[i + 1] >= 0xA0)
-            return false;
-        if (k == 4 && p[i] == 0xF0 && p[i + 1] < 0x90)
-            return false;
-        if (k == 4 && p[i] == 0xF4 && p[i + 1] >= 0x90)
-            return false;
-        i += k;
-    }
-    return true;
 }
 
 /* Validates `count` table entries starting at p; they must end exactly at end. */
@@ -62,7 +27,7 @@ static int check_tables(const uint8_t *p, const uint8_t *end, uint16_t count, ch
             return fail(why, cap, "table entry %zu has an empty name%.0zu", i, 0);
         if ((size_t) (end - p) < 2u + nlen + 8u)
             return fail(why, cap, "table entry %zu truncated (name length %zu)", i, nlen);
-        if (!resp_utf8_valid(p + 2, nlen))
+        if (!qsf_utf8_valid((const char *) p + 2, nlen))
             return fail(why, cap, "table entry %zu name is not valid UTF-8%.0zu", i, 0);
         p += 2u + nlen + 8u;
     }
