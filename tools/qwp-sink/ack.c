@@ -274,6 +274,11 @@ static int stage(struct conn *c, int64_t seq, const struct msg_decoded *m) {
     return 0;
 }
 
+/* A durable-ack poll (§8.3): a QWP header with flag 0x02. */
+static int is_poll(const uint8_t *p, size_t len) {
+    return len >= QWP_HEADER_LEN && memcmp(p, "QWP1", 4) == 0 && (p[5] & QF_DURABLE_POLL);
+}
+
 void ack_on_binary(struct conn *c, uint8_t *p, size_t len) {
     int64_t seq = c->seq_next++;
     c->sink->st.frames++;
@@ -281,6 +286,13 @@ void ack_on_binary(struct conn *c, uint8_t *p, size_t len) {
     rec_frame(c, seq, p, len);
     if ((c->broken && !c->sink->o.legacy) || seq_faults(c, seq))
         return;
+    int poll = is_poll(p, len);
+    if (poll && !c->durable) {
+        ack_send_error(c, seq, QS_PARSE_ERROR, "durable ACK poll was not negotiated");
+        return;
+    }
+    if (poll)
+        p[5] &= (uint8_t) ~QF_DURABLE_POLL; /* the decoder sees an ordinary empty frame */
     char err[512];
     struct msg_decoded m;
     int st = msg_decode(c->msg, p, len, c->version, &m, err, sizeof err);
@@ -288,13 +300,9 @@ void ack_on_binary(struct conn *c, uint8_t *p, size_t len) {
         ack_send_error(c, seq, (uint8_t) st, err);
         return;
     }
-    if ((m.flags & QF_DURABLE_POLL) && !c->durable) {
-        ack_send_error(c, seq, QS_PARSE_ERROR, "durable ACK poll was not negotiated");
-        return;
-    }
     if (stage(c, seq, &m) != 0)
         return;
-    if (m.flags & QF_DURABLE_POLL) {
+    if (poll) {
         if (c->group_first < 0) {
             c->highest = seq; /* a poll never commits or closes a deferred group */
             mark(c, seq, seq, QS_OK);

@@ -231,8 +231,9 @@ static void reject(struct conn *c, int status, const char *reason, const char *r
     c->state = CS_CLOSING;
 }
 
-/* Applies upgrade faults; returns 1 if one of them rejected the upgrade. */
-static int upgrade_faults(struct conn *c, struct hs_reply *r) {
+/* Applies upgrade faults; returns 1 if one of them rejected the upgrade.
+ * vbuf holds a replacement version text. */
+static int upgrade_faults(struct conn *c, struct hs_reply *r, char *vbuf, size_t vcap) {
     struct fault f[8];
     int n = fault_take(&c->sink->faults, c->no, FT_UPGRADE, 0, f, 8);
     for (int i = 0; i < n; i++) {
@@ -246,7 +247,8 @@ static int upgrade_faults(struct conn *c, struct hs_reply *r) {
             r->version_text = NULL;
             break;
         case UV_VERSION:
-            r->version_text = f[i].text;
+            snprintf(vbuf, vcap, "%s", f[i].text);
+            r->version_text = vbuf;
             break;
         case UV_NO_DURABLE:
             r->durable = 0;
@@ -270,7 +272,8 @@ static void accept_upgrade(struct conn *c, const struct hs_result *hr) {
         .role = s->o.role ? s->o.role : "STANDALONE",
         .max_batch = s->max_batch,
     };
-    if (upgrade_faults(c, &r))
+    char vbuf[256];
+    if (upgrade_faults(c, &r, vbuf, sizeof vbuf))
         return;
     http_write_101(&c->out, hr->accept, &r);
     c->version = 1; /* min(client max, server max 1) */

@@ -66,12 +66,20 @@ static int is_sentinel(const qsf_qwp_dcol *c, const struct msg_cell *x) {
     if (c->bitmap_mode)
         return 0;
     switch (c->type) {
-    case QT_INT: return x->i == INT32_MIN;
-    case QT_LONG: case QT_DATE: case QT_TIMESTAMP: case QT_TIMESTAMP_NANOS:
+    case QT_INT:
+        return x->i == INT32_MIN;
+    case QT_LONG:
+    case QT_DATE:
+    case QT_TIMESTAMP:
+    case QT_TIMESTAMP_NANOS:
         return x->i == INT64_MIN;
-    case QT_FLOAT: case QT_DOUBLE: return isnan(x->d);
-    case QT_IPV4: return x->i == 0;
-    default: return 0;
+    case QT_FLOAT:
+    case QT_DOUBLE:
+        return isnan(x->d);
+    case QT_IPV4:
+        return x->i == 0;
+    default:
+        return 0;
     }
 }
 
@@ -84,42 +92,51 @@ static void fill_cell(const qsf_qwp_dcol *c, uint32_t row, struct msg_cell *x) {
     }
     switch (c->type) {
     case QT_FLOAT:
-    case QT_DOUBLE: x->d = qsf_qwp_dcol_f64(c, (uint32_t) vi); break;
-    case QT_SYMBOL: case QT_VARCHAR: case QT_BINARY: case QT_UUID: case QT_LONG256:
-    case QT_DECIMAL128: case QT_DECIMAL256: case QT_DOUBLE_ARRAY: case QT_LONG_ARRAY: {
+    case QT_DOUBLE:
+        x->d = qsf_qwp_dcol_f64(c, (uint32_t) vi);
+        break;
+    case QT_SYMBOL:
+    case QT_VARCHAR:
+    case QT_BINARY:
+    case QT_UUID:
+    case QT_LONG256:
+    case QT_DECIMAL128:
+    case QT_DECIMAL256:
+    case QT_DOUBLE_ARRAY:
+    case QT_LONG_ARRAY: {
         size_t n = 0;
         qsf_qwp_dcol_bytes(c, (uint32_t) vi, &x->p, &n);
         x->n = (uint32_t) n;
         break;
     }
-    default: x->i = qsf_qwp_dcol_i64(c, (uint32_t) vi); break;
+    default:
+        x->i = qsf_qwp_dcol_i64(c, (uint32_t) vi);
+        break;
     }
     x->null = (uint8_t) is_sentinel(c, x);
 }
 
-/* Converts table t of the decoded message into ctx->tables[ti]. */
-static int convert_table(struct msg_ctx *ctx, const qsf_qwp_dtable *t, size_t ti, size_t *col_at,
-                         size_t *cell_at) {
+/* Converts table t into ctx->tables[ti]; reserve() made the arrays big enough. */
+static void convert_table(struct msg_ctx *ctx, const qsf_qwp_dtable *t, size_t ti, size_t *col_at,
+                          size_t *cell_at) {
     struct msg_table *mt = &ctx->tables[ti];
     mt->name = t->name;
     mt->name_len = t->name_len;
     mt->rows = t->row_count;
     mt->ncols = t->col_count;
-    mt->cols = NULL; /* fixed up after every array stopped moving */
+    mt->cols = &ctx->cols[*col_at];
     for (uint32_t c = 0; c < t->col_count; c++) {
         const qsf_qwp_dcol *dc = &t->cols[c];
         struct msg_col *mc = &ctx->cols[*col_at + c];
         mc->name = dc->name;
         mc->name_len = dc->name_len;
         mc->type = dc->type;
-        mc->cells = (struct msg_cell *) (uintptr_t) *cell_at; /* index until fix-up */
+        mc->cells = &ctx->cells[*cell_at];
         for (uint32_t r = 0; r < t->row_count; r++)
             fill_cell(dc, r, &ctx->cells[*cell_at + r]);
         *cell_at += t->row_count;
     }
-    mt->cols = (struct msg_col *) (uintptr_t) *col_at;
     *col_at += t->col_count;
-    return 0;
 }
 
 /* Reserves room for every table, column and cell of the message. */
@@ -152,12 +169,6 @@ int msg_decode(struct msg_ctx *ctx, const uint8_t *msg, size_t len, uint8_t vers
     size_t col_at = 0, cell_at = 0;
     for (uint32_t i = 0; i < nt; i++)
         convert_table(ctx, qsf_qwp_msg_table(ctx->m, i), i, &col_at, &cell_at);
-    for (uint32_t i = 0; i < nt; i++) {
-        struct msg_table *mt = &ctx->tables[i];
-        mt->cols = ctx->cols + (uintptr_t) mt->cols;
-        for (uint32_t c = 0; c < mt->ncols; c++)
-            mt->cols[c].cells = ctx->cells + (uintptr_t) mt->cols[c].cells;
-    }
     out->flags = qsf_qwp_msg_flags(ctx->m);
     out->ntables = (uint16_t) nt;
     out->tables = ctx->tables;
