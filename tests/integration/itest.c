@@ -81,8 +81,7 @@ void it_assert_rows(qsink *sink, const char *table, int64_t n, bool allow_dups) 
         assert_int_equal(qsink_cell(sink, table, r, "k", cell, sizeof cell), 0);
         long long k = strtoll(cell, NULL, 10);
         if (k < 0 || k >= n)
-            fail_msg("row %lld has key %s outside 0..%lld", (long long) r, cell,
-                     (long long) n - 1);
+            fail_msg("row %lld has key %s outside 0..%lld", (long long) r, cell, (long long) n - 1);
         seen[k] = 1;
     }
     for (int64_t k = 0; k < n; k++)

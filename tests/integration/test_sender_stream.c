@@ -198,8 +198,8 @@ int main(void) {
                                         teardown),
         cmocka_unit_test_setup_teardown(cumulative_acks_cover_many_frames, setup, teardown),
         cmocka_unit_test_setup_teardown(empty_flush_and_wait_arguments, setup, teardown),
-        cmocka_unit_test_setup_teardown(close_times_out_keeps_the_tail_and_releases_the_lock,
-                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(close_times_out_keeps_the_tail_and_releases_the_lock, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(fast_close_skips_the_drain, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
