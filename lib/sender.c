@@ -407,7 +407,7 @@ static int close_flush(qsf_sender *s, qsf_errinfo *err) {
         qsf_qwp_batch_reset(s->batch); /* cannot be encoded: discarded, error kept */
         QSF_LOGW("close: buffered rows discarded: %s", err ? err->msg : qsf_err_str(rc));
     }
-    if (s->last_deferred && !terminal(s, NULL)) {
+    if (s->last_deferred && !qsf_io_terminal(s->io, NULL)) {
         uint8_t f[QSF_QWP_EMPTY_COMMIT_LEN];
         size_t n = qsf_qwp_empty_commit(f);
         qsf_errinfo e;
@@ -423,7 +423,7 @@ static int close_drain(qsf_sender *s) {
     int64_t target = qsf_ring_published_fsn(s->ring);
     if (s->last_deferred)
         target = -1; /* the group could not be committed: nothing more to wait for */
-    if (tmo <= 0 || target < 0 || terminal(s, NULL))
+    if (tmo <= 0 || target < 0 || qsf_io_terminal(s->io, NULL))
         return QSF_OK;
     qsf_errinfo e;
     int rc = qsf_io_wait(s->io, target, QSF_WAIT_DURABLE, tmo, true, &e);
@@ -444,7 +444,9 @@ QSF_API int qsf_close(qsf_sender *s, qsf_errinfo *err) {
     qsf_errinfo flush_err;
     qsf_err_clear(&flush_err);
     int busy = atomic_exchange(&s->busy, 1);
+    bool seen = s->terminal_seen; /* close's own flush is not the application's call */
     int frc = busy ? QSF_OK : close_flush(s, &flush_err);
+    s->terminal_seen = seen;
     int drc = close_drain(s);
     qsf_errinfo term;
     int trc = qsf_io_terminal(s->io, &term);

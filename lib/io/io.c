@@ -38,6 +38,7 @@
 #define TICK_US             20000 /* timer cadence: deadlines, keepalive, safety wake */
 #define FRAMES_PER_WRITABLE 16    /* fairness: acks are never starved by sending */
 #define CLOSE_BOUND_NS      1000000000ll
+#define PAUSE_BOUND_NS      2000000000ll /* qsf_pause waits this long at most */
 #define MS                  1000000ll
 
 enum io_state { S_WAIT, S_CONNECTING, S_OPEN, S_CLOSING, S_PAUSED, S_TERMINAL, S_IDLE };
@@ -78,6 +79,7 @@ struct qsf_io {
     char last_error[256];
     int64_t down_since_us;
     uint64_t attempts_since_down;
+    bool pause_applied; /* the I/O thread reached PAUSED */
 
     /* I/O thread only */
     enum io_state st;
@@ -729,6 +731,15 @@ static void attempt_failed(qsf_io *io, int outcome, const char *why, int code) {
     schedule_attempt(io, 0);
 }
 
+/* The wire is idle on purpose; qsf_io_pause callers wait for this. */
+static void enter_paused(qsf_io *io) {
+    io->st = S_PAUSED;
+    pthread_mutex_lock(&io->mu);
+    io->pause_applied = true;
+    pthread_cond_broadcast(&io->cv);
+    pthread_mutex_unlock(&io->mu);
+}
+
 /* A round is exhausted: give up (initial modes), or sleep and start a new one. */
 static void round_exhausted(qsf_io *io) {
     bool first = !atomic_load(&io->ever_connected);
@@ -813,6 +824,9 @@ static void hook_closed(void *u, int code, const char *reason) {
         suspect = atomic_load(&io->highest_ok);
     suspect++;
     enum close_why why = io->why;
+    if (why == WHY_NONE)
+        QSF_LOGI("connection to %s closed (code %d%s%s)", io->cur_host, code,
+                 reason && *reason ? ": " : "", reason ? reason : "");
     reset_connection(io);
     mark_down(io);
     set_last_error(io, reason && *reason ? reason : code == 1006 ? "connection lost" : "closed");
@@ -821,7 +835,7 @@ static void hook_closed(void *u, int code, const char *reason) {
         io->st = S_TERMINAL;
         return;
     case WHY_PAUSE:
-        io->st = S_PAUSED;
+        enter_paused(io);
         return;
     case WHY_STOP:
         io->st = S_IDLE;
@@ -833,8 +847,6 @@ static void hook_closed(void *u, int code, const char *reason) {
     default:
         break;
     }
-    QSF_LOGI("connection to %s closed (code %d%s%s)", io->cur_host, code,
-             reason && *reason ? ": " : "", reason ? reason : "");
     qsf_hosts_demote(&io->hosts, io->host);
     if (code == 1000 || code == 1001) { /* orderly: no strike, zero-progress pacing */
         int64_t progress = qsf_ring_acked_fsn(io->ring);
@@ -863,15 +875,20 @@ static void apply_commands(qsf_io *io) {
     }
     bool want_pause = atomic_load(&io->pause_req);
     if (want_pause && io->st != S_PAUSED && io->st != S_TERMINAL && io->st != S_IDLE) {
+        QSF_LOGD("pausing the wire (state %d)", io->st);
         atomic_store(&io->paused, 1);
         if (io->st == S_OPEN || io->st == S_CONNECTING)
             close_conn(io, WHY_PAUSE, io->st == S_CONNECTING);
         else if (io->st == S_CLOSING)
             io->why = WHY_PAUSE;
         else
-            io->st = S_PAUSED;
+            enter_paused(io);
     } else if (!want_pause && io->st == S_PAUSED) {
+        QSF_LOGD("resuming the wire");
         atomic_store(&io->paused, 0);
+        pthread_mutex_lock(&io->mu);
+        io->pause_applied = false;
+        pthread_mutex_unlock(&io->mu);
         qsf_hosts_new_round(&io->hosts);
         schedule_attempt(io, 0);
     }
@@ -1151,6 +1168,24 @@ void qsf_io_pause(qsf_io *io, bool pause) {
     if (pause)
         atomic_store(&io->paused, 1);
     qsf_ws_cancel(io->ws);
+    if (!pause)
+        return;
+    /* wait (bounded) until the wire is idle, so nothing published after the
+     * call goes out before qsf_resume */
+    int64_t deadline = now_ns() + PAUSE_BOUND_NS;
+    pthread_mutex_lock(&io->mu);
+    while (!io->pause_applied && !atomic_load(&io->terminal_code) && io->init_state >= 0 &&
+           now_ns() < deadline) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 10000000;
+        if (ts.tv_nsec >= 1000000000) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&io->cv, &io->mu, &ts);
+    }
+    pthread_mutex_unlock(&io->mu);
 }
 
 void qsf_io_stats(const qsf_io *cio, qsf_stats *out) {
