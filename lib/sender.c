@@ -501,6 +501,7 @@ QSF_API void qsf_stats_get(const qsf_sender *s, qsf_stats *out) {
     out->acked_fsn = qsf_ring_acked_fsn(s->ring);
     out->pending_frames = (uint64_t) (out->published_fsn - out->acked_fsn);
     out->pending_bytes = qsf_ring_pending_bytes(s->ring);
+    out->backpressure_stalls = qsf_ring_backpressure_stalls(s->ring);
     out->oldest_unacked_age_ms = out->pending_frames ? oldest_age_ms(s, out->acked_fsn) : -1;
     out->error_notifications_dropped = qsf_inbox_dropped(s->inbox);
     out->error_notifications_delivered = qsf_inbox_delivered(s->inbox);
