@@ -24,10 +24,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#define FRAME       (64 * 1024)
-#define BIG_BYTES   (384ll << 20)
-#define PAD         1000
-#define ROWS_FRAME  64
+#define FRAME      (64 * 1024)
+#define BIG_BYTES  (384ll << 20)
+#define PAD        1000
+#define ROWS_FRAME 64
 
 static double now_s(void) {
     struct timespec ts;
@@ -100,8 +100,8 @@ static qsink *sink_start(void) {
 static qsf_sender *sender(qsink *k, const char *sfdir) {
     char conf[1024];
     snprintf(conf, sizeof conf,
-             "ws::addr=127.0.0.1:%u;auto_flush=off;sf_max_total_bytes=256m;%s%s%s",
-             qsink_port(k), sfdir ? "sf_dir=" : "", sfdir ? sfdir : "", sfdir ? ";" : "");
+             "ws::addr=127.0.0.1:%u;auto_flush=off;sf_max_total_bytes=256m;%s%s%s", qsink_port(k),
+             sfdir ? "sf_dir=" : "", sfdir ? sfdir : "", sfdir ? ";" : "");
     qsf_sender *s;
     qsf_errinfo e;
     check(qsf_sender_new(conf, strlen(conf), &s, &e), &e, "qsf_sender_new");
@@ -199,8 +199,8 @@ static void ack_latency(const char *sfdir, const char *mode) {
     printf("{\"bench\":\"e2e_ack_latency\",\"mode\":\"%s\",\"samples\":%d,\"p50_us\":%.0f,"
            "\"p90_us\":%.0f,\"p99_us\":%.0f,\"max_us\":%.0f}\n",
            mode, N, lat[N / 2], lat[N * 9 / 10], lat[N * 99 / 100], lat[N - 1]);
-    fprintf(stderr, "ack latency %-6s p50 %6.0f us  p90 %6.0f us  p99 %6.0f us\n", mode,
-            lat[N / 2], lat[N * 9 / 10], lat[N * 99 / 100]);
+    fprintf(stderr, "ack latency %-6s p50 %6.0f us  p90 %6.0f us  p99 %6.0f us\n", mode, lat[N / 2],
+            lat[N * 9 / 10], lat[N * 99 / 100]);
 }
 
 int main(void) {
@@ -223,7 +223,8 @@ int main(void) {
     printf("{\"bench\":\"e2e_frames\",\"mode\":\"sf\",\"frame_bytes\":%d,\"mb_per_s\":%.0f,"
            "\"rows_per_s\":%.0f,\"vs_raw_tcp\":%.3f,\"sf_time_vs_memory\":%.3f}\n",
            ROWS_FRAME * (PAD + 24), sfm, sf_rows, sfm / raw, mem / sfm);
-    fprintf(stderr, "qsf 64 KiB frames     memory %6.0f MB/s (%.2f of raw)  sf %6.0f MB/s (time x%.2f)\n",
+    fprintf(stderr,
+            "qsf 64 KiB frames     memory %6.0f MB/s (%.2f of raw)  sf %6.0f MB/s (time x%.2f)\n",
             mem, mem / raw, sfm, mem / sfm);
     double mmb, smb;
     double mr = small_rows(NULL, 2000000, &mmb);
