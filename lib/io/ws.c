@@ -40,10 +40,16 @@ size_t qsf_ws_pre(void) {
     return LWS_PRE;
 }
 
+/* The last lws error line of this thread: TLS verification failures are only
+ * explained there, so a failed attempt quotes it. */
+static _Thread_local char last_lws_error[200];
+
 static void lws_log_emit(int level, const char *line) {
     size_t n = strlen(line);
     while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
         n--;
+    if (level == LLL_ERR)
+        snprintf(last_lws_error, sizeof last_lws_error, "%.*s", (int) n, line);
     QSF_LOGD("lws%s: %.*s", level == LLL_ERR ? " error" : "", (int) n, line);
 }
 
@@ -133,6 +139,17 @@ static void fail_attempt(qsf_ws *ws, struct lws *wsi, const char *why) {
              strstr(f.reason, "tls") || strstr(f.reason, "certificate"));
     if (f.http_status == 101 || f.http_status < 0)
         f.http_status = 0;
+    if (f.tls && strstr(last_lws_error, "SSL error: ")) {
+        const char *d = strstr(last_lws_error, "SSL error: ") + 11;
+        size_t dl = strcspn(d, "(");
+        while (dl && d[dl - 1] == ' ')
+            dl--;
+        snprintf(f.reason, sizeof f.reason,
+                 "%.*s (server certificate not trusted: set tls_roots "
+                 "to the CA file that signed it)",
+                 (int) (dl > 120 ? 120 : dl), d);
+    }
+    last_lws_error[0] = 0;
     ws->active = false;
     ws->wsi = NULL;
     ws->hooks.on_connect_fail(ws->user, &f);
