@@ -203,13 +203,19 @@ static void ack_latency(const char *sfdir, const char *mode) {
             lat[N * 9 / 10], lat[N * 99 / 100]);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
     char dir[] = "/tmp/qsf-bench-e2e-XXXXXX";
     if (!mkdtemp(dir))
         return perror("mkdtemp"), 1;
     char sf[512];
     snprintf(sf, sizeof sf, "%s;sender_id=e2e", dir);
 
+    if (argc > 1 && strcmp(argv[1], "frames") == 0) { /* profiling aid */
+        double r;
+        fprintf(stderr, "memory %.0f MB/s\n", big_frames(NULL, &r));
+        fprintf(stderr, "sf %.0f MB/s\n", big_frames(sf, &r));
+        return 0;
+    }
     double raw = raw_tcp_mb_s();
     printf("{\"bench\":\"e2e_raw_tcp\",\"frame_bytes\":%d,\"bytes\":%lld,\"mb_per_s\":%.0f}\n",
            FRAME, BIG_BYTES, raw);

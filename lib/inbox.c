@@ -120,9 +120,10 @@ int qsf_inbox_set_handler(qsf_inbox *ib, qsf_error_handler fn, void *user) {
     ib->fn = fn;
     ib->user = user;
     if (fn && !ib->thr_started) {
-        if (pthread_create(&ib->thr, NULL, dispatch_main, ib) == 0)
+        if (pthread_create(&ib->thr, NULL, dispatch_main, ib) == 0) {
             ib->thr_started = true;
-        else
+            pthread_setname_np(ib->thr, "qsf-dispatch");
+        } else
             rc = QSF_E_INTERNAL;
     }
     pthread_cond_broadcast(&ib->cv);

@@ -1054,6 +1054,7 @@ int qsf_io_start(const qsf_io_opts *o, qsf_ring *ring, qsf_inbox *inbox, qsf_io 
         return qsf_err_set(err, QSF_E_INTERNAL, 0, 0, "cannot start the I/O thread");
     }
     io->thr_started = true;
+    pthread_setname_np(io->thr, "qsf-io");
     if ((rc = wait_initial(io, err)) != QSF_OK) {
         qsf_io_stop(io);
         qsf_io_free(io);
