@@ -1,0 +1,225 @@
+/* Creation modes, failure cleanup, wait timeouts, the error handler and the
+ * OK-leapfrog rule (sf-behaviour.md §5.5, §6.1, §9, §10). */
+#include "itest.h"
+
+#include "log.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define FAST "reconnect_initial_backoff_millis=10;reconnect_max_backoff_millis=50;"
+
+static char dir[512];
+
+static int setup(void **state) {
+    (void) state;
+    tu_mkdtemp(dir, sizeof dir);
+    return 0;
+}
+static int teardown(void **state) {
+    (void) state;
+    tu_rmtree(dir);
+    return 0;
+}
+
+static void fault(qsink *s, const char *line) {
+    char err[256];
+    if (qsink_fault(s, line, err, sizeof err) != 0)
+        fail_msg("fault '%s': %s", line, err);
+}
+
+static void initial_connect_off_fails_and_leaves_the_slot_unlocked(void **state) {
+    (void) state;
+    qsink *sink = it_sink(NULL);
+    fault(sink, "reject=503 conn=1+ times=0");
+    char conf[1024], extra[700];
+    snprintf(extra, sizeof extra, "sf_dir=%s;sender_id=s;initial_connect_retry=off;", dir);
+    it_conf(conf, sizeof conf, qsink_port(sink), extra);
+    qsf_sender *s = NULL;
+    qsf_errinfo e;
+    assert_int_equal(qsf_sender_new(conf, strlen(conf), &s, &e), QSF_E_CONNECT);
+    assert_null(s);
+    assert_non_null(strstr(e.msg, "127.0.0.1:"));
+    assert_non_null(strstr(e.msg, "503"));
+    /* nothing stayed locked or running: the same slot opens at once */
+    qsink_fault_clear(sink);
+    s = it_sender(conf);
+    assert_int_equal(qsf_close(s, &e), QSF_OK);
+    qsink_stop(sink);
+}
+
+static void initial_connect_on_retries_until_a_host_accepts(void **state) {
+    (void) state;
+    qsink *sink = it_sink(NULL);
+    fault(sink, "reject=503 conn=1-3 times=3");
+    char conf[512];
+    qsf_sender *s =
+        it_sender(it_conf(conf, sizeof conf, qsink_port(sink), FAST "initial_connect_retry=on;"));
+    qsf_stats st;
+    qsf_stats_get(s, &st);
+    assert_int_equal(st.connected, 1); /* connected before creation returned */
+    qsink_stats ks;
+    qsink_get_stats(sink, &ks);
+    assert_int_equal(ks.rejected, 3);
+    qsf_errinfo e;
+    assert_int_equal(qsf_close(s, &e), QSF_OK);
+    qsink_stop(sink);
+}
+
+static void initial_connect_on_gives_up_after_the_budget(void **state) {
+    (void) state;
+    qsink *sink = it_sink(NULL);
+    fault(sink, "reject=503 conn=1+ times=0");
+    char conf[512];
+    it_conf(conf, sizeof conf, qsink_port(sink),
+            FAST "initial_connect_retry=on;reconnect_max_duration_millis=200;");
+    qsf_sender *s = NULL;
+    qsf_errinfo e;
+    assert_int_equal(qsf_sender_new(conf, strlen(conf), &s, &e), QSF_E_CONNECT);
+    qsink_stats ks;
+    qsink_get_stats(sink, &ks);
+    assert_true(ks.rejected >= 2); /* several rounds */
+    qsink_stop(sink);
+}
+
+static void async_creation_returns_at_once_and_delivers_later(void **state) {
+    (void) state;
+    qsink *sink = it_sink(NULL);
+    fault(sink, "reject=503 conn=1+ times=0");
+    char conf[512];
+    qsf_sender *s = it_sender(
+        it_conf(conf, sizeof conf, qsink_port(sink), FAST "initial_connect_retry=async;"));
+    int64_t fsn = it_publish(s, "t", 0, 500, 100);
+    qsf_stats st;
+    qsf_stats_get(s, &st);
+    assert_int_equal(st.ever_connected, 0);
+    qsink_fault_clear(sink);
+    it_wait_acked(s, fsn);
+    qsf_errinfo e;
+    assert_int_equal(qsf_close(s, &e), QSF_OK);
+    it_assert_rows(sink, "t", 500, false);
+    qsink_stop(sink);
+}
+
+static void wait_times_out_only_without_progress(void **state) {
+    (void) state;
+    qsink *sink = it_sink(NULL);
+    fault(sink, "withhold-ok conn=1");
+    char conf[512];
+    qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), FAST));
+    int64_t fsn = it_publish(s, "t", 0, 100, 0);
+    qsf_errinfo e;
+    assert_int_equal(qsf_wait(s, fsn, QSF_WAIT_OK, 100, &e), QSF_E_TIMEOUT);
+    assert_non_null(strstr(e.msg, "no progress"));
+    qsink_restart(sink); /* acknowledgements resume on the next connection */
+    assert_int_equal(qsf_wait(s, fsn, QSF_WAIT_OK, 5000, &e), QSF_OK);
+    assert_int_equal(qsf_close(s, &e), QSF_OK);
+    qsink_stop(sink);
+}
+
+static pthread_t main_thread;
+static int handled;
+static void on_error(void *user, const qsf_error_record *r) {
+    int *seen = user;
+    if (!pthread_equal(pthread_self(), main_thread) && r->category == QSF_CAT_WRITE_ERROR)
+        __atomic_store_n(seen, 1, __ATOMIC_SEQ_CST);
+    __atomic_add_fetch(&handled, 1, __ATOMIC_SEQ_CST);
+}
+
+static void error_handler_runs_on_a_dispatcher_thread(void **state) {
+    (void) state;
+    main_thread = pthread_self();
+    qsink *sink = it_sink(NULL);
+    fault(sink, "status=0x09:busy conn=1 seq=1");
+    char conf[512];
+    qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), FAST));
+    int seen = 0;
+    assert_int_equal(qsf_set_error_handler(s, on_error, &seen), QSF_OK);
+    int64_t fsn = it_publish(s, "t", 0, 300, 100);
+    it_wait_acked(s, fsn);
+    for (int k = 0; k < 500 && !__atomic_load_n(&seen, __ATOMIC_SEQ_CST); k++)
+        nanosleep(&(struct timespec){0, 2000000}, NULL);
+    assert_int_equal(seen, 1);
+    qsf_stats st;
+    qsf_stats_get(s, &st);
+    assert_true(st.error_notifications_delivered >= 1);
+    qsf_errinfo e;
+    assert_int_equal(qsf_close(s, &e), QSF_OK);
+    qsink_stop(sink);
+}
+
+/* An older server keeps committing after an error and a later cumulative OK
+ * covers the rejected frame: the client must not trim past it. */
+static void ok_after_an_error_never_covers_the_rejected_frame(void **state) {
+    (void) state;
+    qsink_opts o;
+    memset(&o, 0, sizeof o);
+    o.legacy = 1;
+    o.ack_mode = QSINK_ACK_PER_FRAME;
+    qsink *sink = it_sink(&o);
+    fault(sink, "status=0x09:busy conn=1 seq=2");
+    char conf[512];
+    qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), FAST));
+    int64_t fsn = it_publish(s, "t", 0, 1000, 100);
+    it_wait_acked(s, fsn);
+    qsf_stats st;
+    qsf_stats_get(s, &st);
+    assert_true(st.frames_replayed >= 8); /* replayed from the rejected frame on */
+    qsf_errinfo e;
+    assert_int_equal(qsf_close(s, &e), QSF_OK);
+    it_assert_rows(sink, "t", 1000, true); /* rows 200..299 arrive on the replay */
+    qsink_stop(sink);
+}
+
+static void forged_ok_beyond_what_was_sent_is_clamped(void **state) {
+    (void) state;
+    qsink *sink = it_sink(NULL);
+    fault(sink, "forged-ok=1000000 conn=1 after=1");
+    char conf[512];
+    qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), FAST));
+    int64_t fsn = it_publish(s, "t", 0, 500, 100);
+    it_wait_acked(s, fsn);
+    assert_int_equal(qsf_acked_fsn(s), fsn);
+    qsf_errinfo e;
+    assert_int_equal(qsf_close(s, &e), QSF_OK);
+    it_assert_rows(sink, "t", 500, true);
+    qsink_stop(sink);
+}
+
+static void null_and_bad_arguments(void **state) {
+    (void) state;
+    qsf_errinfo e;
+    assert_int_equal(qsf_table(NULL, "t", 1, &e), QSF_E_INVAL);
+    assert_int_equal(qsf_flush(NULL, NULL, &e), QSF_E_INVAL);
+    assert_int_equal(qsf_close(NULL, &e), QSF_OK);
+    assert_int_equal(qsf_published_fsn(NULL), -1);
+    qsf_stats st;
+    qsf_stats_get(NULL, &st);
+    assert_int_equal(st.published_fsn, -1);
+    qsf_sender *s = (qsf_sender *) 1;
+    assert_int_equal(qsf_sender_new("http::addr=x;", 13, &s, &e), QSF_E_CONF);
+}
+
+int main(void) {
+    qsf_log_set(NULL, NULL, getenv("QSF_TEST_LOG") ? QSF_LOG_DEBUG : QSF_LOG_OFF);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(initial_connect_off_fails_and_leaves_the_slot_unlocked,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(initial_connect_on_retries_until_a_host_accepts, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(initial_connect_on_gives_up_after_the_budget, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(async_creation_returns_at_once_and_delivers_later, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(wait_times_out_only_without_progress, setup, teardown),
+        cmocka_unit_test_setup_teardown(error_handler_runs_on_a_dispatcher_thread, setup, teardown),
+        cmocka_unit_test_setup_teardown(ok_after_an_error_never_covers_the_rejected_frame, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(forged_ok_beyond_what_was_sent_is_clamped, setup, teardown),
+        cmocka_unit_test(null_and_bad_arguments),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
