@@ -117,21 +117,30 @@ QSF_API const char *qsf_version(void);
 typedef struct qsf_conf qsf_conf;
 
 /* Parses a connect string such as "ws::addr=localhost:9000;sf_dir=/d;".
- * `s` need not be NUL-terminated; `len` is its length in bytes.
- * On success *out owns a new configuration (free with qsf_conf_free).
- * Errors: QSF_E_CONF (message names the key, byte position and reason),
- * QSF_E_NOMEM, QSF_E_INVAL. Any thread. */
+ * `s` need not be NUL-terminated; `len` is its length in bytes. Every key, its
+ * type, default and range: docs/CONFIGURATION.md.
+ * On success *out owns a new configuration (free with qsf_conf_free); on failure
+ * *out is NULL. Errors: QSF_E_CONF (the message names the key, the 0-based byte
+ * position in `s` and the reason; secret values are never shown), QSF_E_NOMEM,
+ * QSF_E_INVAL (out is NULL, or s is NULL with len > 0). Any thread. */
 QSF_API int qsf_conf_parse(const char *s, size_t len, qsf_conf **out, qsf_errinfo *err);
 
 /* Same as qsf_conf_parse on the value of the environment variable
- * QDB_CLIENT_CONF. QSF_E_CONF when the variable is unset or empty. */
+ * QDB_CLIENT_CONF (messages start with "QDB_CLIENT_CONF: "). QSF_E_CONF when
+ * the variable is unset or empty. Any thread (reads the environment). */
 QSF_API int qsf_conf_from_env(qsf_conf **out, qsf_errinfo *err);
 
+/* Frees a configuration (secret values are wiped first). NULL is a no-op. */
 QSF_API void qsf_conf_free(qsf_conf *conf);
 
-/* Writes the effective configuration, one "key=value  (default|set)" line per key,
- * secrets shown as "***", into buf (NUL-terminated, truncated to cap). Returns the
- * number of bytes the whole dump needs, excluding the NUL (like snprintf). */
+/* Writes the effective configuration into buf (NUL-terminated, truncated to cap;
+ * buf may be NULL when cap is 0): a "schema=ws|wss  (set)" line, then one line
+ * per key in documentation order, "key=value  (set)" or "key=value  (default)",
+ * where a value a rule derived carries a note, e.g.
+ * "sf_max_total_bytes=10g  (default; SF-mode default 10g)". Unset keys show
+ * "<unset>", secrets "***", sizes their shortest exact form ("4m").
+ * Returns the number of bytes the whole dump needs, excluding the NUL (like
+ * snprintf); 0 for a NULL conf. Any thread. */
 QSF_API size_t qsf_conf_dump(const qsf_conf *conf, char *buf, size_t cap);
 
 /* ------------------------------------------------------------------------- */

@@ -19,8 +19,11 @@ static int apply_defaults(qsf_conf *c, qsf_errinfo *err) {
         if (!d->def)
             continue;
         int rc = qsf_conf_set_value(c, d, d->name, d->def, strlen(d->def), 0, err);
+        if (rc == QSF_E_CONF) /* a bad row in conf_keys.def; every unit test catches it */
+            return qsf_err_set(err, QSF_E_INTERNAL, 0, 0, "the default of %s does not parse",
+                               d->name);
         if (rc != QSF_OK)
-            return rc == QSF_E_NOMEM ? rc : QSF_E_INTERNAL;
+            return rc;
     }
     return QSF_OK;
 }
@@ -136,7 +139,7 @@ static void free_fields(qsf_conf *c) {
         if (qsf_conf_type_is_string(d->type)) {
             char **f = qsf_conf_field(c, d);
             if (*f && d->type == QSF_CONF_T_SECRET)
-                memset(*f, 0, strlen(*f)); /* do not leave secrets in freed memory */
+                explicit_bzero(*f, strlen(*f)); /* no secrets left in freed memory */
             free(*f);
             *f = NULL;
         }

@@ -144,7 +144,12 @@ static uint64_t addr_hash(const struct qsf_addr *a) {
         unsigned char ch = (unsigned char) *p;
         h = (h ^ (unsigned char) (ch >= 'A' && ch <= 'Z' ? ch + 32 : ch)) * 1099511628211ULL;
     }
-    return (h ^ (uint64_t) a->port) * 1099511628211ULL;
+    h ^= (uint64_t) a->port;
+    /* FNV's low bits mix poorly and the index masks low bits: finish with a
+     * full-avalanche step (the MurmurHash3 64-bit finalizer constants) */
+    h = (h ^ (h >> 33)) * 0xff51afd7ed558ccdULL;
+    h = (h ^ (h >> 33)) * 0xc4ceb9fe1a85ec53ULL;
+    return h ^ (h >> 33);
 }
 
 static bool addr_same(const struct qsf_addr *a, const struct qsf_addr *b) {
@@ -153,22 +158,33 @@ static bool addr_same(const struct qsf_addr *a, const struct qsf_addr *b) {
 
 /* Finds the slot of `a` (an equal entry or an empty slot); cap is a power of 2. */
 static size_t index_probe(const struct qsf_addr_index *ix, const struct qsf_addr *addrs,
-                          const struct qsf_addr *a) {
-    size_t i = (size_t) addr_hash(a) & (ix->cap - 1);
-    while (ix->slots[i] && !addr_same(&addrs[ix->slots[i] - 1], a))
-        i = (i + 1) & (ix->cap - 1);
+                          const struct qsf_addr *a, uint64_t h) {
+    size_t i = (size_t) h & (ix->cap - 1);
+    for (const struct qsf_addr_slot *s; (s = &ix->slots[i])->idx; i = (i + 1) & (ix->cap - 1))
+        if (s->hash == h && addr_same(&addrs[s->idx - 1], a))
+            break;
     return i;
 }
 
-static int index_grow(struct qsf_addr_index *ix, const struct qsf_addr *addrs, size_t n) {
-    struct qsf_addr_index big = {calloc(ix->cap ? ix->cap * 2 : 16, sizeof(size_t)),
-                                 ix->cap ? ix->cap * 2 : 16};
-    if (!big.slots)
+/* Rehashes into twice the room; the stored hashes make this touch no entry. */
+static int index_grow(struct qsf_addr_index *ix, size_t want) {
+    size_t cap = ix->cap ? ix->cap : 16;
+    while (cap < want * 2)
+        cap *= 2;
+    struct qsf_addr_slot *slots = calloc(cap, sizeof *slots);
+    if (!slots)
         return QSF_E_NOMEM;
-    for (size_t i = 0; i < n; i++)
-        big.slots[index_probe(&big, addrs, &addrs[i])] = i + 1;
+    for (size_t i = 0; i < ix->cap; i++) {
+        if (!ix->slots[i].idx)
+            continue;
+        size_t j = (size_t) ix->slots[i].hash & (cap - 1);
+        while (slots[j].idx)
+            j = (j + 1) & (cap - 1);
+        slots[j] = ix->slots[i];
+    }
     free(ix->slots);
-    *ix = big;
+    ix->slots = slots;
+    ix->cap = cap;
     return QSF_OK;
 }
 
@@ -178,45 +194,62 @@ void qsf_addr_index_free(struct qsf_addr_index *ix) {
     ix->cap = 0;
 }
 
-static int append_addr(qsf_conf *c, struct qsf_addr_index *ix, const struct qsf_addr *a,
-                       const struct entry *e, qsf_errinfo *err) {
-    if (((c->n_addrs + 1) * 2 > ix->cap && index_grow(ix, c->addrs, c->n_addrs) != QSF_OK))
+/* Makes room for `more` entries in the list and the index at once, so a long
+ * value costs one allocation per doubling and no per-entry growth checks. */
+static int reserve(qsf_conf *c, struct qsf_addr_index *ix, size_t more, qsf_errinfo *err) {
+    size_t want = c->n_addrs + more;
+    if (want * 2 > ix->cap && index_grow(ix, want) != QSF_OK)
         return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "out of memory parsing addr");
-    size_t slot = index_probe(ix, c->addrs, a);
-    if (ix->slots[slot]) {
-        struct qsf_sbuf b = {NULL, 0, 0};
+    if (want <= c->addr_cap)
+        return QSF_OK;
+    size_t cap = c->addr_cap ? c->addr_cap : 4;
+    while (cap < want)
+        cap *= 2;
+    struct qsf_addr *grown = realloc(c->addrs, cap * sizeof *grown);
+    if (!grown)
+        return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "out of memory parsing addr");
+    c->addrs = grown;
+    c->addr_cap = cap;
+    return QSF_OK;
+}
+
+static int append_addr(qsf_conf *c, struct qsf_addr_index *ix, const struct entry *e,
+                       qsf_errinfo *err) {
+    struct qsf_addr *a = &c->addrs[c->n_addrs]; /* reserved */
+    int rc = parse_entry(e, a, err);
+    if (rc != QSF_OK)
+        return rc;
+    uint64_t h = addr_hash(a);
+    size_t slot = index_probe(ix, c->addrs, a, h);
+    if (ix->slots[slot].idx) {
         char text[300];
-        b.buf = text, b.cap = sizeof text;
+        struct qsf_sbuf b = {text, sizeof text, 0};
         qsf_conf_put_addr(&b, a);
         return qsf_err_set(err, QSF_E_CONF, 0, 0, "duplicate addr entry: %s at position %zu", text,
                            e->pos);
     }
-    if (c->n_addrs == c->addr_cap) {
-        size_t cap = c->addr_cap ? c->addr_cap * 2 : 4;
-        struct qsf_addr *grown = realloc(c->addrs, cap * sizeof *grown);
-        if (!grown)
-            return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "out of memory parsing addr");
-        c->addrs = grown;
-        c->addr_cap = cap;
-    }
-    c->addrs[c->n_addrs++] = *a;
-    ix->slots[slot] = c->n_addrs;
+    ix->slots[slot] = (struct qsf_addr_slot){h, ++c->n_addrs};
     return QSF_OK;
+}
+
+static size_t count_entries(const char *v, size_t n) {
+    size_t k = 1;
+    for (const char *p = v; (p = memchr(p, ',', n - (size_t) (p - v))); p++)
+        k++;
+    return k;
 }
 
 int qsf_conf_addr_add(qsf_conf *c, struct qsf_addr_index *ix, const char *v, size_t vlen,
                       size_t pos, qsf_errinfo *err) {
-    size_t start = 0;
-    for (;;) {
+    int rc = reserve(c, ix, count_entries(v, vlen), err);
+    for (size_t start = 0; rc == QSF_OK;) {
         const char *comma = memchr(v + start, ',', vlen - start);
         size_t end = comma ? (size_t) (comma - v) : vlen;
         struct entry e = {v + start, end - start, pos + start};
-        struct qsf_addr a;
-        int rc = parse_entry(&e, &a, err);
-        if (rc == QSF_OK)
-            rc = append_addr(c, ix, &a, &e, err);
-        if (rc != QSF_OK || !comma)
-            return rc;
+        rc = append_addr(c, ix, &e, err);
+        if (!comma)
+            break;
         start = end + 1;
     }
+    return rc;
 }

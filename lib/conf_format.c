@@ -42,7 +42,7 @@ void qsf_conf_put_size(struct qsf_sbuf *b, uint64_t v) {
 }
 
 void qsf_conf_put_addr(struct qsf_sbuf *b, const struct qsf_addr *a) {
-    qsf_sbuf_printf(b, a->ipv6 ? "[" : "");
+    qsf_sbuf_puts(b, a->ipv6 ? "[" : "");
     qsf_sbuf_puts(b, a->host);
     qsf_sbuf_printf(b, "%s:%d", a->ipv6 ? "]" : "", a->port);
 }

@@ -42,9 +42,13 @@ int qsf_conf_value_error(qsf_errinfo *err, const struct qsf_conf_keydesc *d, con
     __attribute__((format(printf, 7, 8)));
 
 /* Duplicate detection for addr entries in O(1) per entry. */
+struct qsf_addr_slot {
+    uint64_t hash; /* compared first, so a probe rarely touches the entries */
+    size_t idx;    /* index+1 into conf->addrs, 0 = empty */
+};
 struct qsf_addr_index {
-    size_t *slots; /* index+1 into conf->addrs, 0 = empty */
-    size_t cap;    /* power of two */
+    struct qsf_addr_slot *slots;
+    size_t cap; /* power of two */
 };
 void qsf_addr_index_free(struct qsf_addr_index *ix);
 

@@ -202,6 +202,7 @@ int qsf_conf_lex(const char *s, size_t len, bool *tls, qsf_conf_pair_fn fn, void
     if (!scratch)
         return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "out of memory parsing the connect string");
     rc = lex_pairs(s, len, pos, scratch, fn, ctx, err);
+    explicit_bzero(scratch, len - pos + 1); /* it held unescaped secret values */
     free(scratch);
     return rc;
 }

@@ -45,25 +45,6 @@ static void state_free(rc_state *st) {
     memset(st, 0, sizeof *st);
 }
 
-/* Live segments in chain order (sealed oldest first, active last). */
-static int publish_chain(rc_state *st, qsf_errinfo *err) {
-    qsf_slot_recovered *out = st->out;
-    bool active_is_data = st->ndata > 0 && st->data[st->ndata - 1] == st->active;
-    uint32_t n = st->ndata + (active_is_data ? 0 : 1);
-    out->segments = calloc(n, sizeof *out->segments);
-    if (!out->segments)
-        return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "no memory for the segment list");
-    for (uint32_t i = 0; i < st->ndata; i++)
-        out->segments[i] = st->data[i]->info;
-    out->segments[n - 1] = st->active->info;
-    out->segments[n - 1].active = true;
-    out->segment_count = n;
-    out->active_index = n - 1;
-    const qsf_seg_info *a = &out->segments[n - 1];
-    out->published_fsn = a->base_seq + (int64_t) a->frame_count - 1;
-    return QSF_OK;
-}
-
 static void fill_report(rc_state *st) {
     qsf_slot_recovered *out = st->out;
     qsf_recovery_report *rep = &out->report;
@@ -101,23 +82,29 @@ static int migrate(rc_state *st, qsf_errinfo *err) {
 
 /* ---- §8.10 ---- */
 
+int64_t rc_seed_acked(int64_t lowest_base, int64_t published, int64_t watermark, bool *ignored) {
+    int64_t cand = lowest_base - 1 > watermark ? lowest_base - 1 : watermark;
+    *ignored = cand > published;
+    return *ignored ? lowest_base - 1 : cand;
+}
+
 static int seed_watermark(qsf_slot_recovered *out, qsf_errinfo *err) {
     qsf_slot *s = &out->slot;
     int rc = qsf_watermark_open(s->dirfd, s->path, &out->watermark, err);
-    if (rc == QSF_OK && out->watermark.fd < 0) /* none yet: trim needs one */
+    if (rc == QSF_OK && out->watermark.fd < 0) { /* none yet: trim needs one */
         rc = qsf_watermark_create(s->dirfd, s->path, &out->watermark, err);
+        if (rc == QSF_OK)
+            rc = qsf_fsync_dir(s->dirfd, s->path, err);
+    }
     if (rc != QSF_OK)
         return rc;
-    int64_t lowest = out->segments[0].base_seq;
     int64_t wm = out->watermark.present ? out->watermark.fsn : -1;
-    int64_t cand = lowest - 1 > wm ? lowest - 1 : wm;
-    if (cand > out->published_fsn) {
+    int64_t cand = rc_seed_acked(out->segments[0].base_seq, out->published_fsn, wm,
+                                 &out->report.watermark_ignored);
+    if (out->report.watermark_ignored)
         QSF_LOGW("watermark exceeds publishedFsn in %s (%lld > %lld); ignoring it and replaying "
                  "from FSN %lld",
-                 s->path, (long long) cand, (long long) out->published_fsn, (long long) lowest);
-        out->report.watermark_ignored = true;
-        cand = lowest - 1;
-    }
+                 s->path, (long long) wm, (long long) out->published_fsn, (long long) cand + 1);
     out->acked_fsn = cand;
     return QSF_OK;
 }
@@ -152,7 +139,7 @@ static int finish_recovered(rc_state *st, int durability, qsf_errinfo *err) {
     if (rc == QSF_OK && st->active->residue_end > 0)
         rc = rc_zero_residue(st, st->active, err);
     if (rc == QSF_OK)
-        rc = publish_chain(st, err);
+        rc = rc_publish_chain(st, err);
     if (rc == QSF_OK)
         rc = seed_watermark(out, err);
     if (rc == QSF_OK)

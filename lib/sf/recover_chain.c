@@ -77,7 +77,7 @@ static int zero_sealed(rc_state *st, bool *zeroed, qsf_errinfo *err) {
         rc_seg *s = st->data[i];
         if (s == st->active || s->fate != RC_KEEP || s->residue_end == 0)
             continue;
-        int rc = rc_zero_residue(st, s, err);
+        int rc = st->dry_run ? QSF_OK : rc_zero_residue(st, s, err);
         if (rc != QSF_OK)
             return rc;
         *zeroed = true;
@@ -117,13 +117,21 @@ static int empty_rank(const rc_seg *s) {
     return 2;
 }
 
+/* Deterministic preference between two empty candidates: rank, then name
+ * (the lower generation was provisioned first). */
+static bool better_empty(const rc_seg *a, const rc_seg *b) {
+    if (!b || empty_rank(a) != empty_rank(b))
+        return !b || empty_rank(a) < empty_rank(b);
+    return strcmp(a->info.name, b->info.name) < 0;
+}
+
 static rc_seg *pick_empty(rc_state *st, bool any_base, int64_t base) {
     rc_seg *best = NULL;
     for (uint32_t i = 0; i < st->nsegs; i++) {
         rc_seg *s = &st->segs[i];
         if (!is_empty_valid(s) || (!any_base && s->info.base_seq != base))
             continue;
-        if (!best || empty_rank(s) < empty_rank(best))
+        if (better_empty(s, best))
             best = s;
     }
     return best;
@@ -196,9 +204,9 @@ static rc_seg *pick_active(rc_state *st, int64_t base) {
         rc_seg *s = &st->segs[i];
         if (!is_empty_valid(s) || s->info.base_seq != base)
             continue;
-        if (s->torn_bytes > 0 && !torn)
+        if (s->torn_bytes > 0 && better_empty(s, torn))
             torn = s;
-        else if (s->torn_bytes == 0 && (!clean || empty_rank(s) < empty_rank(clean)))
+        else if (s->torn_bytes == 0 && better_empty(s, clean))
             clean = s;
     }
     return torn ? torn : clean;
@@ -231,6 +239,24 @@ static int manifest_chain(rc_state *st, qsf_errinfo *err) {
     rc = zero_sealed(st, &zeroed, err);
     st->rerun = zeroed;
     return rc;
+}
+
+int rc_publish_chain(rc_state *st, qsf_errinfo *err) {
+    qsf_slot_recovered *out = st->out;
+    bool active_is_data = st->ndata > 0 && st->data[st->ndata - 1] == st->active;
+    uint32_t n = st->ndata + (active_is_data ? 0 : 1);
+    out->segments = calloc(n, sizeof *out->segments);
+    if (!out->segments)
+        return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "no memory for the segment list");
+    for (uint32_t i = 0; i < st->ndata; i++)
+        out->segments[i] = st->data[i]->info;
+    out->segments[n - 1] = st->active->info;
+    out->segments[n - 1].active = true;
+    out->segment_count = n;
+    out->active_index = n - 1;
+    const qsf_seg_info *a = &out->segments[n - 1];
+    out->published_fsn = a->base_seq + (int64_t) a->frame_count - 1;
+    return QSF_OK;
 }
 
 int rc_build_chain(rc_state *st, bool *empty, qsf_errinfo *err) {

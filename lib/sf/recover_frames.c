@@ -278,7 +278,7 @@ int rc_analyse_frames(rc_state *st, qsf_errinfo *err) {
         out->commit_boundary_fsn = boundary(&c);
         if (c.mismatch || c.gap_fsn <= out->commit_boundary_fsn)
             mark_unreplayable(&c);
-        else if (c.learned.n > 0) /* learned entries go to the file as one chunk */
+        else if (c.learned.n > 0 && !st->dry_run) /* learned entries: one chunk in the file */
             rc = qsf_symdict_append(&out->symdict, c.file_n, c.learned.n,
                                     (const char *const *) c.learned.strs, c.learned.lens, err);
     }

@@ -50,6 +50,7 @@ typedef struct rc_state {
     rc_seg *active;       /* chosen active segment */
     bool rerun;           /* sealed residue was zeroed: run recovery again (once) */
     bool legacy;          /* migrate a slot without manifest */
+    bool dry_run;         /* inspection: decide, never write (no zeroing, no dictionary append) */
     uint32_t quarantined; /* files renamed to .corrupt (or removed) */
 } rc_state;
 
@@ -67,6 +68,13 @@ void rc_reader_close(rc_reader *r);
 /* recover_chain.c: returns QSF_OK with st->active set, or a chain error. Sets
  * *empty when the slot must start fresh (§8.5). */
 int rc_build_chain(rc_state *st, bool *empty, qsf_errinfo *err);
+
+/* Fills out->segments (sealed oldest first, active last) and publishedFsn. */
+int rc_publish_chain(rc_state *st, qsf_errinfo *err);
+
+/* recover.c: ackedFsn = max(lowestBase - 1, watermark), or lowestBase - 1 when
+ * that is above publishedFsn (*ignored set). watermark = -1 when absent. */
+int64_t rc_seed_acked(int64_t lowest_base, int64_t published, int64_t watermark, bool *ignored);
 
 /* recover_clean.c */
 int rc_zero_residue(rc_state *st, rc_seg *s, qsf_errinfo *err);

@@ -42,6 +42,7 @@ void rc_reader_close(rc_reader *r) {
 int rc_read(rc_reader *r, uint64_t off, size_t want, const uint8_t **p, size_t *got,
             qsf_errinfo *err) {
     *got = 0;
+    *p = r->buf; /* never an unset pointer, even for an empty read */
     if (off >= r->size)
         return QSF_OK;
     if (want > QSF_RECOVER_BUF)

@@ -128,6 +128,26 @@ static int fd_sync(int fd, const char *dir, const char *name, qsf_errinfo *err) 
                        dir, name, strerror(e));
 }
 
+/* Positioned write of one record for generation `next`, then the numbered
+ * fault point "record written, not synced". */
+static int rec_write(int fd, const uint8_t rec[REC], int64_t next, const char *dir,
+                     const char *name, int fault_point, qsf_errinfo *err) {
+    int rc = qsf_write_at(fd, rec, REC, rec_offset(next), dir, name, err);
+    return rc == QSF_OK ? qsf_fault_check(fault_point, err) : rc;
+}
+
+static int handle_sync(int fd, const char *dir, const char *name, qsf_errinfo *err) {
+    if (fd < 0)
+        return qsf_err_set(err, QSF_E_INVAL, 0, 0, "sync of %s/%s: file not open", dir, name);
+    return fd_sync(fd, dir, name, err);
+}
+
+static void handle_close(int *fd) {
+    if (*fd >= 0)
+        QSF_OS->close(*fd);
+    *fd = -1;
+}
+
 /* ---- .ack-watermark ---- */
 
 static void set_dir(char out[1024], const char *dir) {
@@ -203,9 +223,8 @@ int qsf_watermark_write(qsf_watermark *wm, int64_t fsn, qsf_errinfo *err) {
     int64_t next = wm->generation + 1;
     uint8_t rec[REC];
     qsf_akw_encode(rec, next, fsn);
-    int rc = qsf_write_at(wm->fd, rec, REC, rec_offset(next), wm->dir, QSF_NAME_WATERMARK, err);
-    if (rc == QSF_OK)
-        rc = qsf_fault_check(QSF_FP_WATERMARK_WRITTEN, err);
+    int rc =
+        rec_write(wm->fd, rec, next, wm->dir, QSF_NAME_WATERMARK, QSF_FP_WATERMARK_WRITTEN, err);
     if (rc != QSF_OK)
         return rc;
     wm->generation = next;
@@ -214,15 +233,11 @@ int qsf_watermark_write(qsf_watermark *wm, int64_t fsn, qsf_errinfo *err) {
 }
 
 int qsf_watermark_sync(qsf_watermark *wm, qsf_errinfo *err) {
-    if (wm->fd < 0)
-        return qsf_err_set(err, QSF_E_INVAL, 0, 0, "watermark sync: file not open");
-    return fd_sync(wm->fd, wm->dir, QSF_NAME_WATERMARK, err);
+    return handle_sync(wm->fd, wm->dir, QSF_NAME_WATERMARK, err);
 }
 
 void qsf_watermark_close(qsf_watermark *wm) {
-    if (wm->fd >= 0)
-        QSF_OS->close(wm->fd);
-    wm->fd = -1;
+    handle_close(&wm->fd);
 }
 
 /* ---- sf-manifest.bin ---- */
@@ -285,7 +300,7 @@ int qsf_manifest_create(int slot_dirfd, const char *slot_path, int64_t head_base
         return rc;
     uint8_t rec[REC];
     qsf_sfm_encode(rec, 1, head_base, active_base);
-    rc = qsf_write_at(fd, rec, REC, rec_offset(1), slot_path, QSF_NAME_MANIFEST, err);
+    rc = rec_write(fd, rec, 1, slot_path, QSF_NAME_MANIFEST, QSF_FP_MANIFEST_WRITTEN, err);
     if (rc == QSF_OK)
         rc = fd_sync(fd, slot_path, QSF_NAME_MANIFEST, err);
     if (rc == QSF_OK)
@@ -318,9 +333,7 @@ int qsf_manifest_write(qsf_manifest *m, int64_t head_base, int64_t active_base, 
     int64_t next = m->generation + 1;
     uint8_t rec[REC];
     qsf_sfm_encode(rec, next, h, a);
-    int rc = qsf_write_at(m->fd, rec, REC, rec_offset(next), m->dir, QSF_NAME_MANIFEST, err);
-    if (rc == QSF_OK)
-        rc = qsf_fault_check(QSF_FP_MANIFEST_WRITTEN, err);
+    int rc = rec_write(m->fd, rec, next, m->dir, QSF_NAME_MANIFEST, QSF_FP_MANIFEST_WRITTEN, err);
     if (rc != QSF_OK)
         return rc;
     m->generation = next;
@@ -332,13 +345,9 @@ int qsf_manifest_write(qsf_manifest *m, int64_t head_base, int64_t active_base, 
 }
 
 int qsf_manifest_sync(qsf_manifest *m, qsf_errinfo *err) {
-    if (m->fd < 0)
-        return qsf_err_set(err, QSF_E_INVAL, 0, 0, "manifest sync: file not open");
-    return fd_sync(m->fd, m->dir, QSF_NAME_MANIFEST, err);
+    return handle_sync(m->fd, m->dir, QSF_NAME_MANIFEST, err);
 }
 
 void qsf_manifest_close(qsf_manifest *m) {
-    if (m->fd >= 0)
-        QSF_OS->close(m->fd);
-    m->fd = -1;
+    handle_close(&m->fd);
 }

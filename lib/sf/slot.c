@@ -114,9 +114,38 @@ int qsf_lock_file(int dirfd, const char *dir_path, const char *name, const char 
     return QSF_OK;
 }
 
-/* mkdir that accepts an existing directory. */
+/* fsync of the directory holding a new entry, so the entry survives a host
+ * crash (everything fsynced inside a directory is lost with its entry). */
+static int sync_parent(int atfd, const char *name, const char *shown, qsf_errinfo *err) {
+    char parent[QSF_SLOT_PATH_MAX];
+    int fd = atfd;
+    if (atfd == AT_FDCWD) {
+        snprintf(parent, sizeof parent, "%s", name);
+        char *slash = strrchr(parent, '/');
+        if (slash == parent)
+            slash[1] = '\0';
+        else if (slash)
+            *slash = '\0';
+        else
+            snprintf(parent, sizeof parent, ".");
+        fd = QSF_OS->open(parent, DIR_FLAGS, 0);
+        if (fd < 0)
+            return qsf_err_set(err, QSF_E_IO, 0, errno, "cannot open directory %s: %s", parent,
+                               strerror(errno));
+    }
+    char shown_parent[QSF_SLOT_PATH_MAX + 4];
+    snprintf(shown_parent, sizeof shown_parent, "%s/..", shown);
+    int rc = qsf_fsync_dir(fd, shown_parent, err);
+    if (fd != atfd)
+        QSF_OS->close(fd);
+    return rc;
+}
+
+/* mkdir that accepts an existing directory and makes a new one durable. */
 static int ensure_dir(int atfd, const char *name, const char *shown, qsf_errinfo *err) {
-    if (QSF_OS->mkdirat(atfd, name, 0700) == 0 || errno == EEXIST)
+    if (QSF_OS->mkdirat(atfd, name, 0700) == 0)
+        return sync_parent(atfd, name, shown, err);
+    if (errno == EEXIST)
         return QSF_OK;
     int e = errno;
     return qsf_err_set(err, QSF_E_IO, 0, e, "cannot create directory %s: %s%s", shown, strerror(e),
@@ -130,7 +159,8 @@ static int open_dir(int atfd, const char *name, const char *shown, int *fd, qsf_
         return QSF_OK;
     int e = errno;
     return qsf_err_set(err, QSF_E_IO, 0, e, "cannot open directory %s: %s", shown,
-                       e == ELOOP ? "is a symbolic link (refused)" : strerror(e));
+                       (e == ELOOP || e == ENOTDIR) ? "not a directory or a symbolic link (refused)"
+                                                    : strerror(e));
 }
 
 int qsf_slot_lock_logical(qsf_slot *s, qsf_errinfo *err) {

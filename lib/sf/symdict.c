@@ -311,43 +311,55 @@ static int next_chunk_size(int fd, uint64_t off, uint64_t fsize, const char *dir
     return QSF_OK;
 }
 
+/* Grows *buf to at least size bytes. */
+static int reserve(uint8_t **buf, size_t *cap, size_t size, const char *dir, qsf_errinfo *err) {
+    if (size <= *cap)
+        return QSF_OK;
+    uint8_t *nb = realloc(*buf, size);
+    if (!nb)
+        return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "no memory for a %zu-byte chunk of %s/%s", size,
+                           dir, QSF_NAME_SYMDICT);
+    *buf = nb;
+    *cap = size;
+    return QSF_OK;
+}
+
+/* Parses the chunk read into buf; *valid = false ends the valid data. */
+static int load_one(qsf_symdict *d, const uint8_t *buf, size_t size, const char *dir, bool *valid,
+                    qsf_errinfo *err) {
+    struct load_ctx ctx = {d};
+    size_t got;
+    uint32_t n;
+    int prc = chunk_parse(buf, size, qsf_symdict_size(d), QSF_SYMDICT_MAX_ENTRIES, load_entry, &ctx,
+                          &got, &n);
+    *valid = prc == 1;
+    if (prc == -2)
+        return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "no memory for %s/%s entries", dir,
+                           QSF_NAME_SYMDICT);
+    return QSF_OK;
+}
+
 /* Reads chunk after chunk (each through one buffer sized to the chunk, bounded
  * by the file size) until the end of valid data. */
 static int load_chunks(qsf_symdict *d, uint64_t fsize, const char *dir, qsf_errinfo *err) {
     uint64_t off = QSF_SYD_HEADER_SIZE;
     uint8_t *buf = NULL;
-    size_t cap = 0;
+    size_t cap = 0, size = 0;
+    bool valid = true;
     int rc = QSF_OK;
-    struct load_ctx ctx = {d};
-    while (off < fsize) {
-        size_t size;
+    while (rc == QSF_OK && valid && off < fsize) {
         rc = next_chunk_size(d->fd, off, fsize, dir, &size, err);
         if (rc != QSF_OK || size == 0)
             break;
-        if (size > cap) {
-            uint8_t *nb = realloc(buf, size);
-            if (!nb) {
-                rc = qsf_err_set(err, QSF_E_NOMEM, 0, 0, "no memory for a %zu-byte chunk of %s/%s",
-                                 size, dir, QSF_NAME_SYMDICT);
-                break;
-            }
-            buf = nb;
-            cap = size;
+        rc = reserve(&buf, &cap, size, dir, err);
+        if (rc == QSF_OK)
+            rc = qsf_read_at(d->fd, buf, size, off, dir, QSF_NAME_SYMDICT, err);
+        if (rc == QSF_OK)
+            rc = load_one(d, buf, size, dir, &valid, err);
+        if (rc == QSF_OK && valid) {
+            d->chunks++;
+            off += size;
         }
-        rc = qsf_read_at(d->fd, buf, size, off, dir, QSF_NAME_SYMDICT, err);
-        if (rc != QSF_OK)
-            break;
-        size_t got;
-        uint32_t n;
-        int prc = chunk_parse(buf, size, qsf_symdict_size(d), QSF_SYMDICT_MAX_ENTRIES, load_entry,
-                              &ctx, &got, &n);
-        if (prc == -2)
-            rc = qsf_err_set(err, QSF_E_NOMEM, 0, 0, "no memory for %s/%s entries", dir,
-                             QSF_NAME_SYMDICT);
-        if (prc != 1)
-            break;
-        d->chunks++;
-        off += got;
     }
     free(buf);
     d->valid_end = off;

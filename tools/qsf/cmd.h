@@ -21,6 +21,7 @@ struct qsf_cmd {
 };
 
 extern const struct qsf_cmd qsf_cmd_conf;
+extern const struct qsf_cmd qsf_cmd_slot;
 
 /* True if argv holds -h or --help. */
 int qsf_cmd_wants_help(int argc, char **argv);

@@ -8,6 +8,7 @@
 
 static const struct qsf_cmd *const commands[] = {
     &qsf_cmd_conf,
+    &qsf_cmd_slot,
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

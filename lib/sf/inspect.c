@@ -1,0 +1,278 @@
+/* Read-only slot inspection (inspect.h): runs the recovery scan and chain rules
+ * in dry-run mode on a private copy of the state and reads the side files
+ * without the handles that would repair them. */
+#include "sf/inspect.h"
+
+#include "bytes.h"
+#include "err.h"
+#include "os/os.h"
+#include "recover_int.h"
+#include "sf/sfio.h"
+#include "sf/sidefile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void add_line(char lines[][200], uint32_t *n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void add_line(char lines[][200], uint32_t *n, const char *fmt, ...) {
+    if (*n >= QSF_INSPECT_MAX_NOTES)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(lines[(*n)++], 200, fmt, ap);
+    va_end(ap);
+}
+
+#define PROBLEM(in, ...) add_line((in)->problems, &(in)->nproblems, __VA_ARGS__)
+#define NOTE(in, ...)    add_line((in)->notes, &(in)->nnotes, __VA_ARGS__)
+
+/* ---- side files, read as they are ---- */
+
+static int read_image(int dirfd, const char *dir, const char *name, uint8_t img[8192],
+                      uint64_t *size, bool *present, qsf_errinfo *err) {
+    int fd = qsf_open_regular(dirfd, name, O_RDONLY, size);
+    *present = fd >= 0;
+    if (fd < 0)
+        return errno == ENOENT ? QSF_OK : qsf_file_err(err, errno, "cannot open", dir, name);
+    int rc = *size == 8192 ? qsf_read_at(fd, img, 8192, 0, dir, name, err) : QSF_OK;
+    QSF_OS->close(fd);
+    return rc;
+}
+
+static int look_manifest(const qsf_slot *s, qsf_slot_inspection *in, qsf_errinfo *err) {
+    uint8_t img[8192];
+    uint64_t size = 0;
+    int rc =
+        read_image(s->dirfd, s->path, QSF_NAME_MANIFEST, img, &size, &in->manifest_present, err);
+    if (rc != QSF_OK || !in->manifest_present)
+        return rc;
+    in->manifest_valid = size == 8192 && qsf_sfm_pick(img, &in->manifest_generation, &in->head_base,
+                                                      &in->active_base) == 0;
+    if (!in->manifest_valid)
+        PROBLEM(in, "%s has a wrong size or no valid record (would be renamed .corrupt)",
+                QSF_NAME_MANIFEST);
+    return QSF_OK;
+}
+
+static int look_watermark(const qsf_slot *s, qsf_slot_inspection *in, qsf_errinfo *err) {
+    uint8_t img[8192];
+    int rc = read_image(s->dirfd, s->path, QSF_NAME_WATERMARK, img, &in->watermark_size,
+                        &in->watermark_present, err);
+    if (rc != QSF_OK || !in->watermark_present)
+        return rc;
+    in->watermark_valid = in->watermark_size == 8192 &&
+                          qsf_akw_pick(img, &in->watermark_generation, &in->watermark_fsn) == 0;
+    if (in->watermark_size != 8192)
+        PROBLEM(in, "%s is %llu bytes, not 8192 (legacy or damaged; would be reset)",
+                QSF_NAME_WATERMARK, (unsigned long long) in->watermark_size);
+    return QSF_OK;
+}
+
+static int look_dict(const qsf_slot *s, qsf_slot_inspection *in, qsf_symdict *d, qsf_errinfo *err) {
+    int rc = qsf_symdict_open(d, s->dirfd, s->path, err); /* never truncates */
+    if (rc != QSF_OK)
+        return rc;
+    in->dict_present = d->fd >= 0 || !d->self_sufficient;
+    in->dict_usable = !d->self_sufficient;
+    in->dict_entries = qsf_symdict_size(d);
+    in->dict_chunks = d->chunks;
+    in->dict_bytes = d->valid_end;
+    in->dict_torn_bytes = d->torn_bytes;
+    if (d->torn_bytes)
+        PROBLEM(in, "%s: %llu torn bytes after offset %llu (cut before the next append)",
+                QSF_NAME_SYMDICT, (unsigned long long) d->torn_bytes,
+                (unsigned long long) d->valid_end);
+    return QSF_OK;
+}
+
+/* ---- chain verdict (dry run of recovery) ---- */
+
+static void note_fates(const rc_state *st, qsf_slot_inspection *in) {
+    if (st->legacy)
+        NOTE(in, "no %s: an open migrates the slot (creates it, stamps MANIFEST_REQUIRED)",
+             QSF_NAME_MANIFEST);
+    if (st->rerun)
+        PROBLEM(in, "a sealed segment has non-zero bytes after its last frame (would be zeroed)");
+    if (st->active && st->active->residue_end > 0)
+        PROBLEM(in, "%s: torn tail of %llu bytes after offset %llu (would be zeroed)",
+                st->active->info.name, (unsigned long long) st->active->torn_bytes,
+                (unsigned long long) st->active->info.last_good);
+    for (uint32_t i = 0; i < st->nsegs; i++) {
+        const rc_seg *s = &st->segs[i];
+        if (s == st->active)
+            continue;
+        if (s->fate == RC_QUARANTINE)
+            PROBLEM(in, "%s: %s (would be renamed %s.corrupt)", s->info.name,
+                    s->corrupt ? "corrupt" : "torn and empty", s->info.name);
+        else if (s->fate == RC_DELETE)
+            NOTE(in, "%s: %s (would be deleted)", s->info.name,
+                 s->info.frame_count ? "acknowledged leftover below headBase" : "clean spare");
+    }
+}
+
+static void seed_and_analyse(rc_state *st, qsf_slot_inspection *in, qsf_errinfo *err) {
+    qsf_slot_recovered *out = st->out;
+    bool ignored = false;
+    int64_t wm = in->watermark_valid ? in->watermark_fsn : -1;
+    out->acked_fsn = rc_seed_acked(out->segments[0].base_seq, out->published_fsn, wm, &ignored);
+    in->acked_fsn = out->acked_fsn;
+    if (ignored)
+        PROBLEM(in, "watermark %lld is above the last FSN %lld (would be ignored)", (long long) wm,
+                (long long) out->published_fsn);
+    if (look_dict(&out->slot, in, &out->symdict, err) != QSF_OK ||
+        rc_analyse_frames(st, err) != QSF_OK) {
+        in->verdict = err->code;
+        snprintf(in->verdict_msg, sizeof in->verdict_msg, "%s", err->msg);
+        return;
+    }
+    in->commit_boundary_fsn = out->commit_boundary_fsn;
+    in->unreplayable = out->data_loss;
+    if (out->data_loss)
+        PROBLEM(in, "%.150s (an open would quarantine the slot)", out->data_loss_reason);
+}
+
+static int run_chain(rc_state *st, qsf_slot_inspection *in, qsf_errinfo *err) {
+    qsf_errinfo e;
+    bool empty = false;
+    int rc = rc_build_chain(st, &empty, &e);
+    if (rc == QSF_E_NOMEM)
+        return qsf_err_set(err, rc, 0, 0, "%s", e.msg);
+    if (rc != QSF_OK) {
+        in->verdict = rc;
+        snprintf(in->verdict_msg, sizeof in->verdict_msg, "%s", e.msg);
+        return QSF_OK;
+    }
+    note_fates(st, in);
+    if (empty) {
+        NOTE(in, "no valid segment: an open starts a fresh slot");
+        return QSF_OK;
+    }
+    rc = rc_publish_chain(st, err);
+    if (rc == QSF_OK)
+        seed_and_analyse(st, in, &e);
+    return rc;
+}
+
+/* ---- assembling the report ---- */
+
+static bool is_live(const rc_state *st, const rc_seg *s) {
+    return s == st->active || (s->fate == RC_KEEP && !s->corrupt && s->info.frame_count > 0);
+}
+
+static int collect_files(const rc_state *st, qsf_slot_inspection *in, qsf_errinfo *err) {
+    in->files = calloc(st->nsegs ? st->nsegs : 1, sizeof *in->files);
+    if (!in->files)
+        return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "no memory for the file list");
+    const qsf_slot_recovered *out = st->out;
+    for (uint32_t i = 0; i < out->segment_count; i++) { /* live chain first */
+        qsf_inspect_file *f = &in->files[in->nfiles++];
+        f->info = out->segments[i];
+        f->live = true;
+        in->frames += f->info.frame_count;
+        in->bytes += f->info.last_good - QSF_SFA_HEADER_SIZE;
+    }
+    in->live = out->segment_count;
+    for (uint32_t i = 0; i < st->nsegs; i++) {
+        const rc_seg *s = &st->segs[i];
+        in->torn_bytes += s->torn_bytes;
+        for (uint32_t k = 0; k < in->live; k++)
+            if (strcmp(in->files[k].info.name, s->info.name) == 0)
+                in->files[k].torn_bytes = s->torn_bytes;
+        if (out->segment_count && is_live(st, s))
+            continue;
+        qsf_inspect_file *f = &in->files[in->nfiles++];
+        f->info = s->info;
+        f->corrupt = s->corrupt;
+        f->torn_bytes = s->torn_bytes;
+    }
+    if (in->live) {
+        in->first_fsn = out->segments[0].base_seq;
+        in->last_fsn = out->published_fsn;
+    }
+    return QSF_OK;
+}
+
+static void inspection_init(qsf_slot_inspection *in) {
+    memset(in, 0, sizeof *in);
+    in->last_fsn = in->acked_fsn = in->commit_boundary_fsn = -1;
+}
+
+/* The manifest handle the chain rules read: a read-only descriptor and the
+ * values of the picked record. */
+static void fake_manifest(qsf_slot_recovered *out, const qsf_slot_inspection *in) {
+    if (!in->manifest_valid)
+        return;
+    out->manifest.fd =
+        QSF_OS->openat(out->slot.dirfd, QSF_NAME_MANIFEST, O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0);
+    out->manifest.generation = in->manifest_generation;
+    out->manifest.head_base = in->head_base;
+    out->manifest.active_base = in->active_base;
+}
+
+static int scan(rc_state *st, qsf_slot_inspection *in, qsf_errinfo *err) {
+    qsf_errinfo e;
+    int rc = rc_enumerate(st, err);
+    if (rc == QSF_OK) {
+        rc = rc_scan_all(st, &e);
+        if (rc == QSF_E_UNSUPPORTED) {
+            in->verdict = rc;
+            snprintf(in->verdict_msg, sizeof in->verdict_msg, "%s", e.msg);
+            return QSF_OK;
+        }
+        if (rc != QSF_OK)
+            qsf_err_copy(err, &e);
+    }
+    if (rc == QSF_OK)
+        rc = look_manifest(&st->out->slot, in, err);
+    if (rc == QSF_OK)
+        rc = look_watermark(&st->out->slot, in, err);
+    if (rc == QSF_OK) {
+        fake_manifest(st->out, in);
+        rc = run_chain(st, in, err);
+    }
+    return rc;
+}
+
+int qsf_slot_inspect(const char *slot_path, qsf_slot_inspection *in, qsf_errinfo *err) {
+    inspection_init(in);
+    qsf_slot_recovered *out = calloc(1, sizeof *out);
+    uint8_t *buf = malloc(QSF_RECOVER_BUF);
+    if (!out || !buf) {
+        free(out);
+        free(buf);
+        return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "no memory to inspect %s", slot_path);
+    }
+    qsf_symdict_init(&out->symdict);
+    out->manifest.fd = out->watermark.fd = -1;
+    out->slot.sf_dirfd = out->slot.lock_fd = out->slot.logical_lock_fd = -1;
+    snprintf(out->slot.path, sizeof out->slot.path, "%s", slot_path);
+    out->slot.dirfd = QSF_OS->open(slot_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+    int rc = out->slot.dirfd >= 0
+                 ? QSF_OK
+                 : qsf_err_set(err, QSF_E_IO, 0, errno, "cannot open slot directory %s: %s",
+                               slot_path, strerror(errno));
+    rc_state st = {.out = out, .buf = buf, .dry_run = true};
+    if (rc == QSF_OK)
+        rc = scan(&st, in, err);
+    if (rc == QSF_OK)
+        rc = collect_files(&st, in, err);
+    qsf_slot_release(out);
+    free(out);
+    free(st.segs);
+    free(st.data);
+    free(buf);
+    if (rc != QSF_OK)
+        qsf_slot_inspection_free(in);
+    return rc;
+}
+
+void qsf_slot_inspection_free(qsf_slot_inspection *in) {
+    free(in->files);
+    in->files = NULL;
+    in->nfiles = 0;
+}

@@ -1,0 +1,285 @@
+/* Syscall-table faults during slot open: EIO on pread never reads as "empty"
+ * and touches no file; ENOSPC while creating a fresh slot leaves no partial
+ * file; a listing error is operational; quarantine renames that fail. */
+#include "testutil.h"
+
+#include "sftest.h"
+
+#include "os/os.h"
+#include "sf/recover.h"
+#include "sf/symdict.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define SEG 4096
+#define F   QSF_SFA_FLAG_MANIFEST_REQUIRED
+
+/* ---- a snapshot of every file in the slot (names and bytes) ---- */
+
+typedef struct snap {
+    int n;
+    char names[32][256];
+    uint8_t *data[32];
+    size_t len[32];
+} snap;
+
+static void snap_take(snap *s) {
+    memset(s, 0, sizeof *s);
+    DIR *d = opendir(st_slot);
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.' && (!e->d_name[1] || !strcmp(e->d_name, "..")))
+            continue;
+        if (!strcmp(e->d_name, ".lock") || !strcmp(e->d_name, ".lock.pid"))
+            continue;
+        assert_true(s->n < 32);
+        snprintf(s->names[s->n], sizeof s->names[0], "%s", e->d_name);
+        s->data[s->n] = tu_read_file(st_path(st_slot, e->d_name), &s->len[s->n]);
+        s->n++;
+    }
+    closedir(d);
+}
+
+static void snap_expect_same(const snap *before) {
+    snap now;
+    snap_take(&now);
+    assert_int_equal(now.n, before->n);
+    for (int i = 0; i < before->n; i++) {
+        int j = 0;
+        while (j < now.n && strcmp(now.names[j], before->names[i]) != 0)
+            j++;
+        if (j == now.n)
+            fail_msg("%s disappeared", before->names[i]);
+        assert_int_equal(now.len[j], before->len[i]);
+        assert_memory_equal(now.data[j], before->data[i], before->len[i]);
+    }
+    for (int i = 0; i < now.n; i++)
+        free(now.data[i]);
+}
+
+static void snap_free(snap *s) {
+    for (int i = 0; i < s->n; i++)
+        free(s->data[i]);
+}
+
+/* ---- fault wrappers ---- */
+
+static int calls, fail_at;
+static ssize_t eio_pread(int fd, void *buf, size_t n, off_t off) {
+    if (++calls == fail_at) {
+        errno = EIO;
+        return -1;
+    }
+    return pread(fd, buf, n, off);
+}
+
+static void clean_slot(void) {
+    const char *a[] = {"a", "b", "c"}, *b[] = {"d"};
+    st_segment_str(st_slot, "sf-0000000000000001.sfa", SEG, F, 0, 3, a);
+    st_segment_str(st_slot, "sf-0000000000000002.sfa", SEG, F, 3, 1, b);
+    st_manifest(st_slot, 2, 0, 3);
+    st_watermark(st_slot, 1, 1);
+    int dfd = open(st_slot, O_RDONLY | O_DIRECTORY);
+    qsf_symdict d;
+    assert_int_equal(qsf_symdict_create(&d, dfd, st_slot, NULL), QSF_OK);
+    qsf_symdict_destroy(&d);
+    close(dfd);
+}
+
+static void eio_on_any_pread_aborts_untouched(void **state) {
+    (void) state;
+    clean_slot();
+    snap before;
+    snap_take(&before);
+    QSF_OS->pread = eio_pread;
+    int failures = 0;
+    for (fail_at = 1;; fail_at++) {
+        calls = 0;
+        qsf_slot_recovered r;
+        qsf_errinfo e;
+        int rc = qsf_slot_open_sized(st_sfdir, "default", QSF_DUR_MEMORY, SEG, &r, &e);
+        if (calls < fail_at) { /* the fault was never reached: a clean open */
+            assert_int_equal(rc, QSF_OK);
+            qsf_slot_release(&r);
+            break;
+        }
+        assert_int_equal(rc, QSF_E_IO); /* never "empty", never a fresh st_slot */
+        assert_non_null(strstr(e.msg, st_slot));
+        failures++;
+        snap_expect_same(&before);
+    }
+    assert_true(failures >= 5); /* header, frames, manifest, watermark, dictionary */
+    snap_free(&before);
+}
+
+static int fallocs, falloc_fail_size;
+static int nospc_fallocate(int fd, off_t off, off_t len) {
+    fallocs++;
+    if (len == falloc_fail_size)
+        return ENOSPC;
+    return posix_fallocate(fd, off, len);
+}
+
+static void enospc_creating_fresh_slot(void **state) {
+    (void) state;
+    QSF_OS->fallocate = nospc_fallocate;
+    falloc_fail_size = SEG;
+    qsf_slot_recovered r;
+    qsf_errinfo e;
+    assert_int_equal(qsf_slot_open_sized(st_sfdir, "default", QSF_DUR_MEMORY, SEG, &r, &e),
+                     QSF_E_NOSPC);
+    assert_non_null(strstr(e.msg, "sf-initial.sfa"));
+    assert_false(st_exists(st_path(st_slot, "sf-initial.sfa")));
+    assert_false(st_exists(st_path(st_slot, QSF_NAME_MANIFEST)));
+    /* the watermark is the first file created */
+    falloc_fail_size = 8192;
+    assert_int_equal(qsf_slot_open_sized(st_sfdir, "default", QSF_DUR_MEMORY, SEG, &r, &e),
+                     QSF_E_NOSPC);
+    assert_false(st_exists(st_path(st_slot, QSF_NAME_WATERMARK)));
+    assert_false(st_exists(st_path(st_slot, "sf-initial.sfa")));
+    /* space comes back: the next open starts cleanly */
+    qsf_os_reset();
+    st_open_ok(st_sfdir, &r);
+    assert_true(r.fresh);
+    qsf_slot_release(&r);
+}
+
+static struct dirent *eio_readdir(DIR *d) {
+    (void) d;
+    errno = EIO;
+    return NULL;
+}
+
+static void readdir_failure_is_operational(void **state) {
+    (void) state;
+    clean_slot();
+    snap before;
+    snap_take(&before);
+    QSF_OS->readdir = eio_readdir;
+    qsf_slot_recovered r;
+    qsf_errinfo e;
+    assert_int_equal(qsf_slot_open_sized(st_sfdir, "default", QSF_DUR_MEMORY, SEG, &r, &e),
+                     QSF_E_IO);
+    assert_non_null(strstr(e.msg, "cannot list slot directory"));
+    snap_expect_same(&before);
+    snap_free(&before);
+    /* an empty-looking directory must not have produced a fresh slot */
+    assert_false(st_exists(st_path(st_slot, "sf-initial.sfa")));
+}
+
+static int fail_unlink;
+static int eio_renameat(int od, const char *o, int nd, const char *n) {
+    (void) od;
+    (void) o;
+    (void) nd;
+    (void) n;
+    errno = EIO;
+    return -1;
+}
+static int maybe_unlinkat(int dfd, const char *p, int flags) {
+    if (fail_unlink) {
+        errno = EIO;
+        return -1;
+    }
+    return unlinkat(dfd, p, flags);
+}
+
+static void rename_failure_during_quarantine(void **state) {
+    (void) state;
+    const char *a[] = {"a"};
+    st_segment_str(st_slot, "sf-0000000000000001.sfa", SEG, F, 0, 1, a);
+    st_manifest(st_slot, 1, 0, 0);
+    tu_write_file(st_path(st_slot, "junk.sfa"), "junk-junk-junk-junk-junk-junk", 29);
+    QSF_OS->renameat = eio_renameat;
+    QSF_OS->unlinkat = maybe_unlinkat;
+    fail_unlink = 1; /* neither rename nor removal works: the open fails */
+    qsf_slot_recovered r;
+    qsf_errinfo e;
+    assert_int_equal(qsf_slot_open_sized(st_sfdir, "default", QSF_DUR_MEMORY, SEG, &r, &e),
+                     QSF_E_IO);
+    assert_non_null(strstr(e.msg, "junk.sfa"));
+    assert_true(st_exists(st_path(st_slot, "junk.sfa")));
+    fail_unlink = 0; /* rename fails, removal works (sf-format.md §7.3) */
+    assert_int_equal(qsf_slot_open_sized(st_sfdir, "default", QSF_DUR_MEMORY, SEG, &r, &e), QSF_OK);
+    assert_int_equal(r.report.quarantined_files, 1);
+    qsf_slot_release(&r);
+    assert_false(st_exists(st_path(st_slot, "junk.sfa")));
+    assert_false(st_exists(st_path(st_slot, "junk.sfa.corrupt")));
+}
+
+static void unreplayable_slot_rename_failure(void **state) {
+    (void) state;
+    uint8_t p[64];
+    const uint8_t *pp[1] = {p};
+    const char *x[] = {"x"};
+    uint32_t l[1] = {(uint32_t) st_qwp(p, 0x08, 5, 1, x)};
+    st_segment(st_slot, "sf-0000000000000001.sfa", SEG, F, 0, 1, pp, l);
+    st_manifest(st_slot, 1, 0, 0);
+    QSF_OS->renameat = eio_renameat;
+    qsf_slot_recovered r;
+    qsf_errinfo e;
+    assert_int_equal(qsf_slot_open_sized(st_sfdir, "default", QSF_DUR_MEMORY, SEG, &r, &e),
+                     QSF_E_IO);
+    assert_non_null(strstr(e.msg, "cannot rename slot"));
+    assert_true(st_exists(st_path(st_slot, "sf-0000000000000001.sfa"))); /* nothing lost */
+    assert_false(st_exists(st_path(st_sfdir, "default.unreplayable-1")));
+#ifdef QSF_FAULT_INJECTION
+    /* a failure right after the rename (directory not synced yet) is reported too */
+    qsf_os_reset();
+    qsf_fault_arm(QSF_FP_QUARANTINE_RENAMED, 1, QSF_FA_FAIL);
+    assert_int_equal(qsf_slot_open_sized(st_sfdir, "default", QSF_DUR_MEMORY, SEG, &r, &e),
+                     QSF_E_IO);
+    assert_true(st_exists(st_path(st_sfdir, "default.unreplayable-1/sf-0000000000000001.sfa")));
+#endif
+}
+
+static int fsyncs, fsync_fail_at;
+static int eio_fsync(int fd) {
+    if (++fsyncs == fsync_fail_at) {
+        errno = EIO;
+        return -1;
+    }
+    return fsync(fd);
+}
+
+static void every_create_barrier_failure_fails_the_open(void **state) {
+    (void) state;
+    QSF_OS->fsync = eio_fsync;
+    for (fsync_fail_at = 1;; fsync_fail_at++) {
+        fsyncs = 0;
+        tu_rmtree(st_slot);
+        qsf_slot_recovered r;
+        qsf_errinfo e;
+        int rc = qsf_slot_open_sized(st_sfdir, "default", QSF_DUR_MEMORY, SEG, &r, &e);
+        if (fsyncs < fsync_fail_at) {
+            assert_int_equal(rc, QSF_OK);
+            qsf_slot_release(&r);
+            break;
+        }
+        assert_true(rc == QSF_E_IO || rc == QSF_E_DURABILITY);
+        /* whatever is left recovers to a valid state */
+        QSF_OS->fsync = fsync;
+        st_open_ok(st_sfdir, &r);
+        assert_int_equal(r.published_fsn, -1);
+        qsf_slot_release(&r);
+        QSF_OS->fsync = eio_fsync;
+    }
+    assert_true(fsync_fail_at > 5);
+}
+
+int main(void) {
+#define T(f) cmocka_unit_test_setup_teardown(f, st_setup, st_teardown)
+    const struct CMUnitTest tests[] = {
+        T(eio_on_any_pread_aborts_untouched), T(enospc_creating_fresh_slot),
+        T(readdir_failure_is_operational),    T(rename_failure_during_quarantine),
+        T(unreplayable_slot_rename_failure),  T(every_create_barrier_failure_fails_the_open),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,143 @@
+/* Read-only slot inspection: the verdict an open would reach, the problems it
+ * would repair and the notes, with every file left exactly as it was. */
+#include "testutil.h"
+
+#include "sftest.h"
+
+#include "sf/inspect.h"
+#include "sf/symdict.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SEG 4096
+#define F   QSF_SFA_FLAG_MANIFEST_REQUIRED
+
+static bool has_line(char lines[][200], uint32_t n, const char *needle) {
+    for (uint32_t i = 0; i < n; i++)
+        if (strstr(lines[i], needle))
+            return true;
+    return false;
+}
+
+static void inspect_ok(qsf_slot_inspection *in) {
+    qsf_errinfo e;
+    int rc = qsf_slot_inspect(st_slot, in, &e);
+    if (rc != QSF_OK)
+        fail_msg("inspect failed: %s", e.msg);
+}
+
+static void clean_manifest_slot(void **state) {
+    (void) state;
+    const char *a[] = {"f0", "f1"}, *b[] = {"f2"};
+    st_segment_str(st_slot, "sf-0000000000000001.sfa", SEG, F, 0, 2, a);
+    st_segment_str(st_slot, "sf-0000000000000002.sfa", SEG, F, 2, 1, b);
+    st_manifest(st_slot, 2, 0, 2);
+    st_watermark(st_slot, 3, 0);
+    int dfd = open(st_slot, O_RDONLY | O_DIRECTORY);
+    qsf_symdict d;
+    assert_int_equal(qsf_symdict_create(&d, dfd, st_slot, NULL), QSF_OK);
+    qsf_symdict_destroy(&d);
+    close(dfd);
+    qsf_slot_inspection in;
+    inspect_ok(&in);
+    assert_int_equal(in.verdict, QSF_OK);
+    assert_int_equal(in.nproblems, 0);
+    assert_int_equal(in.live, 2);
+    assert_int_equal(in.frames, 3);
+    assert_int_equal(in.first_fsn, 0);
+    assert_int_equal(in.last_fsn, 2);
+    assert_int_equal(in.acked_fsn, 0);
+    assert_int_equal(in.commit_boundary_fsn, 2);
+    assert_true(in.manifest_valid);
+    assert_int_equal(in.active_base, 2);
+    assert_true(in.watermark_valid);
+    assert_int_equal(in.watermark_generation, 3);
+    assert_true(in.dict_usable);
+    assert_true(in.files[1].info.active);
+    assert_false(st_exists(st_path(st_slot, ".lock"))); /* never locks */
+    qsf_slot_inspection_free(&in);
+}
+
+static void gap_is_the_verdict(void **state) {
+    (void) state;
+    const char *a[] = {"a"};
+    st_segment_str(st_slot, "sf-0000000000000001.sfa", SEG, 0, 0, 1, a);
+    st_segment_str(st_slot, "sf-0000000000000002.sfa", SEG, 0, 4, 1, a);
+    qsf_slot_inspection in;
+    inspect_ok(&in);
+    assert_int_equal(in.verdict, QSF_E_CORRUPT);
+    assert_non_null(strstr(in.verdict_msg, "expected 1 but got 4"));
+    assert_int_equal(in.nfiles, 2);
+    assert_int_equal(in.live, 0);
+    assert_false(st_exists(st_path(st_slot, QSF_NAME_MANIFEST)));
+    qsf_slot_inspection_free(&in);
+}
+
+static void repairs_are_listed_not_made(void **state) {
+    (void) state;
+    const char *a[] = {"one", "two"};
+    uint64_t end = st_segment_str(st_slot, "sf-initial.sfa", SEG, 0, 0, 2, a);
+    st_patch(st_path(st_slot, "sf-initial.sfa"), end + 10, "zz", 2);
+    st_segment_str(st_slot, "sf-0000000000000000.sfa", SEG, 0, 0, 0, a); /* clean spare */
+    uint8_t legacy[16] = {0};
+    tu_write_file(st_path(st_slot, QSF_NAME_WATERMARK), legacy, sizeof legacy);
+    size_t n;
+    uint8_t *before = tu_read_file(st_path(st_slot, "sf-initial.sfa"), &n);
+    qsf_slot_inspection in;
+    inspect_ok(&in);
+    assert_int_equal(in.verdict, QSF_OK);
+    assert_true(has_line(in.problems, in.nproblems, "torn tail"));
+    assert_true(has_line(in.problems, in.nproblems, "16 bytes, not 8192"));
+    assert_true(has_line(in.notes, in.nnotes, "migrates"));
+    assert_true(has_line(in.notes, in.nnotes, "clean spare"));
+    assert_int_equal(in.torn_bytes, SEG - end);
+    qsf_slot_inspection_free(&in);
+    /* nothing changed */
+    size_t n2;
+    uint8_t *after = tu_read_file(st_path(st_slot, "sf-initial.sfa"), &n2);
+    assert_int_equal(n, n2);
+    assert_memory_equal(before, after, n);
+    free(before);
+    free(after);
+    assert_true(st_exists(st_path(st_slot, "sf-0000000000000000.sfa")));
+    assert_int_equal(st_size(st_path(st_slot, QSF_NAME_WATERMARK)), 16);
+    assert_false(st_exists(st_path(st_slot, QSF_NAME_MANIFEST)));
+}
+
+static void unsupported_and_unreplayable(void **state) {
+    (void) state;
+    uint8_t p[64];
+    const uint8_t *pp[1] = {p};
+    const char *x[] = {"x"};
+    uint32_t l[1] = {(uint32_t) st_qwp(p, 0x08, 7, 1, x)};
+    st_segment(st_slot, "sf-0000000000000001.sfa", SEG, F, 0, 1, pp, l);
+    st_manifest(st_slot, 1, 0, 0);
+    qsf_slot_inspection in;
+    inspect_ok(&in);
+    assert_int_equal(in.verdict, QSF_OK);
+    assert_true(in.unreplayable);
+    assert_true(has_line(in.problems, in.nproblems, "needs symbol ids from 7"));
+    qsf_slot_inspection_free(&in);
+    st_patch(st_path(st_slot, "sf-0000000000000001.sfa"), 4, "\x03", 1);
+    inspect_ok(&in);
+    assert_int_equal(in.verdict, QSF_E_UNSUPPORTED);
+    assert_non_null(strstr(in.verdict_msg, "unsupported version 3"));
+    qsf_slot_inspection_free(&in);
+    qsf_errinfo e;
+    assert_int_equal(qsf_slot_inspect(st_path(st_root, "nope"), &in, &e), QSF_E_IO);
+}
+
+int main(void) {
+#define T(f) cmocka_unit_test_setup_teardown(f, st_setup, st_teardown)
+    const struct CMUnitTest tests[] = {
+        T(clean_manifest_slot),
+        T(gap_is_the_verdict),
+        T(repairs_are_listed_not_made),
+        T(unsupported_and_unreplayable),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

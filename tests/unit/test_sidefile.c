@@ -1,0 +1,258 @@
+/* .ack-watermark (AKW1) and sf-manifest.bin (SFM1): the byte vectors of
+ * sf-format.md §4, dual-slot selection, legacy reset, corrupt manifest, clamping. */
+#include "testutil.h"
+
+#include "sftest.h"
+
+#include "sf/sidefile.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char dir[512];
+
+static int setup(void **state) {
+    (void) state;
+    tu_mkdtemp(dir, sizeof dir);
+    return 0;
+}
+
+static int teardown(void **state) {
+    (void) state;
+    tu_rmtree(dir);
+    return 0;
+}
+
+static int dirfd_of(void) {
+    int fd = open(dir, O_RDONLY | O_DIRECTORY);
+    assert_true(fd >= 0);
+    return fd;
+}
+
+static void expect_record(const uint8_t *got, const char *hex) {
+    uint8_t want[64];
+    assert_int_equal(tu_hex(hex, want, sizeof want), 64);
+    assert_memory_equal(got, want, 64);
+}
+
+#define AKW_G1 "41 4B 57 31 01 00 00 00 01 00 00 00 00 00 00 00 29 00 00 00 00 00 00 00"
+#define AKW_G2 "41 4B 57 31 01 00 00 00 02 00 00 00 00 00 00 00 FF FF FF FF FF FF FF FF"
+#define SFM_G1                                                                                     \
+    "53 46 4D 31 01 00 00 00 01 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 "   \
+    "00 00"
+#define SFM_G2                                                                                     \
+    "53 46 4D 31 01 00 00 00 02 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 05 00 00 00 00 00 "   \
+    "00 00"
+#define Z36                                                                                        \
+    "00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 "   \
+    "00 00 00 00 00 00"
+#define Z28 "00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00"
+
+static void akw_vectors(void **state) {
+    (void) state;
+    uint8_t rec[64];
+    qsf_akw_encode(rec, 1, 41);
+    expect_record(rec, AKW_G1 Z36 "FB ED A3 DE");
+    qsf_akw_encode(rec, 2, -1);
+    expect_record(rec, AKW_G2 Z36 "0D 79 92 58");
+    int64_t g, f;
+    assert_int_equal(qsf_akw_decode(rec, &g, &f), 0);
+    assert_int_equal(g, 2);
+    assert_int_equal(f, -1);
+}
+
+static void sfm_vectors(void **state) {
+    (void) state;
+    uint8_t rec[64];
+    qsf_sfm_encode(rec, 1, 0, 0);
+    expect_record(rec, SFM_G1 Z28 "30 27 A8 CB");
+    qsf_sfm_encode(rec, 2, 0, 5);
+    expect_record(rec, SFM_G2 Z28 "73 19 09 DE");
+}
+
+static void decode_rejects_bad_records(void **state) {
+    (void) state;
+    uint8_t rec[64];
+    int64_t g, a, b;
+    qsf_akw_encode(rec, 1, 41);
+    rec[20] ^= 1; /* payload changed under the CRC */
+    assert_int_equal(qsf_akw_decode(rec, &g, &a), -1);
+    qsf_akw_encode(rec, 0, 41); /* generation must be > 0 */
+    assert_int_equal(qsf_akw_decode(rec, &g, &a), -1);
+    qsf_akw_encode(rec, 1, -2); /* fsn below -1 */
+    assert_int_equal(qsf_akw_decode(rec, &g, &a), -1);
+    qsf_sfm_encode(rec, 1, 5, 4); /* activeBase below headBase */
+    assert_int_equal(qsf_sfm_decode(rec, &g, &a, &b), -1);
+    qsf_sfm_encode(rec, 1, -1, 4);
+    assert_int_equal(qsf_sfm_decode(rec, &g, &a, &b), -1);
+    qsf_akw_encode(rec, 3, 7); /* an AKW1 record is not a manifest */
+    assert_int_equal(qsf_sfm_decode(rec, &g, &a, &b), -1);
+}
+
+static void pick_takes_the_higher_valid_generation(void **state) {
+    (void) state;
+    uint8_t img[8192] = {0};
+    int64_t g, f;
+    assert_int_equal(qsf_akw_pick(img, &g, &f), -1); /* all zero: absent */
+    qsf_akw_encode(img + 4096, 3, 30);
+    qsf_akw_encode(img, 4, 40);
+    assert_int_equal(qsf_akw_pick(img, &g, &f), 0);
+    assert_int_equal(g, 4);
+    assert_int_equal(f, 40);
+    img[10] ^= 0xFF; /* tear the newer one: the older survives */
+    assert_int_equal(qsf_akw_pick(img, &g, &f), 0);
+    assert_int_equal(g, 3);
+    assert_int_equal(f, 30);
+}
+
+static void watermark_writes_alternate_slots(void **state) {
+    (void) state;
+    int dfd = dirfd_of();
+    qsf_watermark wm;
+    qsf_errinfo e;
+    assert_int_equal(qsf_watermark_create(dfd, dir, &wm, &e), QSF_OK);
+    assert_int_equal(st_size(st_path(dir, QSF_NAME_WATERMARK)), 8192);
+    assert_int_equal(qsf_watermark_write(&wm, 41, &e), QSF_OK);
+    assert_int_equal(qsf_watermark_write(&wm, -1, &e), QSF_OK);
+    assert_int_equal(qsf_watermark_sync(&wm, &e), QSF_OK);
+    qsf_watermark_close(&wm);
+    size_t n;
+    uint8_t *img = tu_read_file(st_path(dir, QSF_NAME_WATERMARK), &n);
+    assert_int_equal(n, 8192);
+    expect_record(img + 4096, AKW_G1 Z36 "FB ED A3 DE");
+    expect_record(img, AKW_G2 Z36 "0D 79 92 58");
+    free(img);
+    assert_int_equal(qsf_watermark_open(dfd, dir, &wm, &e), QSF_OK);
+    assert_true(wm.present);
+    assert_int_equal(wm.generation, 2);
+    assert_int_equal(wm.fsn, -1);
+    /* not clamped: a value found too high must be repairable downwards */
+    assert_int_equal(qsf_watermark_write(&wm, 100, &e), QSF_OK);
+    assert_int_equal(qsf_watermark_write(&wm, 7, &e), QSF_OK);
+    qsf_watermark_close(&wm);
+    assert_int_equal(qsf_watermark_open(dfd, dir, &wm, &e), QSF_OK);
+    assert_int_equal(wm.generation, 4);
+    assert_int_equal(wm.fsn, 7);
+    qsf_watermark_close(&wm);
+    close(dfd);
+}
+
+static void legacy_16_byte_watermark_is_reset(void **state) {
+    (void) state;
+    uint8_t legacy[16] = {0x41, 0x4B, 0x57, 0x31, 0, 0, 0, 0, 99};
+    tu_write_file(st_path(dir, QSF_NAME_WATERMARK), legacy, sizeof legacy);
+    int dfd = dirfd_of();
+    qsf_watermark wm;
+    qsf_errinfo e;
+    assert_int_equal(qsf_watermark_open(dfd, dir, &wm, &e), QSF_OK);
+    assert_true(wm.reset);
+    assert_false(wm.present);
+    assert_int_equal(wm.fsn, -1);
+    qsf_watermark_close(&wm);
+    size_t n;
+    uint8_t *img = tu_read_file(st_path(dir, QSF_NAME_WATERMARK), &n);
+    assert_int_equal(n, 8192);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(img[i], 0);
+    free(img);
+    close(dfd);
+}
+
+static void missing_files_are_absent(void **state) {
+    (void) state;
+    int dfd = dirfd_of();
+    qsf_watermark wm;
+    qsf_manifest m;
+    qsf_errinfo e;
+    assert_int_equal(qsf_watermark_open(dfd, dir, &wm, &e), QSF_OK);
+    assert_int_equal(wm.fd, -1);
+    assert_false(wm.present);
+    assert_int_equal(qsf_manifest_open(dfd, dir, &m, &e), QSF_OK);
+    assert_int_equal(m.fd, -1);
+    assert_int_equal(qsf_watermark_write(&wm, 1, &e), QSF_E_INVAL);
+    close(dfd);
+}
+
+static void manifest_create_and_forward_only_updates(void **state) {
+    (void) state;
+    int dfd = dirfd_of();
+    qsf_manifest m;
+    qsf_errinfo e;
+    bool written;
+    assert_int_equal(qsf_manifest_create(dfd, dir, 0, 0, &m, &e), QSF_OK);
+    assert_int_equal(qsf_manifest_create(dfd, dir, 0, 0, &m, &e) == QSF_OK, 0); /* O_EXCL */
+    assert_int_equal(qsf_manifest_open(dfd, dir, &m, &e), QSF_OK);
+    assert_int_equal(qsf_manifest_write(&m, 0, 5, &written, &e), QSF_OK);
+    assert_true(written);
+    assert_int_equal(qsf_manifest_write(&m, 0, 3, &written, &e), QSF_OK); /* backwards: clamped */
+    assert_false(written);
+    assert_int_equal(m.active_base, 5);
+    assert_int_equal(m.generation, 2);
+    assert_int_equal(qsf_manifest_sync(&m, &e), QSF_OK);
+    qsf_manifest_close(&m);
+    size_t n;
+    uint8_t *img = tu_read_file(st_path(dir, QSF_NAME_MANIFEST), &n);
+    expect_record(img + 4096, SFM_G1 Z28 "30 27 A8 CB");
+    expect_record(img, SFM_G2 Z28 "73 19 09 DE");
+    free(img);
+    assert_int_equal(qsf_manifest_open(dfd, dir, &m, &e), QSF_OK);
+    /* head past active drags active along */
+    assert_int_equal(qsf_manifest_write(&m, 9, 0, &written, &e), QSF_OK);
+    assert_int_equal(m.head_base, 9);
+    assert_int_equal(m.active_base, 9);
+    qsf_manifest_close(&m);
+    close(dfd);
+}
+
+static void manifest_debris_is_set_aside(void **state) {
+    (void) state;
+    uint8_t junk[100] = {1, 2, 3};
+    tu_write_file(st_path(dir, QSF_NAME_MANIFEST), junk, sizeof junk);
+    int dfd = dirfd_of();
+    qsf_manifest m;
+    qsf_errinfo e;
+    assert_int_equal(qsf_manifest_open(dfd, dir, &m, &e), QSF_OK);
+    assert_int_equal(m.fd, -1);
+    assert_true(m.renamed_corrupt);
+    assert_false(st_exists(st_path(dir, QSF_NAME_MANIFEST)));
+    assert_int_equal(st_size(st_path(dir, QSF_NAME_MANIFEST ".corrupt")), 100);
+    /* right size, no valid record: also debris */
+    uint8_t zero[8192] = {0};
+    tu_write_file(st_path(dir, QSF_NAME_MANIFEST), zero, sizeof zero);
+    assert_int_equal(qsf_manifest_open(dfd, dir, &m, &e), QSF_OK);
+    assert_true(m.renamed_corrupt);
+    assert_int_equal(st_size(st_path(dir, QSF_NAME_MANIFEST ".corrupt")), 8192);
+    close(dfd);
+}
+
+static void symlinked_watermark_is_refused(void **state) {
+    (void) state;
+    st_watermark(dir, 1, 5);
+    assert_int_equal(rename(st_path(dir, QSF_NAME_WATERMARK), st_path(dir, "real")), 0);
+    assert_int_equal(symlink("real", st_path(dir, QSF_NAME_WATERMARK)), 0);
+    int dfd = dirfd_of();
+    qsf_watermark wm;
+    qsf_errinfo e;
+    assert_int_equal(qsf_watermark_open(dfd, dir, &wm, &e), QSF_E_IO);
+    assert_non_null(strstr(e.msg, "symbolic link"));
+    close(dfd);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(akw_vectors),
+        cmocka_unit_test(sfm_vectors),
+        cmocka_unit_test(decode_rejects_bad_records),
+        cmocka_unit_test(pick_takes_the_higher_valid_generation),
+        cmocka_unit_test_setup_teardown(watermark_writes_alternate_slots, setup, teardown),
+        cmocka_unit_test_setup_teardown(legacy_16_byte_watermark_is_reset, setup, teardown),
+        cmocka_unit_test_setup_teardown(missing_files_are_absent, setup, teardown),
+        cmocka_unit_test_setup_teardown(manifest_create_and_forward_only_updates, setup, teardown),
+        cmocka_unit_test_setup_teardown(manifest_debris_is_set_aside, setup, teardown),
+        cmocka_unit_test_setup_teardown(symlinked_watermark_is_refused, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

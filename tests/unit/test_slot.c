@@ -1,0 +1,230 @@
+/* Slot directory, flock locks across processes, .failed, quarantine, names. */
+#include "testutil.h"
+
+#include "sftest.h"
+
+#include "sf/slot.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char root[512];
+static char sfdir[600];
+
+static int setup(void **state) {
+    (void) state;
+    tu_mkdtemp(root, sizeof root);
+    snprintf(sfdir, sizeof sfdir, "%s/sf", root);
+    return 0;
+}
+
+static int teardown(void **state) {
+    (void) state;
+    tu_rmtree(root);
+    return 0;
+}
+
+static void sender_ids(void **state) {
+    (void) state;
+    qsf_errinfo e;
+    assert_int_equal(qsf_sender_id_check("default", &e), QSF_OK);
+    assert_int_equal(qsf_sender_id_check("orders_eu-1", &e), QSF_OK);
+    const char *bad[] = {"", ".", "a.b", "a/b", "a b", "..", "x\n"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        assert_int_equal(qsf_sender_id_check(bad[i], &e), QSF_E_INVAL);
+    assert_int_equal(qsf_sender_id_check("a b", &e), QSF_E_INVAL);
+    assert_non_null(strstr(e.msg, "position 1"));
+    char longid[QSF_SLOT_NAME_MAX + 1];
+    memset(longid, 'a', sizeof longid - 1);
+    longid[sizeof longid - 1] = 0;
+    assert_int_equal(qsf_sender_id_check(longid, &e), QSF_E_INVAL);
+}
+
+static void segment_names(void **state) {
+    (void) state;
+    char n[24];
+    uint64_t g;
+    qsf_segment_name(42, n);
+    assert_string_equal(n, "sf-000000000000002a.sfa");
+    assert_int_equal(qsf_segment_name_parse(n, &g), 0);
+    assert_int_equal(g, 42);
+    assert_int_equal(qsf_segment_name_parse("sf-initial.sfa", &g), -1);
+    assert_int_equal(qsf_segment_name_parse("sf-000000000000002A.sfa", &g), -1); /* uppercase */
+    assert_int_equal(qsf_segment_name_parse("sf-00000000000002a.sfa", &g), -1);  /* 15 digits */
+    assert_true(qsf_is_segment_candidate("anything.sfa"));
+    assert_false(qsf_is_segment_candidate("x.sfa.corrupt"));
+}
+
+static void acquire_creates_private_dirs_and_pid(void **state) {
+    (void) state;
+    qsf_slot s;
+    qsf_errinfo e;
+    assert_int_equal(qsf_slot_acquire(sfdir, NULL, &s, &e), QSF_OK);
+    struct stat st;
+    assert_int_equal(stat(sfdir, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0700);
+    assert_int_equal(stat(st_path(sfdir, "default"), &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0700);
+    assert_string_equal(s.path, st_path(sfdir, "default"));
+    size_t n;
+    uint8_t *pid = tu_read_file(st_path(s.path, ".lock.pid"), &n);
+    char want[32];
+    snprintf(want, sizeof want, "%ld\n", (long) getpid());
+    assert_int_equal(n, strlen(want));
+    assert_memory_equal(pid, want, n);
+    free(pid);
+    assert_true(st_exists(st_path(sfdir, ".slot-locks/default.lock")));
+    assert_true(st_exists(st_path(sfdir, ".slot-locks/default.lock.pid")));
+    /* a second open file description in the same process is refused too */
+    qsf_slot s2;
+    assert_int_equal(qsf_slot_acquire(sfdir, NULL, &s2, &e), QSF_E_LOCKED);
+    qsf_slot_close(&s);
+    assert_true(st_exists(st_path(s.path, ".lock"))); /* never deleted */
+    assert_int_equal(qsf_slot_acquire(sfdir, NULL, &s2, &e), QSF_OK);
+    qsf_slot_close(&s2);
+}
+
+static void sf_dir_is_created_one_level_only(void **state) {
+    (void) state;
+    char deep[700];
+    snprintf(deep, sizeof deep, "%s/missing/sf", root);
+    qsf_slot s;
+    qsf_errinfo e;
+    assert_int_equal(qsf_slot_acquire(deep, "default", &s, &e), QSF_E_IO);
+    assert_non_null(strstr(e.msg, "parent must exist"));
+    assert_int_equal(s.lock_fd, -1);
+    assert_int_equal(qsf_slot_acquire(sfdir, "bad id", &s, &e), QSF_E_INVAL);
+    assert_false(st_exists(sfdir)); /* nothing created for an invalid id */
+}
+
+/* The child takes the slot, reports through the pipe, then waits to be killed. */
+static pid_t spawn_holder(void) {
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(p[0]);
+        qsf_slot s;
+        char ok = qsf_slot_acquire(sfdir, "default", &s, NULL) == QSF_OK ? 'y' : 'n';
+        qsf_slot_unlock_logical(&s);
+        if (write(p[1], &ok, 1) != 1)
+            _exit(2);
+        for (;;)
+            pause();
+    }
+    close(p[1]);
+    char ok = 0;
+    assert_int_equal(read(p[0], &ok, 1), 1);
+    close(p[0]);
+    assert_int_equal(ok, 'y');
+    return pid;
+}
+
+static void lock_contention_across_processes(void **state) {
+    (void) state;
+    pid_t child = spawn_holder();
+    qsf_slot s;
+    qsf_errinfo e;
+    assert_int_equal(qsf_slot_acquire(sfdir, "default", &s, &e), QSF_E_LOCKED);
+    char want[700];
+    snprintf(want, sizeof want,
+             "sf slot already in use by another process [slot=%s/default, holder=pid=%ld]", sfdir,
+             (long) child);
+    assert_string_equal(e.msg, want);
+    assert_int_equal(s.lock_fd, -1);
+    assert_int_equal(s.logical_lock_fd, -1);
+    /* the kernel drops the lock when the holder dies, even by SIGKILL */
+    kill(child, SIGKILL);
+    int status;
+    assert_int_equal(waitpid(child, &status, 0), child);
+    assert_int_equal(qsf_slot_acquire(sfdir, "default", &s, &e), QSF_OK);
+    qsf_slot_close(&s);
+}
+
+static void holder_unknown_without_pid_file(void **state) {
+    (void) state;
+    qsf_slot s, s2;
+    qsf_errinfo e;
+    assert_int_equal(qsf_slot_acquire(sfdir, "default", &s, &e), QSF_OK);
+    qsf_slot_unlock_logical(&s);
+    unlink(st_path(s.path, ".lock.pid"));
+    assert_int_equal(qsf_slot_acquire(sfdir, "default", &s2, &e), QSF_E_LOCKED);
+    assert_non_null(strstr(e.msg, "holder=pid=unknown]"));
+    qsf_slot_close(&s);
+}
+
+static void failed_marker_and_file_quarantine(void **state) {
+    (void) state;
+    qsf_slot s;
+    qsf_errinfo e;
+    assert_int_equal(qsf_slot_acquire(sfdir, "default", &s, &e), QSF_OK);
+    assert_int_equal(qsf_slot_write_failed(s.dirfd, s.path, "dictionary gap at FSN 7", &e), QSF_OK);
+    size_t n;
+    uint8_t *txt = tu_read_file(st_path(s.path, ".failed"), &n);
+    assert_int_equal(n, strlen("dictionary gap at FSN 7\n"));
+    assert_memory_equal(txt, "dictionary gap at FSN 7\n", n);
+    free(txt);
+    tu_write_file(st_path(s.path, "bad.sfa"), "xx", 2);
+    assert_int_equal(qsf_slot_quarantine_file(s.dirfd, s.path, "bad.sfa", &e), QSF_OK);
+    assert_false(st_exists(st_path(s.path, "bad.sfa")));
+    assert_true(st_exists(st_path(s.path, "bad.sfa.corrupt")));
+    qsf_slot_close(&s);
+}
+
+static void slot_quarantine_picks_first_free_number(void **state) {
+    (void) state;
+    qsf_slot s;
+    qsf_errinfo e;
+    assert_int_equal(qsf_slot_acquire(sfdir, "default", &s, &e), QSF_OK);
+    assert_int_equal(mkdir(st_path(sfdir, "default.unreplayable-1"), 0700), 0); /* empty, taken */
+    tu_write_file(st_path(s.path, "sf-initial.sfa"), "data", 4);
+    char path[700];
+    assert_int_equal(qsf_slot_quarantine_slot(&s, "unreplayable: test", path, sizeof path, &e),
+                     QSF_OK);
+    assert_string_equal(path, st_path(sfdir, "default.unreplayable-2"));
+    assert_true(st_exists(st_path(path, "sf-initial.sfa")));
+    assert_true(st_exists(st_path(path, ".failed")));
+    assert_false(st_exists(st_path(sfdir, "default")));
+    assert_int_equal(qsf_slot_recreate(&s, &e), QSF_OK);
+    assert_true(st_exists(st_path(sfdir, "default/.lock")));
+    qsf_slot_close(&s);
+}
+
+static void slot_quarantine_gives_up_after_64(void **state) {
+    (void) state;
+    qsf_slot s;
+    qsf_errinfo e;
+    assert_int_equal(qsf_slot_acquire(sfdir, "default", &s, &e), QSF_OK);
+    for (int i = 1; i <= 64; i++) {
+        char n[64];
+        snprintf(n, sizeof n, "default.unreplayable-%d", i);
+        assert_int_equal(mkdir(st_path(sfdir, n), 0700), 0);
+    }
+    char path[700];
+    assert_int_equal(qsf_slot_quarantine_slot(&s, "x", path, sizeof path, &e), QSF_E_IO);
+    assert_non_null(strstr(e.msg, "all taken"));
+    assert_true(st_exists(st_path(sfdir, "default/.lock"))); /* slot left in place */
+    qsf_slot_close(&s);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(sender_ids),
+        cmocka_unit_test(segment_names),
+        cmocka_unit_test_setup_teardown(acquire_creates_private_dirs_and_pid, setup, teardown),
+        cmocka_unit_test_setup_teardown(sf_dir_is_created_one_level_only, setup, teardown),
+        cmocka_unit_test_setup_teardown(lock_contention_across_processes, setup, teardown),
+        cmocka_unit_test_setup_teardown(holder_unknown_without_pid_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(failed_marker_and_file_quarantine, setup, teardown),
+        cmocka_unit_test_setup_teardown(slot_quarantine_picks_first_free_number, setup, teardown),
+        cmocka_unit_test_setup_teardown(slot_quarantine_gives_up_after_64, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

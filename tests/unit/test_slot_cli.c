@@ -1,0 +1,86 @@
+/* The qsf binary's slot group: `qsf slot inspect` and `qsf slot verify` on a
+ * clean slot, a slot needing repairs and a broken chain; exit codes; the slot
+ * is never changed. The binary path is argv[1]. */
+#include "testutil.h"
+
+#include "sftest.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+static const char *qsf_bin;
+static char out[16384];
+
+/* Runs `qsf slot <sub> <st_slot>`, stdout and stderr together; returns the exit code. */
+static int run_slot_cmd(const char *sub) {
+    char cmd[1600];
+    snprintf(cmd, sizeof cmd, "'%s' slot %s '%s' 2>&1", qsf_bin, sub, st_slot);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t n = fread(out, 1, sizeof out - 1, p);
+    out[n] = '\0';
+    int st = pclose(p);
+    assert_true(WIFEXITED(st));
+    return WEXITSTATUS(st);
+}
+
+static void clean_slot_verifies(void **state) {
+    (void) state;
+    const char *a[] = {"a", "b"};
+    st_segment_str(st_slot, "sf-0000000000000001.sfa", 4096, QSF_SFA_FLAG_MANIFEST_REQUIRED, 7, 2,
+                   a);
+    st_manifest(st_slot, 1, 7, 7);
+    st_watermark(st_slot, 1, 7);
+    assert_int_equal(run_slot_cmd("verify"), 0);
+    assert_non_null(strstr(out, "verdict: ok\n"));
+    assert_non_null(strstr(out, "segments: 1 live, FSN 7..8 (2 frames, 18 bytes), torn 0 bytes\n"));
+    assert_non_null(strstr(out, "manifest: generation 1, headBase 7, activeBase 7\n"));
+    assert_non_null(strstr(out, "watermark: generation 1, fsn 7\n"));
+    assert_non_null(strstr(out, "on open: ackedFsn 7, commit boundary FSN 8\n"));
+    assert_int_equal(run_slot_cmd("inspect"), 0);
+}
+
+static void repairs_fail_verify_but_not_inspect(void **state) {
+    (void) state;
+    const char *a[] = {"one"};
+    uint64_t end = st_segment_str(st_slot, "sf-initial.sfa", 4096, 0, 0, 1, a);
+    st_patch(st_path(st_slot, "sf-initial.sfa"), end + 1, "x", 1);
+    assert_int_equal(run_slot_cmd("inspect"), 0);
+    assert_non_null(strstr(out, "verdict: opens, after repairs\n"));
+    assert_non_null(strstr(out, "torn tail of"));
+    assert_non_null(strstr(out, "an open migrates the slot"));
+    assert_int_equal(run_slot_cmd("verify"), 2);
+    assert_false(st_exists(st_path(st_slot, QSF_NAME_MANIFEST))); /* read only */
+}
+
+static void broken_chain_and_bad_usage(void **state) {
+    (void) state;
+    const char *a[] = {"a"};
+    st_segment_str(st_slot, "sf-0000000000000001.sfa", 4096, 0, 0, 1, a);
+    st_segment_str(st_slot, "sf-0000000000000002.sfa", 4096, 0, 3, 1, a);
+    assert_int_equal(run_slot_cmd("verify"), 2);
+    assert_non_null(strstr(out, "verdict: open fails with QSF_E_CORRUPT: FSN gap in recovered "
+                                "segments: expected 1 but got 3"));
+    assert_int_equal(run_slot_cmd("frobnicate"), 64);
+    assert_non_null(strstr(out, "unknown subcommand 'frobnicate'"));
+    tu_rmtree(st_slot);
+    assert_int_equal(run_slot_cmd("inspect"), 1);
+    assert_non_null(strstr(out, "cannot open slot directory"));
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s <path to qsf>\n", argv[0]);
+        return 2;
+    }
+    qsf_bin = argv[1];
+#define T(f) cmocka_unit_test_setup_teardown(f, st_setup, st_teardown)
+    const struct CMUnitTest tests[] = {
+        T(clean_slot_verifies),
+        T(repairs_fail_verify_but_not_inspect),
+        T(broken_chain_and_bad_usage),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
