@@ -269,6 +269,8 @@ static int io_open(qsf_sender *s, qsf_errinfo *err) {
 }
 
 static void sender_free(qsf_sender *s) {
+    if (s->ring)
+        qsf_ring_set_status_fn(s->ring, NULL, NULL); /* the I/O side goes first */
     qsf_io_free(s->io);
     if (s->ring) {
         qsf_errinfo e;

@@ -110,3 +110,27 @@ void it_clock_install(void) {
 void it_clock_advance_ms(int64_t ms) {
     atomic_fetch_add(&clock_offset_ns, ms * 1000000);
 }
+
+char it_dir[512];
+
+int it_setup_dir(void **state) {
+    (void) state;
+    tu_mkdtemp(it_dir, sizeof it_dir);
+    return 0;
+}
+
+int it_teardown_dir(void **state) {
+    (void) state;
+    tu_rmtree(it_dir);
+    return 0;
+}
+
+void it_fault(qsink *s, const char *line) {
+    char err[256];
+    if (qsink_fault(s, line, err, sizeof err) != 0)
+        fail_msg("fault '%s': %s", line, err);
+}
+
+void it_sleep_ms(int ms) {
+    nanosleep(&(struct timespec){ms / 1000, (ms % 1000) * 1000000L}, NULL);
+}

@@ -34,6 +34,16 @@ void it_wait_acked(qsf_sender *s, int64_t fsn);
  * after a connection loss) but nothing is missing and no foreign key appears. */
 void it_assert_rows(qsink *sink, const char *table, int64_t n, bool allow_dups);
 
+/* A fresh private directory per test (cmocka setup / teardown). */
+extern char it_dir[512];
+int it_setup_dir(void **state);
+int it_teardown_dir(void **state);
+
+/* Adds a sink fault; fails the test if the line does not parse. */
+void it_fault(qsink *s, const char *line);
+
+void it_sleep_ms(int ms);
+
 /* Replaces QSF_OS->mono_ns with real time + an offset tests can advance. */
 void it_clock_install(void);
 void it_clock_advance_ms(int64_t ms);

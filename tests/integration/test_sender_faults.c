@@ -13,16 +13,10 @@
 
 #define FAST "reconnect_initial_backoff_millis=10;reconnect_max_backoff_millis=100;"
 
-static void fault(qsink *s, const char *line) {
-    char err[256];
-    if (qsink_fault(s, line, err, sizeof err) != 0)
-        fail_msg("fault '%s': %s", line, err);
-}
-
 /* One sink, one fault, 3000 rows in 30 frames; everything arrives. */
 static void survive(const char *fault_line, const char *extra, bool allow_dups) {
     qsink *sink = it_sink(NULL);
-    fault(sink, fault_line);
+    it_fault(sink, fault_line);
     char conf[512], ex[256];
     snprintf(ex, sizeof ex, FAST "%s", extra ? extra : "");
     qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), ex));
@@ -90,7 +84,7 @@ static void retriable_statuses_replay_and_report(void **state) {
         qsink *sink = it_sink(NULL);
         char line[128], conf[512];
         snprintf(line, sizeof line, "status=0x%02X:try_later conn=1 seq=3", statuses[i]);
-        fault(sink, line);
+        it_fault(sink, line);
         qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), FAST));
         int64_t fsn = it_publish(s, "t", 0, 1000, 100);
         it_wait_acked(s, fsn);
@@ -121,7 +115,7 @@ static void dictionary_gap_reregisters_the_dictionary(void **state) {
     memset(&o, 0, sizeof o);
     o.record_payloads = 1;
     qsink *sink = it_sink(&o);
-    fault(sink, "status=0x0D:gap conn=1 seq=2");
+    it_fault(sink, "status=0x0D:gap conn=1 seq=2");
     char conf[512];
     qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), FAST));
     int64_t fsn = it_publish(s, "t", 0, 1000, 100);
@@ -145,7 +139,7 @@ static void terminal_status_latches_and_close_rethrows_it(void **state) {
         qsink *sink = it_sink(NULL);
         char line[128], conf[512];
         snprintf(line, sizeof line, "status=0x%02X:column_type conn=2 seq=2", statuses[i]);
-        fault(sink, line);
+        it_fault(sink, line);
         qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), FAST));
         /* publish while paused, so the rejection arrives after the last producer call */
         assert_int_equal(qsf_pause(s), QSF_OK);
@@ -173,7 +167,7 @@ static void terminal_status_latches_and_close_rethrows_it(void **state) {
 static void terminal_error_fails_producer_calls(void **state) {
     (void) state;
     qsink *sink = it_sink(NULL);
-    fault(sink, "status=0x03:schema conn=1 seq=0");
+    it_fault(sink, "status=0x03:schema conn=1 seq=0");
     char conf[512];
     qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), FAST));
     it_publish(s, "t", 0, 10, 0);
@@ -208,7 +202,7 @@ static void poison_frame_escalates_after_four_strikes_and_five_seconds(void **st
     (void) state;
     it_clock_install();
     qsink *sink = it_sink(NULL);
-    fault(sink, "status=0x09:disk_busy conn=1+ seq=0");
+    it_fault(sink, "status=0x09:disk_busy conn=1+ seq=0");
     char conf[512];
     qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), FAST));
     publish_plain(s, 50);
@@ -294,7 +288,7 @@ static void auth_rejected_after_first_success_is_reported_and_retried(void **sta
     qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), FAST "token=tok;"));
     int64_t fsn = it_publish(s, "t", 0, 200, 100);
     it_wait_acked(s, fsn);
-    fault(sink, "reject=401 conn=2-4 times=3");
+    it_fault(sink, "reject=401 conn=2-4 times=3");
     qsink_restart(sink);
     qsf_stats st;
     for (int k = 0; k < 2000; k++) {
@@ -338,7 +332,7 @@ static void missing_durable_echo_fails_the_initial_connect(void **state) {
 static void malformed_server_frame_is_a_protocol_violation(void **state) {
     (void) state;
     qsink *sink = it_sink(NULL);
-    fault(sink, "malformed=bad-length conn=1 after=1");
+    it_fault(sink, "malformed=bad-length conn=1 after=1");
     char conf[512];
     qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), FAST));
     it_publish(s, "t", 0, 10, 0);

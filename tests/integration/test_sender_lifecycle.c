@@ -12,31 +12,12 @@
 
 #define FAST "reconnect_initial_backoff_millis=10;reconnect_max_backoff_millis=50;"
 
-static char dir[512];
-
-static int setup(void **state) {
-    (void) state;
-    tu_mkdtemp(dir, sizeof dir);
-    return 0;
-}
-static int teardown(void **state) {
-    (void) state;
-    tu_rmtree(dir);
-    return 0;
-}
-
-static void fault(qsink *s, const char *line) {
-    char err[256];
-    if (qsink_fault(s, line, err, sizeof err) != 0)
-        fail_msg("fault '%s': %s", line, err);
-}
-
 static void initial_connect_off_fails_and_leaves_the_slot_unlocked(void **state) {
     (void) state;
     qsink *sink = it_sink(NULL);
-    fault(sink, "reject=503 conn=1+ times=0");
+    it_fault(sink, "reject=503 conn=1+ times=0");
     char conf[1024], extra[700];
-    snprintf(extra, sizeof extra, "sf_dir=%s;sender_id=s;initial_connect_retry=off;", dir);
+    snprintf(extra, sizeof extra, "sf_dir=%s;sender_id=s;initial_connect_retry=off;", it_dir);
     it_conf(conf, sizeof conf, qsink_port(sink), extra);
     qsf_sender *s = NULL;
     qsf_errinfo e;
@@ -54,7 +35,7 @@ static void initial_connect_off_fails_and_leaves_the_slot_unlocked(void **state)
 static void initial_connect_on_retries_until_a_host_accepts(void **state) {
     (void) state;
     qsink *sink = it_sink(NULL);
-    fault(sink, "reject=503 conn=1-3 times=3");
+    it_fault(sink, "reject=503 conn=1-3 times=3");
     char conf[512];
     qsf_sender *s =
         it_sender(it_conf(conf, sizeof conf, qsink_port(sink), FAST "initial_connect_retry=on;"));
@@ -72,7 +53,7 @@ static void initial_connect_on_retries_until_a_host_accepts(void **state) {
 static void initial_connect_on_gives_up_after_the_budget(void **state) {
     (void) state;
     qsink *sink = it_sink(NULL);
-    fault(sink, "reject=503 conn=1+ times=0");
+    it_fault(sink, "reject=503 conn=1+ times=0");
     char conf[512];
     it_conf(conf, sizeof conf, qsink_port(sink),
             FAST "initial_connect_retry=on;reconnect_max_duration_millis=200;");
@@ -88,7 +69,7 @@ static void initial_connect_on_gives_up_after_the_budget(void **state) {
 static void async_creation_returns_at_once_and_delivers_later(void **state) {
     (void) state;
     qsink *sink = it_sink(NULL);
-    fault(sink, "reject=503 conn=1+ times=0");
+    it_fault(sink, "reject=503 conn=1+ times=0");
     char conf[512];
     qsf_sender *s = it_sender(
         it_conf(conf, sizeof conf, qsink_port(sink), FAST "initial_connect_retry=async;"));
@@ -107,7 +88,7 @@ static void async_creation_returns_at_once_and_delivers_later(void **state) {
 static void wait_times_out_only_without_progress(void **state) {
     (void) state;
     qsink *sink = it_sink(NULL);
-    fault(sink, "withhold-ok conn=1");
+    it_fault(sink, "withhold-ok conn=1");
     char conf[512];
     qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), FAST));
     int64_t fsn = it_publish(s, "t", 0, 100, 0);
@@ -133,7 +114,7 @@ static void error_handler_runs_on_a_dispatcher_thread(void **state) {
     (void) state;
     main_thread = pthread_self();
     qsink *sink = it_sink(NULL);
-    fault(sink, "status=0x09:busy conn=1 seq=1");
+    it_fault(sink, "status=0x09:busy conn=1 seq=1");
     char conf[512];
     qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), FAST));
     int seen = 0;
@@ -160,7 +141,7 @@ static void ok_after_an_error_never_covers_the_rejected_frame(void **state) {
     o.legacy = 1;
     o.ack_mode = QSINK_ACK_PER_FRAME;
     qsink *sink = it_sink(&o);
-    fault(sink, "status=0x09:busy conn=1 seq=2");
+    it_fault(sink, "status=0x09:busy conn=1 seq=2");
     char conf[512];
     qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), FAST));
     int64_t fsn = it_publish(s, "t", 0, 1000, 100);
@@ -177,7 +158,7 @@ static void ok_after_an_error_never_covers_the_rejected_frame(void **state) {
 static void forged_ok_beyond_what_was_sent_is_clamped(void **state) {
     (void) state;
     qsink *sink = it_sink(NULL);
-    fault(sink, "forged-ok=1000000 conn=1 after=1");
+    it_fault(sink, "forged-ok=1000000 conn=1 after=1");
     char conf[512];
     qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), FAST));
     int64_t fsn = it_publish(s, "t", 0, 500, 100);
@@ -207,18 +188,21 @@ int main(void) {
     qsf_log_set(NULL, NULL, getenv("QSF_TEST_LOG") ? QSF_LOG_DEBUG : QSF_LOG_OFF);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(initial_connect_off_fails_and_leaves_the_slot_unlocked,
-                                        setup, teardown),
-        cmocka_unit_test_setup_teardown(initial_connect_on_retries_until_a_host_accepts, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(initial_connect_on_gives_up_after_the_budget, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(async_creation_returns_at_once_and_delivers_later, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(wait_times_out_only_without_progress, setup, teardown),
-        cmocka_unit_test_setup_teardown(error_handler_runs_on_a_dispatcher_thread, setup, teardown),
-        cmocka_unit_test_setup_teardown(ok_after_an_error_never_covers_the_rejected_frame, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(forged_ok_beyond_what_was_sent_is_clamped, setup, teardown),
+                                        it_setup_dir, it_teardown_dir),
+        cmocka_unit_test_setup_teardown(initial_connect_on_retries_until_a_host_accepts,
+                                        it_setup_dir, it_teardown_dir),
+        cmocka_unit_test_setup_teardown(initial_connect_on_gives_up_after_the_budget, it_setup_dir,
+                                        it_teardown_dir),
+        cmocka_unit_test_setup_teardown(async_creation_returns_at_once_and_delivers_later,
+                                        it_setup_dir, it_teardown_dir),
+        cmocka_unit_test_setup_teardown(wait_times_out_only_without_progress, it_setup_dir,
+                                        it_teardown_dir),
+        cmocka_unit_test_setup_teardown(error_handler_runs_on_a_dispatcher_thread, it_setup_dir,
+                                        it_teardown_dir),
+        cmocka_unit_test_setup_teardown(ok_after_an_error_never_covers_the_rejected_frame,
+                                        it_setup_dir, it_teardown_dir),
+        cmocka_unit_test_setup_teardown(forged_ok_beyond_what_was_sent_is_clamped, it_setup_dir,
+                                        it_teardown_dir),
         cmocka_unit_test(null_and_bad_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

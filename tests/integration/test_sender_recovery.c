@@ -14,36 +14,13 @@
 
 #define FAST "reconnect_initial_backoff_millis=10;reconnect_max_backoff_millis=100;"
 
-static char dir[512];
-
-static int setup(void **state) {
-    (void) state;
-    tu_mkdtemp(dir, sizeof dir);
-    return 0;
-}
-static int teardown(void **state) {
-    (void) state;
-    tu_rmtree(dir);
-    return 0;
-}
-
-static void fault(qsink *s, const char *line) {
-    char err[256];
-    if (qsink_fault(s, line, err, sizeof err) != 0)
-        fail_msg("fault '%s': %s", line, err);
-}
-
-static void sleep_ms(int ms) {
-    nanosleep(&(struct timespec){ms / 1000, (ms % 1000) * 1000000L}, NULL);
-}
-
 static void wait_disconnected(qsf_sender *s) {
     qsf_stats st;
     for (int k = 0; k < 2000; k++) {
         qsf_stats_get(s, &st);
         if (!st.connected)
             return;
-        sleep_ms(1);
+        it_sleep_ms(1);
     }
     fail_msg("the sender did not notice the outage");
 }
@@ -51,7 +28,7 @@ static void wait_disconnected(qsf_sender *s) {
 static void withheld_acks_then_reconnect_replays(void **state) {
     (void) state;
     qsink *sink = it_sink(NULL);
-    fault(sink, "withhold-ok conn=1");
+    it_fault(sink, "withhold-ok conn=1");
     char conf[512];
     qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), FAST));
     int64_t fsn = it_publish(s, "t", 0, 2000, 100);
@@ -72,11 +49,11 @@ static void withheld_acks_then_reconnect_replays(void **state) {
 static void stalled_server_then_restart(void **state) {
     (void) state;
     qsink *sink = it_sink(NULL);
-    fault(sink, "stall conn=1 after=3");
+    it_fault(sink, "stall conn=1 after=3");
     char conf[512];
     qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), FAST));
     int64_t fsn = it_publish(s, "t", 0, 2000, 100);
-    sleep_ms(100);
+    it_sleep_ms(100);
     assert_true(qsf_acked_fsn(s) < fsn);
     qsink_restart(sink);
     it_wait_acked(s, fsn);
@@ -93,11 +70,11 @@ static void outage_with_backlog_is_replayed_in_order(void **state) {
     qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), FAST));
     int64_t fsn = it_publish(s, "t", 0, 1000, 100);
     it_wait_acked(s, fsn);
-    fault(sink, "reject=503 conn=2+ times=0");
+    it_fault(sink, "reject=503 conn=2+ times=0");
     qsink_restart(sink);
     wait_disconnected(s);
     fsn = it_publish(s, "t", 1000, 5000, 100); /* the backlog grows in the ring */
-    sleep_ms(100);
+    it_sleep_ms(100);
     qsf_stats st;
     qsf_stats_get(s, &st);
     assert_int_equal(st.connected, 0);
@@ -121,7 +98,7 @@ static void full_ring_says_why(void **state) {
     const char *ring = "sf_max_segment_bytes=64k;sf_max_total_bytes=128k;"
                        "sf_append_deadline_millis=100;auto_flush=off;" FAST;
     /* connected, acknowledgements withheld */
-    fault(sink, "withhold-ok conn=1");
+    it_fault(sink, "withhold-ok conn=1");
     qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), ring));
     qsf_errinfo e;
     int rc = QSF_OK;
@@ -139,10 +116,10 @@ static void full_ring_says_why(void **state) {
     assert_non_null(strstr(e.msg, "acknowledgements not keeping up"));
     assert_true(qsf_buffered_rows(s) > 0); /* nothing dropped */
     /* not connected */
-    fault(sink, "reject=503 conn=2+ times=0");
+    it_fault(sink, "reject=503 conn=2+ times=0");
     qsink_restart(sink);
     wait_disconnected(s);
-    sleep_ms(50);
+    it_sleep_ms(50);
     assert_int_equal(qsf_flush(s, NULL, &e), QSF_E_FULL);
     assert_non_null(strstr(e.msg, "not connected"));
     assert_non_null(strstr(e.msg, "reconnect attempts since"));
@@ -174,7 +151,7 @@ static void pause_idles_the_wire_and_resume_replays(void **state) {
     assert_int_equal(st.paused, 1);
     assert_int_equal(st.connected, 0);
     int64_t fsn = it_publish(s, "t", 0, 1000, 100);
-    sleep_ms(100);
+    it_sleep_ms(100);
     qsink_stats ss;
     qsink_get_stats(sink, &ss);
     assert_int_equal(ss.frames, 0);
@@ -220,10 +197,10 @@ static void durable_acks_trim_and_keepalive_pings_fetch_them(void **state) {
 static void replay_after_sigkill_on_the_same_slot(void **state) {
     (void) state;
     qsink *sink = it_sink(NULL);
-    fault(sink, "reject=503 conn=1+ times=0");
+    it_fault(sink, "reject=503 conn=1+ times=0");
     char conf[1024], extra[700];
     snprintf(extra, sizeof extra, "sf_dir=%s;sender_id=crash;initial_connect_retry=async;" FAST,
-             dir);
+             it_dir);
     it_conf(conf, sizeof conf, qsink_port(sink), extra);
     int pfd[2];
     assert_int_equal(pipe(pfd), 0);
@@ -269,18 +246,22 @@ int main(void) {
     qsf_log_set(NULL, NULL, getenv("QSF_TEST_LOG") ? QSF_LOG_DEBUG : QSF_LOG_OFF);
     if (getenv("QSF_TEST_ONLY")) {
         const struct CMUnitTest one[] = {
-            cmocka_unit_test_setup_teardown(full_ring_says_why, setup, teardown)};
+            cmocka_unit_test_setup_teardown(full_ring_says_why, it_setup_dir, it_teardown_dir)};
         return cmocka_run_group_tests(one, NULL, NULL);
     }
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(withheld_acks_then_reconnect_replays, setup, teardown),
-        cmocka_unit_test_setup_teardown(stalled_server_then_restart, setup, teardown),
-        cmocka_unit_test_setup_teardown(outage_with_backlog_is_replayed_in_order, setup, teardown),
-        cmocka_unit_test_setup_teardown(full_ring_says_why, setup, teardown),
-        cmocka_unit_test_setup_teardown(pause_idles_the_wire_and_resume_replays, setup, teardown),
-        cmocka_unit_test_setup_teardown(durable_acks_trim_and_keepalive_pings_fetch_them, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(replay_after_sigkill_on_the_same_slot, setup, teardown),
+        cmocka_unit_test_setup_teardown(withheld_acks_then_reconnect_replays, it_setup_dir,
+                                        it_teardown_dir),
+        cmocka_unit_test_setup_teardown(stalled_server_then_restart, it_setup_dir, it_teardown_dir),
+        cmocka_unit_test_setup_teardown(outage_with_backlog_is_replayed_in_order, it_setup_dir,
+                                        it_teardown_dir),
+        cmocka_unit_test_setup_teardown(full_ring_says_why, it_setup_dir, it_teardown_dir),
+        cmocka_unit_test_setup_teardown(pause_idles_the_wire_and_resume_replays, it_setup_dir,
+                                        it_teardown_dir),
+        cmocka_unit_test_setup_teardown(durable_acks_trim_and_keepalive_pings_fetch_them,
+                                        it_setup_dir, it_teardown_dir),
+        cmocka_unit_test_setup_teardown(replay_after_sigkill_on_the_same_slot, it_setup_dir,
+                                        it_teardown_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

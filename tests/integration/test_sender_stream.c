@@ -8,19 +8,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static char dir[512];
-
-static int setup(void **state) {
-    (void) state;
-    tu_mkdtemp(dir, sizeof dir);
-    return 0;
-}
-static int teardown(void **state) {
-    (void) state;
-    tu_rmtree(dir);
-    return 0;
-}
-
 static void stream_and_close(const char *extra, int64_t rows, int per_flush) {
     qsink *sink = it_sink(NULL);
     char conf[1024];
@@ -53,13 +40,13 @@ static void streaming_memory_mode(void **state) {
 static void streaming_sf_mode_removes_a_drained_slot(void **state) {
     (void) state;
     char extra[700], slot[600];
-    snprintf(extra, sizeof extra, "sf_dir=%s;sender_id=s1;", dir);
+    snprintf(extra, sizeof extra, "sf_dir=%s;sender_id=s1;", it_dir);
     stream_and_close(extra, 20000, 0); /* auto-flush every 1000 rows */
-    snprintf(slot, sizeof slot, "%s/s1", dir);
+    snprintf(slot, sizeof slot, "%s/s1", it_dir);
     struct stat sb;
     /* fully acknowledged: the ring removed its segment files */
     char seg[700];
-    snprintf(seg, sizeof seg, "%s/s1/sf-0000000000000000.sfa", dir);
+    snprintf(seg, sizeof seg, "%s/s1/sf-0000000000000000.sfa", it_dir);
     assert_int_not_equal(stat(seg, &sb), 0);
     (void) slot;
 }
@@ -144,7 +131,8 @@ static void close_times_out_keeps_the_tail_and_releases_the_lock(void **state) {
     qsink *sink = it_sink(NULL);
     char err[128], conf[1024], extra[700];
     assert_int_equal(qsink_fault(sink, "withhold-ok conn=1", err, sizeof err), 0);
-    snprintf(extra, sizeof extra, "sf_dir=%s;sender_id=tail;close_flush_timeout_millis=300;", dir);
+    snprintf(extra, sizeof extra, "sf_dir=%s;sender_id=tail;close_flush_timeout_millis=300;",
+             it_dir);
     qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), extra));
     int64_t fsn = it_publish(s, "t", 0, 3000, 1000);
     assert_int_equal(fsn, 2);
@@ -173,7 +161,7 @@ static void fast_close_skips_the_drain(void **state) {
         char err[128], conf[1024], extra[700];
         assert_int_equal(qsink_fault(sink, "stall conn=1", err, sizeof err), 0);
         snprintf(extra, sizeof extra, "sf_dir=%s;sender_id=fast%d;close_flush_timeout_millis=%s;",
-                 dir, m, modes[m]);
+                 it_dir, m, modes[m]);
         qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), extra));
         it_publish(s, "t", 0, 100, 0);
         qsf_errinfo e;
@@ -192,15 +180,18 @@ static void fast_close_skips_the_drain(void **state) {
 int main(void) {
     qsf_log_set(NULL, NULL, QSF_LOG_ERROR);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(streaming_memory_mode, setup, teardown),
-        cmocka_unit_test_setup_teardown(streaming_sf_mode_removes_a_drained_slot, setup, teardown),
-        cmocka_unit_test_setup_teardown(upgrade_request_has_exactly_the_qsf_headers, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(cumulative_acks_cover_many_frames, setup, teardown),
-        cmocka_unit_test_setup_teardown(empty_flush_and_wait_arguments, setup, teardown),
-        cmocka_unit_test_setup_teardown(close_times_out_keeps_the_tail_and_releases_the_lock, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(fast_close_skips_the_drain, setup, teardown),
+        cmocka_unit_test_setup_teardown(streaming_memory_mode, it_setup_dir, it_teardown_dir),
+        cmocka_unit_test_setup_teardown(streaming_sf_mode_removes_a_drained_slot, it_setup_dir,
+                                        it_teardown_dir),
+        cmocka_unit_test_setup_teardown(upgrade_request_has_exactly_the_qsf_headers, it_setup_dir,
+                                        it_teardown_dir),
+        cmocka_unit_test_setup_teardown(cumulative_acks_cover_many_frames, it_setup_dir,
+                                        it_teardown_dir),
+        cmocka_unit_test_setup_teardown(empty_flush_and_wait_arguments, it_setup_dir,
+                                        it_teardown_dir),
+        cmocka_unit_test_setup_teardown(close_times_out_keeps_the_tail_and_releases_the_lock,
+                                        it_setup_dir, it_teardown_dir),
+        cmocka_unit_test_setup_teardown(fast_close_skips_the_drain, it_setup_dir, it_teardown_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
