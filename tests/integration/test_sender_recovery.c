@@ -3,6 +3,7 @@
 #include "itest.h"
 
 #include "log.h"
+#include "os/os.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -242,6 +243,70 @@ static void replay_after_sigkill_on_the_same_slot(void **state) {
     qsink_stop(sink);
 }
 
+#ifdef QSF_FAULT_INJECTION
+/* Rows k in [from, to) with a 200-byte VARCHAR (about 35 rows per 8 KiB frame). */
+static void publish_padded(qsf_sender *s, int64_t from, int64_t to) {
+    static const char pad[200] = {'x'};
+    qsf_errinfo e;
+    for (int64_t i = from; i < to; i++) {
+        assert_int_equal(qsf_table(s, "t", 1, &e), QSF_OK);
+        assert_int_equal(qsf_col_i64(s, "k", 1, i, &e), QSF_OK);
+        assert_int_equal(qsf_col_varchar(s, "pad", 3, pad, 1, &e), QSF_OK);
+        assert_int_equal(qsf_col_binary(s, "blob", 4, pad, sizeof pad, &e), QSF_OK);
+        assert_int_equal(qsf_at_micros(s, 1700000000000000ll + i, &e), QSF_OK);
+    }
+    assert_int_equal(qsf_flush(s, NULL, &e), QSF_OK);
+}
+
+/* A producer killed in the middle of a split flush leaves deferred frames with
+ * no committing frame after them: the next sender never sends that aborted tail,
+ * acknowledges it locally and goes on (sf-behaviour.md §12.2). */
+static void aborted_tail_is_retired_not_sent(void **state) {
+    (void) state;
+    qsink *sink = it_sink(NULL);
+    it_fault(sink, "reject=503 conn=1+ times=0");
+    char conf[1024], extra[700];
+    snprintf(extra, sizeof extra,
+             "sf_dir=%s;sender_id=tail;sf_max_segment_bytes=8k;auto_flush=off;"
+             "initial_connect_retry=async;" FAST,
+             it_dir);
+    it_conf(conf, sizeof conf, qsink_port(sink), extra);
+    pid_t pid = fork();
+    if (pid == 0) {
+        qsf_sender *s = NULL;
+        qsf_errinfo e;
+        if (qsf_sender_new(conf, strlen(conf), &s, &e) != QSF_OK)
+            _exit(3);
+        publish_padded(s, 0, 20); /* fsn 0, committing */
+        /* die while writing the third frame of the next (split) flush */
+        qsf_fault_arm(QSF_FP_FRAME_PAYLOAD_WRITTEN, 3, QSF_FA_KILL); /* counts from here */
+        publish_padded(s, 20, 220);
+        _exit(5); /* not reached */
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    if (!WIFSIGNALED(status))
+        fail_msg("child exited with %d", WEXITSTATUS(status));
+    assert_int_equal(WTERMSIG(status), SIGKILL);
+    qsink_fault_clear(sink);
+    qsf_sender *s = it_sender(conf);
+    assert_int_equal(qsf_published_fsn(s), 2); /* fsn 1, 2: the deferred, aborted group */
+    publish_padded(s, 220, 250);
+    it_wait_acked(s, 3);
+    qsf_stats st;
+    qsf_stats_get(s, &st);
+    assert_int_equal(st.frames_sent, 2); /* fsn 0 and 3, never 1 or 2 */
+    qsf_errinfo e;
+    assert_int_equal(qsf_close(s, &e), QSF_OK);
+    assert_int_equal(qsink_rows(sink, "t"), 50);
+    assert_int_equal(qsink_first_out_of_order(sink, "t", "k"), -1);
+    char cell[32];
+    assert_int_equal(qsink_cell(sink, "t", 20, "k", cell, sizeof cell), 0);
+    assert_string_equal(cell, "220");
+    qsink_stop(sink);
+}
+#endif
+
 int main(void) {
     qsf_log_set(NULL, NULL, getenv("QSF_TEST_LOG") ? QSF_LOG_DEBUG : QSF_LOG_OFF);
     if (getenv("QSF_TEST_ONLY")) {
@@ -262,6 +327,10 @@ int main(void) {
                                         it_setup_dir, it_teardown_dir),
         cmocka_unit_test_setup_teardown(replay_after_sigkill_on_the_same_slot, it_setup_dir,
                                         it_teardown_dir),
+#ifdef QSF_FAULT_INJECTION
+        cmocka_unit_test_setup_teardown(aborted_tail_is_retired_not_sent, it_setup_dir,
+                                        it_teardown_dir),
+#endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
