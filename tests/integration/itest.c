@@ -89,9 +89,11 @@ void it_assert_rows(qsink *sink, const char *table, int64_t n, bool allow_dups) 
             fail_msg("key %lld never reached the sink (%lld rows)", (long long) k,
                      (long long) rows);
     free(seen);
-    /* one spot check of the other columns */
-    assert_int_equal(qsink_cell(sink, table, 0, "sym", cell, sizeof cell), 0);
-    assert_true(strlen(cell) > 0);
+    /* one spot check of the symbol column of the standard shape */
+    if (qsink_column_type(sink, table, "sym") >= 0) {
+        assert_int_equal(qsink_cell(sink, table, 0, "sym", cell, sizeof cell), 0);
+        assert_true(strlen(cell) > 0);
+    }
 }
 
 static _Atomic int64_t clock_offset_ns;

@@ -4,7 +4,11 @@
 
 #include "log.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <pthread.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,6 +188,118 @@ static void null_and_bad_arguments(void **state) {
     assert_int_equal(qsf_sender_new("http::addr=x;", 13, &s, &e), QSF_E_CONF);
 }
 
+static void one_row(qsf_sender *s, int64_t k) {
+    qsf_errinfo e;
+    assert_int_equal(qsf_table(s, "t", 1, &e), QSF_OK);
+    assert_int_equal(qsf_col_i64(s, "k", 1, k, &e), QSF_OK);
+    assert_int_equal(qsf_at_micros(s, 1700000000000000ll + k, &e), QSF_OK);
+}
+
+static void auto_flush_by_interval_and_by_bytes(void **state) {
+    (void) state;
+    qsink *sink = it_sink(NULL);
+    char conf[512];
+    qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink),
+                                      "auto_flush_rows=off;auto_flush_interval=50;"));
+    one_row(s, 0);
+    assert_int_equal(qsf_published_fsn(s), -1);
+    it_sleep_ms(80);
+    one_row(s, 1); /* checked on the next row: the oldest row is 80 ms old */
+    assert_int_equal(qsf_published_fsn(s), 0);
+    assert_int_equal(qsf_buffered_rows(s), 0);
+    qsf_errinfo e;
+    assert_int_equal(qsf_close(s, &e), QSF_OK);
+    s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink),
+                          "auto_flush_rows=off;auto_flush_interval=off;auto_flush_bytes=2000;"));
+    int k = 0;
+    while (qsf_published_fsn(s) < 0 && k < 10000)
+        one_row(s, k++);
+    assert_true(k > 10 && k < 10000); /* flushed once the batch reached ~2000 bytes */
+    assert_int_equal(qsf_close(s, &e), QSF_OK);
+    qsink_stop(sink);
+}
+
+typedef struct blocked_flush {
+    qsf_sender *s;
+    int rc;
+} blocked_flush;
+
+static void *flush_main(void *arg) {
+    blocked_flush *b = arg;
+    qsf_errinfo e;
+    b->rc = qsf_flush(b->s, NULL, &e);
+    return NULL;
+}
+
+static void overlapping_calls_get_busy(void **state) {
+    (void) state;
+    qsink *sink = it_sink(NULL);
+    it_fault(sink, "withhold-ok conn=1");
+    char conf[512];
+    qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink),
+                                      "sf_max_segment_bytes=64k;sf_max_total_bytes=128k;"
+                                      "sf_append_deadline_millis=1500;auto_flush=off;"
+                                      "close_flush_timeout_millis=0;"));
+    qsf_errinfo e;
+    static const char pad[1000] = {'x'};
+    int rc = QSF_OK;
+    for (int i = 0; i < 100000 && rc == QSF_OK; i++) { /* fill the ring */
+        assert_int_equal(qsf_table(s, "f", 1, &e), QSF_OK);
+        assert_int_equal(qsf_col_binary(s, "b", 1, pad, sizeof pad, &e), QSF_OK);
+        assert_int_equal(qsf_at_now(s, &e), QSF_OK);
+        if (i % 10 == 9)
+            rc = qsf_flush(s, NULL, &e);
+    }
+    assert_int_equal(rc, QSF_E_FULL); /* the rows of that flush stay buffered */
+    blocked_flush b = {s, 0};
+    pthread_t t;
+    pthread_create(&t, NULL, flush_main, &b);
+    it_sleep_ms(300); /* the flush is now blocked on the full ring, inside the sender */
+    assert_int_equal(qsf_table(s, "t", 1, &e), QSF_E_BUSY);
+    assert_int_equal(qsf_flush(s, NULL, &e), QSF_E_BUSY);
+    pthread_join(t, NULL);
+    assert_int_equal(b.rc, QSF_E_FULL);
+    assert_int_equal(qsf_table(s, "t", 1, &e), QSF_OK); /* free again */
+    qsf_row_cancel(s);
+    one_row(s, 1);
+    /* close cannot publish the buffered rows into the full ring: it says so */
+    assert_int_equal(qsf_close(s, &e), QSF_E_FULL);
+    qsink_stop(sink);
+}
+
+static void upgrade_that_never_answers_times_out(void **state) {
+    (void) state;
+    int lfd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t al = sizeof a;
+    assert_int_equal(bind(lfd, (struct sockaddr *) &a, sizeof a), 0);
+    assert_int_equal(listen(lfd, 4), 0); /* the kernel completes the TCP handshake */
+    assert_int_equal(getsockname(lfd, (struct sockaddr *) &a, &al), 0);
+    char conf[512];
+    it_conf(conf, sizeof conf, ntohs(a.sin_port), "auth_timeout_ms=200;connect_timeout=200;");
+    qsf_sender *s = NULL;
+    qsf_errinfo e;
+    assert_int_equal(qsf_sender_new(conf, strlen(conf), &s, &e), QSF_E_CONNECT);
+    assert_non_null(strstr(e.msg, "timed out"));
+    close(lfd);
+}
+
+static void sender_from_env(void **state) {
+    (void) state;
+    qsink *sink = it_sink(NULL);
+    char conf[512];
+    setenv("QDB_CLIENT_CONF", it_conf(conf, sizeof conf, qsink_port(sink), ""), 1);
+    qsf_sender *s = NULL;
+    qsf_errinfo e;
+    assert_int_equal(qsf_sender_from_env(&s, &e), QSF_OK);
+    one_row(s, 0);
+    assert_int_equal(qsf_close(s, &e), QSF_OK);
+    it_assert_rows(sink, "t", 1, false);
+    unsetenv("QDB_CLIENT_CONF");
+    assert_int_equal(qsf_sender_from_env(&s, &e), QSF_E_CONF);
+    qsink_stop(sink);
+}
+
 int main(void) {
     qsf_log_set(NULL, NULL, getenv("QSF_TEST_LOG") ? QSF_LOG_DEBUG : QSF_LOG_OFF);
     const struct CMUnitTest tests[] = {
@@ -204,6 +320,10 @@ int main(void) {
         cmocka_unit_test_setup_teardown(forged_ok_beyond_what_was_sent_is_clamped, it_setup_dir,
                                         it_teardown_dir),
         cmocka_unit_test(null_and_bad_arguments),
+        cmocka_unit_test(auto_flush_by_interval_and_by_bytes),
+        cmocka_unit_test(overlapping_calls_get_busy),
+        cmocka_unit_test(upgrade_that_never_answers_times_out),
+        cmocka_unit_test(sender_from_env),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
