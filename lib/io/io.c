@@ -176,6 +176,8 @@ static void close_conn(qsf_io *io, enum close_why why, bool abort);
 /* Latches a TERMINAL error: producers blocked in append return it at once, the
  * connection closes and no further attempts are made. */
 static void latch_terminal(qsf_io *io, int code, const qsf_error_record *rec) {
+    if (atomic_load(&io->terminal_code) == 0)
+        qsf_inbox_push(io->inbox, rec); /* queued before anyone can see the latch */
     pthread_mutex_lock(&io->mu);
     if (atomic_load(&io->terminal_code) == 0) {
         qsf_err_set(&io->terminal, code, QSF_ERRF_FATAL, 0, "%s", rec->message);
@@ -187,7 +189,6 @@ static void latch_terminal(qsf_io *io, int code, const qsf_error_record *rec) {
     }
     pthread_cond_broadcast(&io->cv);
     pthread_mutex_unlock(&io->mu);
-    qsf_inbox_push(io->inbox, rec);
     qsf_ring_fail_waiters(io->ring, code, rec->message);
     if (qsf_ws_active(io->ws))
         close_conn(io, WHY_TERMINAL, io->st != S_OPEN);

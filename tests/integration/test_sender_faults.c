@@ -331,16 +331,35 @@ static void missing_durable_echo_fails_the_initial_connect(void **state) {
 
 static void malformed_server_frame_is_a_protocol_violation(void **state) {
     (void) state;
-    qsink *sink = it_sink(NULL);
-    it_fault(sink, "malformed=bad-length conn=1 after=1");
-    char conf[512];
-    qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), FAST));
-    it_publish(s, "t", 0, 10, 0);
-    qsf_errinfo e;
-    assert_int_equal(qsf_wait(s, qsf_published_fsn(s), QSF_WAIT_OK, 5000, &e), QSF_E_PROTOCOL);
-    assert_non_null(strstr(e.msg, "malformed"));
-    assert_int_equal(qsf_close(s, &e), QSF_OK);
-    qsink_stop(sink);
+    const char *faults[] = {"malformed=bad-length conn=1 after=1", "malformed=text conn=1 after=1",
+                            "malformed=bad-close conn=1 after=1",
+                            "malformed=trailing conn=1 after=1"};
+    const char *says[] = {"malformed", "text frame", "close payload", "malformed"};
+    for (int i = 0; i < 4; i++) {
+        qsink *sink = it_sink(NULL);
+        it_fault(sink, faults[i]);
+        char conf[512];
+        qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), FAST));
+        it_publish(s, "t", 0, 10, 0);
+        qsf_errinfo e;
+        qsf_stats st;
+        for (int k = 0; k < 1000; k++) {
+            qsf_stats_get(s, &st);
+            if (st.last_error_code)
+                break;
+            it_sleep_ms(5);
+        }
+        assert_int_equal(st.last_error_code, QSF_E_PROTOCOL);
+        assert_int_equal(qsf_flush(s, NULL, &e), QSF_E_PROTOCOL);
+        if (!strstr(e.msg, says[i]))
+            fail_msg("%s: message '%s' does not say '%s'", faults[i], e.msg, says[i]);
+        qsf_error_record r;
+        assert_int_equal(qsf_poll_error(s, &r), 1);
+        assert_int_equal(r.category, QSF_CAT_PROTOCOL_VIOLATION);
+        assert_int_equal(r.policy, QSF_POLICY_TERMINAL);
+        assert_int_equal(qsf_close(s, &e), QSF_OK);
+        qsink_stop(sink);
+    }
 }
 
 int main(void) {
