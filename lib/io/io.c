@@ -634,8 +634,11 @@ static bool dictionary_ok(qsf_io *io, const uint8_t *p, uint32_t len, int64_t fs
 static bool send_next(qsf_io *io) {
     if (io->next_catchup < io->n_catchup) {
         send_frame *f = &io->catchup[io->next_catchup++];
-        if (qsf_ws_send_binary(io->ws, f->buf, f->len) < 0 || qsf_wiremap_push(&io->map, -1) < 0)
+        if (qsf_ws_send_binary(io->ws, f->buf, f->len) < 0 || qsf_wiremap_push(&io->map, -1) < 0) {
+            io->retry_delay_ms = 0;
+            close_conn(io, WHY_RETRIABLE, true);
             return false;
+        }
         io->last_send_ns = now_ns();
         return true;
     }
@@ -648,8 +651,13 @@ static bool send_next(qsf_io *io) {
     } while (in_aborted_tail(io, fsn)); /* never sent (§12.2) */
     if (!dictionary_ok(io, p, len, fsn))
         return false;
-    if (send_copy(io, p, len) < 0 || qsf_wiremap_push(&io->map, fsn) < 0)
+    if (send_copy(io, p, len) < 0 || qsf_wiremap_push(&io->map, fsn) < 0) {
+        /* the frame left the cursor but not the wire: drop the connection so
+         * the next one replays from ackedFsn + 1 (never a gap) */
+        io->retry_delay_ms = 0;
+        close_conn(io, WHY_RETRIABLE, true);
         return false;
+    }
     io->sent_data = true;
     io->last_sent_fsn = fsn;
     io->last_send_ns = now_ns();
