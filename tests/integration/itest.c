@@ -136,3 +136,12 @@ void it_fault(qsink *s, const char *line) {
 void it_sleep_ms(int ms) {
     nanosleep(&(struct timespec){ms / 1000, (ms % 1000) * 1000000L}, NULL);
 }
+
+void it_close_and_check(qsf_sender *s, qsink *sink, const char *table, int64_t n, bool allow_dups) {
+    qsf_errinfo e;
+    int rc = qsf_close(s, &e);
+    if (rc != QSF_OK)
+        fail_msg("qsf_close: %s: %s", qsf_err_name(rc), e.msg);
+    it_assert_rows(sink, table, n, allow_dups);
+    qsink_stop(sink);
+}

@@ -34,6 +34,10 @@ void it_wait_acked(qsf_sender *s, int64_t fsn);
  * after a connection loss) but nothing is missing and no foreign key appears. */
 void it_assert_rows(qsink *sink, const char *table, int64_t n, bool allow_dups);
 
+/* Closes the sender (expecting QSF_OK), checks the rows with it_assert_rows and
+ * stops the sink: the common end of a delivery test. */
+void it_close_and_check(qsf_sender *s, qsink *sink, const char *table, int64_t n, bool allow_dups);
+
 /* A fresh private directory per test (cmocka setup / teardown). */
 extern char it_dir[512];
 int it_setup_dir(void **state);

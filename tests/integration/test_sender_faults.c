@@ -69,10 +69,7 @@ static void tiny_batch_cap_splits_frames(void **state) {
         deferred += (fr[i].flags & 0x01) != 0;
     }
     assert_true(deferred > 0); /* all frames of the split but the last */
-    qsf_errinfo e;
-    assert_int_equal(qsf_close(s, &e), QSF_OK);
-    it_assert_rows(sink, "t", 5000, false);
-    qsink_stop(sink);
+    it_close_and_check(s, sink, "t", 5000, false);
 }
 
 static void retriable_statuses_replay_and_report(void **state) {
@@ -126,10 +123,7 @@ static void dictionary_gap_reregisters_the_dictionary(void **state) {
     qsf_error_record r;
     assert_int_equal(qsf_poll_error(s, &r), 1);
     assert_int_equal(r.category, QSF_CAT_DICTIONARY_GAP);
-    qsf_errinfo e;
-    assert_int_equal(qsf_close(s, &e), QSF_OK);
-    it_assert_rows(sink, "t", 1000, false);
-    qsink_stop(sink);
+    it_close_and_check(s, sink, "t", 1000, false);
 }
 
 static void terminal_status_latches_and_close_rethrows_it(void **state) {
@@ -310,10 +304,7 @@ static void auth_rejected_after_first_success_is_reported_and_retried(void **sta
     qsink_stats ss;
     qsink_get_stats(sink, &ss);
     assert_true(ss.rejected >= 3); /* connections 2..4 were refused, the sender kept going */
-    qsf_errinfo e;
-    assert_int_equal(qsf_close(s, &e), QSF_OK);
-    it_assert_rows(sink, "t", 400, false);
-    qsink_stop(sink);
+    it_close_and_check(s, sink, "t", 400, false);
 }
 
 static void missing_durable_echo_fails_the_initial_connect(void **state) {

@@ -83,10 +83,7 @@ static void async_creation_returns_at_once_and_delivers_later(void **state) {
     assert_int_equal(st.ever_connected, 0);
     qsink_fault_clear(sink);
     it_wait_acked(s, fsn);
-    qsf_errinfo e;
-    assert_int_equal(qsf_close(s, &e), QSF_OK);
-    it_assert_rows(sink, "t", 500, false);
-    qsink_stop(sink);
+    it_close_and_check(s, sink, "t", 500, false);
 }
 
 static void wait_times_out_only_without_progress(void **state) {
@@ -168,10 +165,7 @@ static void forged_ok_beyond_what_was_sent_is_clamped(void **state) {
     int64_t fsn = it_publish(s, "t", 0, 500, 100);
     it_wait_acked(s, fsn);
     assert_int_equal(qsf_acked_fsn(s), fsn);
-    qsf_errinfo e;
-    assert_int_equal(qsf_close(s, &e), QSF_OK);
-    it_assert_rows(sink, "t", 500, true);
-    qsink_stop(sink);
+    it_close_and_check(s, sink, "t", 500, true);
 }
 
 static void null_and_bad_arguments(void **state) {

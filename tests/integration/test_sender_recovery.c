@@ -59,10 +59,7 @@ static void stalled_server_then_restart(void **state) {
     assert_true(qsf_acked_fsn(s) < fsn);
     qsink_restart(sink);
     it_wait_acked(s, fsn);
-    qsf_errinfo e;
-    assert_int_equal(qsf_close(s, &e), QSF_OK);
-    it_assert_rows(sink, "t", 2000, true);
-    qsink_stop(sink);
+    it_close_and_check(s, sink, "t", 2000, true);
 }
 
 static void outage_with_backlog_is_replayed_in_order(void **state) {
@@ -162,10 +159,7 @@ static void pause_idles_the_wire_and_resume_replays(void **state) {
     assert_int_equal(st.reconnect_attempts, 0);
     assert_int_equal(qsf_resume(s), QSF_OK);
     it_wait_acked(s, fsn);
-    qsf_errinfo e;
-    assert_int_equal(qsf_close(s, &e), QSF_OK);
-    it_assert_rows(sink, "t", 1000, false);
-    qsink_stop(sink);
+    it_close_and_check(s, sink, "t", 1000, false);
 }
 
 static void durable_acks_trim_and_keepalive_pings_fetch_them(void **state) {
@@ -189,9 +183,7 @@ static void durable_acks_trim_and_keepalive_pings_fetch_them(void **state) {
     assert_true(st.durable_acks >= 1);
     assert_true(st.durable_trim_advances >= 1);
     assert_int_equal(st.acked_fsn, fsn);
-    assert_int_equal(qsf_close(s, &e), QSF_OK);
-    it_assert_rows(sink, "t", 1000, false);
-    qsink_stop(sink);
+    it_close_and_check(s, sink, "t", 1000, false);
 }
 
 /* The child publishes into an SF slot while no server accepts it, then is
@@ -331,10 +323,7 @@ static void reconnect_storm_while_publishing_loses_nothing(void **state) {
         it_sleep_ms(5);
     }
     assert_true(st.reconnects_succeeded >= 1);
-    qsf_errinfo e;
-    assert_int_equal(qsf_close(s, &e), QSF_OK);
-    it_assert_rows(sink, "t", n, true);
-    qsink_stop(sink);
+    it_close_and_check(s, sink, "t", n, true);
 }
 
 int main(void) {

@@ -27,9 +27,7 @@ static void stream_and_close(const char *extra, int64_t rows, int per_flush) {
     assert_true(st.frames_sent == (uint64_t) fsn + 1);
     assert_int_equal(st.frames_replayed, 0);
     assert_int_equal(strncmp(st.current_host, "127.0.0.1:", 10), 0);
-    assert_int_equal(qsf_close(s, &e), QSF_OK);
-    it_assert_rows(sink, "trades", rows, false);
-    qsink_stop(sink);
+    it_close_and_check(s, sink, "trades", rows, false);
 }
 
 static void streaming_memory_mode(void **state) {
@@ -102,9 +100,7 @@ static void cumulative_acks_cover_many_frames(void **state) {
     assert_true(st.acks > 0 && st.acks < 4000); /* cumulative, not one per frame */
     assert_int_equal(st.highest_ok_fsn, 3999);
     assert_int_equal(qsf_acked_fsn(s), 3999);
-    assert_int_equal(qsf_close(s, &e), QSF_OK);
-    it_assert_rows(sink, "t", 4000, false);
-    qsink_stop(sink);
+    it_close_and_check(s, sink, "t", 4000, false);
 }
 
 static void empty_flush_and_wait_arguments(void **state) {

@@ -54,10 +54,7 @@ static void tls_roots_verifies_the_server(void **state) {
     qsf_sender *s = it_sender(conf);
     int64_t fsn = it_publish(s, "t", 0, 2000, 500);
     it_wait_acked(s, fsn);
-    qsf_errinfo e;
-    assert_int_equal(qsf_close(s, &e), QSF_OK);
-    it_assert_rows(sink, "t", 2000, false);
-    qsink_stop(sink);
+    it_close_and_check(s, sink, "t", 2000, false);
 }
 
 static void unknown_ca_fails_verification_clearly(void **state) {
@@ -86,10 +83,7 @@ static void unsafe_off_skips_verification(void **state) {
     qsf_sender *s = it_sender(conf);
     int64_t fsn = it_publish(s, "t", 0, 100, 0);
     it_wait_acked(s, fsn);
-    qsf_errinfo e;
-    assert_int_equal(qsf_close(s, &e), QSF_OK);
-    it_assert_rows(sink, "t", 100, false);
-    qsink_stop(sink);
+    it_close_and_check(s, sink, "t", 100, false);
 }
 
 int main(void) {
