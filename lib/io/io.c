@@ -92,6 +92,8 @@ struct qsf_io {
     qsf_recycle_pacer pacer;
     uint64_t rng;
     int64_t retry_delay_ms; /* decided when closing because of a rejection */
+    int durable_gaps;       /* hosts of this round that did not grant durable ack */
+    int64_t last_warn_ns;   /* reconnect warning throttle */
     /* per connection */
     qsf_wiremap map;
     qsf_durable *dur;
@@ -542,10 +544,28 @@ static void note_connected(qsf_io *io) {
     atomic_store(&io->connected, 1);
 }
 
+/* A host that does not grant the requested durable ack (§7.4): reported and
+ * retried once the sender has connected; before that, a round in which no host
+ * grants it is terminal (round_exhausted). */
+static void note_durable_gap(qsf_io *io, const char *why) {
+    io->durable_gaps++;
+    if (!atomic_load(&io->ever_connected))
+        return;
+    qsf_error_record r;
+    int64_t from, to;
+    unacked_span(io, &from, &to);
+    record_init(io, &r, QSF_CAT_PROTOCOL_VIOLATION, -1, -1, from, to);
+    r.policy = QSF_POLICY_RETRIABLE;
+    snprintf(r.message, sizeof r.message, "%s", why);
+    qsf_inbox_push(io->inbox, &r);
+}
+
 static void hook_open(void *u, const qsf_ws_hs *hs) {
     qsf_io *io = u;
     char why[200];
     if (!validate_handshake(io, hs, why, sizeof why)) {
+        if (hs->version == 1)
+            note_durable_gap(io, why);
         attempt_failed(io, QSF_ATTEMPT_TRANSPORT, why, QSF_E_CONNECT);
         if (io->st == S_TERMINAL)
             return;
@@ -558,6 +578,8 @@ static void hook_open(void *u, const qsf_ws_hs *hs) {
         return;
     }
     qsf_hosts_report(&io->hosts, io->host, QSF_ATTEMPT_OK);
+    io->durable_gaps = 0;
+    io->last_warn_ns = 0;
     atomic_store(&io->max_batch, hs->max_batch);
     io->durable = hs->durable_granted;
     atomic_store(&io->durable_on, io->durable);
@@ -750,8 +772,36 @@ static void enter_paused(qsf_io *io) {
 }
 
 /* A round is exhausted: give up (initial modes), or sleep and start a new one. */
+/* At most every 5 s while no endpoint can be reached (§7.2). */
+static void warn_unreachable(qsf_io *io, int64_t sleep_ms) {
+    int64_t now = now_ns();
+    if (io->last_warn_ns && now - io->last_warn_ns < 5000 * MS)
+        return;
+    io->last_warn_ns = now;
+    char last[256];
+    pthread_mutex_lock(&io->mu);
+    copy_str(last, sizeof last, io->last_error);
+    pthread_mutex_unlock(&io->mu);
+    QSF_LOGW("not connected: every endpoint failed (last error: %s); next round in %" PRId64
+             " ms; publishing continues into the ring",
+             last, sleep_ms);
+}
+
 static void round_exhausted(qsf_io *io) {
     bool first = !atomic_load(&io->ever_connected);
+    int gaps = io->durable_gaps;
+    io->durable_gaps = 0;
+    if (first && gaps > 0 && gaps == io->hosts.attempts) {
+        qsf_error_record r;
+        int64_t from, to;
+        unacked_span(io, &from, &to);
+        record_init(io, &r, QSF_CAT_PROTOCOL_VIOLATION, -1, -1, from, to);
+        snprintf(r.message, sizeof r.message,
+                 "request_durable_ack=on but no endpoint grants durable acks "
+                 "(no X-QWP-Durable-Ack: enabled in the upgrade response)");
+        latch_terminal(io, QSF_E_PROTOCOL, &r);
+        return;
+    }
     if (first && io->o.initial_mode != QSF_IO_INIT_ASYNC) {
         bool give_up = io->o.initial_mode == QSF_IO_INIT_OFF || now_ns() >= io->init_deadline_ns;
         if (give_up) {
@@ -767,6 +817,7 @@ static void round_exhausted(qsf_io *io) {
     }
     int64_t sleep_ms = qsf_hosts_round_sleep_ms(&io->hosts);
     QSF_LOGD("all endpoints unreachable; next round in %" PRId64 " ms", sleep_ms);
+    warn_unreachable(io, sleep_ms);
     qsf_hosts_new_round(&io->hosts);
     schedule_attempt(io, sleep_ms);
 }

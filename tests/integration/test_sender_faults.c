@@ -309,15 +309,31 @@ static void auth_rejected_after_first_success_is_reported_and_retried(void **sta
 
 static void missing_durable_echo_fails_the_initial_connect(void **state) {
     (void) state;
-    qsink *sink = it_sink(NULL); /* never grants durable acks */
+    qsink *a = it_sink(NULL); /* neither grants durable acks */
+    qsink *b = it_sink(NULL);
     char conf[512];
-    it_conf(conf, sizeof conf, qsink_port(sink), "request_durable_ack=on;");
+    snprintf(conf, sizeof conf, "ws::addr=127.0.0.1:%u,127.0.0.1:%u;request_durable_ack=on;",
+             qsink_port(a), qsink_port(b));
     qsf_sender *s = NULL;
     qsf_errinfo e;
-    int rc = qsf_sender_new(conf, strlen(conf), &s, &e);
-    assert_int_not_equal(rc, QSF_OK);
+    assert_int_equal(qsf_sender_new(conf, strlen(conf), &s, &e), QSF_E_PROTOCOL);
     assert_non_null(strstr(e.msg, "durable"));
-    qsink_stop(sink);
+    /* async: the same verdict is latched in the background */
+    snprintf(conf, sizeof conf,
+             "ws::addr=127.0.0.1:%u;request_durable_ack=on;initial_connect_retry=async;",
+             qsink_port(a));
+    s = it_sender(conf);
+    qsf_stats st;
+    for (int k = 0; k < 1000; k++) {
+        qsf_stats_get(s, &st);
+        if (st.last_error_code)
+            break;
+        it_sleep_ms(5);
+    }
+    assert_int_equal(st.last_error_code, QSF_E_PROTOCOL);
+    assert_int_equal(qsf_close(s, &e), QSF_E_PROTOCOL); /* never seen before close */
+    qsink_stop(a);
+    qsink_stop(b);
 }
 
 static void malformed_server_frame_is_a_protocol_violation(void **state) {
