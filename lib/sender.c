@@ -507,7 +507,9 @@ QSF_API void qsf_stats_get(const qsf_sender *s, qsf_stats *out) {
     out->oldest_unacked_age_ms = out->pending_frames ? oldest_age_ms(s, out->acked_fsn) : -1;
     out->error_notifications_dropped = qsf_inbox_dropped(s->inbox);
     out->error_notifications_delivered = qsf_inbox_delivered(s->inbox);
-    out->last_error_code = qsf_io_terminal(s->io, NULL);
+    int t = qsf_io_terminal(s->io, NULL);
+    if (t)
+        out->last_error_code = t; /* a latched terminal error outranks later reports */
 }
 
 QSF_API int qsf_poll_error(qsf_sender *s, qsf_error_record *out) {

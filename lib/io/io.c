@@ -72,6 +72,7 @@ struct qsf_io {
     pthread_mutex_t mu; /* terminal, init outcome, status block, progress cond */
     pthread_cond_t cv;
     atomic_int terminal_code;
+    atomic_int last_error_code; /* QSF_E_* of the last error record queued */
     qsf_errinfo terminal;
     int init_state; /* 0 pending, 1 connected, -1 failed */
     qsf_errinfo init_err;
@@ -162,6 +163,26 @@ static void record_init(qsf_io *io, qsf_error_record *r, int cat, int status, in
     host_name(io, io->host, r->endpoint, sizeof r->endpoint);
 }
 
+/* QSF_E_* an error record stands for (qsf_stats.last_error_code). */
+static int record_code(const qsf_error_record *r) {
+    switch (r->category) {
+    case QSF_CAT_SECURITY_ERROR:
+        return r->status < 0 ? QSF_E_AUTH : QSF_E_SERVER;
+    case QSF_CAT_PROTOCOL_VIOLATION:
+        return QSF_E_PROTOCOL;
+    case QSF_CAT_DATA_LOSS:
+        return QSF_E_DATA_LOSS;
+    default:
+        return QSF_E_SERVER;
+    }
+}
+
+/* Queues a record for the application and remembers its code. */
+static void report(qsf_io *io, const qsf_error_record *r, int code) {
+    atomic_store(&io->last_error_code, code ? code : record_code(r));
+    qsf_inbox_push(io->inbox, r);
+}
+
 static void unacked_span(qsf_io *io, int64_t *from, int64_t *to) {
     *from = qsf_ring_acked_fsn(io->ring) + 1;
     *to = qsf_ring_published_fsn(io->ring);
@@ -179,7 +200,7 @@ static void close_conn(qsf_io *io, enum close_why why, bool abort);
  * connection closes and no further attempts are made. */
 static void latch_terminal(qsf_io *io, int code, const qsf_error_record *rec) {
     if (atomic_load(&io->terminal_code) == 0)
-        qsf_inbox_push(io->inbox, rec); /* queued before anyone can see the latch */
+        report(io, rec, code); /* queued before anyone can see the latch */
     pthread_mutex_lock(&io->mu);
     if (atomic_load(&io->terminal_code) == 0) {
         qsf_err_set(&io->terminal, code, QSF_ERRF_FATAL, 0, "%s", rec->message);
@@ -395,7 +416,7 @@ static void handle_error(qsf_io *io, const qsf_response *r) {
         latch_terminal(io, QSF_E_SERVER, &rec);
         return;
     }
-    qsf_inbox_push(io->inbox, &rec);
+    report(io, &rec, 0);
     if (rec.policy == QSF_POLICY_RETRIABLE_OTHER) {
         qsf_hosts_demote(&io->hosts, io->host);
         int64_t progress = qsf_ring_acked_fsn(io->ring);
@@ -557,7 +578,7 @@ static void note_durable_gap(qsf_io *io, const char *why) {
     record_init(io, &r, QSF_CAT_PROTOCOL_VIOLATION, -1, -1, from, to);
     r.policy = QSF_POLICY_RETRIABLE;
     snprintf(r.message, sizeof r.message, "%s", why);
-    qsf_inbox_push(io->inbox, &r);
+    report(io, &r, 0);
 }
 
 static void hook_open(void *u, const qsf_ws_hs *hs) {
@@ -597,7 +618,7 @@ static void hook_open(void *u, const qsf_ws_hs *hs) {
         record_init(io, &r, QSF_CAT_PROTOCOL_VIOLATION, -1, -1, from, to);
         r.policy = QSF_POLICY_RETRIABLE;
         snprintf(r.message, sizeof r.message, "%s", e.msg);
-        qsf_inbox_push(io->inbox, &r);
+        report(io, &r, 0);
         io->retry_delay_ms = io->o.backoff_max_ms;
         close_conn(io, WHY_OTHER, false);
         return;
@@ -753,7 +774,7 @@ static void attempt_failed(qsf_io *io, int outcome, const char *why, int code) {
             return;
         }
         r.policy = QSF_POLICY_RETRIABLE; /* after the first success: report, retry */
-        qsf_inbox_push(io->inbox, &r);
+        report(io, &r, 0);
     }
     pthread_mutex_lock(&io->mu);
     if (io->init_state == 0)
@@ -1263,6 +1284,7 @@ void qsf_io_stats(const qsf_io *cio, qsf_stats *out) {
     out->connected = atomic_load(&io->connected);
     out->paused = atomic_load(&io->paused);
     out->ever_connected = atomic_load(&io->ever_connected);
+    out->last_error_code = atomic_load(&io->last_error_code);
     pthread_mutex_lock(&io->mu);
     snprintf(out->current_host, sizeof out->current_host, "%s", out->connected ? io->cur_host : "");
     pthread_mutex_unlock(&io->mu);
