@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <time.h>
 
 qsink *it_sink(const qsink_opts *opts) {
@@ -144,4 +145,23 @@ void it_close_and_check(qsf_sender *s, qsink *sink, const char *table, int64_t n
         fail_msg("qsf_close: %s: %s", qsf_err_name(rc), e.msg);
     it_assert_rows(sink, table, n, allow_dups);
     qsink_stop(sink);
+}
+
+int it_count_segments(const char *slot, char *lowest, size_t cap) {
+    DIR *d = opendir(slot);
+    if (!d)
+        return -1;
+    int n = 0;
+    if (lowest && cap)
+        lowest[0] = 0;
+    for (struct dirent *de; (de = readdir(d)) != NULL;) {
+        size_t l = strlen(de->d_name);
+        if (l < 4 || strcmp(de->d_name + l - 4, ".sfa") != 0)
+            continue;
+        n++;
+        if (lowest && (!lowest[0] || strcmp(de->d_name, lowest) < 0))
+            snprintf(lowest, cap, "%s", de->d_name);
+    }
+    closedir(d);
+    return n;
 }

@@ -48,6 +48,10 @@ void it_fault(qsink *s, const char *line);
 
 void it_sleep_ms(int ms);
 
+/* Segment files (*.sfa) in a slot directory; *lowest gets the smallest name
+ * (NULL allowed). -1 when the directory does not exist. */
+int it_count_segments(const char *slot, char *lowest, size_t cap);
+
 /* Replaces QSF_OS->mono_ns with real time + an offset tests can advance. */
 void it_clock_install(void);
 void it_clock_advance_ms(int64_t ms);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -326,6 +327,69 @@ static void reconnect_storm_while_publishing_loses_nothing(void **state) {
     it_close_and_check(s, sink, "t", n, true);
 }
 
+#define PAD80 "01234567890123456789012345678901234567890123456789012345678901234567890123456789"
+
+static bool file_exists(const char *path) {
+    struct stat sb;
+    return stat(path, &sb) == 0;
+}
+
+/* The dictionary entries of trimmed frames are gone (a host crash lost the tail
+ * of .symbol-dict): the slot cannot be replayed. The sender sets it aside, says
+ * so with a DATA_LOSS / ABANDONED record naming the quarantined path, and goes on
+ * with a fresh slot (sf-behaviour.md §12.3). */
+static void unreplayable_slot_is_quarantined_and_reported(void **state) {
+    (void) state;
+    qsink *sink = it_sink(NULL);
+    char conf[1024], extra[700], seg0[700], dict[700];
+    snprintf(extra, sizeof extra,
+             "sf_dir=%s;sender_id=q;sf_max_segment_bytes=200;sf_max_total_bytes=100k;"
+             "auto_flush=off;close_flush_timeout_millis=0;" FAST,
+             it_dir);
+    snprintf(dict, sizeof dict, "%s/q/.symbol-dict", it_dir);
+    qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), extra));
+    /* 80 bytes per row: two frames never share a 200-byte segment */
+    qsf_errinfo e;
+    int64_t fsn;
+    for (int i = 0; i < 3; i++) { /* fsn 0..2, one segment each, acknowledged */
+        assert_int_equal(qsf_table(s, "t", 1, &e), QSF_OK);
+        assert_int_equal(qsf_symbol(s, "sym", 3, "alpha", 5, &e), QSF_OK);
+        assert_int_equal(qsf_col_varchar(s, "pad", 3, PAD80, 80, &e), QSF_OK);
+        assert_int_equal(qsf_at_micros(s, 1 + i, &e), QSF_OK);
+        assert_int_equal(qsf_flush(s, &fsn, &e), QSF_OK);
+    }
+    it_wait_acked(s, fsn);
+    char slot[600], first[64], now[64];
+    snprintf(slot, sizeof slot, "%s/q", it_dir);
+    assert_true(it_count_segments(slot, first, sizeof first) >= 1); /* holds fsn 0 (alpha) */
+    snprintf(seg0, sizeof seg0, "%s/%s", slot, first);
+    it_fault(sink, "stall conn=1+");
+    qsink_restart(sink);
+    assert_int_equal(qsf_table(s, "t", 1, &e), QSF_OK);
+    assert_int_equal(qsf_symbol(s, "sym", 3, "beta", 4, &e), QSF_OK);
+    assert_int_equal(qsf_col_varchar(s, "pad", 3, PAD80, 80, &e), QSF_OK);
+    assert_int_equal(qsf_at_micros(s, 2, &e), QSF_OK);
+    assert_int_equal(qsf_flush(s, &fsn, &e), QSF_OK); /* fsn 3 needs id 1 ("beta") */
+    for (int k = 0; k < 500 && file_exists(seg0); k++)
+        it_sleep_ms(5); /* the acknowledged first segment is trimmed */
+    assert_false(file_exists(seg0));
+    assert_true(it_count_segments(slot, now, sizeof now) >= 1);
+    assert_true(strcmp(now, first) > 0);
+    assert_int_equal(qsf_close(s, &e), QSF_OK); /* fast close: fsn 3 stays on disk */
+    assert_int_equal(truncate(dict, 8), 0);     /* only the SYD1 header survives */
+    qsink_fault_clear(sink);
+    s = it_sender(conf);
+    qsf_error_record r;
+    assert_int_equal(qsf_poll_error(s, &r), 1);
+    assert_int_equal(r.category, QSF_CAT_DATA_LOSS);
+    assert_int_equal(r.policy, QSF_POLICY_ABANDONED);
+    assert_true(strlen(r.quarantined_path) > 0);
+    assert_true(file_exists(r.quarantined_path));
+    assert_int_equal(qsf_published_fsn(s), -1); /* a fresh slot */
+    assert_int_equal(qsf_close(s, &e), QSF_OK);
+    qsink_stop(sink);
+}
+
 int main(void) {
     qsf_log_set(NULL, NULL, getenv("QSF_TEST_LOG") ? QSF_LOG_DEBUG : QSF_LOG_OFF);
     if (getenv("QSF_TEST_ONLY")) {
@@ -336,6 +400,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(reconnect_storm_while_publishing_loses_nothing,
                                         it_setup_dir, it_teardown_dir),
+        cmocka_unit_test_setup_teardown(unreplayable_slot_is_quarantined_and_reported, it_setup_dir,
+                                        it_teardown_dir),
         cmocka_unit_test_setup_teardown(withheld_acks_then_reconnect_replays, it_setup_dir,
                                         it_teardown_dir),
         cmocka_unit_test_setup_teardown(stalled_server_then_restart, it_setup_dir, it_teardown_dir),
