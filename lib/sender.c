@@ -206,6 +206,8 @@ static int codec_open(qsf_sender *s, qsf_errinfo *err) {
 /* "Basic base64(user:pass)" or "Bearer token" into out; NULL when no auth. */
 static const char *auth_header(const qsf_conf *c, char *out, size_t cap) {
     if (c->token) {
+        if (strlen(c->token) + 8 > cap)
+            return NULL;
         snprintf(out, cap, "Bearer %s", c->token);
         return out;
     }
@@ -231,6 +233,14 @@ static int io_open(qsf_sender *s, qsf_errinfo *err) {
     for (size_t i = 0; i < c->n_addrs; i++)
         addrs[i] = (qsf_io_addr){c->addrs[i].host, c->addrs[i].port};
     char auth[2048];
+    const char *authz = auth_header(c, auth, sizeof auth);
+    if (!authz && (c->username || c->token)) {
+        free(addrs);
+        return qsf_err_set(err, QSF_E_CONF, 0, 0,
+                           "credentials too long for the Authorization header (at most %zu "
+                           "bytes once encoded)",
+                           sizeof auth - 8);
+    }
     const qsf_recovery_report *r = &s->rep;
     qsf_io_opts o = {
         .addrs = addrs,
@@ -238,7 +248,7 @@ static int io_open(qsf_sender *s, qsf_errinfo *err) {
         .tls = c->tls,
         .tls_verify = c->tls_verify != QSF_CONF_TLS_VERIFY_UNSAFE_OFF,
         .tls_roots = c->tls_roots,
-        .authorization = auth_header(c, auth, sizeof auth),
+        .authorization = authz,
         .client_id = c->client_id ? c->client_id : "qsf/" QSF_VERSION_STRING,
         .request_durable_ack = c->request_durable_ack,
         .connect_timeout_ms = c->connect_timeout,
