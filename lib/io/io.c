@@ -581,6 +581,21 @@ static void note_durable_gap(qsf_io *io, const char *why) {
     report(io, &r, 0);
 }
 
+/* Catch-up frames could not be built (an entry larger than the frame cap, or no
+ * memory): report it and keep retrying, rotating endpoints (§5.3 cap gap). */
+static void catchup_failed(qsf_io *io, const qsf_errinfo *e) {
+    qsf_error_record r;
+    int64_t from, to;
+    unacked_span(io, &from, &to);
+    record_init(io, &r, QSF_CAT_PROTOCOL_VIOLATION, -1, -1, from, to);
+    r.policy = QSF_POLICY_RETRIABLE;
+    snprintf(r.message, sizeof r.message, "%s", e->msg);
+    report(io, &r, 0);
+    qsf_hosts_demote(&io->hosts, io->host);
+    io->retry_delay_ms = io->o.backoff_max_ms;
+    close_conn(io, WHY_OTHER, false);
+}
+
 static void hook_open(void *u, const qsf_ws_hs *hs) {
     qsf_io *io = u;
     char why[200];
@@ -612,15 +627,7 @@ static void hook_open(void *u, const qsf_ws_hs *hs) {
     io->last_sent_fsn = start - 1;
     qsf_errinfo e;
     if (build_catchup(io, &e) != QSF_OK) {
-        qsf_error_record r;
-        int64_t from, to;
-        unacked_span(io, &from, &to);
-        record_init(io, &r, QSF_CAT_PROTOCOL_VIOLATION, -1, -1, from, to);
-        r.policy = QSF_POLICY_RETRIABLE;
-        snprintf(r.message, sizeof r.message, "%s", e.msg);
-        report(io, &r, 0);
-        io->retry_delay_ms = io->o.backoff_max_ms;
-        close_conn(io, WHY_OTHER, false);
+        catchup_failed(io, &e);
         return;
     }
     io->cursor_ok = qsf_ring_cursor_seek(io->ring, &io->cur, start) == 0;
