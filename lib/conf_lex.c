@@ -118,6 +118,11 @@ static int lex_key(const char *s, size_t len, size_t *pos, bool after_secret, qs
         *pos = i + 1;
         return QSF_OK;
     }
+    if (i < len && s[i] != ';' && after_secret) /* the character may belong to the secret */
+        return qsf_err_set(err, QSF_E_CONF, 0, 0,
+                           "invalid character at position %zu in a key (not shown: it follows a "
+                           "secret value; write ';' inside a value as ';;')",
+                           i);
     if (i < len && s[i] != ';')
         return bad_char(err, s, len, i, "in a key");
     if (i == start)

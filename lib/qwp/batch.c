@@ -139,19 +139,23 @@ static bool fold(const char *name, size_t len, char out[QSF_QWP_MAX_NAME_LEN]) {
     return true;
 }
 
+/* Looks name up by its folded key (left in key, its hash in *hash); -1 when absent
+ * or too long to be a name. */
+static int64_t find_folded(const qsf_strmap *m, const char *name, size_t len,
+                           char key[QSF_QWP_MAX_NAME_LEN], uint32_t *hash) {
+    *hash = 0;
+    if (!fold(name, len, key))
+        return -1;
+    *hash = qsf_strmap_hash(key, len);
+    return qsf_strmap_find(m, key, len, *hash);
+}
+
 /* ---- tables ---- */
 
 static btable *table_slot(qsf_qwp_batch *b, const char *name, const char *key, size_t len,
                           uint32_t hash, qsf_errinfo *err) {
-    if (b->ntables == b->tables_cap) {
-        uint32_t n = b->tables_cap ? b->tables_cap * 2 : 8;
-        btable *nt = realloc(b->tables, (size_t) n * sizeof *nt);
-        if (!nt)
-            goto nomem;
-        memset(nt + b->tables_cap, 0, (size_t) (n - b->tables_cap) * sizeof *nt);
-        b->tables = nt;
-        b->tables_cap = n;
-    }
+    if (qsf_grow_zeroed((void **) &b->tables, b->ntables, &b->tables_cap, sizeof *b->tables))
+        goto nomem;
     btable *t = &b->tables[b->ntables];
     if (!t->row_off.p && qsf_buf_reserve(&t->row_off, 64) != 0)
         goto nomem;
@@ -171,18 +175,15 @@ nomem:
 static btable *table_find(qsf_qwp_batch *b, const char *name, size_t len, qsf_errinfo *err) {
     if (b->last_tbl < b->ntables) {
         btable *t = &b->tables[b->last_tbl];
-        if (t->name_len == len && memcmp(t->name, name, len) == 0)
+        if (t->name_len == len && qsf_bytes_eq(t->name, name, len))
             return t;
     }
     char key[QSF_QWP_MAX_NAME_LEN];
-    uint32_t hash = 0;
-    if (fold(name, len, key)) {
-        hash = qsf_strmap_hash(key, len);
-        int64_t id = qsf_strmap_find(&b->tmap, key, len, hash);
-        if (id >= 0) {
-            b->last_tbl = (uint32_t) id;
-            return &b->tables[id];
-        }
+    uint32_t hash;
+    int64_t id = find_folded(&b->tmap, name, len, key, &hash);
+    if (id >= 0) {
+        b->last_tbl = (uint32_t) id;
+        return &b->tables[id];
     }
     if (qsf_qwp_check_name(name, len, false, b->opts.max_name_len, "", err) != QSF_OK)
         return NULL;
@@ -221,15 +222,8 @@ int qsf_qwp_batch_table(qsf_qwp_batch *b, const char *name, size_t len, qsf_erri
 
 static bcol *col_slot(btable *t, const char *name, const char *key, size_t len, uint32_t hash,
                       qsf_errinfo *err) {
-    if (t->ncols == t->cols_cap) {
-        uint32_t n = t->cols_cap ? t->cols_cap * 2 : 8;
-        bcol *nc = realloc(t->cols, (size_t) n * sizeof *nc);
-        if (!nc)
-            goto nomem;
-        memset(nc + t->cols_cap, 0, (size_t) (n - t->cols_cap) * sizeof *nc);
-        t->cols = nc;
-        t->cols_cap = n;
-    }
+    if (qsf_grow_zeroed((void **) &t->cols, t->ncols, &t->cols_cap, sizeof *t->cols))
+        goto nomem;
     if (qsf_strmap_add(&t->colmap, key, len, hash) < 0)
         goto nomem;
     bcol *c = &t->cols[t->ncols++];
@@ -249,20 +243,17 @@ nomem:
 static bcol *col_find(qsf_qwp_batch *b, btable *t, const char *name, size_t len, qsf_errinfo *err) {
     if (t->cursor < t->ncols) {
         bcol *c = &t->cols[t->cursor];
-        if (c->name_len == len && memcmp(c->name, name, len) == 0) {
+        if (c->name_len == len && qsf_bytes_eq(c->name, name, len)) {
             t->cursor++;
             return c;
         }
     }
     char key[QSF_QWP_MAX_NAME_LEN];
-    uint32_t hash = 0;
-    if (fold(name, len, key)) {
-        hash = qsf_strmap_hash(key, len);
-        int64_t id = qsf_strmap_find(&t->colmap, key, len, hash);
-        if (id >= 0) {
-            t->cursor = (uint32_t) id + 1;
-            return &t->cols[id];
-        }
+    uint32_t hash;
+    int64_t id = find_folded(&t->colmap, name, len, key, &hash);
+    if (id >= 0) {
+        t->cursor = (uint32_t) id + 1;
+        return &t->cols[id];
     }
     char what[160];
     snprintf(what, sizeof what, "table \"%.*s\": ", t->name_len, t->name);
@@ -330,8 +321,8 @@ static int col_reserve(btable *t, bcol *c, const qsf_colval *v) {
     return 0;
 }
 
-int qsf_batch_col_begin(qsf_qwp_batch *b, const char *name, size_t len, const qsf_colval *v,
-                        bcol **out, qsf_errinfo *err) {
+int qsf_batch_col_begin_slow(qsf_qwp_batch *b, const char *name, size_t len, const qsf_colval *v,
+                             bcol **out, qsf_errinfo *err) {
     btable *t = b->cur;
     if (!t)
         return qsf_err_set(err, QSF_E_STATE, 0, 0,
@@ -400,30 +391,14 @@ static void col_activate(qsf_qwp_batch *b, btable *t, bcol *c, const qsf_colval 
     b->est += oh + (t->nrows + 7) / 8;
 }
 
-void qsf_batch_col_commit(qsf_qwp_batch *b, bcol *c, const qsf_colval *v, uint64_t wire,
-                          uint64_t sym_bytes) {
+void qsf_batch_col_commit_slow(qsf_qwp_batch *b, bcol *c, const qsf_colval *v, uint64_t wire,
+                               uint64_t sym_bytes) {
     btable *t = b->cur;
-    c->s_nrows = c->nrows;
-    c->s_nvals = c->nvals;
-    c->s_nulls = c->nulls;
-    c->s_data_len = c->data.len;
-    c->s_type = c->type;
-    c->s_scale = c->scale;
-    c->s_geo = c->geo_bits;
+    qsf_bcol_snapshot(c);
     if (!c->type)
         col_activate(b, t, c, v);
     col_cover(c, t->nrows);
-    c->data.len += v->data_len;
-    if (qsf_colval_is_var(v->type)) {
-        uint32_t end = (uint32_t) c->data.len;
-        memcpy(c->offs.p + c->offs.len, &end, 4);
-        c->offs.len += 4;
-    }
-    c->nvals++;
-    t->row_cur += wire;
-    t->row_sym += sym_bytes;
-    t->row_ncols++;
-    b->est += wire + sym_bytes;
+    qsf_bcol_append(b, t, c, v, wire, sym_bytes);
 }
 
 /* ---- ending and dropping rows ---- */
@@ -466,9 +441,10 @@ static const char *ts_kind_name(int k) {
 }
 
 static int row_check(qsf_qwp_batch *b, btable *t, int kind, qsf_errinfo *err) {
-    if (t->row_ncols == 0)
+    if (t->row_ncols == 0 && kind == TS_SERVER)
         return qsf_err_set(err, QSF_E_STATE, 0, 0,
-                           "table \"%.*s\": the row has no columns; set at least one column",
+                           "table \"%.*s\": the row is empty; set a column or a designated "
+                           "timestamp",
                            t->name_len, t->name);
     if (t->nrows > 0 && t->ts_kind != kind)
         return qsf_err_set(err, QSF_E_VALUE, 0, 0,
@@ -481,12 +457,29 @@ static int row_check(qsf_qwp_batch *b, btable *t, int kind, qsf_errinfo *err) {
     return QSF_OK;
 }
 
-/* Size of a frame that carries only the open row (upper bound). */
-static uint64_t one_row_frame(const btable *t, int kind, bool ts_new) {
-    uint64_t n = MSG_FIXED + t->overhead + t->nactive + t->row_cur + t->row_sym;
-    if (kind != TS_SERVER)
-        n += 8 + (ts_new ? TS_COL_OVERHEAD : 0);
+uint64_t qsf_bt_row_overhead(const btable *t, uint32_t r) {
+    uint64_t n = TABLE_FIXED(t);
+    if (t->ts_kind == TS_MICROS || t->ts_kind == TS_NANOS)
+        n += TS_COL_OVERHEAD;
+    for (uint32_t i = 0; i < t->ncols; i++) {
+        const bcol *c = &t->cols[i];
+        bool has =
+            c->type && r < c->nrows && !(c->has_bitmap && ((c->bitmap.p[r >> 3] >> (r & 7)) & 1));
+        if (has)
+            n += qsf_bcol_overhead(c) + 1; /* + one bitmap / boolean byte */
+    }
     return n;
+}
+
+/* Size of a frame that carries only the open row: a cheap upper bound first, the
+ * exact column set only when that bound is over the limit. */
+static uint64_t one_row_frame(const btable *t, int kind, bool ts_new, size_t limit) {
+    uint64_t vals = t->row_cur + t->row_sym + (kind != TS_SERVER ? 8 : 0);
+    uint64_t ts = kind != TS_SERVER && ts_new ? TS_COL_OVERHEAD : 0;
+    uint64_t n = MSG_FIXED + t->overhead + t->nactive + ts + vals;
+    if (n <= limit)
+        return n;
+    return MSG_FIXED + qsf_bt_row_overhead(t, t->nrows) + ts + vals;
 }
 
 static int row_reserve(qsf_qwp_batch *b, btable *t, qsf_errinfo *err) {
@@ -550,8 +543,9 @@ static int row_end(qsf_qwp_batch *b, int kind, int64_t ts, qsf_errinfo *err) {
     int rc = row_check(b, t, kind, err);
     if (rc != QSF_OK)
         return rc;
-    uint64_t one = one_row_frame(t, kind, t->nrows == 0);
-    if (b->opts.max_row_frame && one > b->opts.max_row_frame) {
+    uint64_t one =
+        b->opts.max_row_frame ? one_row_frame(t, kind, t->nrows == 0, b->opts.max_row_frame) : 0;
+    if (one > b->opts.max_row_frame) {
         rc = qsf_err_set(err, QSF_E_TOO_LARGE, 0, 0,
                          "table \"%.*s\": the row needs %llu bytes, more than one frame holds "
                          "(%zu); the row was discarded",
@@ -580,14 +574,11 @@ int qsf_qwp_batch_at_now(qsf_qwp_batch *b, qsf_errinfo *err) {
 
 /* ---- reset ---- */
 
+/* Forgets the table's columns (their slots keep their buffers for reuse): the next
+ * batch may use another set of columns, and names seen once never pile up. */
 static void table_reset(btable *t) {
-    for (uint32_t i = 0; i < t->ncols; i++) {
-        bcol *c = &t->cols[i];
-        c->type = 0;
-        c->nrows = c->nvals = c->nulls = 0;
-        c->has_bitmap = false;
-        c->data.len = c->offs.len = c->bitmap.len = 0;
-    }
+    qsf_strmap_clear(&t->colmap);
+    t->ncols = 0;
     t->nactive = 0;
     t->nrows = t->first_row = 0;
     t->ts_kind = TS_NONE;

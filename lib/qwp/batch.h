@@ -25,10 +25,11 @@
  *    decimal scale out of range (18/38/76) or different from the column's scale in
  *    this batch; geohash precision outside 1..60 or changed; array rank outside
  *    1..32, a negative dimension, element count over INT32_MAX; invalid UTF-8 in
- *    VARCHAR or SYMBOL; IPv4 0.0.0.0; a row with no columns; the designated
+ *    VARCHAR or SYMBOL; IPv4 0.0.0.0; the designated
  *    timestamp kind (micros / nanos / server time) changing within a table in one
  *    batch;
- *  - QSF_E_STATE: a column or at_* without an open row, table while a row is open;
+ *  - QSF_E_STATE: a column or at_* without an open row, table while a row is open,
+ *    at_now on a row without columns (a row may be only a designated timestamp);
  *  - QSF_E_TOO_LARGE: buffered bytes would exceed max_buf_size (the call leaves the
  *    buffer unchanged), or at_* on a row that cannot fit in one frame of
  *    max_row_frame bytes (the row is discarded);

@@ -68,6 +68,7 @@ typedef struct bcol {
     uint32_t s_nrows, s_nvals, s_nulls;
     size_t s_data_len;
     uint8_t s_type, s_scale, s_geo;
+    uint32_t enc_v0, enc_v1; /* encoder scratch: values of the block being written */
 } bcol;
 
 enum { TS_NONE = 0, TS_MICROS = 1, TS_NANOS = 2, TS_SERVER = 3 };
@@ -123,10 +124,41 @@ static inline uint64_t qsf_bt_sym_off(const btable *t, uint32_t r) {
     return v;
 }
 
+/* Makes room for one more element of `size` bytes in *arr (count in use, *cap
+ * allocated): doubles from 8, zero-fills the new part. 0 or -1 (out of memory). */
+static inline int qsf_grow_zeroed(void **arr, uint32_t count, uint32_t *cap, size_t size) {
+    if (count < *cap)
+        return 0;
+    uint32_t n = *cap ? *cap * 2 : 8;
+    uint8_t *p = realloc(*arr, (size_t) n * size);
+    if (!p)
+        return -1;
+    memset(p + (size_t) *cap * size, 0, (size_t) (n - *cap) * size);
+    *arr = p;
+    *cap = n;
+    return 0;
+}
+
+/* Saves the state a cancel of the open row restores (before the row's write). */
+static inline void qsf_bcol_snapshot(bcol *c) {
+    c->s_nrows = c->nrows;
+    c->s_nvals = c->nvals;
+    c->s_nulls = c->nulls;
+    c->s_data_len = c->data.len;
+    c->s_type = c->type;
+    c->s_scale = c->scale;
+    c->s_geo = c->geo_bits;
+}
+
 /* Non-null values among rows [0, r) of c. */
 uint32_t qsf_bcol_rank(const bcol *c, uint32_t r);
 
 /* Per-column bytes outside the values: definition, null flag, type extras. */
 uint64_t qsf_bcol_overhead(const bcol *c);
+
+/* Exact-overhead bound of a block carrying only row r of t: the table head, the
+ * designated timestamp column and only the columns that have a value in row r
+ * (r may be the open row, t->nrows). Value bytes are not included. */
+uint64_t qsf_bt_row_overhead(const btable *t, uint32_t r);
 
 #endif

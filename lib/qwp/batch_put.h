@@ -23,10 +23,63 @@ static inline bool qsf_colval_is_var(uint8_t type) {
            type == QSF_QWP_LONG_ARRAY;
 }
 
-int qsf_batch_col_begin(qsf_qwp_batch *b, const char *name, size_t len, const qsf_colval *v,
-                        bcol **out, qsf_errinfo *err);
-/* wire: the value's wire bytes; sym_bytes: bytes of a symbol string it interned. */
-void qsf_batch_col_commit(qsf_qwp_batch *b, bcol *c, const qsf_colval *v, uint64_t wire,
-                          uint64_t sym_bytes);
+int qsf_batch_col_begin_slow(qsf_qwp_batch *b, const char *name, size_t len, const qsf_colval *v,
+                             bcol **out, qsf_errinfo *err);
+void qsf_batch_col_commit_slow(qsf_qwp_batch *b, bcol *c, const qsf_colval *v, uint64_t wire,
+                               uint64_t sym_bytes);
+
+/* Counts the value written at c->data.p + c->data.len (row coverage is the
+ * caller's): data length, offsets, counters, the open row's sizes, the estimate. */
+static inline void qsf_bcol_append(qsf_qwp_batch *b, btable *t, bcol *c, const qsf_colval *v,
+                                   uint64_t wire, uint64_t sym_bytes) {
+    c->data.len += v->data_len;
+    if (qsf_colval_is_var(v->type)) {
+        uint32_t end = (uint32_t) c->data.len;
+        memcpy(c->offs.p + c->offs.len, &end, 4);
+        c->offs.len += 4;
+    }
+    c->nvals++;
+    t->row_cur += wire;
+    t->row_sym += sym_bytes;
+    t->row_ncols++;
+    b->est += wire + sym_bytes;
+}
+
+/* Fast path: the column expected next in the row, already of this type, without
+ * NULLs so far, not set in this row, with room for the value. Anything else
+ * (new or reactivated column, another decimal scale or geohash precision, a gap,
+ * a bitmap, growth, max_buf_size) takes the slow path, which applies every rule. */
+static inline int qsf_batch_col_begin(qsf_qwp_batch *b, const char *name, size_t len,
+                                      const qsf_colval *v, bcol **out, qsf_errinfo *err) {
+    btable *t = b->cur;
+    if (t && name && t->cursor < t->ncols) {
+        bcol *c = &t->cols[t->cursor];
+        if (c->type == v->type && c->nrows == t->nrows && !c->has_bitmap &&
+            (v->scale < 0 || v->scale == c->scale) &&
+            (v->geo_bits == 0 || v->geo_bits == c->geo_bits) && c->name_len == len &&
+            qsf_bytes_eq(c->name, name, len) && c->data.cap - c->data.len >= v->data_len &&
+            (!qsf_colval_is_var(v->type) || c->offs.cap - c->offs.len >= 4) &&
+            b->est + v->wire_max <= b->opts.max_buf_size) {
+            t->cursor++;
+            *out = c;
+            return QSF_OK;
+        }
+    }
+    return qsf_batch_col_begin_slow(b, name, len, v, out, err);
+}
+
+/* Records the value written at c->data.p + c->data.len (cannot fail). wire: the
+ * value's wire bytes; sym_bytes: bytes of a symbol string it interned. */
+static inline void qsf_batch_col_commit(qsf_qwp_batch *b, bcol *c, const qsf_colval *v,
+                                        uint64_t wire, uint64_t sym_bytes) {
+    btable *t = b->cur;
+    if (!c->type || c->nrows != t->nrows || c->has_bitmap) {
+        qsf_batch_col_commit_slow(b, c, v, wire, sym_bytes);
+        return;
+    }
+    qsf_bcol_snapshot(c);
+    c->nrows++;
+    qsf_bcol_append(b, t, c, v, wire, sym_bytes);
+}
 
 #endif

@@ -108,22 +108,20 @@ static int br_dod(bitr *b, int64_t *dod) {
     return 0;
 }
 
+/* Decodes into little-endian bytes, so the column reads like a raw one. */
 static int gorilla(rd *r, qsf_qwp_dcol *c) {
     uint32_t n = c->value_count;
     /* every value past the second takes at least one bit: bound memory by input */
     if (n > 2 && (size_t) (n - 2) > 8 * (rd_left(r) > 16 ? rd_left(r) - 16 : 0))
         return RD_PARSE(r, "Gorilla stream for %u values is longer than the message", n);
-    int64_t *ts = dalloc(r, (size_t) n * 8);
-    if (!ts)
+    uint8_t *out = dalloc(r, (size_t) n * 8);
+    if (!out)
         return OOM(r);
     size_t head = n >= 2 ? 16 : (size_t) n * 8;
     if (need(r, head, "Gorilla first values"))
         return r->res->status;
     uint64_t prev = n ? qsf_get_u64(r->p) : 0, cur = n >= 2 ? qsf_get_u64(r->p + 8) : 0;
-    if (n)
-        ts[0] = (int64_t) prev;
-    if (n >= 2)
-        ts[1] = (int64_t) cur;
+    memcpy(out, r->p, head);
     r->p += head;
     size_t max_bytes = n > 2 ? ((size_t) (n - 2) * 36 + 7) / 8 : 0;
     bitr b = {r->p, 0, 8 * (rd_left(r) < max_bytes ? rd_left(r) : max_bytes)};
@@ -134,10 +132,10 @@ static int gorilla(rd *r, qsf_qwp_dcol *c) {
             return RD_PARSE(r, "Gorilla bit stream truncated at value %u of %u", i, n);
         delta += (uint64_t) dod;
         cur += delta;
-        ts[i] = (int64_t) cur;
+        qsf_put_u64(out + 8 * (size_t) i, cur);
     }
     r->p += (b.bit + 7) / 8;
-    c->ts = ts;
+    c->fixed = out;
     c->gorilla = 1;
     return 0;
 }

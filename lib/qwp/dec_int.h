@@ -62,7 +62,4 @@ int qsf_rd_string(rd *r, const char *what, uint32_t min, uint32_t max, const cha
 /* Reads the null section and values of column c (type, name, row_count set). */
 int qsf_dec_column(rd *r, qsf_qwp_dcol *c);
 
-/* Dictionary entry lookup for the symbol ids of the current message. */
-bool qsf_qwp_dict_get(const qsf_qwp_dict *d, uint32_t id, const char **s, size_t *len);
-
 #endif

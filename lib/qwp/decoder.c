@@ -200,7 +200,7 @@ int qsf_rd_varint(rd *r, const char *what, uint64_t *out) {
 
 int qsf_rd_string(rd *r, const char *what, uint32_t min, uint32_t max, const char **s,
                   uint32_t *len) {
-    uint64_t n;
+    uint64_t n = 0;
     if (qsf_rd_varint(r, what, &n))
         return r->res->status;
     if (n < min || n > max)
@@ -274,7 +274,7 @@ static int header(rd *r, uint8_t version, uint16_t *tables) {
 }
 
 static int delta_section(rd *r, qsf_qwp_dict *d) {
-    uint64_t start, count;
+    uint64_t start = 0, count = 0;
     if (qsf_rd_varint(r, "delta_start", &start) || qsf_rd_varint(r, "delta_count", &count))
         return r->res->status;
     if (!d)
@@ -336,7 +336,7 @@ static int column_def(rd *r, qsf_qwp_dtable *t, uint32_t i) {
 }
 
 static int table_head(rd *r, qsf_qwp_dtable *t, uint32_t max_rows) {
-    uint64_t rows, cols;
+    uint64_t rows = 0, cols = 0;
     if (qsf_rd_string(r, "table name", 1, QSF_QWP_MAX_NAME_LEN, &t->name, &t->name_len))
         return r->res->status;
     r->t = t;
@@ -461,13 +461,15 @@ int64_t qsf_qwp_dcol_i64(const qsf_qwp_dcol *c, uint32_t vi) {
         return (int64_t) v;
     }
     default:
-        if (c->ts)
-            return c->ts[vi];
-        return qsf_get_i64(p + 8 * (size_t) vi);
+        if (qsf_qwp_type_width(c->type) == 8)
+            return qsf_get_i64(p + 8 * (size_t) vi);
+        return 0; /* not an integer type: see qsf_qwp_dcol_bytes */
     }
 }
 
 double qsf_qwp_dcol_f64(const qsf_qwp_dcol *c, uint32_t vi) {
+    if (c->type != QSF_QWP_FLOAT && c->type != QSF_QWP_DOUBLE)
+        return 0;
     if (c->type == QSF_QWP_FLOAT) {
         uint32_t bits = qsf_get_u32(c->fixed + 4 * (size_t) vi);
         float f;
@@ -488,7 +490,8 @@ void qsf_qwp_dcol_bytes(const qsf_qwp_dcol *c, uint32_t vi, const uint8_t **p, s
         *p = c->var + c->offs[vi];
         *len = c->offs[vi + 1] - c->offs[vi];
     } else {
-        size_t w = qsf_qwp_type_width(c->type);
+        size_t w = c->type == QSF_QWP_GEOHASH ? ((size_t) c->geohash_bits + 7) / 8
+                                              : qsf_qwp_type_width(c->type);
         *p = c->fixed + w * vi;
         *len = w;
     }

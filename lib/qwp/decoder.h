@@ -51,8 +51,8 @@ typedef struct qsf_qwp_dcol {
     uint32_t value_count;       /* non-null values (row_count - popcount(bitmap)) */
     const uint8_t *null_bitmap; /* bitmap mode: ceil(row_count/8) bytes, 1 = NULL */
     /* Internal value views; use the accessors below. */
-    const uint8_t *fixed;       /* fixed-width values back to back (also BOOLEAN bits) */
-    const int64_t *ts;          /* Gorilla-decoded timestamps */
+    const uint8_t *fixed;       /* fixed-width values back to back, LE (also BOOLEAN bits and
+                                   Gorilla timestamps, decoded) */
     const uint32_t *offs;       /* VARCHAR/BINARY/arrays: value_count + 1 offsets into var */
     const uint8_t *var;         /* VARCHAR/BINARY/array bytes */
     const uint32_t *sym_ids;    /* SYMBOL: dictionary id per value (global or local) */
@@ -118,7 +118,8 @@ int64_t qsf_qwp_dcol_value_index(const qsf_qwp_dcol *c, uint32_t row);
  *      (u32 host order), GEOHASH bits, BOOLEAN (0/1), SYMBOL (the id);
  * f64: FLOAT/DOUBLE;
  * bytes: VARCHAR/BINARY (the value), SYMBOL (the string), UUID/LONG256/DECIMAL*
- *      (the raw little-endian bytes), arrays (n_dims, dims, values as on the wire). */
+ *      (the raw little-endian bytes), arrays (n_dims, dims, values as on the wire).
+ * i64 / f64 on a type they do not cover return 0 (never read out of bounds). */
 int64_t qsf_qwp_dcol_i64(const qsf_qwp_dcol *c, uint32_t vi);
 double qsf_qwp_dcol_f64(const qsf_qwp_dcol *c, uint32_t vi);
 void qsf_qwp_dcol_bytes(const qsf_qwp_dcol *c, uint32_t vi, const uint8_t **p, size_t *len);

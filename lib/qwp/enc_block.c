@@ -141,7 +141,8 @@ static uint8_t *put_varlen(uint8_t *p, const bcol *c, uint32_t v0, uint32_t v1, 
         for (uint32_t v = v0; v < v1; v++, p += 4)
             qsf_put_u32(p, var_start(c, v + 1) - base);
     }
-    memcpy(p, c->data.p + base, end - base);
+    if (end > base) /* all-empty values may leave data unallocated */
+        memcpy(p, c->data.p + base, end - base);
     return p + (end - base);
 }
 
@@ -198,7 +199,7 @@ static uint8_t *put_values(uint8_t *p, const bcol *c, uint32_t v0, uint32_t v1, 
 }
 
 static uint8_t *put_column(uint8_t *p, const bcol *c, uint32_t r0, uint32_t r1, bool use_gor) {
-    uint32_t v0 = qsf_bcol_rank(c, r0), k = r1 - r0, nulls = 0;
+    uint32_t v0 = c->enc_v0, k = r1 - r0, nulls = 0;
     if (c->type == QSF_QWP_BOOLEAN) {
         *p++ = 0; /* no NULL exists: a missing boolean is false */
         return put_bools(p, c, r0, r1, v0);
@@ -222,14 +223,25 @@ static uint8_t *put_name(uint8_t *p, const char *s, uint8_t len) {
 }
 
 uint8_t *qsf_enc_block(uint8_t *p, const enc_seg *s, bool use_gor) {
-    const btable *t = s->t;
+    btable *t = s->t;
     bool ts = t->ts_kind == TS_MICROS || t->ts_kind == TS_NANOS;
     uint8_t ts_type = t->ts_kind == TS_NANOS ? QSF_QWP_TIMESTAMP_NANOS : QSF_QWP_TIMESTAMP;
+    uint32_t ncols = 0;
+    for (uint32_t i = 0; i < t->ncols; i++) {
+        bcol *c = &t->cols[i];
+        c->enc_v0 = c->enc_v1 = 0;
+        if (c->type) {
+            c->enc_v0 = qsf_bcol_rank(c, s->r0);
+            c->enc_v1 = qsf_bcol_rank(c, s->r1);
+            ncols += c->enc_v1 > c->enc_v0;
+        }
+    }
     p = put_name(p, t->name, t->name_len);
     p += qsf_put_varint(p, s->r1 - s->r0);
-    p += qsf_put_varint(p, t->nactive + (ts ? 1 : 0));
+    p += qsf_put_varint(p, ncols + (ts ? 1 : 0));
+    /* a column without a value in these rows is left out: all NULL (or false) */
     for (uint32_t i = 0; i < t->ncols; i++)
-        if (t->cols[i].type) {
+        if (t->cols[i].enc_v1 > t->cols[i].enc_v0) {
             p = put_name(p, t->cols[i].name, t->cols[i].name_len);
             *p++ = t->cols[i].type;
         }
@@ -238,7 +250,7 @@ uint8_t *qsf_enc_block(uint8_t *p, const enc_seg *s, bool use_gor) {
         *p++ = ts_type;
     }
     for (uint32_t i = 0; i < t->ncols; i++)
-        if (t->cols[i].type)
+        if (t->cols[i].enc_v1 > t->cols[i].enc_v0)
             p = put_column(p, &t->cols[i], s->r0, s->r1, use_gor);
     if (ts) {
         *p++ = 0;

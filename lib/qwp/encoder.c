@@ -15,6 +15,17 @@
 #define MAX_FRAME_CAP     ((size_t) QSF_QWP_HEADER_LEN + QSF_QWP_MAX_PAYLOAD)
 #define MAX_TABLES        65535u
 
+size_t qsf_qwp_max_frame(size_t advertised_max_batch, size_t segment_payload_cap) {
+    size_t cap = advertised_max_batch
+                     ? advertised_max_batch / 10 * 9 + advertised_max_batch % 10 * 9 / 10
+                     : DEFAULT_MAX_FRAME;
+    if (segment_payload_cap && segment_payload_cap < cap)
+        cap = segment_payload_cap;
+    if (cap > MAX_FRAME_CAP)
+        cap = MAX_FRAME_CAP;
+    return cap < QSF_QWP_EMPTY_COMMIT_LEN ? QSF_QWP_EMPTY_COMMIT_LEN : cap;
+}
+
 void qsf_qwp_enc_opts_default(qsf_qwp_enc_opts *o) {
     memset(o, 0, sizeof *o);
     o->gorilla = true;
@@ -65,10 +76,20 @@ static uint64_t seg_bytes(const btable *t, uint32_t r0, uint32_t k, bool with_sy
     return n;
 }
 
+/* Bytes of a block carrying only row r, counting only the columns it sets. */
+static uint64_t row_block_bytes(const btable *t, uint32_t r) {
+    uint64_t n = qsf_bt_row_overhead(t, r) + qsf_bt_row_off(t, r + 1) - qsf_bt_row_off(t, r);
+    if (t->sym_off.len)
+        n += qsf_bt_sym_off(t, r + 1) - qsf_bt_sym_off(t, r);
+    return n;
+}
+
 /* Largest k <= max_k whose segment fits in avail bytes (0 if not even one row). */
 static uint32_t seg_fit(const btable *t, uint32_t r0, uint32_t max_k, uint64_t avail) {
     if (seg_bytes(t, r0, max_k, true) <= avail)
         return max_k;
+    if (seg_bytes(t, r0, 1, true) > avail)
+        return row_block_bytes(t, r0) <= avail ? 1 : 0;
     uint32_t lo = 0, hi = max_k; /* invariant: lo fits, hi does not */
     while (hi - lo > 1) {
         uint32_t mid = lo + (hi - lo) / 2;
@@ -139,7 +160,14 @@ static uint64_t plan_size(qsf_qwp_encoder *e, const qsf_qwp_batch *b, bool self_
         const enc_seg *s = &e->segs[i];
         uint32_t end = seg_max_symbol_end(s);
         need = end > need ? end : need;
-        n += seg_bytes(s->t, s->r0, s->r1 - s->r0, false);
+        uint64_t all = seg_bytes(s->t, s->r0, s->r1 - s->r0, false);
+        if (s->r1 - s->r0 == 1) { /* a lone row carries only its own columns */
+            uint64_t one = row_block_bytes(s->t, s->r0);
+            if (s->t->sym_off.len)
+                one -= qsf_bt_sym_off(s->t, s->r0 + 1) - qsf_bt_sym_off(s->t, s->r0);
+            all = one < all ? one : all;
+        }
+        n += all;
     }
     uint32_t start = self_sufficient ? 0 : qsf_symtab_published(b->symtab);
     e->delta_start = start;
@@ -154,13 +182,29 @@ static uint64_t plan_size(qsf_qwp_encoder *e, const qsf_qwp_batch *b, bool self_
     return n;
 }
 
-/* Plans the next frame; shrinks the last segment until the exact size fits.
- * Returns QSF_OK with e->nsegs > 0, or QSF_E_TOO_LARGE when not one row fits. */
+/* Plans the next frame. The greedy pass charges each new symbol to the row that
+ * interned it; the frame's real delta section may also carry ids of rows in later
+ * frames (another table used them first), so when the exact size is over the cap
+ * the pass is re-run with a budget lowered by the overshoot, and as a last resort
+ * the last segment is halved. Returns QSF_OK with e->nsegs > 0, or
+ * QSF_E_TOO_LARGE when not even one row fits. */
 static int plan_frame(qsf_qwp_encoder *e, qsf_qwp_batch *b, const qsf_qwp_enc_opts *o,
                       uint64_t *size) {
-    int rc = plan_rows(e, b, o->max_frame - QSF_QWP_HEADER_LEN - 2);
-    if (rc != QSF_OK)
-        return rc;
+    uint64_t budget = o->max_frame - QSF_QWP_HEADER_LEN - 2;
+    for (int round = 0; round < 8; round++) {
+        int rc = plan_rows(e, b, budget);
+        if (rc != QSF_OK)
+            return rc;
+        if (e->nsegs == 0)
+            return QSF_E_TOO_LARGE;
+        *size = plan_size(e, b, o->self_sufficient);
+        if (*size <= o->max_frame)
+            return QSF_OK;
+        uint64_t over = *size - o->max_frame;
+        if (over >= budget)
+            break;
+        budget -= over;
+    }
     while (e->nsegs > 0) {
         *size = plan_size(e, b, o->self_sufficient);
         if (*size <= o->max_frame)
@@ -264,7 +308,7 @@ static int check_rows_fit(const qsf_qwp_batch *b, size_t max_frame, qsf_errinfo 
         if (t->first_row == t->nrows || fixed + t->overhead + t->nactive + t->max_row <= max_frame)
             continue;
         for (uint32_t r = t->first_row; r < t->nrows; r++) {
-            uint64_t n = fixed + seg_bytes(t, r, 1, true);
+            uint64_t n = fixed + row_block_bytes(t, r);
             if (n > max_frame)
                 return qsf_err_set(err, QSF_E_TOO_LARGE, 0, 0,
                                    "batch too large: table \"%.*s\", buffered row %u needs %llu "

@@ -65,6 +65,11 @@ typedef struct qsf_qwp_enc_opts {
     bool self_sufficient; /* delta section from id 0 in every frame (no side file) */
 } qsf_qwp_enc_opts;
 
+/* The frame cap rule of sf-behaviour.md §4.1: min(90% of the advertised
+ * X-QWP-Max-Batch-Size, or 1.9 MiB when none was advertised (0), and the segment's
+ * payload capacity (0 = no segment limit, memory mode)). Never below 14 bytes. */
+size_t qsf_qwp_max_frame(size_t advertised_max_batch, size_t segment_payload_cap);
+
 /* Defaults: max_frame 0 (1.9 MiB), gorilla on, delta mode. */
 void qsf_qwp_enc_opts_default(qsf_qwp_enc_opts *o);
 

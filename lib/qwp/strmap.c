@@ -1,13 +1,9 @@
-/* String -> dense id map (see strmap.h). Entries are inserted at the head of their
- * bucket chain, so truncating the newest entries only ever pops chain heads. */
+/* String -> dense id map (see strmap.h). */
 #include "qwp/strmap.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define NIL      UINT32_MAX
-#define UNLINKED (UINT32_MAX - 1) /* entry kept by id only (a duplicate string) */
 
 uint32_t qsf_strmap_hash(const char *s, size_t len) {
     const uint64_t k = 0x9E3779B97F4A7C15ull;
@@ -36,39 +32,47 @@ void qsf_strmap_init(qsf_strmap *m) {
 void qsf_strmap_destroy(qsf_strmap *m) {
     free(m->arena);
     free(m->entries);
-    free(m->buckets);
+    free(m->slots);
     qsf_strmap_init(m);
 }
 
+#define SLOT(hash, id) (((uint64_t) (hash) << 32) | ((uint64_t) (id) + 1))
+
 int64_t qsf_strmap_find(const qsf_strmap *m, const char *s, size_t len, uint32_t hash) {
-    if (!m->buckets)
+    if (!m->slots)
         return -1;
-    for (uint32_t id = m->buckets[hash & m->bucket_mask]; id != NIL; id = m->entries[id].next) {
+    for (uint32_t i = hash & m->slot_mask;; i = (i + 1) & m->slot_mask) {
+        uint64_t slot = m->slots[i];
+        if (!slot)
+            return -1;
+        if ((uint32_t) (slot >> 32) != hash)
+            continue;
+        uint32_t id = (uint32_t) slot - 1;
         const qsf_strmap_entry *e = &m->entries[id];
-        if (e->hash == hash && e->len == len && memcmp(m->arena + e->off, s, len) == 0)
+        if (e->len == len && qsf_bytes_eq(m->arena + e->off, s, len))
             return id;
     }
-    return -1;
 }
 
-/* Doubles the bucket array and relinks every entry (oldest first, so chains stay
- * newest-first and truncation keeps popping heads). */
+static void slot_put(uint64_t *slots, uint32_t mask, uint32_t hash, uint32_t id) {
+    uint32_t i = hash & mask;
+    while (slots[i])
+        i = (i + 1) & mask;
+    slots[i] = SLOT(hash, id);
+}
+
+/* Doubles the slot array and re-inserts every linked entry. */
 static int rehash(qsf_strmap *m) {
-    uint32_t n = m->buckets ? (m->bucket_mask + 1) * 2 : 16;
-    uint32_t *b = malloc((size_t) n * sizeof *b);
-    if (!b)
+    uint32_t n = m->slots ? (m->slot_mask + 1) * 2 : 32;
+    uint64_t *sl = calloc(n, sizeof *sl);
+    if (!sl)
         return -1;
-    memset(b, 0xff, (size_t) n * sizeof *b);
-    for (uint32_t id = 0; id < m->count; id++) {
-        if (m->entries[id].next == UNLINKED)
-            continue;
-        uint32_t slot = m->entries[id].hash & (n - 1);
-        m->entries[id].next = b[slot];
-        b[slot] = id;
-    }
-    free(m->buckets);
-    m->buckets = b;
-    m->bucket_mask = n - 1;
+    for (uint32_t id = 0; id < m->count; id++)
+        if (m->entries[id].linked)
+            slot_put(sl, n - 1, m->entries[id].hash, id);
+    free(m->slots);
+    m->slots = sl;
+    m->slot_mask = n - 1;
     return 0;
 }
 
@@ -91,29 +95,27 @@ static int reserve(qsf_strmap *m, size_t len) {
         m->arena = a;
         m->arena_cap = n;
     }
-    if (!m->buckets || m->count + 1 > m->bucket_mask + 1)
+    if (!m->slots || 2 * ((uint64_t) m->linked + 1) > (uint64_t) m->slot_mask + 1)
         return rehash(m);
     return 0;
 }
 
 static int64_t append(qsf_strmap *m, const char *s, size_t len, uint32_t hash, bool link) {
-    if (len > UINT32_MAX || m->count >= UNLINKED - 1 || reserve(m, len) != 0)
+    if (len > UINT32_MAX || m->count >= UINT32_MAX - 1 || reserve(m, len) != 0)
         return -1;
     uint32_t id = m->count++;
     qsf_strmap_entry *e = &m->entries[id];
     e->off = m->arena_len;
     e->len = (uint32_t) len;
     e->hash = hash;
+    e->linked = link;
     if (len)
         memcpy(m->arena + m->arena_len, s, len);
     m->arena_len += len;
-    if (!link) {
-        e->next = UNLINKED;
-        return id;
+    if (link) {
+        slot_put(m->slots, m->slot_mask, hash, id);
+        m->linked++;
     }
-    uint32_t slot = hash & m->bucket_mask;
-    e->next = m->buckets[slot];
-    m->buckets[slot] = id;
     return id;
 }
 
@@ -125,19 +127,39 @@ int64_t qsf_strmap_add_unlinked(qsf_strmap *m, const char *s, size_t len, uint32
     return append(m, s, len, hash, false);
 }
 
+/* Removes the slot of id and shifts the following cluster back so that every
+ * remaining key stays reachable from its home slot (linear-probing deletion). */
+static void slot_remove(qsf_strmap *m, uint32_t hash, uint32_t id) {
+    uint32_t mask = m->slot_mask, i = hash & mask;
+    while (m->slots[i] != SLOT(hash, id))
+        i = (i + 1) & mask;
+    for (uint32_t j = (i + 1) & mask; m->slots[j]; j = (j + 1) & mask) {
+        uint32_t home = (uint32_t) (m->slots[j] >> 32) & mask;
+        /* move j into the hole at i unless its home lies cyclically in (i, j] */
+        bool stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+        if (!stays) {
+            m->slots[i] = m->slots[j];
+            i = j;
+        }
+    }
+    m->slots[i] = 0;
+}
+
 void qsf_strmap_truncate(qsf_strmap *m, uint32_t count) {
     while (m->count > count) {
         uint32_t id = --m->count;
         qsf_strmap_entry *e = &m->entries[id];
-        if (e->next != UNLINKED)
-            m->buckets[e->hash & m->bucket_mask] = e->next;
+        if (e->linked) {
+            slot_remove(m, e->hash, id);
+            m->linked--;
+        }
         m->arena_len = e->off;
     }
 }
 
 void qsf_strmap_clear(qsf_strmap *m) {
-    if (m->buckets)
-        memset(m->buckets, 0xff, ((size_t) m->bucket_mask + 1) * sizeof *m->buckets);
-    m->count = 0;
+    if (m->slots)
+        memset(m->slots, 0, ((size_t) m->slot_mask + 1) * sizeof *m->slots);
+    m->count = m->linked = 0;
     m->arena_len = 0;
 }

@@ -1,20 +1,23 @@
 /* A string -> dense id map in first-insert order (ids 0, 1, 2, ...), with lookup
  * of an entry by id and LIFO truncation (undo of the newest inserts). Strings are
- * copied into one growing arena; ids index an entry array. Lookup is a chained
- * hash (bucket heads + per-entry next links); the table doubles at load 1 so
- * 10^6 distinct strings stay O(1) per operation.
+ * copied into one growing arena; ids index an entry array. Lookup is open
+ * addressing with linear probing over 64-bit slots (hash << 32 | id + 1; 0 is
+ * empty), kept at most half full, so a probe rarely touches an entry whose hash
+ * differs and 10^6 distinct strings stay O(1) per operation.
  * Used by the symbol table and by the row buffer for table and column names. */
 #ifndef QSF_QWP_STRMAP_H
 #define QSF_QWP_STRMAP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 typedef struct qsf_strmap_entry {
-    uint64_t off;  /* offset of the bytes in the arena */
-    uint32_t len;  /* bytes */
-    uint32_t hash; /* cached hash */
-    uint32_t next; /* next id in the same bucket, UINT32_MAX at the end */
+    uint64_t off;    /* offset of the bytes in the arena */
+    uint32_t len;    /* bytes */
+    uint32_t hash;   /* cached hash */
+    uint32_t linked; /* 1 when findable (0: a duplicate kept by id only) */
 } qsf_strmap_entry;
 
 typedef struct qsf_strmap {
@@ -22,9 +25,27 @@ typedef struct qsf_strmap {
     uint64_t arena_len, arena_cap;
     qsf_strmap_entry *entries;
     uint32_t count, entries_cap;
-    uint32_t *buckets; /* heads, UINT32_MAX when empty; bucket_mask + 1 entries */
-    uint32_t bucket_mask;
+    uint64_t *slots; /* slot_mask + 1 slots */
+    uint32_t slot_mask, linked;
 } qsf_strmap;
+
+/* Byte equality; short keys (names, typical symbols) avoid a libc call. */
+static inline bool qsf_bytes_eq(const char *a, const char *b, size_t len) {
+    if (len > 32)
+        return memcmp(a, b, len) == 0;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t x, y;
+        memcpy(&x, a + i, 8);
+        memcpy(&y, b + i, 8);
+        if (x != y)
+            return false;
+    }
+    for (; i < len; i++)
+        if (a[i] != b[i])
+            return false;
+    return true;
+}
 
 /* Hash used by the map (exposed so callers can hash once and reuse). */
 uint32_t qsf_strmap_hash(const char *s, size_t len);

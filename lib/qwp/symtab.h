@@ -72,7 +72,9 @@ void qsf_symtab_truncate(qsf_symtab *t, uint32_t size);
 void qsf_symtab_set_cap(qsf_symtab *t, uint32_t cap);
 
 /* Entry accessor with the signature of qsf_qwp_entry_fn (encoder.h), `user` being
- * the qsf_symtab: lets catch-up frames be built straight from the table. */
+ * the qsf_symtab: lets catch-up frames be built straight from the table. Only on
+ * the thread that interns (an intern may move the strings); another thread builds
+ * catch-up frames from its own copy (e.g. the .symbol-dict entries). */
 int qsf_symtab_entry_cb(void *user, uint32_t id, const char **s, size_t *len);
 
 #endif

@@ -40,8 +40,8 @@ static size_t seq_len(const unsigned char *p, const unsigned char *end) {
     return n;
 }
 
-size_t qsf_utf8_error_offset(const char *s, size_t len) {
-    const unsigned char *p = (const unsigned char *) s, *end = p + len;
+size_t qsf_utf8_error_offset(const void *s, size_t len) {
+    const unsigned char *p = s, *end = p + len;
     while (p < end) {
         if (end - p >= 8) {
             uint64_t w;
@@ -59,6 +59,6 @@ size_t qsf_utf8_error_offset(const char *s, size_t len) {
     return len;
 }
 
-bool qsf_utf8_valid(const char *s, size_t len) {
+bool qsf_utf8_valid(const void *s, size_t len) {
     return qsf_utf8_error_offset(s, len) == len;
 }

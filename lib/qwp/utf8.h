@@ -6,10 +6,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* True when s[0..len) is well-formed UTF-8. A fast path skips ASCII 8 bytes at a time. */
-bool qsf_utf8_valid(const char *s, size_t len);
+/* True when s[0..len) is well-formed UTF-8. A fast path skips ASCII 8 bytes at a
+ * time. s may point to char or uint8_t data. */
+bool qsf_utf8_valid(const void *s, size_t len);
 
 /* Offset of the first byte that starts an invalid sequence, or len when valid. */
-size_t qsf_utf8_error_offset(const char *s, size_t len);
+size_t qsf_utf8_error_offset(const void *s, size_t len);
 
 #endif

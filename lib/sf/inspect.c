@@ -149,7 +149,8 @@ static int run_chain(rc_state *st, qsf_slot_inspection *in, qsf_errinfo *err) {
     }
     note_fates(st, in);
     if (empty) {
-        NOTE(in, "no valid segment: an open starts a fresh slot");
+        NOTE(in, "no live segment (none valid, or only spares of an interrupted drained "
+                 "close): an open starts a fresh slot");
         return QSF_OK;
     }
     rc = rc_publish_chain(st, err);

@@ -20,6 +20,8 @@
 #define SYNC_RETRY_MAX_NS   ((int64_t) 1000000000)
 #define STOP_WAIT_S         5
 
+#define SPARE_PREFAULT ((uint64_t) 256 << 10)
+
 /* ---- spares (sf-format.md §9.2) ---- */
 
 static int create_spare(qsf_ring *r, qsf_segment **out, qsf_errinfo *err) {
@@ -34,6 +36,10 @@ static int create_spare(qsf_ring *r, qsf_segment **out, qsf_errinfo *err) {
                                  QSF_SFA_FLAG_MANIFEST_REQUIRED, out, err);
     if (rc != QSF_OK)
         return rc;
+    /* Only the start: these pages are dirty zeros that the header sync at
+     * rotation writes out; the rest is populated just ahead of the producer. */
+    if (r->durability == QSF_DUR_MEMORY)
+        qsf_seg_prefault(*out, 0, SPARE_PREFAULT);
     rc = qsf_fsync_dir(sl->dirfd, sl->path, err);
     if (rc != QSF_OK) { /* not known to the directory: remove and retry later */
         QSF_OS->unlinkat(sl->dirfd, name, 0);
@@ -56,6 +62,7 @@ static void note_create_failure(qsf_ring *r, const qsf_errinfo *e) {
 
 static void provision_spare(qsf_ring *r) {
     pthread_mutex_lock(&r->mu);
+    qsf_ring_spare_from_pool_locked(r);
     bool need = !r->spare && !r->rotating && qsf_ring_spare_fits_locked(r);
     pthread_mutex_unlock(&r->mu);
     if (!need)
@@ -152,7 +159,7 @@ static int trim_unlink(qsf_ring *r, qsf_errinfo *e) {
                                r->rec.slot.path, s->name, strerror(err));
         }
         s->unlinked = true;
-        QSF_FAULT_POINT(QSF_FP_SEGMENT_UNLINKED);
+        (void) QSF_FAULT_POINT(QSF_FP_SEGMENT_UNLINKED);
     }
     return QSF_OK;
 }
@@ -168,14 +175,14 @@ static void release_pending(qsf_ring *r) {
     qsf_segment *done[QSF_MAX_TRIMS_PER_PASS];
     memcpy(done, r->pending, (size_t) n * sizeof done[0]);
     r->npending = 0;
-    qsf_segment *reuse = NULL;
-    if (!r->sf && !r->spare && !r->rotating && n > 0) {
-        /* Memory mode: the newest trimmed buffer becomes the spare at once; its
-         * pages are already resident, so the producer never faults them in. */
-        reuse = done[--n];
-        qsf_seg_reuse_mem(reuse, qsf_ring_published_fsn(r) + 1);
-        r->spare = reuse;
-        bytes -= reuse->size;
+    if (!r->sf) {
+        /* Memory mode: keep the newest trimmed buffers (pages resident) for
+         * the next spares instead of freeing and faulting in new ones. */
+        while (n > 0 && r->npool < QSF_MEM_POOL) {
+            r->pool[r->npool++] = done[--n];
+            bytes -= done[n]->size;
+        }
+        qsf_ring_spare_from_pool_locked(r);
     }
     qsf_ring_release_bytes_locked(r, bytes);
     pthread_mutex_unlock(&r->mu);
@@ -315,9 +322,29 @@ static void periodic_checkpoint(qsf_ring *r) {
     pthread_mutex_unlock(&r->mu);
 }
 
+/* ---- prefault ahead of the producer ---- */
+
+#define PREFAULT_AHEAD ((uint64_t) 4 << 20)
+
+/* Keeps the next 4 MiB after the active segment's published end faulted in,
+ * so the producer's stores do not take page faults. SF mode with `memory`
+ * durability only: with data barriers, populated zero pages would be written
+ * by the next sync and then fault again on the producer's first store. */
+static void prefault_active(qsf_ring *r) {
+    if (!r->sf || r->durability != QSF_DUR_MEMORY)
+        return;
+    pthread_mutex_lock(&r->mu);
+    qsf_segment *a = r->active; /* never freed by anyone but this thread */
+    pthread_mutex_unlock(&r->mu);
+    uint64_t pub = atomic_load_explicit(&a->published_off, memory_order_acquire);
+    if (a->prefault_off < pub + PREFAULT_AHEAD / 2 && a->prefault_off < a->size)
+        qsf_seg_prefault(a, pub, pub + PREFAULT_AHEAD);
+}
+
 /* ---- the thread ---- */
 
 void qsf_mgr_pass(qsf_ring *r) {
+    prefault_active(r);
     provision_spare(r);
     if (!trim_pass(r))
         persist_acked(r);

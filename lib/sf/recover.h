@@ -14,8 +14,13 @@
  *   QSF_E_IO          read/list/stat error, size changed during the scan
  *   QSF_E_UNSUPPORTED segment version != 1 or unknown flag bits (file untouched)
  *   QSF_E_NOSPC       creating the fresh slot's files ran out of space
+ *   QSF_E_DURABILITY  an fsync/fdatasync while repairing or creating a file failed
+ *   QSF_E_NOMEM       out of memory
  *   QSF_E_INVAL       bad sender_id / path
- * Operational errors leave every file untouched. On any error nothing is held.
+ * Errors found while reading (scan, manifest, chain) leave every file
+ * untouched; later ones can leave only changes a re-run would make anyway
+ * (migration, deletes, quarantines, zeroed residue). On any error nothing is
+ * held.
  * An unreplayable slot is NOT an error: it is quarantined, a fresh slot is
  * started and out->data_loss / out->report.quarantined_slot say so.
  */

@@ -212,7 +212,25 @@ static rc_seg *pick_active(rc_state *st, int64_t base) {
     return torn ? torn : clean;
 }
 
-static int manifest_chain(rc_state *st, qsf_errinfo *err) {
+/* §9.5 step 4 unlinks the active segment, then the spares. A crash in between
+ * leaves a collapsed manifest (headBase == activeBase: everything acknowledged),
+ * no data, no corrupt file and only empty spares above activeBase. That is the
+ * collapsed case of §8.5 (qsf rule): empties are deleted (clean) or
+ * quarantined (torn) and the slot starts empty. */
+static bool drained_leftovers(rc_state *st) {
+    const qsf_manifest *m = &st->out->manifest;
+    if (st->ndata > 0 || st->corrupt > 0 || m->head_base != m->active_base)
+        return false;
+    for (uint32_t i = 0; i < st->nsegs; i++) {
+        const rc_seg *s = &st->segs[i];
+        if (s->fate == RC_KEEP && s->info.base_seq < m->active_base)
+            return false;
+    }
+    assign_extras(st);
+    return true;
+}
+
+static int manifest_chain(rc_state *st, bool *empty, qsf_errinfo *err) {
     const qsf_manifest *m = &st->out->manifest;
     int rc = apply_head(st, err);
     if (rc == QSF_OK)
@@ -220,6 +238,12 @@ static int manifest_chain(rc_state *st, qsf_errinfo *err) {
     if (rc != QSF_OK)
         return rc;
     st->active = pick_active(st, m->active_base);
+    if (!st->active && drained_leftovers(st)) {
+        QSF_LOGW("slot %s: only spares left by an interrupted drained close; starting empty",
+                 st->out->slot.path);
+        *empty = true;
+        return QSF_OK;
+    }
     if (!st->active)
         return qsf_err_set(err, QSF_E_CORRUPT, 0, 0,
                            "manifest activeBase %lld names no segment in %s (manifest references "
@@ -275,5 +299,5 @@ int rc_build_chain(rc_state *st, bool *empty, qsf_errinfo *err) {
                                "manifest is missing",
                                st->out->slot.path, s->info.name);
     }
-    return have_mf ? manifest_chain(st, err) : legacy_chain(st, err);
+    return have_mf ? manifest_chain(st, empty, err) : legacy_chain(st, err);
 }

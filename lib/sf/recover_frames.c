@@ -14,6 +14,7 @@
 #include "bytes.h"
 #include "err.h"
 #include "log.h"
+#include "qwp/utf8.h"
 #include "sf/symdict.h"
 
 #include <fcntl.h>
@@ -133,7 +134,7 @@ static int read_section(fa_ctx *c, uint64_t pos, uint64_t end, uint64_t *start, 
     int rc = QSF_OK;
     *bad = read_varint(c, &pos, end, start, err, &rc) != 0 ||
            read_varint(c, &pos, end, &count, err, &rc) != 0 || count > end - pos ||
-           *start + count > QSF_SYMDICT_MAX_ENTRIES;
+           *start > QSF_SYMDICT_MAX_ENTRIES || count > QSF_SYMDICT_MAX_ENTRIES - *start;
     for (uint64_t i = 0; !*bad && rc == QSF_OK && i < count; i++) {
         if (read_varint(c, &pos, end, &len, err, &rc) != 0 || len > end - pos) {
             *bad = true;
@@ -143,8 +144,7 @@ static int read_section(fa_ctx *c, uint64_t pos, uint64_t end, uint64_t *start, 
         rc = read_string(c, pos, len, &s, err);
         if (rc != QSF_OK)
             break;
-        if (!qsf_utf8_valid((const uint8_t *) s, (size_t) len) ||
-            strlist_push(sec, s, (uint32_t) len) != QSF_OK) {
+        if (!qsf_utf8_valid(s, (size_t) len) || strlist_push(sec, s, (uint32_t) len) != QSF_OK) {
             *bad = true;
             free(s);
         }

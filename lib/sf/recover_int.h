@@ -66,7 +66,8 @@ int rc_reader_open(rc_reader *r, const qsf_slot *slot, const char *name, uint8_t
 void rc_reader_close(rc_reader *r);
 
 /* recover_chain.c: returns QSF_OK with st->active set, or a chain error. Sets
- * *empty when the slot must start fresh (§8.5). */
+ * *empty (st->active NULL) when the slot must start fresh: §8.5, or only the
+ * spares of an interrupted drained close are left under a collapsed manifest. */
 int rc_build_chain(rc_state *st, bool *empty, qsf_errinfo *err);
 
 /* Fills out->segments (sealed oldest first, active last) and publishedFsn. */

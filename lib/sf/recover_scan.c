@@ -216,7 +216,10 @@ static void mark_corrupt(rc_state *st, rc_seg *s, const char *why) {
     st->corrupt++;
 }
 
-/* Header checks: bad size/magic/baseSeq -> corrupt; version/flags -> operational. */
+/* Header checks: bad size/magic/baseSeq -> corrupt; version/flags -> operational.
+ * A baseSeq above INT64_MAX - (size - 24) / 8 is corrupt too: every frame the
+ * file could hold (at least 8 bytes each) must have an FSN, and baseSeq +
+ * frameCount (the next FSN) must not overflow. */
 static int check_header(rc_state *st, rc_reader *r, rc_seg *s, qsf_errinfo *err) {
     if (r->size < QSF_SFA_HEADER_SIZE) {
         mark_corrupt(st, s, "shorter than the 24-byte header");
@@ -236,6 +239,8 @@ static int check_header(rc_state *st, rc_reader *r, rc_seg *s, qsf_errinfo *err)
                            r->dir, r->name, h.version, h.flags);
     if (v == QSF_SFA_CORRUPT)
         mark_corrupt(st, s, h.base_seq < 0 ? "negative baseSeq" : "bad magic");
+    else if (h.base_seq > INT64_MAX - (int64_t) ((r->size - QSF_SFA_HEADER_SIZE) / 8))
+        mark_corrupt(st, s, "baseSeq too large (the FSNs of its frames would overflow)");
     s->info.base_seq = h.base_seq;
     s->info.flags = h.flags;
     return QSF_OK;

@@ -33,6 +33,16 @@ void qsf_ring_wake_producers_locked(qsf_ring *r) {
     pthread_cond_broadcast(&r->space_cv);
 }
 
+bool qsf_ring_spare_from_pool_locked(qsf_ring *r) {
+    if (r->spare || r->rotating || r->npool == 0)
+        return false;
+    qsf_segment *s = r->pool[--r->npool];
+    qsf_seg_reuse_mem(s, qsf_ring_published_fsn(r) + 1);
+    r->spare = s;
+    qsf_ring_wake_producers_locked(r);
+    return true;
+}
+
 void qsf_ring_release_bytes_locked(qsf_ring *r, uint64_t bytes) {
     atomic_fetch_sub(&r->owned_bytes, bytes);
     qsf_ring_wake_producers_locked(r);
@@ -168,6 +178,9 @@ static void free_segments(qsf_ring *r) {
     }
     for (int i = 0; i < r->npending; i++)
         qsf_seg_destroy(r->pending[i]);
+    for (int i = 0; i < r->npool; i++)
+        qsf_seg_destroy(r->pool[i]);
+    r->npool = 0;
     qsf_seg_destroy(r->spare);
     r->head = r->active = r->spare = NULL;
     r->npending = 0;

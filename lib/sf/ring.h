@@ -65,7 +65,10 @@ int qsf_ring_open(const qsf_ring_opts *opts, qsf_ring **out, qsf_recovery_report
                   qsf_errinfo *err);
 
 /* Closes per sf-format.md §9.5: fully acked -> files removed in crash-safe order;
- * otherwise the tail stays on disk. Always releases the lock and frees the ring. */
+ * otherwise the tail stays on disk. Always releases the lock and frees the ring,
+ * except when the manager does not stop within 5 s: then QSF_E_TIMEOUT, and the
+ * ring (and the slot lock) stay held for the life of the process. Release every
+ * cursor first. */
 int qsf_ring_close(qsf_ring *r, qsf_errinfo *err);
 
 void qsf_ring_set_status_fn(qsf_ring *r, qsf_ring_status_fn fn, void *user);
@@ -89,7 +92,8 @@ int qsf_ring_barrier(qsf_ring *r, qsf_errinfo *err);
 size_t qsf_ring_max_payload(const qsf_ring *r);
 
 /* Wakes producers blocked in append (used when a terminal error is latched):
- * they return `code` at once. */
+ * they return `code` at once. The code stays latched: later appends return it
+ * too (flag QSF_ERRF_FATAL, message `msg`). */
 void qsf_ring_fail_waiters(qsf_ring *r, int code, const char *msg);
 
 /* ---- symbol dictionary (write-ahead, .symbol-dict; in-memory copy for catch-up) ---- */
@@ -107,9 +111,10 @@ const char *qsf_ring_symdict_entry(const qsf_ring *r, uint32_t i, uint32_t *len)
 
 /* ---- gauges (any thread) ---- */
 
-int64_t qsf_ring_published_fsn(const qsf_ring *r); /* -1 if none */
-int64_t qsf_ring_acked_fsn(const qsf_ring *r);     /* -1 if none */
-uint64_t qsf_ring_pending_bytes(const qsf_ring *r);
+int64_t qsf_ring_published_fsn(const qsf_ring *r);  /* -1 if none */
+int64_t qsf_ring_acked_fsn(const qsf_ring *r);      /* -1 if none */
+uint64_t qsf_ring_pending_bytes(const qsf_ring *r); /* published bytes of segments not
+                                                       fully acknowledged */
 uint64_t qsf_ring_owned_bytes(const qsf_ring *r);
 /* Append calls that had to wait for space (totalBackpressureStalls; one per call). */
 uint64_t qsf_ring_backpressure_stalls(const qsf_ring *r);

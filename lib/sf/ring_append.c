@@ -46,7 +46,7 @@ static int rotation_barriers(qsf_ring *r, qsf_segment *a, qsf_segment *sp, qsf_e
     int rc = qsf_seg_rebase(sp, qsf_seg_end_fsn(a), err);
     if (rc != QSF_OK || !r->sf)
         return rc;
-    QSF_FAULT_POINT(QSF_FP_SPARE_REBASED);
+    (void) QSF_FAULT_POINT(QSF_FP_SPARE_REBASED);
     rc = qsf_seg_sync_header(sp, r->rec.slot.path, err);
     if (rc != QSF_OK)
         return rc;
@@ -59,8 +59,10 @@ static int rotation_barriers(qsf_ring *r, qsf_segment *a, qsf_segment *sp, qsf_e
     return rc;
 }
 
-/* Under mu: why there is nothing to rotate into, or NULL-free go-ahead. */
+/* Under mu: non-zero (and the cause noted) when there is no spare to rotate
+ * into yet, or periodic mode must first make the full segment durable. */
 static int rotation_blocked_locked(qsf_ring *r, qsf_segment *a) {
+    qsf_ring_spare_from_pool_locked(r);
     if (!r->spare) {
         r->wait_cause =
             r->create_err[0] && qsf_ring_spare_fits_locked(r) ? QSF_WAIT_CREATE : QSF_WAIT_SPACE;
@@ -135,7 +137,10 @@ static int wait_for_space(qsf_ring *r, uint64_t gen, int64_t remaining_ns) {
 
 static void cause_text(qsf_ring *r, char *buf, size_t cap) {
     pthread_mutex_lock(&r->mu);
-    switch (r->wait_cause) {
+    int cause = r->wait_cause;
+    qsf_ring_status_fn fn = r->status_fn;
+    void *user = r->status_user;
+    switch (cause) {
     case QSF_WAIT_PERIODIC:
         snprintf(buf, cap, "waiting for a periodic disk sync (sf_sync_interval_millis=%" PRId64 ")",
                  r->sync_interval_ms);
@@ -147,15 +152,19 @@ static void cause_text(qsf_ring *r, char *buf, size_t cap) {
         snprintf(buf, cap, "cannot switch to a new segment: %.300s", r->rotate_err);
         break;
     default:
-        if (r->status_fn)
-            r->status_fn(r->status_user, buf, cap);
-        else
-            snprintf(buf, cap,
-                     "acknowledgements not keeping up (sf_max_total_bytes=%" PRIu64
-                     " too small?); acked FSN %" PRId64 " of published %" PRId64,
-                     r->cap_bytes, qsf_ring_acked_fsn(r), qsf_ring_published_fsn(r));
+        buf[0] = 0;
     }
     pthread_mutex_unlock(&r->mu);
+    if (buf[0])
+        return;
+    /* Called without the ring mutex: the I/O side may take its own locks. */
+    if (fn)
+        fn(user, buf, cap);
+    else
+        snprintf(buf, cap,
+                 "acknowledgements not keeping up (sf_max_total_bytes=%" PRIu64
+                 " too small?); acked FSN %" PRId64 " of published %" PRId64,
+                 r->cap_bytes, qsf_ring_acked_fsn(r), qsf_ring_published_fsn(r));
 }
 
 static int full_error(qsf_ring *r, int64_t waited_ns, qsf_errinfo *err) {
@@ -212,6 +221,8 @@ static int append_slow(qsf_ring *r, const void *payload, uint32_t len, int64_t *
             atomic_fetch_add(&r->stalls, 1);
             stalled = true;
         }
+        if (atomic_load(&r->dur_latched)) /* the checkpoint it waits for failed */
+            return latched_error(r, err);
         int64_t waited = qsf_ring_now_ns() - start;
         if (waited >= deadline)
             return full_error(r, waited, err);

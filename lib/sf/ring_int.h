@@ -32,6 +32,10 @@ typedef struct qsf_backoff {
 #define QSF_BACKOFF_MIN_NS ((int64_t) 4 * 1000000)
 #define QSF_BACKOFF_MAX_NS ((int64_t) 1024 * 1000000)
 
+/* Memory mode keeps up to this many trimmed buffers (still counted as owned)
+ * to become spares again: a fresh buffer costs a page fault per page. */
+#define QSF_MEM_POOL 4
+
 enum qsf_trim_stage { QSF_TRIM_PRE = 0, QSF_TRIM_UNLINK = 1, QSF_TRIM_POST = 2, QSF_TRIM_STAGES };
 
 /* Why the producer last had to wait (for the QSF_E_FULL message). */
@@ -70,6 +74,8 @@ struct qsf_ring {
     qsf_segment *spare;
     qsf_segment *pending[QSF_MAX_TRIMS_PER_PASS];
     int npending;
+    qsf_segment *pool[QSF_MEM_POOL]; /* memory mode: trimmed buffers kept for reuse */
+    int npool;
     uint32_t live; /* segments in the chain */
     _Atomic uint64_t owned_bytes;
 
@@ -130,6 +136,10 @@ int64_t qsf_ring_now_ns(void);
 void qsf_ring_release_bytes_locked(qsf_ring *r, uint64_t bytes);
 /* Effective cap check for a new spare: under mu. */
 bool qsf_ring_spare_fits_locked(const qsf_ring *r);
+/* Memory mode, under mu: a pooled buffer becomes the spare (if there is no
+ * spare). The producer calls it at rotation too, so a busy manager thread
+ * does not stall it while trimmed buffers are waiting. */
+bool qsf_ring_spare_from_pool_locked(qsf_ring *r);
 /* Bumps wake_gen and wakes every waiting producer: under mu. */
 void qsf_ring_wake_producers_locked(qsf_ring *r);
 

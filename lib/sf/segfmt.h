@@ -1,6 +1,6 @@
 /* Segment file (*.sfa) header and frame envelope codec (sf-format.md §3).
  *
- * Pure functions over byte buffers: no I/O. Recovery (recover.c) decodes with
+ * Pure functions over byte buffers: no I/O. Recovery (recover_scan.c) decodes with
  * them, the fresh-start path encodes the first header with them, and the
  * runtime segment code (segment.c) may use them for spares, rebasing and frames.
  *

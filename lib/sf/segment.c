@@ -54,17 +54,24 @@ static qsf_segment *seg_alloc(uint64_t size, int64_t base_seq) {
     return s;
 }
 
+/* Writes one byte per page so the pages are faulted in here (on the manager
+ * thread), not on the producer's first store. A plain memset of zeros after
+ * malloc may be turned into calloc, which touches nothing. */
+static void touch_pages(uint8_t *buf, uint64_t size) {
+    volatile uint8_t *v = buf;
+    for (uint64_t off = 0; off < size; off += page_size())
+        v[off] = 0;
+}
+
 int qsf_seg_new_mem(uint64_t size, int64_t base_seq, qsf_segment **out, qsf_errinfo *err) {
     qsf_segment *s = seg_alloc(size, base_seq);
-    /* calloc leaves pages untouched; the memset faults them in here (on the
-     * manager thread) instead of on the producer's first store. */
-    uint8_t *buf = s ? malloc(size) : NULL;
+    uint8_t *buf = s ? calloc(1, size) : NULL;
     if (!buf) {
         free(s);
         return qsf_err_set(err, QSF_E_NOMEM, QSF_ERRF_RETRIABLE, ENOMEM,
                            "cannot allocate a %" PRIu64 "-byte memory segment", size);
     }
-    memset(buf, 0, size);
+    touch_pages(buf, size);
     s->base = buf;
     write_header(buf, base_seq, 0);
     *out = s;
@@ -106,13 +113,38 @@ void qsf_seg_reuse_mem(qsf_segment *s, int64_t base_seq) {
     write_header(s->base, base_seq, 0);
 }
 
-/* Blocks are reserved by posix_fallocate already; this only builds the page
- * tables and page-cache pages ahead of the producer (Linux >= 5.14; older
- * kernels return EINVAL and the producer faults the pages in itself). */
-static void prefault(qsf_segment *s) {
+#define PREFAULT_CHUNK ((uint64_t) 64 << 10)
+
+/* Populates the page-aligned [from, to) writable, then loads one byte per page:
+ * on some virtual machines the first access to a fresh page costs
+ * microseconds even after the kernel mapped it; pay that here too. */
+static void populate(uint8_t *base, uint64_t from, uint64_t to) {
 #ifdef MADV_POPULATE_WRITE
-    (void) madvise(s->base, s->size, MADV_POPULATE_WRITE);
+    (void) madvise(base + from, to - from, MADV_POPULATE_WRITE);
 #endif
+    volatile const uint8_t *v = base;
+    uint8_t sink = 0;
+    for (uint64_t off = from; off < to; off += page_size())
+        sink ^= v[off];
+    (void) sink;
+}
+
+void qsf_seg_prefault(qsf_segment *s, uint64_t from, uint64_t upto) {
+    uint64_t ps = page_size();
+    uint64_t end = s->size & ~(ps - 1);
+    if (s->fd < 0)
+        return;
+    upto = upto >= end ? end : (upto + ps - 1) & ~(ps - 1);
+    if (s->prefault_off < (from & ~(ps - 1)))
+        s->prefault_off = from & ~(ps - 1); /* the producer got ahead: skip */
+    /* Small steps, so the producer never overtakes a populated-but-untouched
+     * range. */
+    while (s->prefault_off < upto) {
+        uint64_t to =
+            upto - s->prefault_off > PREFAULT_CHUNK ? s->prefault_off + PREFAULT_CHUNK : upto;
+        populate(s->base, s->prefault_off, to);
+        s->prefault_off = to;
+    }
 }
 
 int qsf_seg_create_file(int dirfd, const char *dir_path, const char *name, uint64_t gen,
@@ -136,7 +168,6 @@ int qsf_seg_create_file(int dirfd, const char *dir_path, const char *name, uint6
         free(s);
         return rc;
     }
-    prefault(s);
     write_header(s->base, base_seq, flags);
     *out = s;
     return QSF_OK;
@@ -185,11 +216,11 @@ bool qsf_seg_append(qsf_segment *s, const void *payload, uint32_t len) {
     uint8_t *f = s->base + off;
     qsf_put_u32(f + 4, len);
     memcpy(f + 8, payload, len);
-    QSF_FAULT_POINT(QSF_FP_FRAME_PAYLOAD_WRITTEN);
+    (void) QSF_FAULT_POINT(QSF_FP_FRAME_PAYLOAD_WRITTEN);
     /* The CRC is the commit marker: written last, after length and payload. */
     uint32_t crc = qsf_crc32c(f + 4, (size_t) len + 4);
     qsf_put_u32(f, crc);
-    QSF_FAULT_POINT(QSF_FP_FRAME_CRC_WRITTEN);
+    (void) QSF_FAULT_POINT(QSF_FP_FRAME_CRC_WRITTEN);
     s->append_off = off + QSF_SFA_FRAME_OVERHEAD + len;
     s->frame_count++;
     atomic_store_explicit(&s->published_off, s->append_off, memory_order_release);

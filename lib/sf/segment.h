@@ -41,8 +41,9 @@ typedef struct qsf_segment {
     int fd;                                          /* -1 in memory mode */
     uint64_t gen;                                    /* name counter; 0 for sf-initial.sfa */
     char name[QSF_SEG_NAME_MAX];                     /* file name inside the slot */
-    bool unlinked;                 /* trim: the file is gone, dir sync pending */
+    bool unlinked;                                   /* trim: the file is gone, dir sync pending */
     uint64_t mlock_from, mlock_to; /* range pinned by qsf_seg_redirty, empty if none */
+    uint64_t prefault_off;         /* manager: pages below are faulted in writable */
 } qsf_segment;
 
 /* Memory mode: a zeroed buffer of `size` bytes with a header (flags 0). */
@@ -55,9 +56,7 @@ void qsf_seg_reuse_mem(qsf_segment *s, int64_t base_seq);
 
 /* SF mode: creates <dir>/<name> exclusively, preallocates `size` bytes, maps it
  * and writes the header (baseSeq, flags, createdMicros) into the mapping. The
- * header is not synced (the caller runs the barrier it needs). The pages are
- * faulted in writable here (best effort) so the producer's first store into
- * each page does not take a page fault. On failure the
+ * header is not synced (the caller runs the barrier it needs). On failure the
  * partial file is removed; errors name the file. */
 int qsf_seg_create_file(int dirfd, const char *dir_path, const char *name, uint64_t gen,
                         uint64_t size, int64_t base_seq, uint8_t flags, qsf_segment **out,
@@ -70,6 +69,14 @@ int qsf_seg_create_file(int dirfd, const char *dir_path, const char *name, uint6
 int qsf_seg_adopt(int fd, const char *dir_path, const char *name, uint64_t gen, uint64_t size,
                   int64_t base_seq, uint64_t frame_count, uint64_t append_off, qsf_segment **out,
                   qsf_errinfo *err);
+
+/* SF mode, manager: faults the pages of [max(prefault_off, from), upto) in writable
+ * (MADV_POPULATE_WRITE, best effort; blocks are already reserved), so the
+ * producer's first store into each page takes no page fault. Done just ahead
+ * of the producer in the ACTIVE segment only: populated pages are dirty, and a
+ * fully populated spare would make the header fsync at rotation write the
+ * whole segment of zeros. */
+void qsf_seg_prefault(qsf_segment *s, uint64_t from, uint64_t upto);
 
 /* Unmaps / frees and closes. NULL is a no-op. */
 void qsf_seg_destroy(qsf_segment *s);

@@ -11,7 +11,9 @@
 #include <sys/stat.h>
 
 int qsf_open_regular(int dirfd, const char *name, int flags, uint64_t *size) {
-    int fd = QSF_OS->openat(dirfd, name, flags | O_NOFOLLOW | O_CLOEXEC, 0600);
+    /* O_NONBLOCK: a FIFO planted under an expected name would otherwise block
+     * the open forever; it has no effect on regular files (Linux, open(2)). */
+    int fd = QSF_OS->openat(dirfd, name, flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
     if (fd < 0)
         return -1;
     struct stat st;

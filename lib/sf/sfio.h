@@ -9,9 +9,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* Opens <dir>/<name> with flags | O_NOFOLLOW | O_CLOEXEC (mode 0600) and checks
- * that it is a regular file. Returns the fd, or -1 with errno (ELOOP for a
- * symlink, EINVAL for a non-regular file); *size gets the file size if non-NULL. */
+/* Opens <dir>/<name> with flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK (mode
+ * 0600; O_NONBLOCK so a FIFO cannot block the open) and checks that it is a
+ * regular file. Returns the fd, or -1 with errno (ELOOP for a symlink, EINVAL
+ * for a non-regular file, ENXIO for a write-only FIFO without a reader); *size
+ * gets the file size if non-NULL. */
 int qsf_open_regular(int dirfd, const char *name, int flags, uint64_t *size);
 
 /* Fills err with an errno-derived code and "<what> <dir>/<name>: <strerror>". */

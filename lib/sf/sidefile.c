@@ -10,6 +10,7 @@
 #include "os/os.h"
 #include "sf/sfa.h"
 #include "sf/sfio.h"
+#include "sf/slot.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -136,6 +137,23 @@ static int rec_write(int fd, const uint8_t rec[REC], int64_t next, const char *d
     return rc == QSF_OK ? qsf_fault_check(fault_point, err) : rc;
 }
 
+/* A winning record at generation INT64_MAX cannot take generation + 1 (the
+ * write would overflow and land as an invalid record, lost behind the old
+ * one). Its values are rewritten as generation 2 in slot A, synced, then as
+ * generation 1 in slot B (where the odd INT64_MAX lives), synced: every state
+ * in between reads back the same values. The caller then adopts generation 2. */
+static int rec_renumber(int fd, const uint8_t r2[REC], const uint8_t r1[REC], const char *dir,
+                        const char *name, qsf_errinfo *err) {
+    QSF_LOGW("%s/%s: record generation %lld cannot advance; renumbering it", dir, name,
+             (long long) INT64_MAX);
+    int rc = qsf_write_at(fd, r2, REC, rec_offset(2), dir, name, err);
+    if (rc == QSF_OK)
+        rc = fd_sync(fd, dir, name, err);
+    if (rc == QSF_OK)
+        rc = qsf_write_at(fd, r1, REC, rec_offset(1), dir, name, err);
+    return rc == QSF_OK ? fd_sync(fd, dir, name, err) : rc;
+}
+
 static int handle_sync(int fd, const char *dir, const char *name, qsf_errinfo *err) {
     if (fd < 0)
         return qsf_err_set(err, QSF_E_INVAL, 0, 0, "sync of %s/%s: file not open", dir, name);
@@ -172,6 +190,16 @@ static int wm_reset(int fd, const char *dir, qsf_errinfo *err) {
     return fd_sync(fd, dir, QSF_NAME_WATERMARK, err);
 }
 
+static int wm_renumber(qsf_watermark *wm, qsf_errinfo *err) {
+    uint8_t r2[REC], r1[REC];
+    qsf_akw_encode(r2, 2, wm->fsn);
+    qsf_akw_encode(r1, 1, wm->fsn);
+    int rc = rec_renumber(wm->fd, r2, r1, wm->dir, QSF_NAME_WATERMARK, err);
+    if (rc == QSF_OK)
+        wm->generation = 2;
+    return rc;
+}
+
 int qsf_watermark_open(int slot_dirfd, const char *slot_path, qsf_watermark *wm, qsf_errinfo *err) {
     wm_init(wm, slot_path);
     uint64_t size = 0;
@@ -189,6 +217,8 @@ int qsf_watermark_open(int slot_dirfd, const char *slot_path, qsf_watermark *wm,
         rc = dual_read(fd, img, slot_path, QSF_NAME_WATERMARK, err);
         if (rc == QSF_OK)
             wm->present = qsf_akw_pick(img, &wm->generation, &wm->fsn) == 0;
+        if (rc == QSF_OK && wm->present && wm->generation == INT64_MAX)
+            rc = wm_renumber(wm, err);
     }
     if (rc != QSF_OK)
         qsf_watermark_close(wm);
@@ -248,18 +278,22 @@ static void mf_init(qsf_manifest *m, const char *dir) {
     m->fd = -1;
 }
 
-/* Debris of an interrupted creation: set aside as .corrupt (removed if the
- * rename fails), then the directory is synced. */
+/* Debris of an interrupted creation: set aside as .corrupt (never replacing
+ * earlier debris; removed if the rename fails), then the directory is synced. */
 static int mf_set_aside(int dirfd, const char *dir, qsf_errinfo *err) {
-    const char *to = QSF_NAME_MANIFEST ".corrupt";
-    QSF_LOGW("%s/%s has no valid record or a wrong size; renaming it to %s", dir, QSF_NAME_MANIFEST,
-             to);
-    if (QSF_OS->renameat(dirfd, QSF_NAME_MANIFEST, dirfd, to) != 0) {
-        int rc = qsf_unlink_quiet(dirfd, dir, QSF_NAME_MANIFEST, err);
-        if (rc != QSF_OK)
-            return rc;
-    }
-    return qsf_fsync_dir(dirfd, dir, err);
+    QSF_LOGW("%s/%s has no valid record or a wrong size; setting it aside", dir, QSF_NAME_MANIFEST);
+    int rc = qsf_slot_quarantine_file(dirfd, dir, QSF_NAME_MANIFEST, err);
+    return rc == QSF_OK ? qsf_fsync_dir(dirfd, dir, err) : rc;
+}
+
+static int mf_renumber(qsf_manifest *m, qsf_errinfo *err) {
+    uint8_t r2[REC], r1[REC];
+    qsf_sfm_encode(r2, 2, m->head_base, m->active_base);
+    qsf_sfm_encode(r1, 1, m->head_base, m->active_base);
+    int rc = rec_renumber(m->fd, r2, r1, m->dir, QSF_NAME_MANIFEST, err);
+    if (rc == QSF_OK)
+        m->generation = 2;
+    return rc;
 }
 
 int qsf_manifest_open(int slot_dirfd, const char *slot_path, qsf_manifest *m, qsf_errinfo *err) {
@@ -280,7 +314,10 @@ int qsf_manifest_open(int slot_dirfd, const char *slot_path, qsf_manifest *m, qs
     }
     if (valid) {
         m->fd = fd;
-        return QSF_OK;
+        rc = m->generation == INT64_MAX ? mf_renumber(m, err) : QSF_OK;
+        if (rc != QSF_OK)
+            qsf_manifest_close(m);
+        return rc;
     }
     QSF_OS->close(fd);
     m->renamed_corrupt = true;

@@ -69,14 +69,16 @@ typedef struct qsf_watermark {
 /* Recovering slot: opens <slot>/.ack-watermark (O_NOFOLLOW). Missing file: the
  * handle stays closed (fd -1, present false) and QSF_OK. A file of any size other
  * than 8192 is reset (truncated, preallocated to 8192 zero bytes, synced) and
- * treated as absent (reset = true). Errors: QSF_E_IO / QSF_E_NOSPC with the path
- * (operational: a read error is never "absent"). */
+ * treated as absent (reset = true). A record at generation INT64_MAX is
+ * renumbered to generation 2 with the same value (two synced record writes) so
+ * later writes can advance. Errors: QSF_E_IO / QSF_E_NOSPC / QSF_E_DURABILITY
+ * with the path (operational: a read error is never "absent"). */
 int qsf_watermark_open(int slot_dirfd, const char *slot_path, qsf_watermark *wm, qsf_errinfo *err);
 
 /* Fresh slot (or a slot that has none): removes a stale file, creates a new one
  * with O_EXCL, preallocated to 8192 zero bytes, fsynced; no record yet
  * (generation 0, fsn -1). The caller fsyncs the directory. Errors: QSF_E_NOSPC,
- * QSF_E_IO, QSF_E_UNSUPPORTED; no partial file is left. */
+ * QSF_E_IO, QSF_E_UNSUPPORTED, QSF_E_DURABILITY (fsync); no partial file is left. */
 int qsf_watermark_create(int slot_dirfd, const char *slot_path, qsf_watermark *wm,
                          qsf_errinfo *err);
 
@@ -105,15 +107,18 @@ typedef struct qsf_manifest {
 } qsf_manifest;
 
 /* Recovering slot: opens <slot>/sf-manifest.bin if present (O_NOFOLLOW). Missing:
- * fd -1 and QSF_OK. Wrong size or no valid record: renamed to
- * sf-manifest.bin.corrupt (removed if the rename fails; dir fsynced) and treated
- * as absent (renamed_corrupt = true). Errors: QSF_E_IO (read failure, symlink,
- * rename and unlink both failing). */
+ * fd -1 and QSF_OK. Wrong size or no valid record: set aside with
+ * qsf_slot_quarantine_file (sf-manifest.bin.corrupt, or .corrupt-<N> when that
+ * is taken; removed if the rename fails; dir fsynced) and treated as absent
+ * (renamed_corrupt = true). A record at generation INT64_MAX is renumbered like
+ * the watermark's. Errors: QSF_E_IO (read failure, symlink, rename and unlink
+ * both failing, every quarantine name taken), QSF_E_DURABILITY (renumbering). */
 int qsf_manifest_open(int slot_dirfd, const char *slot_path, qsf_manifest *m, qsf_errinfo *err);
 
 /* Creates sf-manifest.bin: O_EXCL, preallocated to 8192, record generation 1
  * (head_base, active_base) at offset 4096, fsync, then dir fsync (§9.1 step 4).
- * Errors: QSF_E_NOSPC/QSF_E_IO/QSF_E_UNSUPPORTED/QSF_E_INVAL; no partial file left. */
+ * Errors: QSF_E_NOSPC/QSF_E_IO/QSF_E_UNSUPPORTED/QSF_E_INVAL, QSF_E_DURABILITY
+ * (file fsync); no partial file left. */
 int qsf_manifest_create(int slot_dirfd, const char *slot_path, int64_t head_base,
                         int64_t active_base, qsf_manifest *m, qsf_errinfo *err);
 

@@ -22,9 +22,9 @@
 
 int qsf_sender_id_check(const char *id, qsf_errinfo *err) {
     size_t n = strlen(id);
-    if (n == 0 || n >= QSF_SLOT_NAME_MAX)
+    if (n == 0 || n > QSF_SLOT_NAME_MAX)
         return qsf_err_set(err, QSF_E_INVAL, 0, 0, "sender_id must be 1..%d bytes long, got %zu",
-                           QSF_SLOT_NAME_MAX - 1, n);
+                           QSF_SLOT_NAME_MAX, n);
     for (size_t i = 0; i < n; i++) {
         char c = id[i];
         bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
@@ -114,20 +114,29 @@ int qsf_lock_file(int dirfd, const char *dir_path, const char *name, const char 
     return QSF_OK;
 }
 
+/* The directory holding the last component of `path`. Trailing '/' do not
+ * form a component: "/a/b/" -> "/a", "b" -> ".", "/b" -> "/". */
+static void parent_of(const char *path, char *out, size_t cap) {
+    snprintf(out, cap, "%s", path);
+    size_t n = strlen(out);
+    while (n > 1 && out[n - 1] == '/')
+        out[--n] = '\0';
+    char *slash = strrchr(out, '/');
+    if (!slash)
+        snprintf(out, cap, ".");
+    else if (slash == out)
+        slash[1] = '\0';
+    else
+        *slash = '\0';
+}
+
 /* fsync of the directory holding a new entry, so the entry survives a host
  * crash (everything fsynced inside a directory is lost with its entry). */
 static int sync_parent(int atfd, const char *name, const char *shown, qsf_errinfo *err) {
     char parent[QSF_SLOT_PATH_MAX];
     int fd = atfd;
     if (atfd == AT_FDCWD) {
-        snprintf(parent, sizeof parent, "%s", name);
-        char *slash = strrchr(parent, '/');
-        if (slash == parent)
-            slash[1] = '\0';
-        else if (slash)
-            *slash = '\0';
-        else
-            snprintf(parent, sizeof parent, ".");
+        parent_of(name, parent, sizeof parent);
         fd = QSF_OS->open(parent, DIR_FLAGS, 0);
         if (fd < 0)
             return qsf_err_set(err, QSF_E_IO, 0, errno, "cannot open directory %s: %s", parent,
@@ -260,17 +269,55 @@ int qsf_slot_write_failed(int slot_dirfd, const char *slot_path, const char *rea
     if (rc == QSF_OK && QSF_OS->fsync(fd) != 0)
         rc = qsf_file_err(err, errno, "cannot sync", slot_path, QSF_NAME_FAILED);
     QSF_OS->close(fd);
-    return rc;
+    /* the entry itself must survive a host crash, or orphan scans adopt the slot */
+    return rc == QSF_OK ? qsf_fsync_dir(slot_dirfd, slot_path, err) : rc;
+}
+
+/* True if <dir>/<name> exists (any type, a symlink not followed): rename()
+ * would silently replace a file or an empty directory, so taken names are
+ * skipped explicitly (the slot lock keeps other qsf processes out meanwhile). */
+static bool name_taken(int dirfd, const char *name) {
+    int fd = QSF_OS->openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_PATH, 0);
+    if (fd >= 0) {
+        QSF_OS->close(fd);
+        return true;
+    }
+    return errno != ENOENT;
+}
+
+/* Renames <dirfd>/<from> to the first free "<from><suffix>-<n>", n = 1..64
+ * (plain "<from><suffix>" for n = 1 when bare_first), never replacing an
+ * earlier quarantine. The name used is left in `to`. Returns 0, 1 when all 64
+ * names are taken, or -1 with errno when the rename fails. */
+static int rename_free(int dirfd, const char *from, const char *suffix, bool bare_first, char *to,
+                       size_t cap) {
+    for (int n = 1; n <= QSF_MAX_QUARANTINE_ATTEMPTS; n++) {
+        if (n == 1 && bare_first)
+            snprintf(to, cap, "%s%s", from, suffix);
+        else
+            snprintf(to, cap, "%s%s-%d", from, suffix, n);
+        if (name_taken(dirfd, to))
+            continue;
+        if (QSF_OS->renameat(dirfd, from, dirfd, to) == 0)
+            return 0;
+        if (errno != EEXIST && errno != ENOTEMPTY)
+            return -1;
+    }
+    return 1;
 }
 
 int qsf_slot_quarantine_file(int slot_dirfd, const char *slot_path, const char *name,
                              qsf_errinfo *err) {
     char to[300];
-    snprintf(to, sizeof to, "%s.corrupt", name);
-    if (QSF_OS->renameat(slot_dirfd, name, slot_dirfd, to) == 0) {
+    int r = rename_free(slot_dirfd, name, ".corrupt", true, to, sizeof to);
+    if (r == 0) {
         QSF_LOGW("quarantined %s/%s as %s", slot_path, name, to);
         return qsf_fault_check(QSF_FP_QUARANTINE_RENAMED, err);
     }
+    if (r > 0) /* never delete a file because older quarantines fill the names */
+        return qsf_err_set(err, QSF_E_IO, 0, 0,
+                           "cannot quarantine %s/%s: %s.corrupt and .corrupt-2..%d are all taken",
+                           slot_path, name, name, QSF_MAX_QUARANTINE_ATTEMPTS);
     int e = errno;
     QSF_LOGW("cannot rename %s/%s to %s (%s); removing it instead", slot_path, name, to,
              strerror(e));
@@ -279,29 +326,13 @@ int qsf_slot_quarantine_file(int slot_dirfd, const char *slot_path, const char *
     return qsf_file_err(err, errno, "cannot quarantine or remove", slot_path, name);
 }
 
-/* True if <sf_dir>/<name> exists (any type): rename() would replace an empty
- * directory, so taken names are skipped explicitly. */
-static bool name_taken(int sf_dirfd, const char *name) {
-    int fd = QSF_OS->openat(sf_dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_PATH, 0);
-    if (fd >= 0) {
-        QSF_OS->close(fd);
-        return true;
-    }
-    return errno != ENOENT;
-}
-
 static int rename_slot(qsf_slot *s, char *newname, size_t cap, qsf_errinfo *err) {
-    for (int n = 1; n <= QSF_MAX_QUARANTINE_ATTEMPTS; n++) {
-        snprintf(newname, cap, "%s.unreplayable-%d", s->name, n);
-        if (name_taken(s->sf_dirfd, newname))
-            continue;
-        if (QSF_OS->renameat(s->sf_dirfd, s->name, s->sf_dirfd, newname) == 0)
-            return qsf_fault_check(QSF_FP_QUARANTINE_RENAMED, err);
-        int e = errno;
-        if (e != EEXIST && e != ENOTEMPTY)
-            return qsf_err_set(err, QSF_E_IO, 0, e, "cannot rename slot %s to %s/%s: %s", s->path,
-                               s->sf_dir, newname, strerror(e));
-    }
+    int r = rename_free(s->sf_dirfd, s->name, ".unreplayable", false, newname, cap);
+    if (r == 0)
+        return qsf_fault_check(QSF_FP_QUARANTINE_RENAMED, err);
+    if (r < 0)
+        return qsf_err_set(err, QSF_E_IO, 0, errno, "cannot rename slot %s to %s/%s: %s", s->path,
+                           s->sf_dir, newname, strerror(errno));
     return qsf_err_set(err, QSF_E_IO, 0, 0,
                        "cannot quarantine slot %s: %s.unreplayable-1..%d are all taken", s->path,
                        s->name, QSF_MAX_QUARANTINE_ATTEMPTS);

@@ -25,19 +25,19 @@
 #include <stdint.h>
 
 #define QSF_SLOT_PATH_MAX 1024
-#define QSF_SLOT_NAME_MAX 200
+#define QSF_SLOT_NAME_MAX 200 /* longest sender_id in bytes (connect-string.md) */
 
 typedef struct qsf_slot {
-    char sf_dir[QSF_SLOT_PATH_MAX]; /* as given (verbatim, no ~ expansion) */
-    char name[QSF_SLOT_NAME_MAX];   /* sender_id */
-    char path[QSF_SLOT_PATH_MAX];   /* <sf_dir>/<name> */
-    int sf_dirfd;                   /* O_DIRECTORY descriptor of sf_dir, -1 if closed */
-    int dirfd;                      /* O_DIRECTORY descriptor of the slot, -1 if closed */
-    int logical_lock_fd;            /* .slot-locks/<slot>.lock, -1 when not held */
-    int lock_fd;                    /* <slot>/.lock, -1 when not held */
+    char sf_dir[QSF_SLOT_PATH_MAX];   /* as given (verbatim, no ~ expansion) */
+    char name[QSF_SLOT_NAME_MAX + 1]; /* sender_id */
+    char path[QSF_SLOT_PATH_MAX];     /* <sf_dir>/<name> */
+    int sf_dirfd;                     /* O_DIRECTORY descriptor of sf_dir, -1 if closed */
+    int dirfd;                        /* O_DIRECTORY descriptor of the slot, -1 if closed */
+    int logical_lock_fd;              /* .slot-locks/<slot>.lock, -1 when not held */
+    int lock_fd;                      /* <slot>/.lock, -1 when not held */
 } qsf_slot;
 
-/* 0 if id is a valid sender_id: 1..QSF_SLOT_NAME_MAX-1 bytes of [A-Za-z0-9_-].
+/* 0 if id is a valid sender_id: 1..QSF_SLOT_NAME_MAX bytes of [A-Za-z0-9_-].
  * Otherwise QSF_E_INVAL naming the id and the first bad byte position. */
 int qsf_sender_id_check(const char *id, qsf_errinfo *err);
 
@@ -66,13 +66,17 @@ void qsf_slot_close(qsf_slot *s);
 int qsf_lock_file(int dirfd, const char *dir_path, const char *name, const char *what, int *fd_out,
                   qsf_errinfo *err);
 
-/* Writes <slot>/.failed with `reason` and a newline (open, truncate, write, fsync). */
+/* Writes <slot>/.failed with `reason` and a newline (open, truncate, write,
+ * fsync), then fsyncs the slot directory so the new entry is durable. */
 int qsf_slot_write_failed(int slot_dirfd, const char *slot_path, const char *reason,
                           qsf_errinfo *err);
 
-/* Renames <slot>/<name> to <name>.corrupt (replacing an older one); if the rename
- * fails the file is removed instead. Fault point QSF_FP_QUARANTINE_RENAMED fires
- * after the rename; the caller fsyncs the directory. QSF_E_IO when both fail. */
+/* Renames <slot>/<name> to <name>.corrupt, or to the first free
+ * <name>.corrupt-<N> (N = 2..64) when earlier quarantines hold that name: an
+ * older quarantined file is never replaced. If the rename fails the file is
+ * removed instead. Fault point QSF_FP_QUARANTINE_RENAMED fires after the
+ * rename; the caller fsyncs the directory. QSF_E_IO when both fail, or when all
+ * 64 names are taken (the file is then left in place). */
 int qsf_slot_quarantine_file(int slot_dirfd, const char *slot_path, const char *name,
                              qsf_errinfo *err);
 

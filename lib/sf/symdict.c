@@ -12,52 +12,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include "qwp/utf8.h"
+
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- UTF-8 ---- */
-
-/* Length of the sequence led by b, or 0 for a byte that cannot lead one. */
-static int utf8_seq_len(uint8_t b) {
-    if (b < 0x80)
-        return 1;
-    if (b >= 0xC2 && b <= 0xDF)
-        return 2;
-    if (b >= 0xE0 && b <= 0xEF)
-        return 3;
-    if (b >= 0xF0 && b <= 0xF4)
-        return 4;
-    return 0;
-}
-
-/* Second-byte ranges that exclude overlongs, surrogates and > U+10FFFF. */
-static bool utf8_second_ok(uint8_t lead, uint8_t b) {
-    if (lead == 0xE0)
-        return b >= 0xA0 && b <= 0xBF;
-    if (lead == 0xED)
-        return b >= 0x80 && b <= 0x9F;
-    if (lead == 0xF0)
-        return b >= 0x90 && b <= 0xBF;
-    if (lead == 0xF4)
-        return b >= 0x80 && b <= 0x8F;
-    return b >= 0x80 && b <= 0xBF;
-}
-
-bool qsf_utf8_valid(const uint8_t *s, size_t len) {
-    size_t i = 0;
-    while (i < len) {
-        int n = utf8_seq_len(s[i]);
-        if (n == 0 || i + (size_t) n > len)
-            return false;
-        if (n > 1 && !utf8_second_ok(s[i], s[i + 1]))
-            return false;
-        for (int k = 2; k < n; k++)
-            if ((s[i + k] & 0xC0) != 0x80)
-                return false;
-        i += (size_t) n;
-    }
-    return true;
-}
 
 /* ---- chunk codec ---- */
 
@@ -109,7 +67,7 @@ static int chunk_entries(const uint8_t *p, uint64_t eb, uint64_t count, qsf_symd
         if (n == 0 || len > (uint64_t) (end - p - n))
             return 1;
         p += n;
-        if (!qsf_utf8_valid(p, (size_t) len))
+        if (!qsf_utf8_valid((const char *) p, (size_t) len))
             return 1;
         if (fn) {
             int rc = fn(user, p, (uint32_t) len);
@@ -376,13 +334,21 @@ static void fall_back(qsf_symdict *d, const char *dir, const char *why) {
     d->self_sufficient = true;
 }
 
+/* Open failures that describe the file itself (missing, a symlink, not a
+ * regular file) rather than the environment: these fall back. */
+static bool unusable_file(int e) {
+    return e == ENOENT || e == ELOOP || e == EINVAL || e == EISDIR || e == ENXIO;
+}
+
 int qsf_symdict_open(qsf_symdict *d, int slot_dirfd, const char *slot_path, qsf_errinfo *err) {
     qsf_symdict_init(d);
     snprintf(d->dir, sizeof d->dir, "%s", slot_path);
     uint64_t fsize = 0;
     d->fd = qsf_open_regular(slot_dirfd, QSF_NAME_SYMDICT, O_RDWR, &fsize);
+    if (d->fd < 0 && !unusable_file(errno)) /* EIO, EMFILE, EACCES...: never "no file" */
+        return qsf_file_err(err, errno, "cannot open", slot_path, QSF_NAME_SYMDICT);
     if (d->fd < 0) {
-        fall_back(d, slot_path, errno == ENOENT ? "is missing" : "cannot be opened");
+        fall_back(d, slot_path, errno == ENOENT ? "is missing" : "is not a regular file");
         return QSF_OK;
     }
     uint8_t h[QSF_SYD_HEADER_SIZE];
@@ -423,7 +389,7 @@ static int check_new(const qsf_symdict *d, uint32_t first, uint32_t count, const
     for (uint32_t i = size - first; i < count; i++)
         if (!strs[i] && lens[i])
             return qsf_err_set(err, QSF_E_INVAL, 0, 0, "symbol id %u: NULL string", first + i);
-        else if (!qsf_utf8_valid((const uint8_t *) strs[i], lens[i]))
+        else if (!qsf_utf8_valid(strs[i], lens[i]))
             return qsf_err_set(err, QSF_E_VALUE, 0, 0, "symbol id %u is not valid UTF-8",
                                first + i);
     return QSF_OK;
@@ -436,7 +402,7 @@ static int cut_tail(qsf_symdict *d, const char *dir, qsf_errinfo *err) {
     if (QSF_OS->ftruncate(d->fd, (off_t) d->valid_end) != 0)
         return qsf_file_err(err, errno, "cannot cut the torn tail of", dir, QSF_NAME_SYMDICT);
     if (d->file_end != UINT64_MAX)
-        QSF_LOGI("%s: cut %llu torn bytes at offset %llu", QSF_NAME_SYMDICT,
+        QSF_LOGI("%s/%s: cut %llu torn bytes at offset %llu", dir, QSF_NAME_SYMDICT,
                  (unsigned long long) (d->file_end - d->valid_end),
                  (unsigned long long) d->valid_end);
     d->file_end = d->valid_end;
@@ -507,7 +473,7 @@ int qsf_symdict_sync(qsf_symdict *d, qsf_errinfo *err) {
     if (QSF_OS->fdatasync(d->fd) != 0) {
         int e = errno;
         return qsf_err_set(err, QSF_E_DURABILITY, QSF_ERRF_RETRIABLE, e,
-                           "fdatasync of %s failed: %s", QSF_NAME_SYMDICT, strerror(e));
+                           "fdatasync of %s/%s failed: %s", d->dir, QSF_NAME_SYMDICT, strerror(e));
     }
     d->dirty = false;
     return QSF_OK;

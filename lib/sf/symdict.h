@@ -25,6 +25,7 @@
 #ifndef QSF_SYMDICT_H
 #define QSF_SYMDICT_H
 
+#include "qwp/utf8.h"
 #include "qsf.h"
 #include "sf/sfa.h"
 
@@ -66,10 +67,12 @@ void qsf_symdict_init(qsf_symdict *d);
 int qsf_symdict_create(qsf_symdict *d, int slot_dirfd, const char *slot_path, qsf_errinfo *err);
 
 /* Recovering slot: parses <slot>/.symbol-dict into memory (pread). Missing file,
- * a symlink, a header shorter than 8 bytes, bad magic or version != 1: falls
- * back (self_sufficient = true, fd -1, no entries) and returns QSF_OK; the file is
- * left untouched. A read error is QSF_E_IO (operational). Never truncates here;
- * the torn tail is cut by the next append. Initialises d. */
+ * a symlink or other non-regular file, a header shorter than 8 bytes, bad magic
+ * or version != 1: falls back (self_sufficient = true, fd -1, no entries) and
+ * returns QSF_OK; the file is left untouched. Any other open error (EIO, EMFILE,
+ * EACCES, ...) and a read error are QSF_E_IO (operational): read as "no
+ * dictionary" they would make a healthy slot unreplayable. Never truncates
+ * here; the torn tail is cut by the next append. Initialises d. */
 int qsf_symdict_open(qsf_symdict *d, int slot_dirfd, const char *slot_path, qsf_errinfo *err);
 
 /* Adds entries [first, first+count) (strs[i] of lens[i] bytes, not necessarily
@@ -103,8 +106,7 @@ void qsf_symdict_destroy(qsf_symdict *d);
 
 /* ---- pure helpers (parsers, tests, fuzzers) ---- */
 
-/* True if [s, s+len) is well-formed UTF-8 (no overlongs, surrogates or > U+10FFFF). */
-bool qsf_utf8_valid(const uint8_t *s, size_t len);
+/* UTF-8 validation (qsf_utf8_valid) is shared with the codec: qwp/utf8.h. */
 
 /* Called for each entry of each valid chunk, in id order; non-zero stops parsing
  * and is returned by qsf_symdict_parse. */

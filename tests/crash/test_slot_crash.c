@@ -138,12 +138,38 @@ static void drained_cleanup_leaves_only_the_lock(void **state) {
     expect_empty_slot();
 }
 
+/* The active segment and a spare, unlinked in generation order (§9.5 step 4),
+ * after everything was acknowledged. */
+static void drained_cleanup_with_spare(void) {
+    qsf_slot_recovered r;
+    if (qsf_slot_open_sized(st_sfdir, "default", QSF_DUR_MEMORY, SEG, &r, NULL) != QSF_OK ||
+        r.acked_fsn != 7)
+        _exit(3);
+    /* the spare the manager provisions while the sender runs (next FSN 8) */
+    st_segment_str(st_slot, "sf-0000000000000002.sfa", SEG, F, 8, 0, NULL);
+    const char *names[] = {"sf-0000000000000001.sfa", "sf-0000000000000002.sfa"};
+    qsf_slot_unlink_segments(&r.slot, names, 2, NULL);
+    qsf_slot_remove_sidefiles(&r, NULL);
+}
+
+static void killed_between_active_and_spare_unlinks(void **state) {
+    (void) state;
+    const char *a[] = {"a", "b", "c"};
+    st_segment_str(st_slot, "sf-0000000000000001.sfa", SEG, F, 5, 3, a); /* FSN 5..7 */
+    st_manifest(st_slot, 3, 5, 5);
+    st_watermark(st_slot, 2, 7); /* all acknowledged: a drained close */
+    kill_child_at(QSF_FP_SEGMENT_UNLINKED, drained_cleanup_with_spare);
+    assert_false(st_exists(st_path(st_slot, "sf-0000000000000001.sfa")));
+    assert_true(st_exists(st_path(st_slot, "sf-0000000000000002.sfa")));
+    expect_empty_slot(); /* only a spare under a collapsed manifest: starts empty */
+}
+
 int main(void) {
 #define T(f) cmocka_unit_test_setup_teardown(f, st_setup, st_teardown)
     const struct CMUnitTest tests[] = {
         T(killed_after_manifest_record_of_fresh_slot), T(killed_after_quarantine_rename),
         T(killed_with_dictionary_chunk_half_written),  T(killed_between_drained_unlinks),
-        T(drained_cleanup_leaves_only_the_lock),
+        T(killed_between_active_and_spare_unlinks),    T(drained_cleanup_leaves_only_the_lock),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

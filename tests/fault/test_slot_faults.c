@@ -274,12 +274,69 @@ static void every_create_barrier_failure_fails_the_open(void **state) {
     assert_true(fsync_fail_at > 5);
 }
 
+static int open_errno;
+static int failing_dict_openat(int dirfd, const char *path, int flags, mode_t mode) {
+    if (strcmp(path, QSF_NAME_SYMDICT) == 0) {
+        errno = open_errno;
+        return -1;
+    }
+    return openat(dirfd, path, flags, mode);
+}
+
+/* An existing .symbol-dict that cannot be opened because of the environment
+ * (EMFILE, EIO, EACCES, ...) is an operational error, not a missing file: read
+ * as "no dictionary", the frame below (its delta starts at id 1, id 0 is in the
+ * file) would make a healthy slot unreplayable and set it aside. */
+static void dictionary_open_error_is_operational(void **state) {
+    (void) state;
+    int dfd = open(st_slot, O_RDONLY | O_DIRECTORY);
+    qsf_symdict d;
+    const char *one[] = {"one"}, *two[] = {"two"};
+    uint32_t len1 = 3;
+    assert_int_equal(qsf_symdict_create(&d, dfd, st_slot, NULL), QSF_OK);
+    assert_int_equal(qsf_symdict_append(&d, 0, 1, one, &len1, NULL), QSF_OK);
+    qsf_symdict_destroy(&d);
+    close(dfd);
+    uint8_t p[64];
+    const uint8_t *pp[1] = {p};
+    uint32_t l[1] = {(uint32_t) st_qwp(p, 0x08, 1, 1, two)};
+    st_segment(st_slot, "sf-0000000000000001.sfa", SEG, F, 0, 1, pp, l);
+    st_manifest(st_slot, 1, 0, 0);
+    st_watermark(st_slot, 1, -1);
+    snap before;
+    snap_take(&before);
+    const int errs[] = {EMFILE, EIO, EACCES};
+    QSF_OS->openat = failing_dict_openat;
+    for (size_t i = 0; i < sizeof errs / sizeof errs[0]; i++) {
+        open_errno = errs[i];
+        qsf_slot_recovered r;
+        qsf_errinfo e;
+        int rc = qsf_slot_open_sized(st_sfdir, "default", QSF_DUR_MEMORY, SEG, &r, &e);
+        assert_int_not_equal(rc, QSF_OK);
+        assert_non_null(strstr(e.msg, QSF_NAME_SYMDICT));
+        assert_false(st_exists(st_path(st_sfdir, "default.unreplayable-1")));
+        snap_expect_same(&before);
+    }
+    qsf_os_reset();
+    /* a missing or symlinked file still falls back (tested in recover_hostile) */
+    qsf_slot_recovered r;
+    st_open_ok(st_sfdir, &r);
+    assert_false(r.data_loss);
+    assert_int_equal(qsf_symdict_size(&r.symdict), 2);
+    qsf_slot_release(&r);
+    snap_free(&before);
+}
+
 int main(void) {
 #define T(f) cmocka_unit_test_setup_teardown(f, st_setup, st_teardown)
     const struct CMUnitTest tests[] = {
-        T(eio_on_any_pread_aborts_untouched), T(enospc_creating_fresh_slot),
-        T(readdir_failure_is_operational),    T(rename_failure_during_quarantine),
-        T(unreplayable_slot_rename_failure),  T(every_create_barrier_failure_fails_the_open),
+        T(dictionary_open_error_is_operational),
+        T(eio_on_any_pread_aborts_untouched),
+        T(enospc_creating_fresh_slot),
+        T(readdir_failure_is_operational),
+        T(rename_failure_during_quarantine),
+        T(unreplayable_slot_rename_failure),
+        T(every_create_barrier_failure_fails_the_open),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

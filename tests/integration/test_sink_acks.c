@@ -4,6 +4,8 @@
  * durable-ack poll rule and the frame log. */
 #include "sinktest.h"
 
+#include <pthread.h>
+
 static void batched_every_8_and_end_of_read(void **state) {
     (void) state;
     qsink *s = st_start(NULL);
@@ -159,6 +161,29 @@ static void payload_recording(void **state) {
     qsink_stop(s);
 }
 
+/* Stopping the sink with a session open: the pending OK, CLOSE 1001, then FIN. */
+static void *stop_later(void *arg) {
+    qsink_stop(arg);
+    return NULL;
+}
+
+static void stop_is_graceful(void **state) {
+    (void) state;
+    qsink *s = st_start(NULL);
+    st_fault(s, "delay-ok=60000");
+    rawws w;
+    assert_int_equal(rawws_open(&w, qsink_port(s), NULL), 0);
+    assert_int_equal(rawws_send_binary(&w, RAWWS_EMPTY_COMMIT, 14), 0);
+    assert_int_equal(qsink_wait_frames(s, 1, 5000), 0);
+    pthread_t t;
+    pthread_create(&t, NULL, stop_later, s);
+    st_expect_ok(&w, 0);
+    st_expect_close(&w, 1001);
+    assert_int_equal(rawws_wait_eof(&w, 5000), 0);
+    rawws_close(&w);
+    pthread_join(t, NULL);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(batched_every_8_and_end_of_read),
@@ -168,6 +193,7 @@ int main(void) {
         cmocka_unit_test(deferred_group_not_acked_until_commit),
         cmocka_unit_test(header_checks),
         cmocka_unit_test(payload_recording),
+        cmocka_unit_test(stop_is_graceful),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

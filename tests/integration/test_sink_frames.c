@@ -97,6 +97,16 @@ static void ping_flushes_acks_then_pong(void **state) {
     rawws_frame before[4];
     assert_int_equal(st_ping_collect(&w, before, 4), 0); /* nothing pending: just the PONG */
     rawws_close(&w);
+    /* with the OK held back (delay-ok), a PING flushes it ahead of the PONG */
+    st_fault(S, "delay-ok=60000");
+    assert_int_equal(rawws_open(&w, qsink_port(S), NULL), 0);
+    assert_int_equal(rawws_send_binary_n(&w, RAWWS_EMPTY_COMMIT, 14, 3), 0);
+    assert_int_equal(qsink_wait_frames(S, 4, 5000), 0);
+    assert_int_equal(st_ping_collect(&w, before, 4), 1);
+    assert_int_equal(before[0].payload[0], 0x00);
+    assert_int_equal(qsf_get_i64(before[0].payload + 1), 2);
+    rawws_close(&w);
+    qsink_fault_clear(S);
 }
 
 static void client_close_echo(int sent, int echoed, int with_code) {

@@ -23,18 +23,6 @@ static void cell_is(qsink *s, const char *t, int64_t row, const char *col, const
     assert_string_equal(v, want);
 }
 
-/* Waits (bounded) until the sink has no open connection. */
-static void wait_closed(qsink *s) {
-    qsink_stats st;
-    for (int i = 0; i < 500; i++) {
-        qsink_get_stats(s, &st);
-        if (st.open == 0)
-            return;
-        usleep(10000);
-    }
-    fail_msg("connection still open");
-}
-
 static void rows_values_and_ok_entries(void **state) {
     (void) state;
     qsink *s = st_start(NULL);
@@ -124,7 +112,10 @@ static void deferred_rows_commit_or_vanish(void **state) {
     assert_int_equal(st_ping_collect(&w, before, 2), 0);
     assert_int_equal(qsink_rows(s, "sensors"), 0);
     rawws_close(&w); /* disconnect with the group open: rolled back */
-    wait_closed(s);
+    assert_int_equal(qsink_wait_idle(s, 5000), 0);
+    qsink_stats st;
+    qsink_get_stats(s, &st);
+    assert_int_equal(st.open, 0);
     assert_int_equal(qsink_rows(s, "sensors"), 0);
     assert_int_equal(rawws_open(&w, qsink_port(s), NULL), 0);
     assert_int_equal(rawws_send_binary_n(&w, d, sizeof d, 2), 0);
@@ -250,6 +241,67 @@ static void duplicates_order_and_append(void **state) {
     tu_rmtree(dir);
 }
 
+/* sensors, 1 row: id LONG = 3 and a new column extra VARCHAR = "hi" (no value,
+ * no timestamp). */
+static const char *SENSORS_EXTRA = "51 57 50 31 01 00 01 00 29 00 00 00"
+                                   "07 73 65 6E 73 6F 72 73 01 02 02 69 64 05"
+                                   "05 65 78 74 72 61 0F 00 03 00 00 00 00 00 00 00"
+                                   "00 00 00 00 00 02 00 00 00 68 69";
+
+static void columns_added_and_missing_are_null(void **state) {
+    (void) state;
+    qsink *s = st_start(NULL);
+    rawws w;
+    assert_int_equal(rawws_open(&w, qsink_port(s), NULL), 0);
+    uint8_t b[64];
+    size_t n = tu_hex(SENSORS_EXTRA, b, sizeof b);
+    uint8_t d[sizeof RAWWS_SENSORS];
+    memcpy(d, RAWWS_SENSORS, sizeof d);
+    d[5] = 0x01; /* deferred, then committed together with the extra row */
+    assert_int_equal(rawws_send_binary(&w, RAWWS_SENSORS, sizeof RAWWS_SENSORS), 0);
+    st_expect_ok(&w, 0);
+    assert_int_equal(rawws_send_binary(&w, b, n), 0);
+    st_expect_ok(&w, 1);
+    assert_int_equal(rawws_send_binary(&w, d, sizeof d), 0);
+    assert_int_equal(rawws_send_binary(&w, b, n), 0);
+    rawws_frame f;
+    st_next(&w, &f);
+    assert_int_equal(qsf_get_i64(f.payload + 1), 3);
+    assert_int_equal(qsf_get_i64(f.payload + 20), 3); /* one commit for the group */
+    assert_int_equal(qsink_rows(s, "sensors"), 6);
+    cell_is(s, "sensors", 0, "extra", "null");
+    cell_is(s, "sensors", 2, "extra", "hi");
+    cell_is(s, "sensors", 2, "value", "null");
+    cell_is(s, "sensors", 2, "timestamp", "null");
+    cell_is(s, "sensors", 3, "extra", "null");
+    cell_is(s, "sensors", 4, "value", "2.2000000000000002");
+    cell_is(s, "sensors", 5, "id", "3");
+    assert_int_equal(qsink_column_type(s, "sensors", "extra"), 0x0F);
+    rawws_close(&w);
+    qsink_stop(s);
+}
+
+static void key_column_only(void **state) {
+    (void) state;
+    qsink_opts o = {.no_values = 1, .key_column = "ID"};
+    qsink *s = st_start(&o);
+    rawws w;
+    assert_int_equal(rawws_open(&w, qsink_port(s), NULL), 0);
+    assert_int_equal(rawws_send_binary_n(&w, RAWWS_SENSORS, sizeof RAWWS_SENSORS, 2), 0);
+    st_expect_ok(&w, 1);
+    assert_int_equal(qsink_rows(s, "sensors"), 4);
+    cell_is(s, "sensors", 3, "id", "2");
+    char v[64];
+    assert_int_equal(qsink_cell(s, "sensors", 0, "value", v, sizeof v), -1); /* not kept */
+    assert_int_equal(qsink_duplicates(s, "sensors", "id"), 2);
+    assert_int_equal(qsink_first_out_of_order(s, "sensors", "id"), 2);
+    char json[512];
+    qsink_summary_json(s, json, sizeof json);
+    assert_non_null(strstr(json, "\"duplicates\":{\"sensors\":2}"));
+    rawws_close(&w);
+    qsink_stop(s);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(rows_values_and_ok_entries),
@@ -260,6 +312,8 @@ int main(void) {
         cmocka_unit_test(durable_acks_only_on_inbound_events),
         cmocka_unit_test(restart_keeps_rows_drops_dictionary),
         cmocka_unit_test(duplicates_order_and_append),
+        cmocka_unit_test(columns_added_and_missing_are_null),
+        cmocka_unit_test(key_column_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -117,10 +117,25 @@ static void env_errors_redact(void **state) {
     unsetenv("QDB_CLIENT_CONF");
 }
 
+/* The tail of a secret cut by an unescaped ';' may hold a character that is
+ * invalid in a key: the message names its position but never the character. */
+static void bad_key_char_after_secret_is_not_shown(void **state) {
+    (void) state;
+    const char *msg = conf_bad("ws::addr=a;password=ab;Q/x;username=u;", "at position 24");
+    assert_null(strstr(msg, "'/'"));
+    assert_non_null(strstr(msg, "not shown"));
+    msg = conf_bad("ws::addr=a;token=ab;Q\xe2\x82\xacx;", "at position 21");
+    assert_null(strstr(msg, "20AC"));
+    assert_non_null(strstr(msg, "not shown"));
+    /* without a secret before it, the character is still named */
+    conf_bad("ws::addr=a;Q/x;", "invalid character '/' at position 12");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(errors_never_show_secrets),
         cmocka_unit_test(secret_messages_still_name_key_and_position),
+        cmocka_unit_test(bad_key_char_after_secret_is_not_shown),
         cmocka_unit_test(dump_redacts),
         cmocka_unit_test(truncated_dump_redacts),
         cmocka_unit_test(env_errors_redact),

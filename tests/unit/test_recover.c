@@ -588,6 +588,43 @@ static void append_mode_syncs_recovered_range(void **state) {
     assert_int_equal(datasyncs, 3); /* two segments + .symbol-dict */
 }
 
+/* sf-format.md 9.5 step 4 unlinks the active segment, then the spare (generation
+ * order). A crash between the two leaves a collapsed manifest, no data and one
+ * empty spare above activeBase: every frame was acknowledged, and the slot
+ * must start empty (like the collapsed manifest of 8.5), not fail with
+ * "manifest references missing data". */
+static void spare_left_by_drained_close_starts_empty(void **state) {
+    (void) state;
+    st_segment_str(st_slot, gen(2), SEG, F, 8, 0, NULL); /* provisional base 8 */
+    st_manifest(st_slot, 3, 5, 5);                       /* active at 5 is gone */
+    st_watermark(st_slot, 4, 7);
+    qsf_slot_recovered r;
+    st_open_ok(st_sfdir, &r);
+    assert_true(r.fresh);
+    assert_int_equal(r.published_fsn, -1);
+    assert_int_equal(r.acked_fsn, -1);
+    assert_int_equal(r.next_generation, 3); /* names stay unique */
+    qsf_slot_release(&r);
+    assert_false(st_exists(st_path(st_slot, gen(2))));
+    expect_manifest(1, 0, 0);
+    /* a torn spare is set aside, not deleted */
+    unlink(st_path(st_slot, QSF_NAME_INITIAL));
+    st_segment_str(st_slot, gen(2), SEG, F, 8, 0, NULL);
+    st_patch(st_path(st_slot, gen(2)), 100, "x", 1);
+    st_manifest(st_slot, 3, 5, 5);
+    st_open_ok(st_sfdir, &r);
+    assert_true(r.fresh);
+    assert_int_equal(r.report.quarantined_files, 1);
+    qsf_slot_release(&r);
+    assert_true(st_exists(st_path(st_slot, "sf-0000000000000002.sfa.corrupt")));
+    /* with headBase != activeBase the missing active held unacknowledged data */
+    unlink(st_path(st_slot, QSF_NAME_INITIAL));
+    st_segment_str(st_slot, gen(2), SEG, F, 8, 0, NULL);
+    st_manifest(st_slot, 3, 4, 5);
+    const char *msg = st_open_fail(st_sfdir, QSF_E_CORRUPT);
+    assert_non_null(strstr(msg, "activeBase 5 names no segment"));
+}
+
 int main(void) {
 #define T(f) cmocka_unit_test_setup_teardown(f, st_setup, st_teardown)
     const struct CMUnitTest tests[] = {
@@ -598,6 +635,7 @@ int main(void) {
         T(manifest_references_missing_data),
         T(flagged_segment_without_manifest),
         T(collapsed_manifest_starts_empty),
+        T(spare_left_by_drained_close_starts_empty),
         T(corrupt_files_without_valid_segment),
         T(watermark_above_published_is_ignored),
         T(torn_tail_reported_and_residue_zeroed),

@@ -50,11 +50,15 @@ static void huge_and_negative_frame_lengths(void **state) {
     qsf_put_u32(env + 4, 0x7FFFFFF0u); /* 2 GiB claimed in a 4 KiB file */
     st_patch(st_path(st_slot, "sf-0000000000000001.sfa"), end, env, 8);
     st_manifest(st_slot, 1, 0, 0);
-    /* bounded memory: recovery must not try to allocate what the length claims */
-    struct rlimit old, lim = {.rlim_cur = 1u << 30, .rlim_max = 0};
+    /* bounded memory: recovery must not try to allocate what the length claims.
+     * AddressSanitizer reserves terabytes of address space, so the cap is only
+     * applied in ordinary builds. */
+    struct rlimit old;
     getrlimit(RLIMIT_AS, &old);
-    lim.rlim_max = old.rlim_max;
+#ifndef __SANITIZE_ADDRESS__
+    struct rlimit lim = {.rlim_cur = 1u << 30, .rlim_max = old.rlim_max};
     setrlimit(RLIMIT_AS, &lim);
+#endif
     qsf_slot_recovered r;
     st_open_ok(st_sfdir, &r);
     setrlimit(RLIMIT_AS, &old);
@@ -169,7 +173,7 @@ static void directory_named_like_a_segment(void **state) {
 
 static void zero_filled_files(void **state) {
     (void) state;
-    uint8_t *zero = calloc(1, SEG);
+    uint8_t *zero = calloc(1, 8192); /* the largest file written below */
     tu_write_file(st_path(st_slot, "sf-0000000000000003.sfa"), zero, SEG);
     tu_write_file(st_path(st_slot, QSF_NAME_WATERMARK), zero, 8192);
     tu_write_file(st_path(st_slot, QSF_NAME_SYMDICT), zero, 100);
@@ -220,12 +224,114 @@ static void malformed_delta_sections(void **state) {
     qsf_slot_release(&r);
 }
 
+/* A second corrupt sf-initial.sfa (recreated by every fresh start) must not
+ * replace the first one's quarantined copy: .corrupt files are evidence and
+ * may hold frames an operator can still salvage. */
+static void quarantine_never_replaces_an_earlier_one(void **state) {
+    (void) state;
+    tu_write_file(st_path(st_slot, "sf-initial.sfa.corrupt"), "first", 5);
+    tu_write_file(st_path(st_slot, "sf-initial.sfa"), "second", 6);
+    qsf_slot_recovered r;
+    st_open_ok(st_sfdir, &r);
+    assert_true(r.fresh);
+    assert_int_equal(r.report.quarantined_files, 1);
+    qsf_slot_release(&r);
+    expect_file(st_path(st_slot, "sf-initial.sfa.corrupt"), (const uint8_t *) "first", 5);
+    expect_file(st_path(st_slot, "sf-initial.sfa.corrupt-2"), (const uint8_t *) "second", 6);
+    /* manifest debris is set aside the same way */
+    unlink(st_path(st_slot, "sf-initial.sfa"));
+    tu_write_file(st_path(st_slot, QSF_NAME_MANIFEST ".corrupt"), "old", 3);
+    tu_write_file(st_path(st_slot, QSF_NAME_MANIFEST), "new!", 4);
+    st_open_ok(st_sfdir, &r);
+    assert_true(r.fresh);
+    qsf_slot_release(&r);
+    expect_file(st_path(st_slot, QSF_NAME_MANIFEST ".corrupt"), (const uint8_t *) "old", 3);
+    expect_file(st_path(st_slot, QSF_NAME_MANIFEST ".corrupt-2"), (const uint8_t *) "new!", 4);
+}
+
+/* A FIFO where a regular file is expected must be refused, not opened: a
+ * blocking open of a FIFO waits forever for a writer, hanging the open. */
+static void fifo_named_like_a_segment_is_refused(void **state) {
+    (void) state;
+    assert_int_equal(mkfifo(st_path(st_slot, "sf-0000000000000001.sfa"), 0600), 0);
+    alarm(10); /* a hang fails the test instead of the whole suite */
+    const char *msg = st_open_fail(st_sfdir, QSF_E_IO);
+    assert_non_null(strstr(msg, "sf-0000000000000001.sfa: not a regular file"));
+    /* the same for the pid file read on lock contention (holder diagnostics) */
+    unlink(st_path(st_slot, "sf-0000000000000001.sfa"));
+    qsf_slot_recovered r;
+    st_open_ok(st_sfdir, &r);
+    unlink(st_path(st_slot, QSF_NAME_LOCK_PID));
+    assert_int_equal(mkfifo(st_path(st_slot, QSF_NAME_LOCK_PID), 0600), 0);
+    msg = st_open_fail(st_sfdir, QSF_E_LOCKED);
+    assert_non_null(strstr(msg, "holder=pid=unknown"));
+    qsf_slot_release(&r);
+    alarm(0);
+}
+
+/* A baseSeq so large that baseSeq + frameCount overflows int64 cannot be a real
+ * FSN: it is corrupt like a negative one, never wrapped into a bogus
+ * publishedFsn (signed overflow is undefined behaviour besides). */
+static void base_seq_near_int64_max_is_corrupt(void **state) {
+    (void) state;
+    const char *a[] = {"x", "y", "z"};
+    st_segment_str(st_slot, "sf-0000000000000001.sfa", SEG, 0, INT64_MAX - 1, 3, a);
+    qsf_slot_recovered r;
+    st_open_ok(st_sfdir, &r);
+    assert_true(r.fresh);
+    assert_int_equal(r.report.quarantined_files, 1);
+    assert_true(r.published_fsn >= r.acked_fsn);
+    qsf_slot_release(&r);
+    assert_true(st_exists(st_path(st_slot, "sf-0000000000000001.sfa.corrupt")));
+    /* the largest base whose every frame slot still has an FSN is accepted */
+    unlink(st_path(st_slot, "sf-initial.sfa"));
+    unlink(st_path(st_slot, QSF_NAME_MANIFEST));
+    int64_t top = INT64_MAX - (SEG - 24) / 8;
+    st_segment_str(st_slot, "sf-0000000000000002.sfa", SEG, 0, top, 3, a);
+    st_open_ok(st_sfdir, &r);
+    assert_false(r.fresh);
+    assert_int_equal(r.published_fsn, top + 2);
+    qsf_slot_release(&r);
+}
+
+/* A section start so large that start + count wraps 64 bits is as malformed as
+ * any start past the 2,000,000-id limit: logged and left to the server, not
+ * read as "needs ids nobody has" (which quarantines the whole slot). */
+static void delta_start_that_wraps_is_malformed(void **state) {
+    (void) state;
+    uint8_t p[2][64];
+    const uint8_t *pp[2] = {p[0], p[1]};
+    uint32_t l[2];
+    const uint8_t body[] = {0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01, /* 2^64-1 */
+                            0x02, 0x01, 'a',  0x01, 'b'};
+    const uint8_t far[] = {0x80, 0x8D, 0xB7, 0x01, 0x01, 0x01, 'a'}; /* start 3,000,000 */
+    st_qwp(p[0], 0x08, 0, 0, NULL);
+    memcpy(p[1], p[0], 12);
+    memcpy(p[0] + 12, body, sizeof body);
+    memcpy(p[1] + 12, far, sizeof far);
+    l[0] = 12 + sizeof body;
+    l[1] = 12 + sizeof far;
+    qsf_put_u32(p[0] + 8, sizeof body);
+    qsf_put_u32(p[1] + 8, sizeof far);
+    st_segment(st_slot, "sf-0000000000000001.sfa", SEG, F, 0, 2, pp, l);
+    st_manifest(st_slot, 1, 0, 0);
+    qsf_slot_recovered r;
+    st_open_ok(st_sfdir, &r);
+    assert_false(r.data_loss); /* both frames alike: malformed, the server judges */
+    assert_int_equal(r.segments[0].frame_count, 2);
+    assert_int_equal(qsf_symdict_size(&r.symdict), 0);
+    qsf_slot_release(&r);
+}
+
 int main(void) {
 #define T(f) cmocka_unit_test_setup_teardown(f, st_setup, st_teardown)
     const struct CMUnitTest tests[] = {
         T(truncated_header),
+        T(fifo_named_like_a_segment_is_refused),
+        T(quarantine_never_replaces_an_earlier_one),
         T(huge_and_negative_frame_lengths),
         T(negative_base_seq_is_corrupt),
+        T(base_seq_near_int64_max_is_corrupt),
         T(overlapping_segments_fail),
         T(unknown_version_or_flags_leave_files_untouched),
         T(symlinked_segment_is_refused),
@@ -234,6 +340,7 @@ int main(void) {
         T(directory_named_like_a_segment),
         T(zero_filled_files),
         T(malformed_delta_sections),
+        T(delta_start_that_wraps_is_malformed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

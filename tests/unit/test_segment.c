@@ -1,6 +1,6 @@
 /* Segment objects: header bytes, frame write order and layout, rebase rules,
  * file creation/adoption and the size re-check after mapping. */
-#include "testutil.h"
+#include "ring_testutil.h"
 
 #include "bytes.h"
 #include "crc32c.h"
@@ -17,23 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static char dir[256];
-
-static int setup(void **state) {
-    (void) state;
-    tu_mkdtemp(dir, sizeof dir);
-    return 0;
-}
-
-static int teardown(void **state) {
-    (void) state;
-    qsf_os_reset();
-    tu_rmtree(dir);
-    return 0;
-}
-
 static int open_dir(void) {
-    int fd = open(dir, O_RDONLY | O_DIRECTORY);
+    int fd = open(rt_dir, O_RDONLY | O_DIRECTORY);
     assert_true(fd >= 0);
     return fd;
 }
@@ -101,17 +86,18 @@ static void file_segment_round_trip(void **state) {
     char name[QSF_SEG_NAME_MAX];
     qsf_seg_name(0x2a, name);
     assert_string_equal(name, "sf-000000000000002a.sfa");
-    assert_int_equal(qsf_seg_create_file(dfd, dir, name, 0x2a, 4096, 7,
+    assert_int_equal(qsf_seg_create_file(dfd, rt_dir, name, 0x2a, 4096, 7,
                                          QSF_SFA_FLAG_MANIFEST_REQUIRED, &s, NULL),
                      QSF_OK);
     assert_true(qsf_seg_append(s, "hello", 5));
-    assert_int_equal(qsf_seg_sync_header(s, dir, NULL), QSF_OK);
-    assert_int_equal(qsf_seg_sync_range(s, 24, atomic_load(&s->published_off), dir, NULL), QSF_OK);
+    assert_int_equal(qsf_seg_sync_header(s, rt_dir, NULL), QSF_OK);
+    assert_int_equal(qsf_seg_sync_range(s, 24, atomic_load(&s->published_off), rt_dir, NULL),
+                     QSF_OK);
     assert_int_equal(atomic_load(&s->durable_off), 24 + 8 + 5);
     qsf_seg_destroy(s);
 
     char path[512];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
+    snprintf(path, sizeof path, "%s/%s", rt_dir, name);
     size_t n;
     uint8_t *b = tu_read_file(path, &n);
     assert_int_equal(n, 4096);
@@ -126,7 +112,7 @@ static void file_segment_round_trip(void **state) {
 
     /* Adopt it again after "recovery" and continue appending. */
     int fd = openat(dfd, name, O_RDWR);
-    assert_int_equal(qsf_seg_adopt(fd, dir, name, 0x2a, 4096, 7, 1, 37, &s, NULL), QSF_OK);
+    assert_int_equal(qsf_seg_adopt(fd, rt_dir, name, 0x2a, 4096, 7, 1, 37, &s, NULL), QSF_OK);
     assert_int_equal(qsf_seg_end_fsn(s), 8);
     assert_true(qsf_seg_append(s, "again", 5));
     qsf_seg_destroy(s);
@@ -149,7 +135,7 @@ static void create_failure_leaves_no_file(void **state) {
     qsf_segment *s = NULL;
     qsf_errinfo e;
     assert_int_equal(
-        qsf_seg_create_file(dfd, dir, "sf-0000000000000001.sfa", 1, 4096, 0, 1, &s, &e),
+        qsf_seg_create_file(dfd, rt_dir, "sf-0000000000000001.sfa", 1, 4096, 0, 1, &s, &e),
         QSF_E_NOSPC);
     assert_null(s);
     assert_non_null(strstr(e.msg, "sf-0000000000000001.sfa"));
@@ -168,13 +154,14 @@ static void adopt_rechecks_size_after_mapping(void **state) {
     (void) state;
     int dfd = open_dir();
     qsf_segment *s;
-    assert_int_equal(qsf_seg_create_file(dfd, dir, "sf-initial.sfa", 0, 4096, 0, 0, &s, NULL),
+    assert_int_equal(qsf_seg_create_file(dfd, rt_dir, "sf-initial.sfa", 0, 4096, 0, 0, &s, NULL),
                      QSF_OK);
     qsf_seg_destroy(s);
     int fd = openat(dfd, "sf-initial.sfa", O_RDWR);
     QSF_OS->fstat = shrunk_fstat;
     qsf_errinfo e;
-    assert_int_equal(qsf_seg_adopt(fd, dir, "sf-initial.sfa", 0, 4096, 0, 0, 24, &s, &e), QSF_E_IO);
+    assert_int_equal(qsf_seg_adopt(fd, rt_dir, "sf-initial.sfa", 0, 4096, 0, 0, 24, &s, &e),
+                     QSF_E_IO);
     assert_non_null(strstr(e.msg, "changed size"));
     assert_non_null(strstr(e.msg, "sf-initial.sfa"));
     qsf_os_reset();
@@ -186,8 +173,8 @@ static void redirty_keeps_bytes(void **state) {
     (void) state;
     int dfd = open_dir();
     qsf_segment *s;
-    assert_int_equal(qsf_seg_create_file(dfd, dir, "sf-initial.sfa", 0, 3 * 4096, 0, 0, &s, NULL),
-                     QSF_OK);
+    assert_int_equal(
+        qsf_seg_create_file(dfd, rt_dir, "sf-initial.sfa", 0, 3 * 4096, 0, 0, &s, NULL), QSF_OK);
     uint8_t pay[5000];
     for (size_t i = 0; i < sizeof pay; i++)
         pay[i] = (uint8_t) (i * 7);
@@ -196,7 +183,8 @@ static void redirty_keeps_bytes(void **state) {
     memcpy(before, s->base + 24, sizeof before);
     qsf_seg_redirty(s, 24, atomic_load(&s->published_off));
     assert_memory_equal(before, s->base + 24, sizeof before);
-    assert_int_equal(qsf_seg_sync_range(s, 24, atomic_load(&s->published_off), dir, NULL), QSF_OK);
+    assert_int_equal(qsf_seg_sync_range(s, 24, atomic_load(&s->published_off), rt_dir, NULL),
+                     QSF_OK);
     qsf_seg_unpin_memory(s);
     assert_int_equal(s->mlock_to, 0);
     qsf_seg_destroy(s);
@@ -205,13 +193,14 @@ static void redirty_keeps_bytes(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(memory_header_and_frames, setup, teardown),
-        cmocka_unit_test_setup_teardown(frame_that_does_not_fit_writes_nothing, setup, teardown),
-        cmocka_unit_test_setup_teardown(rebase_only_before_first_frame, setup, teardown),
-        cmocka_unit_test_setup_teardown(file_segment_round_trip, setup, teardown),
-        cmocka_unit_test_setup_teardown(create_failure_leaves_no_file, setup, teardown),
-        cmocka_unit_test_setup_teardown(adopt_rechecks_size_after_mapping, setup, teardown),
-        cmocka_unit_test_setup_teardown(redirty_keeps_bytes, setup, teardown),
+        cmocka_unit_test_setup_teardown(memory_header_and_frames, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(frame_that_does_not_fit_writes_nothing, rt_setup,
+                                        rt_teardown),
+        cmocka_unit_test_setup_teardown(rebase_only_before_first_frame, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(file_segment_round_trip, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(create_failure_leaves_no_file, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(adopt_rechecks_size_after_mapping, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(redirty_keeps_bytes, rt_setup, rt_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -224,7 +224,9 @@ static void manifest_debris_is_set_aside(void **state) {
     tu_write_file(st_path(dir, QSF_NAME_MANIFEST), zero, sizeof zero);
     assert_int_equal(qsf_manifest_open(dfd, dir, &m, &e), QSF_OK);
     assert_true(m.renamed_corrupt);
-    assert_int_equal(st_size(st_path(dir, QSF_NAME_MANIFEST ".corrupt")), 8192);
+    /* the earlier debris is kept; the new one takes the next free name */
+    assert_int_equal(st_size(st_path(dir, QSF_NAME_MANIFEST ".corrupt")), 100);
+    assert_int_equal(st_size(st_path(dir, QSF_NAME_MANIFEST ".corrupt-2")), 8192);
     close(dfd);
 }
 
@@ -241,6 +243,38 @@ static void symlinked_watermark_is_refused(void **state) {
     close(dfd);
 }
 
+/* A record with generation INT64_MAX (valid CRC, e.g. planted) cannot be
+ * followed by generation + 1: the next write would overflow, land as an invalid
+ * record and be silently lost behind the old one. Open renumbers it (same
+ * values) so that later writes win. */
+static void generation_at_int64_max_is_renumbered(void **state) {
+    (void) state;
+    st_watermark(dir, INT64_MAX, 5);
+    st_manifest(dir, INT64_MAX, 0, 3);
+    int dfd = dirfd_of();
+    qsf_watermark wm;
+    qsf_manifest m;
+    qsf_errinfo e;
+    assert_int_equal(qsf_watermark_open(dfd, dir, &wm, &e), QSF_OK);
+    assert_true(wm.present);
+    assert_int_equal(wm.fsn, 5);
+    assert_int_equal(qsf_watermark_write(&wm, 7, &e), QSF_OK);
+    qsf_watermark_close(&wm);
+    assert_int_equal(qsf_manifest_open(dfd, dir, &m, &e), QSF_OK);
+    assert_int_equal(m.active_base, 3);
+    assert_int_equal(qsf_manifest_write(&m, 0, 9, NULL, &e), QSF_OK);
+    qsf_manifest_close(&m);
+    assert_int_equal(qsf_watermark_open(dfd, dir, &wm, &e), QSF_OK);
+    assert_int_equal(wm.fsn, 7);
+    assert_true(wm.generation < INT64_MAX);
+    qsf_watermark_close(&wm);
+    assert_int_equal(qsf_manifest_open(dfd, dir, &m, &e), QSF_OK);
+    assert_int_equal(m.active_base, 9);
+    assert_true(m.generation < INT64_MAX);
+    qsf_manifest_close(&m);
+    close(dfd);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(akw_vectors),
@@ -252,6 +286,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(missing_files_are_absent, setup, teardown),
         cmocka_unit_test_setup_teardown(manifest_create_and_forward_only_updates, setup, teardown),
         cmocka_unit_test_setup_teardown(manifest_debris_is_set_aside, setup, teardown),
+        cmocka_unit_test_setup_teardown(generation_at_int64_max_is_renumbered, setup, teardown),
         cmocka_unit_test_setup_teardown(symlinked_watermark_is_refused, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

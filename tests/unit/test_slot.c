@@ -3,6 +3,7 @@
 
 #include "sftest.h"
 
+#include "os/os.h"
 #include "sf/slot.h"
 
 #include <fcntl.h>
@@ -40,10 +41,35 @@ static void sender_ids(void **state) {
         assert_int_equal(qsf_sender_id_check(bad[i], &e), QSF_E_INVAL);
     assert_int_equal(qsf_sender_id_check("a b", &e), QSF_E_INVAL);
     assert_non_null(strstr(e.msg, "position 1"));
-    char longid[QSF_SLOT_NAME_MAX + 1];
-    memset(longid, 'a', sizeof longid - 1);
-    longid[sizeof longid - 1] = 0;
+    /* connect-string.md: 1..200 bytes, the same bound the connect string checks */
+    char longid[202];
+    memset(longid, 'a', 200);
+    longid[200] = 0;
+    assert_int_equal(qsf_sender_id_check(longid, &e), QSF_OK);
+    longid[200] = 'a', longid[201] = 0;
     assert_int_equal(qsf_sender_id_check(longid, &e), QSF_E_INVAL);
+    assert_non_null(strstr(e.msg, "1..200 bytes long, got 201"));
+}
+
+/* A 200-byte sender_id (the longest the connect string accepts) opens a slot,
+ * and its lock names and quarantine name fit. */
+static void longest_sender_id_opens_a_slot(void **state) {
+    (void) state;
+    char id[201];
+    memset(id, 'z', 200);
+    id[200] = 0;
+    qsf_slot s;
+    qsf_errinfo e;
+    assert_int_equal(qsf_slot_acquire(sfdir, id, &s, &e), QSF_OK);
+    assert_string_equal(s.name, id);
+    char lock[300];
+    snprintf(lock, sizeof lock, ".slot-locks/%s.lock.pid", id);
+    assert_true(st_exists(st_path(sfdir, lock)));
+    char path[700], want[300];
+    assert_int_equal(qsf_slot_quarantine_slot(&s, "x", path, sizeof path, &e), QSF_OK);
+    snprintf(want, sizeof want, "%s.unreplayable-1", id);
+    assert_string_equal(path, st_path(sfdir, want));
+    qsf_slot_close(&s);
 }
 
 static void segment_names(void **state) {
@@ -175,6 +201,17 @@ static void failed_marker_and_file_quarantine(void **state) {
     assert_int_equal(qsf_slot_quarantine_file(s.dirfd, s.path, "bad.sfa", &e), QSF_OK);
     assert_false(st_exists(st_path(s.path, "bad.sfa")));
     assert_true(st_exists(st_path(s.path, "bad.sfa.corrupt")));
+    /* every quarantine name taken: the file stays, nothing earlier is replaced */
+    for (int i = 2; i <= 64; i++) {
+        char n[64];
+        snprintf(n, sizeof n, "bad.sfa.corrupt-%d", i);
+        tu_write_file(st_path(s.path, n), "old", 3);
+    }
+    tu_write_file(st_path(s.path, "bad.sfa"), "new", 3);
+    assert_int_equal(qsf_slot_quarantine_file(s.dirfd, s.path, "bad.sfa", &e), QSF_E_IO);
+    assert_non_null(strstr(e.msg, "all taken"));
+    assert_int_equal(st_size(st_path(s.path, "bad.sfa")), 3);
+    assert_int_equal(st_size(st_path(s.path, "bad.sfa.corrupt")), 2);
     qsf_slot_close(&s);
 }
 
@@ -214,15 +251,73 @@ static void slot_quarantine_gives_up_after_64(void **state) {
     qsf_slot_close(&s);
 }
 
+static char opened_dir[4][700];
+static int n_opened;
+static int (*real_open)(const char *, int, mode_t);
+
+static int recording_open(const char *path, int flags, mode_t mode) {
+    if ((flags & O_DIRECTORY) && n_opened < 4)
+        snprintf(opened_dir[n_opened++], sizeof opened_dir[0], "%s", path);
+    return real_open(path, flags, mode);
+}
+
+/* Creating sf_dir adds an entry to its PARENT, so the parent is what must be
+ * fsynced; a trailing '/' in the configured path must not make that the new
+ * directory itself (the entry, and every synced file below it, could vanish
+ * in a host crash). */
+static void new_sf_dir_entry_is_synced_in_its_parent(void **state) {
+    (void) state;
+    char with_slash[700];
+    snprintf(with_slash, sizeof with_slash, "%s//", sfdir);
+    real_open = QSF_OS->open;
+    QSF_OS->open = recording_open;
+    n_opened = 0;
+    qsf_slot s;
+    qsf_errinfo e;
+    int rc = qsf_slot_acquire(with_slash, NULL, &s, &e);
+    QSF_OS->open = real_open;
+    assert_int_equal(rc, QSF_OK);
+    assert_int_equal(n_opened, 1); /* the parent, opened to be fsynced */
+    assert_string_equal(opened_dir[0], root);
+    qsf_slot_close(&s);
+}
+
+static int synced_fds[8], n_synced;
+static int recording_fsync(int fd) {
+    if (n_synced < 8)
+        synced_fds[n_synced++] = fd;
+    return fsync(fd);
+}
+
+/* .failed is what keeps orphan scans away from a slot: a new entry, so the
+ * slot directory is fsynced after it (sf-format.md §9.8), not only the file. */
+static void failed_marker_entry_is_synced(void **state) {
+    (void) state;
+    qsf_slot s;
+    qsf_errinfo e;
+    assert_int_equal(qsf_slot_acquire(sfdir, "default", &s, &e), QSF_OK);
+    n_synced = 0;
+    QSF_OS->fsync = recording_fsync;
+    int rc = qsf_slot_write_failed(s.dirfd, s.path, "gave up", &e);
+    qsf_os_reset();
+    assert_int_equal(rc, QSF_OK);
+    assert_int_equal(n_synced, 2); /* the file, then its directory */
+    assert_int_equal(synced_fds[1], s.dirfd);
+    qsf_slot_close(&s);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sender_ids),
         cmocka_unit_test(segment_names),
+        cmocka_unit_test_setup_teardown(longest_sender_id_opens_a_slot, setup, teardown),
         cmocka_unit_test_setup_teardown(acquire_creates_private_dirs_and_pid, setup, teardown),
         cmocka_unit_test_setup_teardown(sf_dir_is_created_one_level_only, setup, teardown),
+        cmocka_unit_test_setup_teardown(new_sf_dir_entry_is_synced_in_its_parent, setup, teardown),
         cmocka_unit_test_setup_teardown(lock_contention_across_processes, setup, teardown),
         cmocka_unit_test_setup_teardown(holder_unknown_without_pid_file, setup, teardown),
         cmocka_unit_test_setup_teardown(failed_marker_and_file_quarantine, setup, teardown),
+        cmocka_unit_test_setup_teardown(failed_marker_entry_is_synced, setup, teardown),
         cmocka_unit_test_setup_teardown(slot_quarantine_picks_first_free_number, setup, teardown),
         cmocka_unit_test_setup_teardown(slot_quarantine_gives_up_after_64, setup, teardown),
     };

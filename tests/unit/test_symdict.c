@@ -6,8 +6,10 @@
 #include "sftest.h"
 
 #include "os/os.h"
+#include "qwp/utf8.h"
 #include "sf/symdict.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -211,11 +213,37 @@ static void parse_limits_and_utf8(void **state) {
     assert_int_equal(seen, 1);
     assert_int_equal(qsf_symdict_parse(img, 7, 10, NULL, NULL, &end, &entries, &chunks), -1);
     free(img);
-    assert_true(qsf_utf8_valid((const uint8_t *) "h\xC3\xA9llo \xE2\x82\xAC \xF0\x9F\x98\x80", 15));
-    assert_false(qsf_utf8_valid((const uint8_t *) "\xC0\xAF", 2));     /* overlong */
-    assert_false(qsf_utf8_valid((const uint8_t *) "\xED\xA0\x80", 3)); /* surrogate */
-    assert_false(qsf_utf8_valid((const uint8_t *) "\xF4\x90\x80\x80", 4));
-    assert_false(qsf_utf8_valid((const uint8_t *) "\xE2\x82", 2)); /* truncated */
+    assert_true(qsf_utf8_valid("h\xC3\xA9llo \xE2\x82\xAC \xF0\x9F\x98\x80", 15));
+    assert_false(qsf_utf8_valid("\xC0\xAF", 2));     /* overlong */
+    assert_false(qsf_utf8_valid("\xED\xA0\x80", 3)); /* surrogate */
+    assert_false(qsf_utf8_valid("\xF4\x90\x80\x80", 4));
+    assert_false(qsf_utf8_valid("\xE2\x82", 2)); /* truncated */
+}
+
+static int eio_fdatasync(int fd) {
+    (void) fd;
+    errno = EIO;
+    return -1;
+}
+
+/* A failed sync names the slot's file (several slots may share a process) and
+ * leaves the dictionary dirty so the next barrier retries it. */
+static void failed_sync_names_the_file_and_stays_dirty(void **state) {
+    (void) state;
+    qsf_symdict d;
+    qsf_errinfo e;
+    assert_int_equal(qsf_symdict_create(&d, dfd, dir, &e), QSF_OK);
+    QSF_OS->fdatasync = eio_fdatasync;
+    int rc = qsf_symdict_sync(&d, &e);
+    qsf_os_reset();
+    assert_int_equal(rc, QSF_E_DURABILITY);
+    char want[700];
+    snprintf(want, sizeof want, "fdatasync of %s/.symbol-dict failed", dir);
+    assert_non_null(strstr(e.msg, want));
+    assert_true(d.dirty);
+    assert_int_equal(qsf_symdict_sync(&d, &e), QSF_OK);
+    assert_false(d.dirty);
+    qsf_symdict_destroy(&d);
 }
 
 int main(void) {
@@ -229,6 +257,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(half_written_chunk_is_dropped, setup, teardown),
 #endif
         cmocka_unit_test(parse_limits_and_utf8),
+        cmocka_unit_test_setup_teardown(failed_sync_names_the_file_and_stays_dirty, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,6 +18,8 @@
 
 static void rec_frame(struct conn *c, int64_t seq, const uint8_t *p, size_t len) {
     struct crec *r = c->rec;
+    if (c->sink->o.no_frame_log)
+        return;
     if (r->n == r->cap) {
         size_t ncap = r->cap ? r->cap * 2 : 64;
         struct frec *nf = realloc(r->f, ncap * sizeof *nf);
@@ -128,7 +130,7 @@ static void durable_tick(struct conn *c) {
     int n = 0;
     int64_t now = sink_now_ms();
     for (int i = 0; i < c->ndt; i++) {
-        const struct stable *t = store_find(&s->store, c->dt[i].name, strlen(c->dt[i].name));
+        struct stable *t = store_find(&s->store, c->dt[i].name, strlen(c->dt[i].name));
         int64_t wm =
             t ? stable_durable_txn(t, s->o.durable_lag_commits, s->o.durable_lag_ms, now) : 0;
         if (wm > c->dt[i].sent) {
@@ -222,10 +224,23 @@ static void on_commit(void *user, const struct stable *t) {
     }
 }
 
-static void commit(struct conn *c, int64_t seq) {
+/* Commits the open group and this frame's tables: straight into the store when
+ * nothing is staged, else through staging so each table commits once. */
+static int commit_tables(struct conn *c, const struct msg_decoded *m) {
+    struct store *dst = &c->sink->store;
+    int64_t now = sink_now_ms();
+    if (c->staging.n == 0 && store_can_commit_direct(dst))
+        return store_commit_direct(dst, m->tables, m->ntables, now, on_commit, c);
+    for (int i = 0; i < m->ntables; i++)
+        if (m->tables[i].rows > 0 && store_add(&c->staging, &m->tables[i]) != 0)
+            return -1;
+    return store_commit(dst, &c->staging, now, on_commit, c);
+}
+
+static void commit(struct conn *c, int64_t seq, const struct msg_decoded *m) {
     struct qsink *s = c->sink;
     int64_t from = c->group_first >= 0 ? c->group_first : seq;
-    if (store_commit(&s->store, &c->staging, sink_now_ms(), on_commit, c) != 0) {
+    if (commit_tables(c, m) != 0) {
         ack_send_error(c, seq, QS_INTERNAL_ERROR, "out of memory while committing");
         return;
     }
@@ -254,8 +269,8 @@ static int seq_faults(struct conn *c, int64_t seq) {
     return done;
 }
 
-/* Checks schemas and stages the rows of every table block. */
-static int stage(struct conn *c, int64_t seq, const struct msg_decoded *m) {
+/* SCHEMA_MISMATCH against committed and staged tables. */
+static int check_schemas(struct conn *c, int64_t seq, const struct msg_decoded *m) {
     char err[512];
     for (int i = 0; i < m->ntables; i++) {
         const struct msg_table *t = &m->tables[i];
@@ -265,6 +280,11 @@ static int stage(struct conn *c, int64_t seq, const struct msg_decoded *m) {
             return -1;
         }
     }
+    return 0;
+}
+
+/* Stages the rows of a deferred frame. */
+static int stage(struct conn *c, int64_t seq, const struct msg_decoded *m) {
     for (int i = 0; i < m->ntables; i++) {
         if (m->tables[i].rows > 0 && store_add(&c->staging, &m->tables[i]) != 0) {
             ack_send_error(c, seq, QS_INTERNAL_ERROR, "out of memory while staging rows");
@@ -300,7 +320,7 @@ void ack_on_binary(struct conn *c, uint8_t *p, size_t len) {
         ack_send_error(c, seq, (uint8_t) st, err);
         return;
     }
-    if (stage(c, seq, &m) != 0)
+    if (check_schemas(c, seq, &m) != 0)
         return;
     if (poll) {
         if (c->group_first < 0) {
@@ -308,10 +328,10 @@ void ack_on_binary(struct conn *c, uint8_t *p, size_t len) {
             mark(c, seq, seq, QS_OK);
         }
     } else if (m.flags & QF_DEFER_COMMIT) {
-        if (c->group_first < 0)
+        if (stage(c, seq, &m) == 0 && c->group_first < 0)
             c->group_first = seq;
     } else {
-        commit(c, seq);
+        commit(c, seq, &m);
     }
 }
 

@@ -41,8 +41,8 @@ struct conn *conn_new(struct qsink *s, int fd, int no) {
     c->no = no;
     c->highest = c->last_ok = c->group_first = -1;
     c->state = s->tls ? CS_TLS : CS_HTTP;
-    store_init(&c->staging, !s->o.no_values || s->o.append_path);
-    c->msg = msg_ctx_new();
+    store_init(&c->staging, !s->o.no_values || s->o.append_path, s->o.key_column);
+    c->msg = msg_ctx_new(c->staging.keep_values, s->o.key_column);
     c->rec = crec_new(s, no);
     if (s->tls && (c->ssl = SSL_new(s->tls)) != NULL)
         SSL_set_fd(c->ssl, fd);
@@ -463,6 +463,8 @@ void conn_on_event(struct conn *c, int readable, int writable) {
 
 int64_t conn_next_deadline(const struct conn *c) {
     int64_t d = -1;
+    if (c->ssl && c->state != CS_DEAD && SSL_pending(c->ssl) > 0 && conn_wants_read(c))
+        return sink_now_ms(); /* decrypted bytes wait inside TLS, epoll cannot see them */
     if (c->state == CS_DRAIN)
         d = c->drain_deadline;
     if (c->ok_due_ms > 0 && (d < 0 || c->ok_due_ms < d))
@@ -471,6 +473,8 @@ int64_t conn_next_deadline(const struct conn *c) {
 }
 
 void conn_on_timer(struct conn *c, int64_t now) {
+    if (c->ssl && c->state != CS_DEAD && SSL_pending(c->ssl) > 0 && conn_wants_read(c))
+        conn_on_event(c, 1, 0);
     if (c->ok_due_ms > 0 && now >= c->ok_due_ms && c->state == CS_WS) {
         c->ok_due_ms = 0;
         ack_send_ok(c, 1);

@@ -160,7 +160,7 @@ static int role_refuses_writes(const char *role) {
     return role && (strcasecmp(role, "REPLICA") == 0 || strcasecmp(role, "PRIMARY_CATCHUP") == 0);
 }
 
-static void reject(struct hs_result *out, int status, const char *reason) {
+static void refuse(struct hs_result *out, int status, const char *reason) {
     out->status = status;
     out->reason = reason;
 }
@@ -174,27 +174,27 @@ void http_validate(const struct http_req *req, const struct hs_policy *pol, stru
     const char *ver = http_header(req, "Sec-WebSocket-Version");
     if (strcmp(req->method, "GET") != 0 ||
         (strcmp(path, "/write/v4") != 0 && strcmp(path, "/api/v4/write") != 0))
-        return reject(out, 404, "Not Found");
+        return refuse(out, 404, "Not Found");
     if (http_header(req, "Origin"))
-        return reject(out, 400, "Origin header not allowed on QWP WebSocket");
+        return refuse(out, 400, "Origin header not allowed on QWP WebSocket");
     if (!upg || strcasecmp(upg, "websocket") != 0)
-        return reject(out, 400, "missing or invalid Upgrade header");
+        return refuse(out, 400, "missing or invalid Upgrade header");
     if (!conn || !has_token(conn, "upgrade"))
-        return reject(out, 400, "missing or invalid Connection header");
+        return refuse(out, 400, "missing or invalid Connection header");
     if (!key_ok(key))
-        return reject(out, 400, "missing or invalid Sec-WebSocket-Key");
+        return refuse(out, 400, "missing or invalid Sec-WebSocket-Key");
     if (!ver || strcmp(ver, "13") != 0)
-        return reject(out, 426, "Upgrade Required");
+        return refuse(out, 426, "Upgrade Required");
     int auth = check_auth(req, pol);
     if (auth)
-        return reject(out, auth, "Unauthorized");
+        return refuse(out, auth, "Unauthorized");
     if (role_refuses_writes(pol->role))
-        return reject(out, 421, "Misdirected Request");
+        return refuse(out, 421, "Misdirected Request");
     const char *dur = http_header(req, "X-QWP-Request-Durable-Ack");
     out->durable_requested = dur && strcasecmp(dur, "true") == 0;
     out->client_max_version = max_version(http_header(req, "X-QWP-Max-Version"));
     if (http_accept_key(key, out->accept, sizeof out->accept) != 0)
-        return reject(out, 500, "Internal Server Error");
+        return refuse(out, 500, "Internal Server Error");
     out->status = 101;
 }
 

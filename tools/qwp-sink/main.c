@@ -29,6 +29,8 @@ static const char USAGE[] =
     "  --ack batched|per-frame cumulative OK every 8 frames and per read (default), or per frame\n"
     "  --legacy                keep processing after an error (older servers)\n"
     "  --append FILE           append committed rows to FILE as JSON lines\n"
+    "  --key-column NAME       keep this column's values and report duplicate keys per\n"
+    "                          table in the summary\n"
     "  --tls-cert PEM          serve wss with this certificate chain\n"
     "  --tls-key PEM           ... and this private key\n"
     "  --fault 'LINE'          add a fault (repeatable)\n"
@@ -80,6 +82,7 @@ enum {
     O_FFILE,
     O_STATS,
     O_HELP,
+    O_KEY_COL,
 };
 
 static const struct option LONGOPTS[] = {
@@ -104,6 +107,7 @@ static const struct option LONGOPTS[] = {
     {"fault-file", 1, 0, O_FFILE},
     {"stats-every", 1, 0, O_STATS},
     {"help", 0, 0, O_HELP},
+    {"key-column", 1, 0, O_KEY_COL},
     {0, 0, 0, 0},
 };
 
@@ -185,6 +189,9 @@ static void parse_one(struct cli *c, int opt, const char *v) {
     case O_APPEND:
         c->o.append_path = v;
         break;
+    case O_KEY_COL:
+        c->o.key_column = v;
+        break;
     case O_CERT:
         c->o.tls_cert = v;
         break;
@@ -245,7 +252,8 @@ static void print_summary(qsink *s) {
 }
 
 int main(int argc, char **argv) {
-    struct cli c = {.o = {.port = 9000, .no_values = 1}};
+    /* The command line keeps counts only: nothing grows per frame or per row. */
+    struct cli c = {.o = {.port = 9000, .no_values = 1, .no_frame_log = 1}};
     int opt;
     while ((opt = getopt_long(argc, argv, "h", LONGOPTS, NULL)) != -1)
         parse_one(&c, opt == 'h' ? O_HELP : opt, optarg);

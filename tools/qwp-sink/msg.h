@@ -53,10 +53,33 @@ enum {
 #define QWP_HEADER_LEN  12
 #define QWP_MAX_PAYLOAD (16u * 1024 * 1024)
 
-/* One value. Integer-like types use i (BOOLEAN 0/1, CHAR the code unit, IPv4
- * the u32), FLOAT/DOUBLE use d, SYMBOL/VARCHAR/BINARY use p/n (the string or
- * bytes), every other type p/n with its raw little-endian bytes (for arrays:
- * n_dims, dims, values; for decimals the scale in i and the unscaled bytes in p). */
+/* How a value of each type is held: as an integer, a double, or bytes. */
+enum { MSG_I64, MSG_F64, MSG_BYTES };
+
+static inline int msg_value_kind(uint8_t type) {
+    switch (type) {
+    case QT_FLOAT:
+    case QT_DOUBLE:
+        return MSG_F64;
+    case QT_SYMBOL:
+    case QT_VARCHAR:
+    case QT_BINARY:
+    case QT_UUID:
+    case QT_LONG256:
+    case QT_DECIMAL128:
+    case QT_DECIMAL256:
+    case QT_DOUBLE_ARRAY:
+    case QT_LONG_ARRAY:
+        return MSG_BYTES;
+    default:
+        return MSG_I64;
+    }
+}
+
+/* One value (msg_value_kind says which field). Integer-like types use i (BOOLEAN 0/1, CHAR the code
+ * unit, IPv4 the u32, GEOHASH the bits, DECIMAL64 the unscaled value), FLOAT/DOUBLE use d, the rest
+ * p/n: SYMBOL/VARCHAR/BINARY the string or bytes, UUID/LONG256/ DECIMAL128/256 the raw
+ * little-endian bytes, arrays n_dims, dims and values. */
 struct msg_cell {
     uint8_t null;
     int64_t i;
@@ -69,7 +92,7 @@ struct msg_col {
     const char *name; /* not NUL-terminated; empty = designated timestamp */
     size_t name_len;
     uint8_t type;
-    struct msg_cell *cells; /* rows entries */
+    struct msg_cell *cells; /* rows entries, NULL when values are not wanted */
 };
 
 struct msg_table {
@@ -87,7 +110,10 @@ struct msg_decoded {
 
 struct msg_ctx;
 
-struct msg_ctx *msg_ctx_new(void);
+/* want_values = 0: tables and columns only, msg_col.cells is NULL (the sink
+ * counts rows without keeping values and skips the per-cell work) except for
+ * the column named only_column (may be NULL). */
+struct msg_ctx *msg_ctx_new(int want_values, const char *only_column);
 void msg_ctx_free(struct msg_ctx *ctx);
 
 /* Decodes one message against the connection's dictionary. Returns QS_OK with

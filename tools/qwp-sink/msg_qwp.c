@@ -10,10 +10,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "qwp/decoder.h"
 
 struct msg_ctx {
+    int want_values;
+    const char *only; /* with want_values 0: convert this column only */
     qsf_qwp_msg *m;
     qsf_qwp_dict *dict;
     struct msg_table *tables;
@@ -24,10 +27,12 @@ struct msg_ctx {
     size_t cap_cells;
 };
 
-struct msg_ctx *msg_ctx_new(void) {
+struct msg_ctx *msg_ctx_new(int want_values, const char *only_column) {
     struct msg_ctx *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
+    c->want_values = want_values;
+    c->only = only_column;
     c->m = qsf_qwp_msg_new();
     c->dict = qsf_qwp_dict_new();
     if (!c->m || !c->dict) {
@@ -90,30 +95,29 @@ static void fill_cell(const qsf_qwp_dcol *c, uint32_t row, struct msg_cell *x) {
         x->null = 1;
         return;
     }
-    switch (c->type) {
-    case QT_FLOAT:
-    case QT_DOUBLE:
+    int kind = msg_value_kind(c->type);
+    if (kind == MSG_F64) {
         x->d = qsf_qwp_dcol_f64(c, (uint32_t) vi);
-        break;
-    case QT_SYMBOL:
-    case QT_VARCHAR:
-    case QT_BINARY:
-    case QT_UUID:
-    case QT_LONG256:
-    case QT_DECIMAL128:
-    case QT_DECIMAL256:
-    case QT_DOUBLE_ARRAY:
-    case QT_LONG_ARRAY: {
+    } else if (kind == MSG_BYTES) {
         size_t n = 0;
         qsf_qwp_dcol_bytes(c, (uint32_t) vi, &x->p, &n);
         x->n = (uint32_t) n;
-        break;
-    }
-    default:
+    } else {
         x->i = qsf_qwp_dcol_i64(c, (uint32_t) vi);
-        break;
     }
     x->null = (uint8_t) is_sentinel(c, x);
+}
+
+/* Whether the values of this column are converted. The designated timestamp
+ * (empty name) goes by the store's name for it, "timestamp". */
+static int wanted(const struct msg_ctx *ctx, const qsf_qwp_dcol *c) {
+    if (ctx->want_values)
+        return 1;
+    if (!ctx->only)
+        return 0;
+    if (c->name_len == 0)
+        return strcasecmp(ctx->only, "timestamp") == 0;
+    return strlen(ctx->only) == c->name_len && strncasecmp(ctx->only, c->name, c->name_len) == 0;
 }
 
 /* Converts table t into ctx->tables[ti]; reserve() made the arrays big enough. */
@@ -131,6 +135,9 @@ static void convert_table(struct msg_ctx *ctx, const qsf_qwp_dtable *t, size_t t
         mc->name = dc->name;
         mc->name_len = dc->name_len;
         mc->type = dc->type;
+        mc->cells = NULL;
+        if (!wanted(ctx, dc))
+            continue;
         mc->cells = &ctx->cells[*cell_at];
         for (uint32_t r = 0; r < t->row_count; r++)
             fill_cell(dc, r, &ctx->cells[*cell_at + r]);
@@ -139,13 +146,14 @@ static void convert_table(struct msg_ctx *ctx, const qsf_qwp_dtable *t, size_t t
     *col_at += t->col_count;
 }
 
-/* Reserves room for every table, column and cell of the message. */
+/* Reserves room for every table, column and wanted cell of the message. */
 static int reserve(struct msg_ctx *ctx, uint32_t nt) {
     size_t ncols = 0, ncells = 0;
     for (uint32_t i = 0; i < nt; i++) {
         const qsf_qwp_dtable *t = qsf_qwp_msg_table(ctx->m, i);
         ncols += t->col_count;
-        ncells += (size_t) t->col_count * t->row_count;
+        for (uint32_t c = 0; c < t->col_count; c++)
+            ncells += wanted(ctx, &t->cols[c]) ? t->row_count : 0;
     }
     return grow((void **) &ctx->tables, &ctx->cap_tables, nt + 1, sizeof *ctx->tables) |
            grow((void **) &ctx->cols, &ctx->cap_cols, ncols + 1, sizeof *ctx->cols) |

@@ -65,21 +65,44 @@ static int cmp_str(const void *a, const void *b) {
     return strcmp(*(char *const *) a, *(char *const *) b);
 }
 
-/* Sorts the key texts and counts equal neighbours. */
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *) a, y = *(const int64_t *) b;
+    return (x > y) - (x < y);
+}
+
+/* Integer and floating keys: sort their 64-bit patterns (a double compares
+ * equal exactly when its bits do, NaNs aside) and count equal neighbours. */
+static int64_t count_dups_num(const struct stable *t, int col) {
+    int64_t *k = malloc(((size_t) t->rows + 1) * sizeof *k);
+    int64_t n = 0, dups = 0;
+    if (!k)
+        return -1;
+    for (int64_t r = 0; r < t->rows; r++)
+        if (!t->cols[col].cells[r].null)
+            k[n++] = t->cols[col].cells[r].v.i;
+    qsort(k, (size_t) n, sizeof *k, cmp_i64);
+    for (int64_t r = 1; r < n; r++)
+        dups += k[r] == k[r - 1];
+    free(k);
+    return dups;
+}
+
+/* Other keys: sort their text. Null keys are not counted. */
 static int64_t count_dups(const struct stable *t, int col) {
+    if (msg_value_kind(t->cols[col].type) != MSG_BYTES)
+        return count_dups_num(t, col);
     char **keys = calloc((size_t) t->rows + 1, sizeof *keys);
-    int64_t dups = 0;
+    int64_t n = 0, dups = 0;
     if (!keys)
         return -1;
     char v[512];
-    for (int64_t r = 0; r < t->rows; r++) {
-        stable_cell_text(t, r, col, v, sizeof v);
-        keys[r] = strdup(v);
-    }
-    qsort(keys, (size_t) t->rows, sizeof *keys, cmp_str);
-    for (int64_t r = 1; r < t->rows; r++)
-        dups += keys[r] && keys[r - 1] && strcmp(keys[r], keys[r - 1]) == 0;
     for (int64_t r = 0; r < t->rows; r++)
+        if (!t->cols[col].cells[r].null && stable_cell_text(t, r, col, v, sizeof v) == 0)
+            keys[n++] = strdup(v);
+    qsort(keys, (size_t) n, sizeof *keys, cmp_str);
+    for (int64_t r = 1; r < n; r++)
+        dups += keys[r] && keys[r - 1] && strcmp(keys[r], keys[r - 1]) == 0;
+    for (int64_t r = 0; r < n; r++)
         free(keys[r]);
     free(keys);
     return dups;
@@ -96,6 +119,25 @@ int64_t qsink_duplicates(qsink *s, const char *name, const char *key) {
     return n;
 }
 
+/* Compares the key cells of rows a and b of column c: <0, 0, >0. */
+static int key_cmp(const struct stable *t, int c, int64_t a, int64_t b) {
+    const struct scell *x = &t->cols[c].cells[a], *y = &t->cols[c].cells[b];
+    if (x->null || y->null)
+        return x->null - y->null;
+    switch (msg_value_kind(t->cols[c].type)) {
+    case MSG_I64:
+        return (x->v.i > y->v.i) - (x->v.i < y->v.i);
+    case MSG_F64:
+        return (x->v.d > y->v.d) - (x->v.d < y->v.d);
+    default: {
+        char va[512], vb[512];
+        stable_cell_text(t, a, c, va, sizeof va);
+        stable_cell_text(t, b, c, vb, sizeof vb);
+        return strcmp(va, vb);
+    }
+    }
+}
+
 int64_t qsink_first_out_of_order(qsink *s, const char *name, const char *key) {
     pthread_mutex_lock(&s->mu);
     struct stable *t = table(s, name);
@@ -104,7 +146,7 @@ int64_t qsink_first_out_of_order(qsink *s, const char *name, const char *key) {
     if (c >= 0 && (t->cols[c].cells || t->rows == 0)) {
         at = -1;
         for (int64_t r = 1; r < t->rows && at < 0; r++)
-            if (t->cols[c].cells[r].i <= t->cols[c].cells[r - 1].i)
+            if (key_cmp(t, c, r, r - 1) <= 0)
                 at = r;
     }
     pthread_mutex_unlock(&s->mu);
@@ -158,7 +200,7 @@ int qsink_last_request(qsink *s, char *out, size_t cap) {
 
 /* ---- waits ---- */
 
-enum { W_ROWS, W_CONNS, W_UPGRADES, W_FRAMES };
+enum { W_ROWS, W_CONNS, W_UPGRADES, W_FRAMES, W_IDLE };
 
 static int reached(qsink *s, int what, const char *name, int64_t n) {
     switch (what) {
@@ -170,6 +212,8 @@ static int reached(qsink *s, int what, const char *name, int64_t n) {
         return s->st.accepted >= n;
     case W_UPGRADES:
         return s->st.upgrades >= n;
+    case W_IDLE:
+        return s->st.open == 0;
     default:
         return s->st.frames >= n;
     }
@@ -209,26 +253,58 @@ int qsink_wait_frames(qsink *s, int64_t n, int timeout_ms) {
     return wait_for(s, W_FRAMES, NULL, n, timeout_ms);
 }
 
+int qsink_wait_idle(qsink *s, int timeout_ms) {
+    return wait_for(s, W_IDLE, NULL, 0, timeout_ms);
+}
+
 /* ---- summary ---- */
 
+/* ,"duplicates":{"t":n,...} for the tables that have the key column. */
+static void summary_dups(qsink *s, FILE *f) {
+    if (!s->o.key_column)
+        return;
+    fputs(",\"duplicates\":{", f);
+    int first = 1;
+    for (int i = 0; i < s->store.n; i++) {
+        const struct stable *t = s->store.t[i];
+        int c = stable_col(t, s->o.key_column);
+        if (c < 0 || !t->cols[c].cells)
+            continue;
+        fputs(first ? "" : ",", f);
+        json_string(f, t->name);
+        fprintf(f, ":%" PRId64, count_dups(t, c));
+        first = 0;
+    }
+    fputc('}', f);
+}
+
 int qsink_summary_json(qsink *s, char *out, size_t cap) {
+    char *mem = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&mem, &len);
+    if (!f)
+        return -1;
     pthread_mutex_lock(&s->mu);
     const qsink_stats *st = &s->st;
-    size_t o = 0;
-#define PUT(...)                                                                                   \
-    do {                                                                                           \
-        int k_ = snprintf(out + (o < cap ? o : cap), o < cap ? cap - o : 0, __VA_ARGS__);          \
-        o += k_ > 0 ? (size_t) k_ : 0;                                                             \
-    } while (0)
-    PUT("{\"connections\":%" PRId64 ",\"upgrades\":%" PRId64 ",\"rejected\":%" PRId64
-        ",\"frames\":%" PRId64 ",\"bytes\":%" PRId64 ",\"rows\":{",
-        st->accepted, st->upgrades, st->rejected, st->frames, st->bytes);
-    for (int i = 0; i < s->store.n; i++)
-        PUT("%s\"%s\":%" PRId64, i ? "," : "", s->store.t[i]->name, s->store.t[i]->rows);
-    PUT("},\"oks\":%" PRId64 ",\"errors\":%" PRId64 ",\"durable_acks\":%" PRId64
-        ",\"closes\":%" PRId64 ",\"open\":%" PRId64 "}",
-        st->oks, st->errors, st->durable_acks, st->closes, st->open);
-#undef PUT
+    fprintf(f,
+            "{\"connections\":%" PRId64 ",\"upgrades\":%" PRId64 ",\"rejected\":%" PRId64
+            ",\"frames\":%" PRId64 ",\"bytes\":%" PRId64 ",\"rows\":{",
+            st->accepted, st->upgrades, st->rejected, st->frames, st->bytes);
+    for (int i = 0; i < s->store.n; i++) {
+        fputs(i ? "," : "", f);
+        json_string(f, s->store.t[i]->name);
+        fprintf(f, ":%" PRId64, s->store.t[i]->rows);
+    }
+    fprintf(f, "}");
+    summary_dups(s, f);
+    fprintf(f,
+            ",\"oks\":%" PRId64 ",\"errors\":%" PRId64 ",\"durable_acks\":%" PRId64
+            ",\"closes\":%" PRId64 ",\"open\":%" PRId64 "}",
+            st->oks, st->errors, st->durable_acks, st->closes, st->open);
     pthread_mutex_unlock(&s->mu);
-    return (int) o;
+    fclose(f);
+    if (cap > 0)
+        snprintf(out, cap, "%s", mem);
+    free(mem);
+    return (int) len;
 }

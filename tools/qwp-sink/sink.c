@@ -106,28 +106,55 @@ static void restart_all(struct qsink *s) {
     s->restart = 0;
 }
 
-/* On stop: final acks and CLOSE 1001 to every session, then FIN. */
-static void close_all(struct qsink *s) {
+/* On stop: no new connections; final acks and CLOSE 1001 to every session,
+ * which then half-closes and drains as usual, within the stop grace period. */
+static void begin_stop(struct qsink *s, int64_t now) {
+    epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->lfd, NULL);
     for (struct conn *c = s->conns; c; c = c->next) {
-        conn_server_close(c, 1001, "server stopping");
-        conn_on_event(c, 0, 1);
-        if (c->state != CS_DEAD)
+        if (c->state == CS_WS)
+            conn_server_close(c, 1001, "server stopping");
+        else if (c->state == CS_TLS || c->state == CS_HTTP)
             conn_drop(c, 0);
+        conn_on_event(c, 0, 1);
+    }
+    s->stop_deadline = now + QSINK_STOP_GRACE_MS;
+}
+
+/* After the grace period: discard unread input (so close() sends FIN, not RST)
+ * and close what is left. */
+static void end_stop(struct qsink *s) {
+    static uint8_t scratch[65536];
+    for (struct conn *c = s->conns; c; c = c->next) {
+        while (c->fd >= 0 && recv(c->fd, scratch, sizeof scratch, MSG_DONTWAIT) > 0)
+            ;
+        conn_drop(c, 0);
     }
     reap(s);
+}
+
+static int loop_done(struct qsink *s, int64_t now) {
+    return s->stop_deadline > 0 && (!s->conns || now >= s->stop_deadline);
 }
 
 static void *loop(void *arg) {
     struct qsink *s = arg;
     struct epoll_event ev[64];
     pthread_mutex_lock(&s->mu);
-    while (!s->stop) {
-        int timeout = next_timeout(s, sink_now_ms());
+    while (!loop_done(s, sink_now_ms())) {
+        int64_t now = sink_now_ms();
+        if (s->stop && s->stop_deadline == 0) {
+            begin_stop(s, now);
+            reap(s);
+            continue;
+        }
+        int timeout = next_timeout(s, now);
+        if (s->stop_deadline > 0 && timeout > s->stop_deadline - now)
+            timeout = (int) (s->stop_deadline - now);
         pthread_mutex_unlock(&s->mu);
-        int n = epoll_wait(s->epfd, ev, 64, timeout);
+        int n = epoll_wait(s->epfd, ev, 64, timeout < 0 ? 0 : timeout);
         pthread_mutex_lock(&s->mu);
         handle_events(s, ev, n > 0 ? n : 0);
-        int64_t now = sink_now_ms();
+        now = sink_now_ms();
         for (struct conn *c = s->conns; c; c = c->next)
             conn_on_timer(c, now);
         if (s->restart)
@@ -135,7 +162,7 @@ static void *loop(void *arg) {
         reap(s);
         pthread_cond_broadcast(&s->cv);
     }
-    close_all(s);
+    end_stop(s);
     pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->mu);
     return NULL;
@@ -166,6 +193,7 @@ static void copy_opts(struct qsink *s, const qsink_opts *o) {
     s->o.tls_cert = dup_opt(s, o->tls_cert);
     s->o.tls_key = dup_opt(s, o->tls_key);
     s->o.append_path = dup_opt(s, o->append_path);
+    s->o.key_column = dup_opt(s, o->key_column);
     s->recv_buf = o->recv_buf ? o->recv_buf : QSINK_DEFAULT_RECV;
     long cap = (long) s->recv_buf - WS_MAX_HDR;
     s->max_batch = o->max_batch > 0   ? o->max_batch
@@ -282,7 +310,8 @@ qsink *qsink_start(const qsink_opts *opts, char *err, size_t errcap) {
     }
     s->lfd = s->epfd = s->evfd = -1;
     copy_opts(s, opts ? opts : &defaults);
-    store_init(&s->store, !s->o.no_values);
+    store_init(&s->store, !s->o.no_values, s->o.key_column);
+    s->store.log_commits = s->o.durable;
     if (s->o.append_path && !(s->store.append = fopen(s->o.append_path, "a"))) {
         fail(err, errcap, s->o.append_path, strerror(errno));
         sink_free(s);

@@ -38,8 +38,11 @@ typedef struct qsink_opts {
     int durable_lag_ms;      /* ... and commits younger than this */
     int ack_mode;            /* enum qsink_ack_mode */
     int legacy;              /* keep processing after an error (older servers) */
-    int no_values;           /* count rows but do not keep values */
+    int no_values;           /* count rows but do not keep values ... */
+    const char *key_column;  /* ... except this column's (qsink_duplicates,
+                                qsink_first_out_of_order on large volumes) */
     int record_payloads;     /* keep a copy of every received frame */
+    int no_frame_log;        /* keep no per-frame log (qsink_frames returns 0) */
     const char *tls_cert;    /* PEM certificate (chain): serve wss */
     const char *tls_key;     /* PEM private key */
     const char *append_path; /* append committed rows as JSON lines to this file */
@@ -94,12 +97,14 @@ int qsink_cell(qsink *s, const char *table, int64_t row, const char *column, cha
 /* Column type code (qwp-ingress.md §6.1), or -1. */
 int qsink_column_type(qsink *s, const char *table, const char *column);
 
-/* Rows whose key column value was already seen in an earlier row. -1 if the
- * table or column does not exist. */
+/* Rows whose key column value was already seen in an earlier row (null keys
+ * are not counted). -1 if the table or column does not exist or its values are
+ * not kept (no_values without key_column). */
 int64_t qsink_duplicates(qsink *s, const char *table, const char *key_column);
 
-/* First row whose integer key is not greater than the previous row's key, or -1
- * if the keys strictly increase (or -2 if the table/column does not exist). */
+/* First row whose key is not greater than the previous row's key (numbers by
+ * value, other types by their text), or -1 if the keys strictly increase; -2 if
+ * the table or column does not exist or its values are not kept. */
 int64_t qsink_first_out_of_order(qsink *s, const char *table, const char *key_column);
 
 /* One received binary frame. */
@@ -140,6 +145,9 @@ int qsink_wait_rows(qsink *s, const char *table, int64_t n, int timeout_ms);
 int qsink_wait_connections(qsink *s, int64_t n, int timeout_ms);
 int qsink_wait_upgrades(qsink *s, int64_t n, int timeout_ms);
 int qsink_wait_frames(qsink *s, int64_t n, int timeout_ms);
+/* Waits until no connection is open (e.g. the sink saw a client go away, so
+ * its uncommitted rows are gone). 0, or -1 on timeout. */
+int qsink_wait_idle(qsink *s, int timeout_ms);
 
 /* The one-line JSON summary (connections, frames, rows per table, errors).
  * Returns the length it needs (like snprintf). */

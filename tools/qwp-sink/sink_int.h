@@ -17,10 +17,11 @@
 #include "store.h"
 #include "wsframe.h"
 
-#define QSINK_DEFAULT_RECV (2u * 1024 * 1024)
-#define QSINK_DRAIN_MS     5000
-#define QSINK_ACK_BATCH    8
-#define QSINK_OUT_HIGH     (4u * 1024 * 1024) /* stop reading while this much is unsent */
+#define QSINK_DEFAULT_RECV  (2u * 1024 * 1024)
+#define QSINK_DRAIN_MS      5000
+#define QSINK_STOP_GRACE_MS 1000 /* qsink_stop waits this long for peers to close */
+#define QSINK_ACK_BATCH     8
+#define QSINK_OUT_HIGH      (4u * 1024 * 1024) /* stop reading while this much is unsent */
 
 /* A frame as logged for queries (qsink_frame plus an optional payload copy). */
 struct frec {
@@ -103,6 +104,7 @@ struct qsink {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int stop, restart;
+    int64_t stop_deadline; /* > 0 once stopping */
     SSL_CTX *tls;
     struct conn *conns;
     struct store store;

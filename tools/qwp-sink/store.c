@@ -1,16 +1,15 @@
 /* Rows per table (see store.h for the layout). */
 #include "store.h"
 
-#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 
-#include "bytes.h"
-
-void store_init(struct store *s, int keep_values) {
+void store_init(struct store *s, int keep_values, const char *key) {
     memset(s, 0, sizeof *s);
     s->keep_values = keep_values;
+    s->key = key;
 }
 
 static void table_free(struct stable *t) {
@@ -127,8 +126,50 @@ int store_check_schema(const struct store *s, const struct msg_table *t, char *e
     return 0;
 }
 
-/* Index of the named column, adding it (null for every earlier row) if new. */
-static int col_get(struct stable *t, const char *name, uint8_t type) {
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+/* Column arrays grow by doubling and their new part is then written row by row.
+ * Faulting those pages in one call is much cheaper than one fault per 4 KiB
+ * page (notably in virtual machines). Advisory: an old kernel ignores it. */
+static void prefault(void *p, size_t from, size_t to) {
+    const uintptr_t pg = 4096;
+    if (to - from < (1u << 20))
+        return;
+    uintptr_t a = ((uintptr_t) p + from + pg - 1) & ~(pg - 1);
+    uintptr_t e = ((uintptr_t) p + to) & ~(pg - 1);
+    if (e > a)
+        madvise((void *) a, e - a, MADV_POPULATE_WRITE);
+}
+
+/* Grows every kept column to hold `rows` cells (undefined until written). */
+static int cells_reserve(struct stable *t, int64_t rows) {
+    for (int ci = 0; ci < t->ncols; ci++) {
+        struct scol *c = &t->cols[ci];
+        if (!c->kept || (size_t) rows <= c->cap)
+            continue;
+        size_t ncap = c->cap ? c->cap : 64;
+        while (ncap < (size_t) rows)
+            ncap *= 2;
+        struct scell *n = realloc(c->cells, ncap * sizeof *n);
+        if (!n)
+            return -1;
+        prefault(n, c->cap * sizeof *n, ncap * sizeof *n);
+        c->cells = n;
+        c->cap = ncap;
+    }
+    return 0;
+}
+
+static void set_null(struct scol *c, int64_t from, int64_t to) {
+    for (int64_t r = from; r < to; r++)
+        c->cells[r] = (struct scell){.null = 1};
+}
+
+/* Index of the named column, adding it if new: when its values are kept, its
+ * cells for the rows already stored are null. */
+static int col_get(struct store *s, struct stable *t, const char *name, uint8_t type) {
     int i = stable_col(t, name);
     if (i >= 0)
         return i;
@@ -140,58 +181,65 @@ static int col_get(struct stable *t, const char *name, uint8_t type) {
     memset(c, 0, sizeof *c);
     snprintf(c->name, sizeof c->name, "%s", name);
     c->type = type;
-    return t->ncols++;
+    c->kept = (uint8_t) (s->keep_values || (s->key && strcasecmp(name, s->key) == 0));
+    i = t->ncols++;
+    if (c->kept && t->rows > 0) {
+        if (cells_reserve(t, t->rows) != 0)
+            return -1;
+        set_null(c, 0, t->rows);
+    }
+    return i;
 }
 
-/* Grows every column to hold `rows` cells; new cells are null. */
-static int cells_reserve(struct stable *t, int64_t rows) {
-    for (int ci = 0; ci < t->ncols; ci++) {
-        struct scol *c = &t->cols[ci];
-        if ((size_t) rows <= c->cap)
-            continue;
-        size_t ncap = c->cap ? c->cap : 64;
-        while (ncap < (size_t) rows)
-            ncap *= 2;
-        struct scell *n = realloc(c->cells, ncap * sizeof *n);
-        if (!n)
-            return -1;
-        for (size_t r = c->cap; r < ncap; r++)
-            n[r] = (struct scell){.null = 1};
-        c->cells = n;
-        c->cap = ncap;
-    }
+static int put_cell(struct stable *t, struct scell *dst, int kind, uint8_t null, int64_t i,
+                    double d, const uint8_t *p, uint32_t n) {
+    dst->null = null;
+    if (kind == MSG_F64)
+        dst->v.d = d;
+    else if (kind == MSG_I64)
+        dst->v.i = i;
+    if (kind != MSG_BYTES || null)
+        return 0;
+    dst->v.b.off = (uint32_t) t->arena.len;
+    dst->v.b.len = n;
+    return n ? buf_append(&t->arena, p, n) : 0;
+}
+
+/* Makes room for n more rows; columns the new rows do not write (written[c]
+ * == 0) become null there. */
+static int rows_reserve(struct stable *t, const uint8_t *written, int64_t n) {
+    if (cells_reserve(t, t->rows + n) != 0)
+        return -1;
+    for (int c = 0; c < t->ncols; c++)
+        if (!written[c] && t->cols[c].kept)
+            set_null(&t->cols[c], t->rows, t->rows + n);
     return 0;
 }
 
-static int put_cell(struct stable *t, struct scell *dst, uint8_t null, int64_t i, double d,
-                    const uint8_t *p, uint32_t n) {
-    *dst = (struct scell){.i = i, .d = d, .null = null};
-    if (null || !p)
-        return 0;
-    dst->off = (uint32_t) t->arena.len;
-    dst->len = n;
-    return buf_append(&t->arena, p, n);
-}
-
-int store_add(struct store *s, const struct msg_table *mt) {
-    struct stable *t = table_get(s, mt->name, mt->name_len);
-    if (!t)
-        return -1;
+/* Appends the rows of a decoded table block to table t. */
+static int table_add(struct store *s, struct stable *t, const struct msg_table *mt) {
     int idx[2048];
-    for (uint32_t c = 0; c < mt->ncols && c < 2048; c++) {
+    uint8_t written[2048] = {0};
+    if (mt->ncols > 2048)
+        return -1;
+    for (uint32_t c = 0; c < mt->ncols; c++) {
         char nm[128];
         col_name(nm, sizeof nm, mt->cols[c].name, mt->cols[c].name_len);
-        if ((idx[c] = col_get(t, nm, mt->cols[c].type)) < 0)
+        if ((idx[c] = col_get(s, t, nm, mt->cols[c].type)) < 0 || idx[c] >= 2048)
             return -1;
+        written[idx[c]] = 1;
     }
-    if (s->keep_values) {
-        if (cells_reserve(t, t->rows + mt->rows) != 0)
+    if (mt->rows > 0) {
+        if (rows_reserve(t, written, mt->rows) != 0)
             return -1;
-        for (uint32_t c = 0; c < mt->ncols && c < 2048; c++) {
+        for (uint32_t c = 0; c < mt->ncols; c++) {
+            if (!mt->cols[c].cells || !t->cols[idx[c]].kept)
+                continue;
             struct scell *cells = t->cols[idx[c]].cells + t->rows;
+            int kind = msg_value_kind(mt->cols[c].type);
             for (uint32_t r = 0; r < mt->rows; r++) {
                 const struct msg_cell *m = &mt->cols[c].cells[r];
-                if (put_cell(t, &cells[r], m->null, m->i, m->d, m->p, m->n) != 0)
+                if (put_cell(t, &cells[r], kind, m->null, m->i, m->d, m->p, m->n) != 0)
                     return -1;
             }
         }
@@ -200,32 +248,45 @@ int store_add(struct store *s, const struct msg_table *mt) {
     return 0;
 }
 
+int store_add(struct store *s, const struct msg_table *mt) {
+    struct stable *t = table_get(s, mt->name, mt->name_len);
+    return t ? table_add(s, t, mt) : -1;
+}
+
 /* Appends every row of src (a staged table) to dst. */
 static int table_merge(struct store *s, struct stable *dst, const struct stable *src) {
-    int64_t base = dst->rows;
+    int idx[2048];
+    uint8_t written[2048] = {0};
     for (int c = 0; c < src->ncols; c++) {
-        int di = col_get(dst, src->cols[c].name, src->cols[c].type);
-        if (di < 0)
+        if ((idx[c] = col_get(s, dst, src->cols[c].name, src->cols[c].type)) < 0 || idx[c] >= 2048)
             return -1;
-        if (!s->keep_values || !src->cols[c].cells)
-            continue;
-        if (cells_reserve(dst, base + src->rows) != 0)
+        written[idx[c]] = 1;
+    }
+    if (src->rows > 0) {
+        if (rows_reserve(dst, written, src->rows) != 0)
             return -1;
-        for (int64_t r = 0; r < src->rows; r++) {
-            const struct scell *x = &src->cols[c].cells[r];
-            const uint8_t *p = x->len || !x->null ? src->arena.p + x->off : NULL;
-            if (put_cell(dst, &dst->cols[di].cells[base + r], x->null, x->i, x->d,
-                         x->len ? p : NULL, x->len) != 0)
-                return -1;
+        for (int c = 0; c < src->ncols; c++) {
+            if (!src->cols[c].cells || !dst->cols[idx[c]].kept)
+                continue;
+            struct scell *out = dst->cols[idx[c]].cells + dst->rows;
+            int kind = msg_value_kind(src->cols[c].type);
+            for (int64_t r = 0; r < src->rows; r++) {
+                const struct scell *x = &src->cols[c].cells[r];
+                int bytes = kind == MSG_BYTES && !x->null;
+                if (put_cell(dst, &out[r], kind, x->null, x->v.i, x->v.d,
+                             bytes ? src->arena.p + x->v.b.off : NULL, bytes ? x->v.b.len : 0) != 0)
+                    return -1;
+            }
         }
     }
-    if (s->keep_values && cells_reserve(dst, base + src->rows) != 0)
-        return -1;
     dst->rows += src->rows;
     return 0;
 }
 
-static int log_commit(struct stable *t, int64_t now_ms) {
+static int log_commit(struct store *s, struct stable *t, int64_t now_ms) {
+    ++t->seq_txn;
+    if (!s->log_commits)
+        return 0;
     if (t->ncommits == t->capcommits) {
         size_t ncap = t->capcommits ? t->capcommits * 2 : 16;
         struct scommit *n = realloc(t->commits, ncap * sizeof *n);
@@ -234,29 +295,52 @@ static int log_commit(struct stable *t, int64_t now_ms) {
         t->commits = n;
         t->capcommits = ncap;
     }
-    t->commits[t->ncommits++] = (struct scommit){++t->seq_txn, now_ms};
+    t->commits[t->ncommits++] = (struct scommit){t->seq_txn, now_ms};
     return 0;
 }
 
-static void append_rows(FILE *f, const struct stable *t);
+/* Bookkeeping of one table commit: txn log, append file (rows from `rows`,
+ * starting at first_row), callback. */
+static int committed(struct store *dst, struct stable *t, const struct stable *rows,
+                     int64_t first_row, int64_t now_ms, store_commit_cb on_commit, void *user) {
+    if (log_commit(dst, t, now_ms) != 0)
+        return -1;
+    if (dst->append)
+        stable_append_json(dst->append, rows, first_row);
+    if (on_commit)
+        on_commit(user, t);
+    return 0;
+}
 
 int store_commit(struct store *dst, struct store *staging, int64_t now_ms,
-                 void (*on_commit)(void *user, const struct stable *t), void *user) {
+                 store_commit_cb on_commit, void *user) {
     int rc = 0;
     for (int i = 0; i < staging->n && rc == 0; i++) {
         const struct stable *src = staging->t[i];
         struct stable *d = table_get(dst, src->name, strlen(src->name));
-        if (!d || table_merge(dst, d, src) != 0 || log_commit(d, now_ms) != 0) {
-            rc = -1;
-            break;
-        }
-        if (dst->append)
-            append_rows(dst->append, src);
-        if (on_commit)
-            on_commit(user, d);
+        rc = d && table_merge(dst, d, src) == 0 ? committed(dst, d, src, 0, now_ms, on_commit, user)
+                                                : -1;
     }
     store_clear(staging);
     return rc;
+}
+
+int store_can_commit_direct(const struct store *dst) {
+    return dst->keep_values || !dst->append;
+}
+
+int store_commit_direct(struct store *dst, const struct msg_table *t, int n, int64_t now_ms,
+                        store_commit_cb on_commit, void *user) {
+    for (int i = 0; i < n; i++) {
+        if (t[i].rows == 0)
+            continue;
+        struct stable *d = table_get(dst, t[i].name, t[i].name_len);
+        int64_t first = d ? d->rows : 0;
+        if (!d || table_add(dst, d, &t[i]) != 0 ||
+            committed(dst, d, d, first, now_ms, on_commit, user) != 0)
+            return -1;
+    }
+    return 0;
 }
 
 int64_t store_rows_total(const struct store *s) {
@@ -266,79 +350,17 @@ int64_t store_rows_total(const struct store *s) {
     return n;
 }
 
-static void hex(char *out, size_t cap, const uint8_t *p, uint32_t n) {
-    size_t o = 0;
-    for (uint32_t i = 0; i < n && o + 3 <= cap; i++)
-        o += (size_t) snprintf(out + o, cap - o, "%02x", p[i]);
-    if (o < cap)
-        out[o] = '\0';
-}
-
-static void cell_text(const struct stable *t, const struct scol *c, const struct scell *x,
-                      char *out, size_t cap) {
-    const uint8_t *p = t->arena.p + x->off;
-    switch (c->type) {
-    case QT_FLOAT:
-    case QT_DOUBLE:
-        snprintf(out, cap, "%.17g", x->d);
-        break;
-    case QT_SYMBOL:
-    case QT_VARCHAR:
-        snprintf(out, cap, "%.*s", (int) x->len, (const char *) p);
-        break;
-    case QT_BINARY:
-    case QT_UUID:
-    case QT_LONG256:
-    case QT_GEOHASH:
-    case QT_DOUBLE_ARRAY:
-    case QT_LONG_ARRAY:
-    case QT_DECIMAL64:
-    case QT_DECIMAL128:
-    case QT_DECIMAL256:
-        hex(out, cap, p, x->len);
-        break;
-    default:
-        snprintf(out, cap, "%" PRId64, x->i);
-    }
-}
-
-int stable_cell_text(const struct stable *t, int64_t row, int col, char *out, size_t cap) {
-    if (row < 0 || row >= t->rows || col < 0 || col >= t->ncols || !t->cols[col].cells)
-        return -1;
-    const struct scell *x = &t->cols[col].cells[row];
-    if (x->null)
-        snprintf(out, cap, "null");
-    else
-        cell_text(t, &t->cols[col], x, out, cap);
-    return 0;
-}
-
-/* One JSON object per row: {"table":"t","col":"text",...}. Values are written
- * as JSON strings so every type round-trips without loss. */
-static void append_rows(FILE *f, const struct stable *t) {
-    char v[4096];
-    for (int64_t r = 0; r < t->rows; r++) {
-        fprintf(f, "{\"table\":\"%s\"", t->name);
-        for (int c = 0; c < t->ncols; c++) {
-            if (stable_cell_text(t, r, c, v, sizeof v) != 0)
-                continue;
-            fprintf(f, ",\"%s\":\"", t->cols[c].name);
-            for (const char *s = v; *s; s++)
-                fprintf(f,
-                        (*s == '"' || *s == '\\') ? "\\%c"
-                                                  : ((unsigned char) *s < 0x20 ? "\\u%04x" : "%c"),
-                        *s);
-            fputc('"', f);
-        }
-        fputs("}\n", f);
-    }
-}
-
-int64_t stable_durable_txn(const struct stable *t, int lag_count, int64_t lag_ms, int64_t now_ms) {
+int64_t stable_durable_txn(struct stable *t, int lag_count, int64_t lag_ms, int64_t now_ms) {
     if ((int64_t) t->ncommits <= lag_count)
         return 0;
-    for (size_t i = t->ncommits - (size_t) lag_count; i-- > 0;)
-        if (t->commits[i].ms + lag_ms <= now_ms)
-            return t->commits[i].txn;
+    for (size_t i = t->ncommits - (size_t) lag_count; i-- > 0;) {
+        if (t->commits[i].ms + lag_ms > now_ms)
+            continue;
+        /* Time only moves forward, so nothing before i can be the answer again:
+         * drop it (keeps the log as short as the lag). */
+        memmove(t->commits, t->commits + i, (t->ncommits - i) * sizeof *t->commits);
+        t->ncommits -= i;
+        return t->commits[0].txn;
+    }
     return 0;
 }

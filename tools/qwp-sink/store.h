@@ -21,16 +21,22 @@
 #include "buf.h"
 #include "msg.h"
 
+/* One value, 16 bytes; msg_value_kind(column type) says which member is used. */
 struct scell {
-    int64_t i;
-    double d;
-    uint32_t off, len; /* bytes in the table arena */
+    union {
+        int64_t i;
+        double d;
+        struct {
+            uint32_t off, len; /* bytes in the table arena */
+        } b;
+    } v;
     uint8_t null;
 };
 
 struct scol {
     char name[128];
     uint8_t type;
+    uint8_t kept; /* values kept: all columns, or only the key column */
     struct scell *cells;
     size_t cap;
 };
@@ -55,10 +61,12 @@ struct store {
     struct stable **t;
     int n;
     int keep_values;
-    FILE *append; /* committed rows as JSON lines, or NULL */
+    const char *key; /* with keep_values 0: keep the values of this column only */
+    int log_commits; /* keep commit times for durable-ack lag */
+    FILE *append;    /* committed rows as JSON lines, or NULL */
 };
 
-void store_init(struct store *s, int keep_values);
+void store_init(struct store *s, int keep_values, const char *key);
 void store_free(struct store *s);
 void store_clear(struct store *s); /* drops every table */
 
@@ -71,13 +79,29 @@ int store_check_schema(const struct store *s, const struct msg_table *t, char *e
 /* Appends the rows of a decoded table block. 0, or -1 on OOM. */
 int store_add(struct store *s, const struct msg_table *t);
 
+typedef void (*store_commit_cb)(void *user, const struct stable *t);
+
 /* Moves every staged table into dst (one commit per table: seq_txn + 1, logged
  * with now_ms), then empties staging. For each committed table calls
  * on_commit(user, table). */
 int store_commit(struct store *dst, struct store *staging, int64_t now_ms,
-                 void (*on_commit)(void *user, const struct stable *t), void *user);
+                 store_commit_cb on_commit, void *user);
+
+/* The same for the tables of one message when nothing is staged: appends and
+ * commits them in place (no staging copy). Tables without rows are skipped.
+ * Only when store_can_commit_direct (the append file needs values dst may not
+ * keep; staged rows always have them). */
+int store_can_commit_direct(const struct store *dst);
+int store_commit_direct(struct store *dst, const struct msg_table *t, int n, int64_t now_ms,
+                        store_commit_cb on_commit, void *user);
 
 int64_t store_rows_total(const struct store *s);
+
+/* Rows [first_row, rows) of t as JSON lines (needs values). */
+void stable_append_json(FILE *f, const struct stable *t, int64_t first_row);
+
+/* Writes s as a JSON string literal (quotes and escapes included). */
+void json_string(FILE *f, const char *s);
 
 /* Column index by name (case-insensitive), or -1. */
 int stable_col(const struct stable *t, const char *name);
@@ -87,7 +111,8 @@ int stable_col(const struct stable *t, const char *name);
 int stable_cell_text(const struct stable *t, int64_t row, int col, char *out, size_t cap);
 
 /* Durable watermark: the seqTxn of the newest commit that is at least lag_count
- * commits behind the latest and at least lag_ms old. 0 = nothing durable. */
-int64_t stable_durable_txn(const struct stable *t, int lag_count, int64_t lag_ms, int64_t now_ms);
+ * commits behind the latest and at least lag_ms old. 0 = nothing durable. The
+ * commit log (kept only with log_commits) is trimmed to what can still matter. */
+int64_t stable_durable_txn(struct stable *t, int lag_count, int64_t lag_ms, int64_t now_ms);
 
 #endif

@@ -1,0 +1,331 @@
+/* The ring under syscall faults: ENOSPC while preallocating a spare, EIO from
+ * a periodic checkpoint, short writes, and failing unlinks / directory syncs
+ * during trim. Each must surface as the documented error or backpressure,
+ * keep every unacknowledged frame, and recover once the fault goes away. */
+#include "ring_testutil.h"
+
+#include "os/os.h"
+#include "sf/ring.h"
+#include "sf/sfa.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+static qsf_ring_opts sf_opts(uint64_t seg, int durability) {
+    qsf_ring_opts o = {0};
+    o.sf_dir = rt_dir;
+    o.sender_id = "f";
+    o.segment_bytes = seg;
+    o.total_bytes = 1 << 20;
+    o.durability = durability;
+    o.sync_interval_ms = 5;
+    o.append_deadline_ms = 200;
+    return o;
+}
+
+/* Frame f: 8 bytes of FSN then filler, 100 bytes in all. */
+static int append_frame(qsf_ring *r, int64_t f, qsf_errinfo *e) {
+    uint8_t buf[100];
+    memset(buf, (int) (f & 0xff), sizeof buf);
+    memcpy(buf, &f, 8);
+    int64_t got = -2;
+    int rc = qsf_ring_append(r, buf, sizeof buf, &got, e);
+    if (rc == QSF_OK && got != f)
+        fail_msg("frame %" PRId64 " got FSN %" PRId64, f, got);
+    return rc;
+}
+
+static void append_ok(qsf_ring *r, int64_t from, int64_t to) {
+    for (int64_t f = from; f < to; f++) {
+        qsf_errinfo e;
+        if (append_frame(r, f, &e) != QSF_OK)
+            fail_msg("append %" PRId64 ": %s", f, e.msg);
+    }
+}
+
+/* Every frame from `from` to published is present, in order, intact. */
+static void check_frames(qsf_ring *r, int64_t from) {
+    qsf_ring_cursor c = {0};
+    assert_int_equal(qsf_ring_cursor_seek(r, &c, from), 0);
+    const uint8_t *p;
+    uint32_t len;
+    int64_t fsn, expect = from, v;
+    while (qsf_ring_cursor_next(r, &c, &p, &len, &fsn) == 1) {
+        memcpy(&v, p, 8);
+        if (fsn != expect || v != expect || len != 100)
+            fail_msg("frame %" PRId64 ": fsn %" PRId64 " payload %" PRId64, expect, fsn, v);
+        expect++;
+    }
+    qsf_ring_cursor_release(r, &c);
+    assert_int_equal(expect, qsf_ring_published_fsn(r) + 1);
+}
+
+/* ---- ENOSPC when preallocating a spare ---- */
+
+static _Atomic int nospace;
+static int maybe_enospc(int fd, off_t off, off_t len) {
+    if (atomic_load(&nospace))
+        return ENOSPC;
+    return posix_fallocate(fd, off, len);
+}
+
+static _Atomic int64_t fake_now;
+static int64_t fake_clock(void) {
+    return atomic_fetch_add(&fake_now, 50 * 1000000); /* 50 ms per reading */
+}
+
+static void enospc_spare_is_backpressure_then_retried(void **state) {
+    (void) state;
+    qsf_ring_opts o = sf_opts(4096, QSF_DUR_MEMORY);
+    o.append_deadline_ms = 5000;
+    qsf_ring *r = rt_open(&o);
+    RT_WAIT_UNTIL(rt_count_files("f", ".sfa") == 2); /* active + spare */
+    atomic_store(&nospace, 1);
+    QSF_OS->fallocate = maybe_enospc;
+    QSF_OS->mono_ns = fake_clock; /* the deadline passes without real waiting */
+    /* 37 frames of 108 bytes fill a 4 KiB segment; the spare takes the next 37. */
+    qsf_errinfo e;
+    int64_t f = 0;
+    int rc;
+    while ((rc = append_frame(r, f, &e)) == QSF_OK)
+        f++;
+    assert_int_equal(f, 74);
+    assert_int_equal(rc, QSF_E_FULL);
+    assert_true(e.flags & QSF_ERRF_RETRIABLE);
+    assert_non_null(strstr(e.msg, "cannot create a new segment"));
+    assert_non_null(strstr(e.msg, "pre-allocation failed"));
+    assert_int_equal(rt_count_files("f", ".sfa"), 2); /* no partial spare left behind */
+    check_frames(r, 0);
+
+    qsf_os_reset();            /* real clock and fallocate again */
+    atomic_store(&nospace, 0); /* the manager retries on its next tick */
+    append_ok(r, f, f + 100);
+    check_frames(r, 0);
+    assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
+}
+
+/* ---- EIO from a periodic checkpoint ---- */
+
+static _Atomic int sync_fails;
+static _Atomic uint64_t failed_msync_len, ok_msync_after_fail_len;
+static int maybe_eio_fdatasync(int fd) {
+    struct stat st; /* segment files only (1 MiB), not the dictionary */
+    if (atomic_load(&sync_fails) && fstat(fd, &st) == 0 && st.st_size == 1 << 20) {
+        errno = EIO;
+        return -1;
+    }
+    return fdatasync(fd);
+}
+static int maybe_eio_fdatasync_any(int fd) {
+    if (atomic_load(&sync_fails)) {
+        errno = EIO;
+        return -1;
+    }
+    return fdatasync(fd);
+}
+static int record_msync(void *addr, size_t len, int flags) {
+    if (len > 4096) { /* data ranges, not header pages */
+        if (atomic_load(&sync_fails))
+            atomic_store(&failed_msync_len, len);
+        else if (atomic_load(&failed_msync_len)) { /* the largest successful retry */
+            uint64_t cur = atomic_load(&ok_msync_after_fail_len);
+            while (cur < len && !atomic_compare_exchange_weak(&ok_msync_after_fail_len, &cur, len))
+                ;
+        }
+    }
+    return msync(addr, len, flags);
+}
+
+static void periodic_eio_latched_then_cleared(void **state) {
+    (void) state;
+    qsf_ring_opts o = sf_opts(1 << 20, QSF_DUR_PERIODIC);
+    qsf_ring *r = rt_open(&o);
+    QSF_OS->msync = record_msync;
+    QSF_OS->fdatasync = maybe_eio_fdatasync;
+    atomic_store(&sync_fails, 1);
+    append_ok(r, 0, 100); /* 10800 bytes published, not yet durable */
+    qsf_errinfo e;
+    int rc;
+    int64_t f = 100;
+    RT_WAIT_UNTIL((rc = append_frame(r, f, &e)) != QSF_OK || (f++, false));
+    assert_int_equal(rc, QSF_E_DURABILITY);
+    assert_non_null(strstr(e.msg, "fdatasync"));
+    assert_non_null(strstr(e.msg, "Input/output error"));
+    assert_int_equal(append_frame(r, f, &e), QSF_E_DURABILITY); /* stays latched */
+    uint64_t failed = atomic_load(&failed_msync_len);
+    assert_true(failed >= 100 * 108);
+
+    atomic_store(&sync_fails, 0); /* retried after min(interval, 1 s) */
+    RT_WAIT_UNTIL(append_frame(r, f, &e) == QSF_OK);
+    /* The retry covered the whole failed range again (re-dirtied, not skipped). */
+    assert_true(atomic_load(&ok_msync_after_fail_len) >= failed);
+    check_frames(r, 0);
+    qsf_os_reset();
+    assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
+}
+
+/* A rotation waits for the full segment's checkpoint; when that fails the
+ * waiting append gets the sync error, not a "ring full" at its deadline. */
+static void rotation_waiting_for_failed_checkpoint(void **state) {
+    (void) state;
+    qsf_ring_opts o = sf_opts(4096, QSF_DUR_PERIODIC);
+    o.sync_interval_ms = 60000; /* only the rotation asks for a checkpoint */
+    o.append_deadline_ms = 60000;
+    qsf_ring *r = rt_open(&o);
+    RT_WAIT_UNTIL(rt_count_files("f", ".sfa") == 2);
+    QSF_OS->fdatasync = maybe_eio_fdatasync_any;
+    atomic_store(&sync_fails, 1);
+    qsf_errinfo e;
+    int64_t f = 0;
+    int rc;
+    while ((rc = append_frame(r, f, &e)) == QSF_OK)
+        f++;
+    assert_int_equal(f, 37); /* one segment; the rotation needed a checkpoint */
+    assert_int_equal(rc, QSF_E_DURABILITY);
+    assert_null(strstr(e.msg, "ring full"));
+    atomic_store(&sync_fails, 0);
+    RT_WAIT_UNTIL(append_frame(r, f, &e) == QSF_OK); /* retried within min(interval, 1 s) */
+    check_frames(r, 0);
+    qsf_os_reset();
+    qsf_ring_close(r, NULL);
+}
+
+/* ---- short writes ---- */
+
+static ssize_t short_pwrite(int fd, const void *buf, size_t n, off_t off) {
+    return pwrite(fd, buf, n > 7 ? 7 : n, off);
+}
+
+static void short_writes_are_completed(void **state) {
+    (void) state;
+    qsf_ring_opts o = sf_opts(4096, QSF_DUR_APPEND);
+    QSF_OS->pwrite = short_pwrite; /* every side-file write arrives 7 bytes at a time */
+    qsf_ring *r = rt_open(&o);
+    const char *strs[] = {"alpha", "beta", "gamma"};
+    uint32_t lens[] = {5, 4, 5};
+    assert_int_equal(qsf_ring_symdict_append(r, 0, 3, strs, lens, NULL), QSF_OK);
+    append_ok(r, 0, 200); /* several rotations: manifest writes */
+    assert_int_equal(qsf_ring_barrier(r, NULL), QSF_OK);
+    qsf_ring_acknowledge(r, 99);
+    RT_WAIT_UNTIL(rt_count_files("f", ".sfa") <= 5); /* trim: watermark + manifest writes */
+    assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
+
+    qsf_recovery_report rep;
+    assert_int_equal(qsf_ring_open(&o, &r, &rep, NULL), QSF_OK);
+    assert_int_equal(qsf_ring_published_fsn(r), 199);
+    assert_true(qsf_ring_acked_fsn(r) >= 99);
+    assert_int_equal(qsf_ring_symdict_size(r), 3);
+    uint32_t len;
+    assert_string_equal(qsf_ring_symdict_entry(r, 2, &len), "gamma");
+    check_frames(r, qsf_ring_acked_fsn(r) + 1);
+    qsf_ring_close(r, NULL);
+}
+
+/* ---- unlink and directory-sync failures during trim ---- */
+
+static _Atomic int unlink_fails, dirsync_fails;
+static int maybe_failing_unlinkat(int dfd, const char *name, int flags) {
+    size_t l = strlen(name);
+    if (atomic_load(&unlink_fails) && l > 4 && strcmp(name + l - 4, ".sfa") == 0) {
+        errno = EIO;
+        return -1;
+    }
+    return unlinkat(dfd, name, flags);
+}
+
+static int maybe_failing_fsync(int fd) {
+    struct stat st;
+    if (atomic_load(&dirsync_fails) && fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+        errno = EIO;
+        return -1;
+    }
+    return fsync(fd);
+}
+
+static void trim_unlink_failure_keeps_invariants(void **state) {
+    (void) state;
+    qsf_ring_opts o = sf_opts(4096, QSF_DUR_MEMORY);
+    qsf_ring *r = rt_open(&o);
+    QSF_OS->unlinkat = maybe_failing_unlinkat;
+    atomic_store(&unlink_fails, 1);
+    append_ok(r, 0, 370); /* 10 segments */
+    uint64_t owned = qsf_ring_owned_bytes(r);
+    qsf_ring_acknowledge(r, 184); /* segments 0..4 */
+    usleep(50000);
+    /* The files stay, and stay counted, while their unlink fails. */
+    assert_true(rt_count_files("f", ".sfa") >= 10);
+    assert_true(qsf_ring_owned_bytes(r) >= owned - 4096);
+    append_ok(r, 370, 400);
+    check_frames(r, 185); /* nothing unacknowledged lost */
+
+    atomic_store(&unlink_fails, 0); /* retried with backoff */
+    RT_WAIT_UNTIL(rt_count_files("f", ".sfa") <= 8);
+    check_frames(r, 185);
+
+    /* A failing directory sync holds the next quantum back the same way. */
+    QSF_OS->fsync = maybe_failing_fsync;
+    atomic_store(&dirsync_fails, 1);
+    int before = rt_count_files("f", ".sfa");
+    qsf_ring_acknowledge(r, 300);
+    usleep(50000);
+    assert_int_equal(rt_count_files("f", ".sfa"), before);
+    check_frames(r, 301);
+    atomic_store(&dirsync_fails, 0);
+    RT_WAIT_UNTIL(rt_count_files("f", ".sfa") < before);
+    check_frames(r, 301);
+    qsf_os_reset();
+    qsf_ring_acknowledge(r, 399);
+    assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
+    assert_int_equal(rt_count_files("f", ".sfa"), 0);
+}
+
+/* The manifest head has moved past segments whose unlink failed; a close and a
+ * reopen must neither lose nor resurrect anything. */
+static void close_during_failures_then_reopen(void **state) {
+    (void) state;
+    qsf_ring_opts o = sf_opts(4096, QSF_DUR_MEMORY);
+    qsf_ring *r = rt_open(&o);
+    append_ok(r, 0, 370);
+    QSF_OS->unlinkat = maybe_failing_unlinkat;
+    atomic_store(&unlink_fails, 1);
+    qsf_ring_acknowledge(r, 184);
+    usleep(30000);
+    assert_true(rt_count_files("f", ".sfa") >= 10);
+    qsf_errinfo e;
+    assert_int_equal(qsf_ring_close(r, &e), QSF_OK); /* not drained: the tail stays */
+    atomic_store(&unlink_fails, 0);
+    qsf_os_reset();
+    qsf_recovery_report rep;
+    assert_int_equal(qsf_ring_open(&o, &r, &rep, &e), QSF_OK);
+    assert_int_equal(qsf_ring_published_fsn(r), 369);
+    int64_t acked = qsf_ring_acked_fsn(r);
+    assert_int_equal(acked, 184);
+    assert_true(rt_count_files("f", ".sfa") <= 7); /* leftovers below the head removed */
+    check_frames(r, acked + 1);
+    qsf_ring_acknowledge(r, 369);
+    assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(enospc_spare_is_backpressure_then_retried, rt_setup,
+                                        rt_teardown),
+        cmocka_unit_test_setup_teardown(periodic_eio_latched_then_cleared, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(rotation_waiting_for_failed_checkpoint, rt_setup,
+                                        rt_teardown),
+        cmocka_unit_test_setup_teardown(short_writes_are_completed, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(trim_unlink_failure_keeps_invariants, rt_setup,
+                                        rt_teardown),
+        cmocka_unit_test_setup_teardown(close_during_failures_then_reopen, rt_setup, rt_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

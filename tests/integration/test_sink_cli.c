@@ -1,0 +1,158 @@
+/* The qwp-sink executable: --help, a bad fault line, and a run with
+ * --fault-file, --append and a JSON summary on SIGTERM. argv[1] is the path of
+ * the qwp-sink binary. */
+#include "sinktest.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char *EXE;
+
+/* Runs the sink with args, stdout and stderr to files in dir; returns its pid. */
+static pid_t spawn(const char *dir, char *const *args) {
+    char out[300], err[300];
+    snprintf(out, sizeof out, "%s/stdout", dir);
+    snprintf(err, sizeof err, "%s/stderr", dir);
+    pid_t pid = fork();
+    if (pid == 0) {
+        freopen(out, "w", stdout);
+        freopen(err, "w", stderr);
+        execv(EXE, args);
+        _exit(127);
+    }
+    return pid;
+}
+
+static int wait_exit(pid_t pid) {
+    int st = 0;
+    waitpid(pid, &st, 0);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static char *slurp(const char *dir, const char *name) {
+    char p[300];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    size_t len;
+    uint8_t *b = tu_read_file(p, &len);
+    char *s = realloc(b, len + 1);
+    s[len] = '\0';
+    return s;
+}
+
+static void help_and_bad_fault(void **state) {
+    (void) state;
+    char dir[256];
+    tu_mkdtemp(dir, sizeof dir);
+    char *help[] = {(char *) EXE, "--help", NULL};
+    assert_int_equal(wait_exit(spawn(dir, help)), 0);
+    char *out = slurp(dir, "stdout");
+    assert_non_null(strstr(out, "close=CODE[:REASON]"));
+    assert_non_null(strstr(out, "--tls-cert"));
+    free(out);
+    char *bad[] = {(char *) EXE, "--port", "0", "--fault", "close=1011 after=soon", NULL};
+    assert_int_equal(wait_exit(spawn(dir, bad)), 2);
+    char *err = slurp(dir, "stderr");
+    assert_non_null(strstr(err, "'soon'"));
+    free(err);
+    tu_rmtree(dir);
+}
+
+/* Port from "qwp-sink: listening on 127.0.0.1:PORT" in stderr. */
+static uint16_t read_port(const char *dir) {
+    char path[300];
+    snprintf(path, sizeof path, "%s/stderr", dir);
+    for (int i = 0; i < 500; i++) {
+        char line[256] = "";
+        FILE *f = fopen(path, "r"); /* the child may not have created it yet */
+        if (f) {
+            if (!fgets(line, sizeof line, f))
+                line[0] = '\0';
+            fclose(f);
+        }
+        char *p = strstr(line, "127.0.0.1:");
+        int port = p ? atoi(p + 10) : 0;
+        if (port > 0)
+            return (uint16_t) port;
+        usleep(10000);
+    }
+    fail_msg("qwp-sink did not report its port");
+    return 0;
+}
+
+static void run_with_fault_file_and_summary(void **state) {
+    (void) state;
+    char dir[256], ff[300], rows[300];
+    tu_mkdtemp(dir, sizeof dir);
+    snprintf(ff, sizeof ff, "%s/faults", dir);
+    snprintf(rows, sizeof rows, "%s/rows.jsonl", dir);
+    const char *script = "# forged OK first, then a close after two frames\n"
+                         "forged-ok=9\n"
+                         "\n"
+                         "close=4002:enough after=2\n";
+    tu_write_file(ff, script, strlen(script));
+    char *args[] = {(char *) EXE,   "--port", "0", "--fault-file", ff, "--append", rows,
+                    "--key-column", "id",     NULL};
+    pid_t pid = spawn(dir, args);
+    uint16_t port = read_port(dir);
+    rawws w;
+    assert_int_equal(rawws_open(&w, port, NULL), 0);
+    st_expect_ok(&w, 9);
+    assert_int_equal(rawws_send_binary_n(&w, RAWWS_SENSORS, sizeof RAWWS_SENSORS, 2), 0);
+    st_expect_ok(&w, 1);
+    st_expect_close(&w, 4002);
+    rawws_close(&w);
+    kill(pid, SIGTERM);
+    assert_int_equal(wait_exit(pid), 0);
+    char *out = slurp(dir, "stdout");
+    assert_non_null(strstr(out, "\"connections\":1,"));
+    assert_non_null(strstr(out, "\"rows\":{\"sensors\":4}"));
+    assert_non_null(strstr(out, "\"closes\":1,"));
+    assert_non_null(strstr(out, "\"duplicates\":{\"sensors\":2}"));
+    free(out);
+    char *appended = slurp(dir, "rows.jsonl");
+    assert_non_null(strstr(appended, "{\"table\":\"sensors\",\"id\":\"1\",\"value\":\"1.3"));
+    free(appended);
+    tu_rmtree(dir);
+}
+
+static void periodic_stats(void **state) {
+    (void) state;
+    char dir[256];
+    tu_mkdtemp(dir, sizeof dir);
+    char *args[] = {(char *) EXE, "--port", "0", "--stats-every", "1", NULL};
+    pid_t pid = spawn(dir, args);
+    read_port(dir);
+    char path[300];
+    snprintf(path, sizeof path, "%s/stdout", dir);
+    int lines = 0;
+    for (int i = 0; i < 1000 && lines == 0; i++) {
+        usleep(10000);
+        FILE *f = fopen(path, "r");
+        char line[1024];
+        while (f && fgets(line, sizeof line, f))
+            lines += strstr(line, "{\"connections\":0,") == line;
+        if (f)
+            fclose(f);
+    }
+    assert_true(lines >= 1); /* a summary line before any signal */
+    kill(pid, SIGINT);
+    assert_int_equal(wait_exit(pid), 0);
+    tu_rmtree(dir);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fprintf(stderr, "usage: test_sink_cli PATH-TO-qwp-sink\n");
+        return 2;
+    }
+    EXE = argv[1];
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(help_and_bad_fault),
+        cmocka_unit_test(run_with_fault_file_and_summary),
+        cmocka_unit_test(periodic_stats),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
