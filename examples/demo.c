@@ -1,12 +1,12 @@
 /* qsf demo: store-and-forward through a server outage.
  *
  * Starts the bundled qwp-sink on a free loopback port, publishes rows of a
- * trades schema through a store-and-forward sender, takes the sink away for a
+ *  trades schema through a store-and-forward sender, takes the sink away for a
  * few seconds midway (every connection dropped, new ones refused) while the
  * producer keeps publishing, brings it back, and prints the throughput, the
  * outage, the frames replayed and the rows lost as counted by the sink.
  *
- *   demo [rows] [sf_dir]      (defaults: 2000000, a fresh directory under /tmp)
+ *   demo [rows] [sf_dir]      (defaults: 4000000, a fresh directory under /tmp)
  */
 #include "qsf.h"
 #include "sink.h"
@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define OUTAGE_MS 3000
+#define OUTAGE_MS 2500
 
 static const char *SYMBOLS[] = {"BTC-USD", "ETH-USD",  "SOL-USD", "XRP-USD",
                                 "ADA-USD", "DOGE-USD", "DOT-USD", "AVAX-USD"};
@@ -94,7 +94,7 @@ static qsf_sender *start_sender(uint16_t port, const char *dir) {
     return s;
 }
 
-/* The outage: starts at a third of the rows, ends OUTAGE_MS later. */
+/* The outage: starts at a fifth of the rows, ends OUTAGE_MS later. */
 typedef struct outage {
     qsink *sink;
     int phase; /* 0 before, 1 during, 2 after */
@@ -142,7 +142,7 @@ static void report(qsf_sender *s, qsink *sink, int64_t rows, double t0, double p
 }
 
 int main(int argc, char **argv) {
-    int64_t rows = argc > 1 ? atoll(argv[1]) : 2000000;
+    int64_t rows = argc > 1 ? atoll(argv[1]) : 4000000;
     char dir[256] = "/tmp/qsf-demo-XXXXXX";
     if (argc > 2)
         snprintf(dir, sizeof dir, "%s", argv[2]);
@@ -159,7 +159,7 @@ int main(int argc, char **argv) {
         if (rc != QSF_OK)
             die("publishing a row", rc, &e);
         if ((id & 1023) == 0) {
-            outage_step(&o, id, rows / 3);
+            outage_step(&o, id, rows / 5);
             if (now_s() - last >= 0.25) {
                 last = now_s();
                 progress(s, id + 1, t0, o.phase == 1 ? "OUTAGE" : "streaming");
@@ -172,7 +172,7 @@ int main(int argc, char **argv) {
         die("qsf_flush", rc, &e);
     double published_at = now_s();
     while (qsf_acked_fsn(s) < fsn || o.phase < 2) {
-        outage_step(&o, rows, rows / 3);
+        outage_step(&o, rows, rows / 5);
         progress(s, rows, t0, o.phase == 1 ? "OUTAGE" : "draining");
         usleep(100000);
     }

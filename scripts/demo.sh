@@ -8,4 +8,4 @@ cd "$(dirname "$0")/.."
 BUILD=${QSF_DEMO_BUILD:-build-demo}
 [ -d "$BUILD" ] || meson setup "$BUILD" -Dbuildtype=release -Dfault_injection=false -Dtests=false >/dev/null
 ninja -C "$BUILD" examples/demo >/dev/null
-exec "$BUILD/examples/demo" "${1:-2000000}"
+exec "$BUILD/examples/demo" "${1:-4000000}"
