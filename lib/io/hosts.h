@@ -1,0 +1,69 @@
+/* Failover ranking over the `addr` list (sf-behaviour.md §7.2-§7.4).
+ *
+ * Each address has a state; a round tries every address once, best state first
+ * (HEALTHY < UNKNOWN < TRANSIENT_REJECT < TRANSPORT_ERROR < TOPOLOGY_REJECT), ties
+ * in `addr` order, the last host that worked first of all (sticky healthy). When a
+ * round is exhausted the caller sleeps qsf_hosts_round_sleep_ms() and a new round
+ * starts with a fresh ranking. Backoff doubles per exhausted round from `initial`
+ * to `max`, with equal jitter: the sleep is b + uniform[0, b). A round in which
+ * every host was role-rejected sleeps one fixed `initial` instead. Single-threaded
+ * (the I/O thread). */
+#ifndef QSF_IO_HOSTS_H
+#define QSF_IO_HOSTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum qsf_host_state {
+    QSF_HOST_HEALTHY = 0,
+    QSF_HOST_UNKNOWN = 1,
+    QSF_HOST_TRANSIENT_REJECT = 2,
+    QSF_HOST_TRANSPORT_ERROR = 3,
+    QSF_HOST_TOPOLOGY_REJECT = 4,
+};
+
+/* Outcome of one connection attempt. */
+enum qsf_host_outcome {
+    QSF_ATTEMPT_OK = 0,
+    QSF_ATTEMPT_TRANSPORT = 1,    /* TCP/TLS/timeout/non-101/invalid 101/no durable */
+    QSF_ATTEMPT_ROLE_CATCHUP = 2, /* 421 + PRIMARY_CATCHUP */
+    QSF_ATTEMPT_ROLE_OTHER = 3,   /* 421 + any other role */
+    QSF_ATTEMPT_AUTH = 4,         /* 401 / 403: ends the round, state unchanged */
+};
+
+#define QSF_HOSTS_MAX 64
+
+typedef struct qsf_hosts {
+    int n;
+    uint8_t state[QSF_HOSTS_MAX];
+    int order[QSF_HOSTS_MAX]; /* ranking of the current round */
+    int pos;                  /* next index into order; n = round exhausted */
+    int sticky;               /* last host that worked, -1 if none */
+    int role_rejects;         /* role rejects in the current round */
+    int attempts;             /* attempts in the current round */
+    int64_t initial_ms, max_ms, backoff_ms;
+    uint64_t rng;
+} qsf_hosts;
+
+void qsf_hosts_init(qsf_hosts *h, int n, int64_t initial_ms, int64_t max_ms, uint64_t seed);
+
+/* Next host of the current round (starting a round if none is active), or -1
+ * when the round is exhausted (sleep, then call qsf_hosts_new_round). */
+int qsf_hosts_next(qsf_hosts *h);
+
+/* Records the outcome of an attempt on host i. */
+void qsf_hosts_report(qsf_hosts *h, int i, int outcome);
+
+/* Demotes a host that broke after its upgrade (mid-stream) to TRANSPORT_ERROR. */
+void qsf_hosts_demote(qsf_hosts *h, int i);
+
+/* Sleep before the next round, and advances the backoff (doubling, capped). */
+int64_t qsf_hosts_round_sleep_ms(qsf_hosts *h);
+
+/* Starts a fresh round (ranking recomputed). */
+void qsf_hosts_new_round(qsf_hosts *h);
+
+/* Equal jitter: b + uniform[0, b). Shared with poison pacing. */
+int64_t qsf_jitter_ms(uint64_t *rng, int64_t b);
+
+#endif

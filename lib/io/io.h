@@ -1,0 +1,91 @@
+/* The I/O thread (sf-behaviour.md §5-§8, §10, §14): connects, sends dictionary
+ * catch-up frames, replays from ackedFsn + 1 and streams live frames in strict FSN
+ * order, maps cumulative OKs (or durable acks) back to FSNs and acknowledges them
+ * in the ring, reconnects forever with backoff and failover, applies the error
+ * policies and the poison-frame detector.
+ *
+ * Threads: qsf_io_start / qsf_io_stop / qsf_io_free on the owner's thread;
+ * qsf_io_wake from the producer after each append (a coalesced
+ * lws_cancel_service); the gauges, qsf_io_wait, pause/resume from any thread. */
+#ifndef QSF_IO_IO_H
+#define QSF_IO_IO_H
+
+#include "inbox.h"
+#include "qsf.h"
+#include "sf/ring.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct qsf_io qsf_io;
+
+enum qsf_io_initial { QSF_IO_INIT_OFF = 0, QSF_IO_INIT_ON = 1, QSF_IO_INIT_ASYNC = 2 };
+
+typedef struct qsf_io_addr {
+    const char *host;
+    int port;
+} qsf_io_addr;
+
+typedef struct qsf_io_opts {
+    const qsf_io_addr *addrs; /* copied */
+    int n_addrs;
+    bool tls, tls_verify;
+    const char *tls_roots;
+    const char *authorization; /* full header value or NULL (copied, never logged) */
+    const char *client_id;
+    bool request_durable_ack;
+    int64_t connect_timeout_ms; /* <= 0: operating-system default */
+    int64_t auth_timeout_ms;
+    int64_t keepalive_ms; /* durable_ack_keepalive_interval_millis; <= 0 disables */
+    int64_t backoff_initial_ms, backoff_max_ms;
+    int64_t reconnect_max_duration_ms; /* initial_connect_retry=on only */
+    int max_frame_rejections;
+    int64_t poison_window_ms;
+    int initial_mode; /* enum qsf_io_initial */
+    /* recovered aborted tail (frames never sent): (commit_boundary, tail_end] */
+    int64_t commit_boundary_fsn;
+    int64_t tail_end_fsn;
+    int64_t recovered_published_fsn; /* frames up to it count as replayed */
+    bool self_sufficient;            /* frames carry their own dictionary: no catch-up */
+} qsf_io_opts;
+
+/* Starts the thread and, for initial modes off/on, waits for the first
+ * connection (QSF_E_CONNECT / QSF_E_AUTH / QSF_E_TLS / QSF_E_PROTOCOL when it
+ * fails; the thread is stopped and freed then). */
+int qsf_io_start(const qsf_io_opts *opts, qsf_ring *ring, qsf_inbox *inbox, qsf_io **out,
+                 qsf_errinfo *err);
+
+/* Producer: frames were appended. Coalesced: at most one lws_cancel_service per
+ * I/O-thread wakeup. */
+void qsf_io_wake(qsf_io *io);
+
+/* Sends CLOSE 1000 if connected (bounded), stops and joins the thread. */
+void qsf_io_stop(qsf_io *io);
+void qsf_io_free(qsf_io *io);
+
+/* The latched terminal error (copied into err), or QSF_OK. Any thread. */
+int qsf_io_terminal(const qsf_io *io, qsf_errinfo *err);
+
+/* Highest FSN covered by an OK (-1 if none). Any thread. */
+int64_t qsf_io_highest_ok(const qsf_io *io);
+
+/* X-QWP-Max-Batch-Size of the current/last connection, 0 if not advertised. */
+int64_t qsf_io_max_batch(const qsf_io *io);
+
+bool qsf_io_durable(const qsf_io *io);
+
+/* Waits until the watermark of `level` (OK: highestOkFsn, DURABLE: ackedFsn)
+ * reaches fsn. The timeout counts time without progress (qsf_wait), or from the
+ * start when `absolute` (close drain). */
+int qsf_io_wait(qsf_io *io, int64_t fsn, int level, int64_t timeout_ms, bool absolute,
+                qsf_errinfo *err);
+
+void qsf_io_pause(qsf_io *io, bool pause);
+
+/* Fills the I/O part of the stats. */
+void qsf_io_stats(const qsf_io *io, qsf_stats *out);
+
+/* Status line for a QSF_E_FULL message (qsf_ring_status_fn). */
+void qsf_io_status(void *io, char *buf, size_t cap);
+
+#endif

@@ -1,0 +1,117 @@
+/* Status/category/policy table, poison-frame detector and pacing (§8). */
+#include "io/policy.h"
+
+#include "io/hosts.h"
+#include "os/os.h"
+#include "qsf.h"
+
+int qsf_status_category(int status) {
+    switch (status) {
+    case 0x03:
+        return QSF_CAT_SCHEMA_MISMATCH;
+    case 0x05:
+        return QSF_CAT_PARSE_ERROR;
+    case 0x06:
+        return QSF_CAT_INTERNAL_ERROR;
+    case 0x08:
+        return QSF_CAT_SECURITY_ERROR;
+    case 0x09:
+        return QSF_CAT_WRITE_ERROR;
+    case 0x0C:
+        return QSF_CAT_NOT_WRITABLE;
+    case 0x0D:
+        return QSF_CAT_DICTIONARY_GAP;
+    default:
+        return QSF_CAT_UNKNOWN; /* fail open */
+    }
+}
+
+int qsf_category_policy(int category) {
+    switch (category) {
+    case QSF_CAT_SCHEMA_MISMATCH:
+    case QSF_CAT_PARSE_ERROR:
+    case QSF_CAT_SECURITY_ERROR:
+    case QSF_CAT_PROTOCOL_VIOLATION:
+        return QSF_POLICY_TERMINAL;
+    case QSF_CAT_NOT_WRITABLE:
+        return QSF_POLICY_RETRIABLE_OTHER;
+    case QSF_CAT_DATA_LOSS:
+        return QSF_POLICY_ABANDONED;
+    default:
+        return QSF_POLICY_RETRIABLE;
+    }
+}
+
+const char *qsf_category_name(int category) {
+    switch (category) {
+    case QSF_CAT_SCHEMA_MISMATCH:
+        return "SCHEMA_MISMATCH";
+    case QSF_CAT_PARSE_ERROR:
+        return "PARSE_ERROR";
+    case QSF_CAT_INTERNAL_ERROR:
+        return "INTERNAL_ERROR";
+    case QSF_CAT_SECURITY_ERROR:
+        return "SECURITY_ERROR";
+    case QSF_CAT_WRITE_ERROR:
+        return "WRITE_ERROR";
+    case QSF_CAT_NOT_WRITABLE:
+        return "NOT_WRITABLE";
+    case QSF_CAT_DICTIONARY_GAP:
+        return "DICTIONARY_GAP";
+    case QSF_CAT_PROTOCOL_VIOLATION:
+        return "PROTOCOL_VIOLATION";
+    case QSF_CAT_DATA_LOSS:
+        return "DATA_LOSS";
+    default:
+        return "UNKNOWN";
+    }
+}
+
+void qsf_poison_init(qsf_poison *p, int max_strikes, int64_t window_ms) {
+    p->max_strikes = max_strikes < 1 ? 1 : max_strikes;
+    p->window_ms = window_ms < 0 ? 0 : window_ms;
+    p->suspect = -1;
+    p->strikes = 0;
+    p->first_ns = 0;
+}
+
+bool qsf_poison_strike(qsf_poison *p, int64_t fsn) {
+    int64_t now = QSF_OS->mono_ns();
+    if (fsn != p->suspect) {
+        p->suspect = fsn; /* a different frame restarts the count and the clock */
+        p->strikes = 0;
+        p->first_ns = now;
+    }
+    p->strikes++;
+    return p->strikes >= p->max_strikes && now - p->first_ns >= p->window_ms * 1000000;
+}
+
+void qsf_poison_ok(qsf_poison *p, int64_t ok_fsn) {
+    if (p->suspect >= 0 && ok_fsn >= p->suspect) {
+        p->suspect = -1;
+        p->strikes = 0;
+    }
+}
+
+static int64_t doubled(int shift, int64_t initial_ms, int64_t max_ms) {
+    if (shift > 6)
+        shift = 6;
+    int64_t b = initial_ms << (shift < 0 ? 0 : shift);
+    return b > max_ms ? max_ms : b;
+}
+
+int64_t qsf_pacing_ms(int strikes, int64_t initial_ms, int64_t max_ms, uint64_t *rng) {
+    return qsf_jitter_ms(rng, doubled(strikes - 1, initial_ms, max_ms));
+}
+
+int64_t qsf_recycle_delay_ms(qsf_recycle_pacer *rp, int64_t progress, int64_t initial_ms,
+                             int64_t max_ms, uint64_t *rng) {
+    if (progress != rp->last_progress) {
+        rp->last_progress = progress;
+        rp->zero_progress = 0;
+    }
+    int n = rp->zero_progress++;
+    if (n == 0)
+        return 0;
+    return qsf_jitter_ms(rng, doubled(n - 1, initial_ms, max_ms));
+}

@@ -1,0 +1,486 @@
+/* libwebsockets client glue: one context per sender, owned by the I/O thread. */
+#include "io/ws.h"
+
+#include "io/wsmask.h"
+
+#include "err.h"
+#include "log.h"
+#include "qwp/utf8.h"
+
+#include <errno.h>
+#include <libwebsockets.h>
+#include <linux/sockios.h>
+#include <openssl/rand.h>
+#include <poll.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define QSF_WS_PATH       "/write/v4"
+#define QSF_WS_PROTO_NAME "qsf-qwp"
+#define QSF_WS_RX_MAX     (16u << 20) /* no response is anywhere near this */
+
+struct qsf_ws {
+    struct lws_context *ctx;
+    struct lws *wsi;
+    struct lws_protocols protocols[2];
+    qsf_ws_conf conf;
+    qsf_ws_hooks hooks;
+    void *user;
+    lws_sorted_usec_list_t tick;
+    bool active;   /* an attempt or a connection exists */
+    bool open;     /* upgrade done */
+    int close_out; /* code to send from the next writable callback, 0 = none */
+    int close_in;  /* code the peer sent, 0 = none yet */
+    char close_reason[128];
+    qsf_ws_hs hs;
+    char host_hdr[300];
+    uint8_t *rx;
+    size_t rx_len, rx_cap;
+    bool rx_binary, rx_broken;
+    uint8_t keys[4096]; /* masking keys from OpenSSL's CSPRNG, 4 bytes each */
+    size_t key_pos;
+};
+
+size_t qsf_ws_pre(void) {
+    return LWS_PRE;
+}
+
+/* The last lws error line of this thread: TLS verification failures are only
+ * explained there, so a failed attempt quotes it. */
+static _Thread_local char last_lws_error[200];
+
+static void lws_log_emit(int level, const char *line) {
+    size_t n = strlen(line);
+    while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+        n--;
+    if (level == LLL_ERR)
+        snprintf(last_lws_error, sizeof last_lws_error, "%.*s", (int) n, line);
+    QSF_LOGD("lws%s: %.*s", level == LLL_ERR ? " error" : "", (int) n, line);
+}
+
+/* lws logging is process-wide: route it once, at debug level. */
+static void route_lws_logs(void) {
+    static atomic_flag done = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&done))
+        lws_set_log_level(LLL_ERR | LLL_WARN, lws_log_emit);
+}
+
+/* ---- handshake ---- */
+
+static int add_header(struct lws *wsi, const char *name, const char *val, unsigned char **p,
+                      unsigned char *end) {
+    return lws_add_http_header_by_name(wsi, (const unsigned char *) name,
+                                       (const unsigned char *) val, (int) strlen(val), p, end);
+}
+
+/* X-QWP-* and Authorization after the standard upgrade lines (§1.2 order). */
+static int append_headers(qsf_ws *ws, struct lws *wsi, unsigned char **p, unsigned char *end) {
+    if (add_header(wsi, "X-QWP-Max-Version:", "1", p, end) ||
+        add_header(wsi, "X-QWP-Client-Id:", ws->conf.client_id, p, end))
+        return -1;
+    if (ws->conf.request_durable_ack &&
+        add_header(wsi, "X-QWP-Request-Durable-Ack:", "true", p, end))
+        return -1;
+    if (ws->conf.authorization && add_header(wsi, "Authorization:", ws->conf.authorization, p, end))
+        return -1;
+    return 0;
+}
+
+/* Copies a response header (name lower-case with the colon) trimmed; "" if absent. */
+static void custom_header(struct lws *wsi, const char *name, char *out, size_t cap) {
+    out[0] = 0;
+    int n = lws_hdr_custom_length(wsi, name, (int) strlen(name));
+    if (n <= 0 || (size_t) n >= cap)
+        return;
+    if (lws_hdr_custom_copy(wsi, out, (int) cap, name, (int) strlen(name)) < 0) {
+        out[0] = 0;
+        return;
+    }
+    size_t s = 0, e = strlen(out);
+    while (s < e && (out[s] == ' ' || out[s] == '\t'))
+        s++;
+    while (e > s && (out[e - 1] == ' ' || out[e - 1] == '\t'))
+        e--;
+    memmove(out, out + s, e - s);
+    out[e - s] = 0;
+}
+
+/* Decimal integer, whole string; -1 if malformed. */
+static int64_t parse_decimal(const char *s) {
+    if (!*s)
+        return -1;
+    int64_t v = 0;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9' || v > (INT64_MAX - 9) / 10)
+            return -1;
+        v = v * 10 + (*s - '0');
+    }
+    return v;
+}
+
+static void read_handshake(qsf_ws *ws, struct lws *wsi) {
+    char v[64];
+    memset(&ws->hs, 0, sizeof ws->hs);
+    custom_header(wsi, "x-qwp-version:", v, sizeof v);
+    ws->hs.version = v[0] ? (int) parse_decimal(v) : 1;
+    custom_header(wsi, "x-qwp-max-batch-size:", v, sizeof v);
+    int64_t mb = parse_decimal(v);
+    ws->hs.max_batch = mb > 0 ? mb : 0;
+    custom_header(wsi, "x-qwp-durable-ack:", v, sizeof v);
+    ws->hs.durable_granted = ws->conf.request_durable_ack && strcasecmp(v, "enabled") == 0;
+    custom_header(wsi, "x-questdb-role:", ws->hs.role, sizeof ws->hs.role);
+}
+
+static void fail_attempt(qsf_ws *ws, struct lws *wsi, const char *why) {
+    qsf_ws_fail f;
+    memset(&f, 0, sizeof f);
+    if (wsi) {
+        f.http_status = (int) lws_http_client_http_response(wsi);
+        custom_header(wsi, "x-questdb-role:", f.role, sizeof f.role);
+    }
+    snprintf(f.reason, sizeof f.reason, "%s", why && *why ? why : "connection failed");
+    f.tls = ws->conf.tls &&
+            (strstr(f.reason, "SSL") || strstr(f.reason, "ssl") || strstr(f.reason, "TLS") ||
+             strstr(f.reason, "tls") || strstr(f.reason, "certificate"));
+    if (f.http_status == 101 || f.http_status < 0)
+        f.http_status = 0;
+    if (f.tls && strstr(last_lws_error, "SSL error: ")) {
+        const char *d = strstr(last_lws_error, "SSL error: ") + 11;
+        size_t dl = strcspn(d, "(");
+        while (dl && d[dl - 1] == ' ')
+            dl--;
+        snprintf(f.reason, sizeof f.reason,
+                 "%.*s (server certificate not trusted: set tls_roots "
+                 "to the CA file that signed it)",
+                 (int) (dl > 120 ? 120 : dl), d);
+    }
+    last_lws_error[0] = 0;
+    ws->active = false;
+    ws->wsi = NULL;
+    ws->hooks.on_connect_fail(ws->user, &f);
+}
+
+/* ---- receive ---- */
+
+static void rx_append(qsf_ws *ws, struct lws *wsi, const void *in, size_t len) {
+    if (lws_is_first_fragment(wsi)) {
+        ws->rx_len = 0;
+        ws->rx_broken = false;
+        ws->rx_binary = lws_frame_is_binary(wsi);
+    }
+    if (ws->rx_broken)
+        return;
+    if (!ws->rx_binary || ws->rx_len + len > QSF_WS_RX_MAX) {
+        ws->rx_broken = true;
+        ws->hooks.on_violation(ws->user, ws->rx_binary ? "server message larger than 16 MiB"
+                                                       : "text frame from the server");
+        return;
+    }
+    if (ws->rx_len + len > ws->rx_cap) {
+        size_t cap = ws->rx_cap ? ws->rx_cap : 4096;
+        while (cap < ws->rx_len + len)
+            cap *= 2;
+        uint8_t *nb = realloc(ws->rx, cap);
+        if (!nb) {
+            ws->rx_broken = true;
+            ws->hooks.on_violation(ws->user, "out of memory reassembling a server message");
+            return;
+        }
+        ws->rx = nb;
+        ws->rx_cap = cap;
+    }
+    memcpy(ws->rx + ws->rx_len, in, len);
+    ws->rx_len += len;
+    if (lws_is_final_fragment(wsi) && lws_remaining_packet_payload(wsi) == 0)
+        ws->hooks.on_message(ws->user, ws->rx, ws->rx_len);
+}
+
+/* Close codes a peer may put on the wire (RFC 6455 §7.4). */
+static bool close_code_valid(int c) {
+    return (c >= 1000 && c <= 1003) || (c >= 1007 && c <= 1014) || (c >= 3000 && c <= 4999);
+}
+
+static void peer_close(qsf_ws *ws, const uint8_t *in, size_t len) {
+    ws->close_in = 1005;
+    ws->close_reason[0] = 0;
+    if (len == 0)
+        return;
+    int code = len >= 2 ? (in[0] << 8 | in[1]) : 0;
+    if (len == 1 || !close_code_valid(code) || !qsf_utf8_valid((const char *) in + 2, len - 2) ||
+        len > 125) {
+        ws->hooks.on_violation(ws->user, "malformed close payload from the server");
+        return;
+    }
+    ws->close_in = code;
+    size_t rl = len - 2 < sizeof ws->close_reason - 1 ? len - 2 : sizeof ws->close_reason - 1;
+    memcpy(ws->close_reason, in + 2, rl);
+    ws->close_reason[rl] = 0;
+}
+
+static void connection_ended(qsf_ws *ws) {
+    bool was_open = ws->open;
+    ws->active = ws->open = false;
+    ws->wsi = NULL;
+    if (was_open)
+        ws->hooks.on_closed(ws->user, ws->close_in ? ws->close_in : 1006, ws->close_reason);
+    else
+        fail_attempt(ws, NULL, "connection closed during the upgrade");
+}
+
+/* ---- the callback ---- */
+
+static int on_writeable(qsf_ws *ws, struct lws *wsi) {
+    if (ws->close_out) {
+        lws_close_reason(wsi, (enum lws_close_status) ws->close_out, NULL, 0);
+        ws->close_out = 0;
+        return -1;
+    }
+    ws->hooks.on_writable(ws->user);
+    return 0;
+}
+
+static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+                       size_t len) {
+    qsf_ws *ws = lws_context_user(lws_get_context(wsi));
+    if (!ws)
+        return 0;
+    switch (reason) {
+    case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
+        ws->hooks.on_wake(ws->user);
+        return 0;
+    case LWS_CALLBACK_CLIENT_APPEND_HANDSHAKE_HEADER:
+        return append_headers(ws, wsi, (unsigned char **) in, *(unsigned char **) in + len);
+    case LWS_CALLBACK_CLIENT_FILTER_PRE_ESTABLISH:
+        read_handshake(ws, wsi);
+        return 0;
+    case LWS_CALLBACK_CLIENT_ESTABLISHED:
+        ws->open = true;
+        ws->close_in = 0;
+        ws->hooks.on_open(ws->user, &ws->hs);
+        return 0;
+    case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
+        if (ws->active)
+            fail_attempt(ws, wsi, in ? (const char *) in : NULL);
+        return 0;
+    case LWS_CALLBACK_CLIENT_RECEIVE:
+        rx_append(ws, wsi, in, len);
+        return 0;
+    case LWS_CALLBACK_CLIENT_WRITEABLE:
+        return on_writeable(ws, wsi);
+    case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
+        peer_close(ws, in, len);
+        return 0;
+    case LWS_CALLBACK_CLIENT_CLOSED:
+    case LWS_CALLBACK_WSI_DESTROY:
+        if (ws->active && (ws->wsi == wsi || ws->wsi == NULL))
+            connection_ended(ws);
+        return 0;
+    default:
+        return 0;
+    }
+    (void) user;
+}
+
+/* ---- lifecycle ---- */
+
+static void tick_cb(lws_sorted_usec_list_t *sul) {
+    qsf_ws *ws = lws_container_of(sul, qsf_ws, tick);
+    ws->hooks.on_tick(ws->user);
+}
+
+int qsf_ws_new(const qsf_ws_conf *conf, const qsf_ws_hooks *hooks, void *user, qsf_ws **out,
+               qsf_errinfo *err) {
+    route_lws_logs();
+    qsf_ws *ws = calloc(1, sizeof *ws);
+    if (!ws)
+        return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "out of memory creating the WebSocket client");
+    ws->conf = *conf;
+    ws->hooks = *hooks;
+    ws->user = user;
+    ws->key_pos = sizeof ws->keys; /* filled on first use */
+    ws->protocols[0].name = QSF_WS_PROTO_NAME;
+    ws->protocols[0].callback = ws_callback;
+    struct lws_context_creation_info info;
+    memset(&info, 0, sizeof info);
+    info.port = CONTEXT_PORT_NO_LISTEN;
+    info.protocols = ws->protocols;
+    info.gid = (gid_t) -1;
+    info.uid = (uid_t) -1;
+    info.user = ws;
+    info.fd_limit_per_thread = 16;
+    info.timeout_secs = 300; /* qsf enforces its own connect/auth deadlines */
+    if (conf->tls) {
+        info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
+        info.client_ssl_ca_filepath = conf->tls_roots;
+    }
+    ws->ctx = lws_create_context(&info);
+    if (!ws->ctx) {
+        free(ws);
+        return qsf_err_set(err, conf->tls ? QSF_E_TLS : QSF_E_INTERNAL, 0, 0,
+                           conf->tls && conf->tls_roots
+                               ? "cannot create the TLS client context (tls_roots=%s unreadable "
+                                 "or not PEM?)"
+                               : "cannot create the WebSocket client context%s",
+                           conf->tls && conf->tls_roots ? conf->tls_roots : "");
+    }
+    *out = ws;
+    return QSF_OK;
+}
+
+void qsf_ws_free(qsf_ws *ws) {
+    if (!ws)
+        return;
+    lws_sul_cancel(&ws->tick);
+    struct lws_context *ctx = ws->ctx;
+    ws->active = false;
+    lws_context_destroy(ctx);
+    free(ws->rx);
+    free(ws);
+}
+
+int qsf_ws_connect(qsf_ws *ws, const char *host, int port, qsf_errinfo *err) {
+    struct lws_client_connect_info ci;
+    memset(&ci, 0, sizeof ci);
+    snprintf(ws->host_hdr, sizeof ws->host_hdr, "%s:%d", host, port);
+    ci.context = ws->ctx;
+    ci.address = host;
+    ci.port = port;
+    ci.path = QSF_WS_PATH;
+    ci.host = ws->host_hdr;
+    ci.local_protocol_name = QSF_WS_PROTO_NAME; /* binds our callback; sends no subprotocol */
+    ci.ietf_version_or_minus_one = -1;
+    if (ws->conf.tls) {
+        ci.ssl_connection = LCCSCF_USE_SSL;
+        if (!ws->conf.tls_verify)
+            ci.ssl_connection |= LCCSCF_ALLOW_SELFSIGNED | LCCSCF_SKIP_SERVER_CERT_HOSTNAME_CHECK |
+                                 LCCSCF_ALLOW_EXPIRED | LCCSCF_ALLOW_INSECURE;
+    }
+    ws->active = true;
+    ws->open = false;
+    ws->close_out = ws->close_in = 0;
+    ws->close_reason[0] = 0;
+    ws->rx_len = 0;
+    struct lws *wsi = lws_client_connect_via_info(&ci);
+    if (!wsi && ws->active) {
+        fail_attempt(ws, NULL, "cannot start the connection");
+        return qsf_err_set(err, QSF_E_CONNECT, QSF_ERRF_RETRIABLE, 0, "cannot connect to %s",
+                           ws->host_hdr);
+    }
+    if (ws->active)
+        ws->wsi = wsi;
+    return QSF_OK;
+}
+
+bool qsf_ws_active(const qsf_ws *ws) {
+    return ws->active;
+}
+
+/* ---- fast send path (plain ws) ----
+ * lws masks client payloads one byte at a time, which costs more than the rest
+ * of the I/O thread together. For plain connections qsf writes the frame itself
+ * (header in the LWS_PRE headroom, payload masked 8 bytes at a time) when lws
+ * holds no partial write and the kernel send buffer has room for the whole
+ * frame, so a frame never stays half-written when control returns to lws
+ * (which may then write a PONG or a CLOSE of its own). */
+
+static const uint8_t *next_key(qsf_ws *ws) {
+    if (ws->key_pos + 4 > sizeof ws->keys) {
+        if (RAND_bytes(ws->keys, sizeof ws->keys) != 1)
+            return NULL;
+        ws->key_pos = 0;
+    }
+    ws->key_pos += 4;
+    return ws->keys + ws->key_pos - 4;
+}
+
+static bool kernel_room_for(int fd, size_t n) {
+    int sndbuf = 0, outq = 0;
+    socklen_t l = sizeof sndbuf;
+    if (getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, &l) != 0 || ioctl(fd, SIOCOUTQ, &outq) != 0)
+        return false;
+    return outq >= 0 && sndbuf > 0 && (size_t) sndbuf > (size_t) outq + n;
+}
+
+/* Writes p[0..n) completely; waits for POLLOUT (bounded) on a short write. */
+static int send_all(int fd, const uint8_t *p, size_t n) {
+    for (int waits = 0; n > 0;) {
+        ssize_t k = send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (k > 0) {
+            p += k;
+            n -= (size_t) k;
+            continue;
+        }
+        if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+            return -1;
+        struct pollfd pf = {fd, POLLOUT, 0};
+        if (++waits > 50 || poll(&pf, 1, 100) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static bool fast_path_ok(qsf_ws *ws, size_t len) {
+    return !ws->conf.tls && !lws_partial_buffered(ws->wsi) &&
+           kernel_room_for(lws_get_socket_fd(ws->wsi), len + QSF_WS_HDR_MAX);
+}
+
+static int fast_send(qsf_ws *ws, uint8_t *buf, size_t len, const uint8_t *key) {
+    uint8_t *payload = buf + LWS_PRE;
+    qsf_ws_mask(payload, len, key);
+    size_t h = qsf_ws_put_header(payload, len, key);
+    return send_all(lws_get_socket_fd(ws->wsi), payload - h, h + len);
+}
+
+int qsf_ws_send_binary(qsf_ws *ws, uint8_t *buf, size_t len) {
+    if (!ws->wsi || !ws->open)
+        return -1;
+    const uint8_t *key;
+    if (fast_path_ok(ws, len) && (key = next_key(ws)) != NULL)
+        return fast_send(ws, buf, len, key);
+    int n = lws_write(ws->wsi, buf + LWS_PRE, len, LWS_WRITE_BINARY);
+    return n < 0 || (size_t) n < len ? -1 : 0;
+}
+
+int qsf_ws_send_ping(qsf_ws *ws) {
+    uint8_t buf[LWS_PRE + 4];
+    if (!ws->wsi || !ws->open)
+        return -1;
+    return lws_write(ws->wsi, buf + LWS_PRE, 0, LWS_WRITE_PING) < 0 ? -1 : 0;
+}
+
+bool qsf_ws_choked(const qsf_ws *ws) {
+    return ws->wsi && (lws_partial_buffered(ws->wsi) || lws_send_pipe_choked(ws->wsi));
+}
+
+void qsf_ws_want_writable(qsf_ws *ws) {
+    if (ws->wsi)
+        lws_callback_on_writable(ws->wsi);
+}
+
+void qsf_ws_close(qsf_ws *ws, int code, bool abort) {
+    if (!ws->wsi)
+        return;
+    if (abort || !ws->open) {
+        lws_set_timeout(ws->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+        return;
+    }
+    ws->close_out = code;
+    lws_callback_on_writable(ws->wsi);
+}
+
+void qsf_ws_service(qsf_ws *ws) {
+    lws_service(ws->ctx, 0);
+}
+
+void qsf_ws_cancel(qsf_ws *ws) {
+    lws_cancel_service(ws->ctx);
+}
+
+void qsf_ws_tick_in(qsf_ws *ws, int64_t us) {
+    lws_sul_schedule(ws->ctx, 0, &ws->tick, tick_cb, us);
+}

@@ -1,0 +1,96 @@
+/* libwebsockets client glue (qwp-ingress.md §1, §9).
+ *
+ * One lws_context per sender, created, serviced and destroyed by the I/O thread
+ * only. The upgrade request carries exactly the qsf headers of §1.2 (no Origin,
+ * no Sec-WebSocket-Protocol, no Sec-WebSocket-Extensions). Complete server
+ * messages are reassembled before the hooks see them; control frames between
+ * fragments are handled by lws. Other threads may only call qsf_ws_cancel(),
+ * which is lws_cancel_service(). */
+#ifndef QSF_IO_WS_H
+#define QSF_IO_WS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "qsf.h"
+
+typedef struct qsf_ws qsf_ws;
+
+typedef struct qsf_ws_conf {
+    bool tls;
+    bool tls_verify;           /* false only with tls_verify=unsafe_off */
+    const char *tls_roots;     /* PEM CA file, NULL = system store */
+    const char *authorization; /* full header value ("Basic ..." / "Bearer ..."), or NULL */
+    const char *client_id;     /* X-QWP-Client-Id value */
+    bool request_durable_ack;
+} qsf_ws_conf;
+
+/* What the 101 said (§1.3-§1.4). */
+typedef struct qsf_ws_hs {
+    int version;       /* X-QWP-Version, default 1 */
+    int64_t max_batch; /* X-QWP-Max-Batch-Size, 0 = not advertised */
+    bool durable_granted;
+    char role[32]; /* X-QuestDB-Role or "" */
+} qsf_ws_hs;
+
+/* A failed attempt (§1.5): http_status 0 for transport failures. */
+typedef struct qsf_ws_fail {
+    int http_status;
+    bool tls; /* the failure happened in TLS (handshake or verification) */
+    char role[32];
+    char reason[256];
+} qsf_ws_fail;
+
+typedef struct qsf_ws_hooks {
+    void (*on_open)(void *u, const qsf_ws_hs *hs);
+    void (*on_connect_fail)(void *u, const qsf_ws_fail *f);
+    void (*on_message)(void *u, const uint8_t *p, size_t n);
+    /* text frame, oversized message, malformed close payload */
+    void (*on_violation)(void *u, const char *why);
+    void (*on_writable)(void *u);
+    /* the connection ended; code 1006 when it was lost without a CLOSE */
+    void (*on_closed)(void *u, int code, const char *reason);
+    void (*on_wake)(void *u); /* lws_cancel_service() reached the loop */
+    void (*on_tick)(void *u); /* timer armed with qsf_ws_tick_in */
+} qsf_ws_hooks;
+
+/* Bytes of headroom lws needs in front of a buffer passed to qsf_ws_send. */
+size_t qsf_ws_pre(void);
+
+int qsf_ws_new(const qsf_ws_conf *conf, const qsf_ws_hooks *hooks, void *user, qsf_ws **out,
+               qsf_errinfo *err);
+void qsf_ws_free(qsf_ws *ws);
+
+/* Starts an attempt to host:port (at most one at a time). */
+int qsf_ws_connect(qsf_ws *ws, const char *host, int port, qsf_errinfo *err);
+
+/* True while an attempt or a connection exists. */
+bool qsf_ws_active(const qsf_ws *ws);
+
+/* In on_writable only: sends buf[pre .. pre+len) as one binary message (FIN=1).
+ * buf must have qsf_ws_pre() writable bytes in front of the payload. Returns 0, or
+ * -1 when the connection failed. */
+int qsf_ws_send_binary(qsf_ws *ws, uint8_t *buf, size_t len);
+int qsf_ws_send_ping(qsf_ws *ws);
+
+/* True when lws still holds unsent bytes of the last message (wait for the next
+ * writable callback before sending another). */
+bool qsf_ws_choked(const qsf_ws *ws);
+
+void qsf_ws_want_writable(qsf_ws *ws);
+
+/* Closes with `code` (sent from the next writable callback), or drops the
+ * connection at once when abort is true. on_closed follows either way. */
+void qsf_ws_close(qsf_ws *ws, int code, bool abort);
+
+/* One service pass (blocks until an event, a tick or a cancel). */
+void qsf_ws_service(qsf_ws *ws);
+
+/* Any thread: wakes qsf_ws_service (on_wake runs on the I/O thread). */
+void qsf_ws_cancel(qsf_ws *ws);
+
+/* Arms the tick timer `us` microseconds from now (replaces a pending one). */
+void qsf_ws_tick_in(qsf_ws *ws, int64_t us);
+
+#endif

@@ -1,0 +1,535 @@
+/* Public API glue: sender lifecycle, flush, wait, pause, close, stats, errors
+ * (sf-behaviour.md §4.5, §6, §9, §10, §15). */
+#include "sender_int.h"
+
+#include "err.h"
+#include "log.h"
+#include "os/os.h"
+#include "qwp/types.h"
+
+#include <inttypes.h>
+#include <libwebsockets.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NOT_ADVERTISED_FRAME 1992294u /* ~1.9 MiB when the server gives no cap */
+
+/* ------------------------------------------------------------------------- */
+/* Producer guard                                                            */
+/* ------------------------------------------------------------------------- */
+
+/* The latched terminal error, marked as seen by the application. */
+static int terminal(qsf_sender *s, qsf_errinfo *err) {
+    int code = s->io ? qsf_io_terminal(s->io, err) : QSF_OK;
+    if (code)
+        s->terminal_seen = true;
+    return code;
+}
+
+int qsf_sender_enter(qsf_sender *s, qsf_errinfo *err) {
+    if (!s)
+        return qsf_err_set(err, QSF_E_INVAL, 0, 0, "sender is NULL");
+    if (atomic_exchange(&s->busy, 1))
+        return qsf_err_set(err, QSF_E_BUSY, QSF_ERRF_RETRIABLE, 0,
+                           "another thread is inside a call on this sender");
+    int code = terminal(s, err);
+    if (code)
+        atomic_store(&s->busy, 0);
+    return code;
+}
+
+void qsf_sender_leave(qsf_sender *s) {
+    atomic_store(&s->busy, 0);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Flush                                                                     */
+/* ------------------------------------------------------------------------- */
+
+/* Write-ahead: new dictionary entries go to .symbol-dict before their frame. */
+static int on_new_symbols(void *u, uint32_t first, uint32_t count, const char *const *strs,
+                          const size_t *lens, qsf_errinfo *err) {
+    qsf_sender *s = u;
+    uint32_t small[64] = {0};
+    uint32_t *l32 = count <= 64 ? small : malloc(count * sizeof *l32);
+    if (!l32)
+        return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "out of memory writing symbols");
+    for (uint32_t i = 0; i < count; i++)
+        l32[i] = (uint32_t) lens[i];
+    int rc = qsf_ring_symdict_append(s->ring, first, count, strs, l32, err);
+    if (l32 != small)
+        free(l32);
+    return rc;
+}
+
+static int emit_frame(void *u, const uint8_t *frame, size_t len, bool is_last, qsf_errinfo *err) {
+    qsf_sender *s = u;
+    int64_t fsn;
+    (void) is_last;
+    int rc = qsf_ring_append(s->ring, frame, len, &fsn, err);
+    if (rc != QSF_OK)
+        return rc;
+    s->last_deferred = len > 5 && (frame[5] & QSF_QWP_FLAG_DEFER_COMMIT);
+    qsf_io_wake(s->io);
+    return QSF_OK;
+}
+
+/* Frame cap: ~90% of the advertised batch size, and what one segment holds. */
+static size_t max_frame(qsf_sender *s) {
+    int64_t mb = qsf_io_max_batch(s->io);
+    size_t cap = mb > 0 ? (size_t) (mb / 10 * 9) : NOT_ADVERTISED_FRAME;
+    size_t seg = qsf_ring_max_payload(s->ring);
+    return cap < seg ? cap : seg;
+}
+
+static void remember_age(qsf_sender *s, int64_t fsn) {
+    pthread_mutex_lock(&s->age_mu);
+    if (s->age_count == QSF_AGE_SLOTS) { /* keep the oldest: it defines the age */
+        int last = (s->age_head + s->age_count - 1) % QSF_AGE_SLOTS;
+        s->age_fsn[last] = fsn;
+    } else {
+        int i = (s->age_head + s->age_count++) % QSF_AGE_SLOTS;
+        s->age_fsn[i] = fsn;
+        s->age_ns[i] = QSF_OS->mono_ns();
+    }
+    pthread_mutex_unlock(&s->age_mu);
+}
+
+/* Encodes every buffered row into frames and publishes them (latch held). */
+static int flush_locked(qsf_sender *s, int64_t *fsn_out, qsf_errinfo *err) {
+    int rc = QSF_OK;
+    if (qsf_qwp_batch_rows(s->batch) > 0) {
+        s->eo.max_frame = max_frame(s);
+        qsf_qwp_batch_set_max_row_frame(s->batch, s->eo.max_frame);
+        rc = qsf_qwp_encode(s->enc, s->batch, &s->eo, s->eo.self_sufficient ? NULL : on_new_symbols,
+                            emit_frame, s, NULL, err);
+        if (qsf_qwp_batch_rows(s->batch) == 0)
+            s->first_row_ns = 0;
+        remember_age(s, qsf_ring_published_fsn(s->ring));
+        if (rc == QSF_OK)
+            rc = qsf_ring_barrier(s->ring, err);
+        if (rc == QSF_E_FULL || rc == QSF_E_DURABILITY || rc == QSF_E_SERVER || rc == QSF_E_AUTH ||
+            rc == QSF_E_PROTOCOL) {
+            int t = terminal(s, err); /* a terminal error woke a blocked append */
+            rc = t ? t : rc;
+        }
+    }
+    if (fsn_out)
+        *fsn_out = qsf_ring_published_fsn(s->ring);
+    return rc;
+}
+
+int qsf_sender_after_row(qsf_sender *s, qsf_errinfo *err) {
+    const qsf_conf *c = s->conf;
+    int64_t now = QSF_OS->mono_ns();
+    if (!s->first_row_ns)
+        s->first_row_ns = now;
+    if (!c->auto_flush)
+        return QSF_OK;
+    size_t rows = qsf_qwp_batch_rows(s->batch);
+    bool due =
+        (c->auto_flush_rows > 0 && rows >= (size_t) c->auto_flush_rows) ||
+        (c->auto_flush_interval > 0 && now - s->first_row_ns >= c->auto_flush_interval * 1000000);
+    if (!due && c->auto_flush_bytes > 0) {
+        int64_t mb = qsf_io_max_batch(s->io);
+        int64_t lim = c->auto_flush_bytes;
+        if (mb > 0 && lim > mb / 10 * 9)
+            lim = mb / 10 * 9;
+        due = qsf_qwp_batch_est_bytes(s->batch) >= (size_t) lim;
+    }
+    return due ? flush_locked(s, NULL, err) : QSF_OK;
+}
+
+QSF_API int qsf_flush(qsf_sender *s, int64_t *fsn_out, qsf_errinfo *err) {
+    int rc = qsf_sender_enter(s, err);
+    if (rc != QSF_OK)
+        return rc;
+    rc = flush_locked(s, fsn_out, err);
+    qsf_sender_leave(s);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Creation                                                                  */
+/* ------------------------------------------------------------------------- */
+
+static int ring_open(qsf_sender *s, qsf_errinfo *err) {
+    const qsf_conf *c = s->conf;
+    qsf_ring_opts ro = {
+        .sf_dir = c->sf_dir,
+        .sender_id = c->sender_id,
+        .segment_bytes = c->sf_max_segment_bytes,
+        .total_bytes = c->sf_max_total_bytes,
+        .durability = c->sf_durability == QSF_CONF_SF_DURABILITY_APPEND     ? QSF_DUR_APPEND
+                      : c->sf_durability == QSF_CONF_SF_DURABILITY_PERIODIC ? QSF_DUR_PERIODIC
+                                                                            : QSF_DUR_MEMORY,
+        .sync_interval_ms = c->sf_sync_interval_millis,
+        .append_deadline_ms = c->sf_append_deadline_millis,
+    };
+    return qsf_ring_open(&ro, &s->ring, &s->rep, err);
+}
+
+/* Seeds the symbol table from the recovered dictionary (ids persist per slot). */
+static int seed_symbols(qsf_sender *s, qsf_errinfo *err) {
+    uint32_t n = qsf_ring_symdict_size(s->ring);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t len;
+        const char *e = qsf_ring_symdict_entry(s->ring, i, &len);
+        int rc = qsf_symtab_seed(s->symtab, e ? e : "", e ? len : 0, err);
+        if (rc != QSF_OK)
+            return rc;
+    }
+    qsf_symtab_set_persisted(s->symtab, n);
+    qsf_symtab_set_published(s->symtab, n);
+    return QSF_OK;
+}
+
+static int codec_open(qsf_sender *s, qsf_errinfo *err) {
+    const qsf_conf *c = s->conf;
+    int rc = qsf_symtab_new(&s->symtab, err);
+    if (rc == QSF_OK)
+        rc = seed_symbols(s, err);
+    qsf_qwp_batch_opts bo = {.init_buf_size = c->init_buf_size,
+                             .max_buf_size = c->max_buf_size,
+                             .max_name_len = (int) c->max_name_len,
+                             .max_row_frame = NOT_ADVERTISED_FRAME};
+    if (rc == QSF_OK)
+        rc = qsf_qwp_batch_new(s->symtab, &bo, &s->batch, err);
+    if (rc == QSF_OK)
+        rc = qsf_qwp_encoder_new(&s->enc, err);
+    qsf_qwp_enc_opts_default(&s->eo);
+    s->eo.self_sufficient = s->rep.self_sufficient;
+    return rc;
+}
+
+/* "Basic base64(user:pass)" or "Bearer token" into out; NULL when no auth. */
+static const char *auth_header(const qsf_conf *c, char *out, size_t cap) {
+    if (c->token) {
+        if (strlen(c->token) + 8 > cap)
+            return NULL;
+        snprintf(out, cap, "Bearer %s", c->token);
+        return out;
+    }
+    if (!c->username)
+        return NULL;
+    size_t n = strlen(c->username) + 1 + (c->password ? strlen(c->password) : 0);
+    char *plain = malloc(n + 1);
+    if (!plain)
+        return NULL;
+    snprintf(plain, n + 1, "%s:%s", c->username, c->password ? c->password : "");
+    memcpy(out, "Basic ", 6);
+    int k = lws_b64_encode_string(plain, (int) n, out + 6, (int) (cap - 6));
+    memset(plain, 0, n);
+    free(plain);
+    return k < 0 ? NULL : out;
+}
+
+static int io_open(qsf_sender *s, qsf_errinfo *err) {
+    const qsf_conf *c = s->conf;
+    qsf_io_addr *addrs = calloc(c->n_addrs ? c->n_addrs : 1, sizeof *addrs);
+    if (!addrs)
+        return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "out of memory");
+    for (size_t i = 0; i < c->n_addrs; i++)
+        addrs[i] = (qsf_io_addr){c->addrs[i].host, c->addrs[i].port};
+    char auth[2048];
+    const char *authz = auth_header(c, auth, sizeof auth);
+    if (!authz && (c->username || c->token)) {
+        free(addrs);
+        return qsf_err_set(err, QSF_E_CONF, 0, 0,
+                           "credentials too long for the Authorization header (at most %zu "
+                           "bytes once encoded)",
+                           sizeof auth - 8);
+    }
+    const qsf_recovery_report *r = &s->rep;
+    qsf_io_opts o = {
+        .addrs = addrs,
+        .n_addrs = (int) c->n_addrs,
+        .tls = c->tls,
+        .tls_verify = c->tls_verify != QSF_CONF_TLS_VERIFY_UNSAFE_OFF,
+        .tls_roots = c->tls_roots,
+        .authorization = authz,
+        .client_id = c->client_id ? c->client_id : "qsf/" QSF_VERSION_STRING,
+        .request_durable_ack = c->request_durable_ack,
+        .connect_timeout_ms = c->connect_timeout,
+        .auth_timeout_ms = c->auth_timeout_ms,
+        .keepalive_ms = c->durable_ack_keepalive_interval_millis,
+        .backoff_initial_ms = c->reconnect_initial_backoff_millis,
+        .backoff_max_ms = c->reconnect_max_backoff_millis,
+        .reconnect_max_duration_ms = c->reconnect_max_duration_millis,
+        .max_frame_rejections = (int) c->max_frame_rejections,
+        .poison_window_ms = c->poison_min_escalation_window_millis,
+        .initial_mode =
+            c->initial_connect_retry == QSF_CONF_INITIAL_CONNECT_RETRY_ASYNC ? QSF_IO_INIT_ASYNC
+            : c->initial_connect_retry == QSF_CONF_INITIAL_CONNECT_RETRY_ON  ? QSF_IO_INIT_ON
+                                                                             : QSF_IO_INIT_OFF,
+        .commit_boundary_fsn = r->commit_boundary_fsn,
+        .tail_end_fsn = r->published_fsn > r->commit_boundary_fsn ? r->published_fsn : -1,
+        .recovered_published_fsn = r->published_fsn,
+        .self_sufficient = r->self_sufficient,
+    };
+    if (c->tls && !o.tls_verify)
+        QSF_LOGW("tls_verify=unsafe_off: the server certificate is not verified");
+    int rc = qsf_io_start(&o, s->ring, s->inbox, &s->io, err);
+    memset(auth, 0, sizeof auth);
+    free(addrs);
+    if (rc == QSF_OK)
+        qsf_ring_set_status_fn(s->ring, qsf_io_status, s->io);
+    return rc;
+}
+
+static void sender_free(qsf_sender *s) {
+    if (s->ring)
+        qsf_ring_set_status_fn(s->ring, NULL, NULL); /* the I/O side goes first */
+    qsf_io_free(s->io);
+    if (s->ring) {
+        qsf_errinfo e;
+        qsf_ring_close(s->ring, &e);
+    }
+    qsf_inbox_free(s->inbox);
+    qsf_qwp_batch_free(s->batch);
+    qsf_qwp_encoder_free(s->enc);
+    qsf_symtab_free(s->symtab);
+    qsf_conf_free(s->conf);
+    pthread_mutex_destroy(&s->age_mu);
+    free(s);
+}
+
+static void report_quarantine(qsf_sender *s) {
+    if (!s->rep.quarantined_slot[0])
+        return;
+    qsf_error_record r;
+    memset(&r, 0, sizeof r);
+    r.category = QSF_CAT_DATA_LOSS;
+    r.policy = QSF_POLICY_ABANDONED;
+    r.status = -1;
+    r.wire_seq = r.from_fsn = r.to_fsn = -1;
+    r.timestamp_us = QSF_OS->wall_us();
+    snprintf(r.quarantined_path, sizeof r.quarantined_path, "%s", s->rep.quarantined_slot);
+    snprintf(
+        r.message, sizeof r.message,
+        "unreplayable store-and-forward slot quarantined as %.500s; continuing on a fresh slot",
+        s->rep.quarantined_slot);
+    qsf_inbox_push(s->inbox, &r);
+}
+
+QSF_API int qsf_sender_from_conf(const qsf_conf *conf, qsf_sender **out, qsf_errinfo *err) {
+    if (!conf || !out)
+        return qsf_err_set(err, QSF_E_INVAL, 0, 0, "conf and out must not be NULL");
+    *out = NULL;
+    qsf_sender *s = calloc(1, sizeof *s);
+    if (!s)
+        return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "out of memory creating a sender");
+    pthread_mutex_init(&s->age_mu, NULL);
+    s->conf = qsf_conf_clone(conf);
+    s->inbox = qsf_inbox_new((int) conf->error_inbox_capacity);
+    int rc = s->conf && s->inbox
+                 ? QSF_OK
+                 : qsf_err_set(err, QSF_E_NOMEM, 0, 0, "out of memory creating a sender");
+    if (rc == QSF_OK)
+        rc = ring_open(s, err);
+    if (rc == QSF_OK)
+        rc = codec_open(s, err);
+    if (rc == QSF_OK) {
+        report_quarantine(s);
+        rc = io_open(s, err);
+    }
+    if (rc != QSF_OK) {
+        sender_free(s); /* nothing stays locked or running */
+        return rc;
+    }
+    *out = s;
+    return QSF_OK;
+}
+
+QSF_API int qsf_sender_new(const char *str, size_t len, qsf_sender **out, qsf_errinfo *err) {
+    qsf_conf *c;
+    int rc = qsf_conf_parse(str, len, &c, err);
+    if (rc != QSF_OK)
+        return rc;
+    rc = qsf_sender_from_conf(c, out, err);
+    qsf_conf_free(c);
+    return rc;
+}
+
+QSF_API int qsf_sender_from_env(qsf_sender **out, qsf_errinfo *err) {
+    qsf_conf *c;
+    int rc = qsf_conf_from_env(&c, err);
+    if (rc != QSF_OK)
+        return rc;
+    rc = qsf_sender_from_conf(c, out, err);
+    qsf_conf_free(c);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Progress, wait, pause                                                     */
+/* ------------------------------------------------------------------------- */
+
+QSF_API int64_t qsf_published_fsn(const qsf_sender *s) {
+    return s ? qsf_ring_published_fsn(s->ring) : -1;
+}
+
+QSF_API int64_t qsf_acked_fsn(const qsf_sender *s) {
+    return s ? qsf_ring_acked_fsn(s->ring) : -1;
+}
+
+QSF_API int qsf_wait(qsf_sender *s, int64_t fsn, int level, int64_t no_progress_timeout_ms,
+                     qsf_errinfo *err) {
+    if (!s)
+        return qsf_err_set(err, QSF_E_INVAL, 0, 0, "sender is NULL");
+    if (level != QSF_WAIT_OK && level != QSF_WAIT_DURABLE)
+        return qsf_err_set(err, QSF_E_INVAL, 0, 0, "unknown wait level %d", level);
+    if (level == QSF_WAIT_DURABLE && !s->conf->request_durable_ack)
+        return qsf_err_set(err, QSF_E_INVAL, 0, 0, "QSF_WAIT_DURABLE needs request_durable_ack=on");
+    int64_t pub = qsf_ring_published_fsn(s->ring);
+    if (fsn > pub)
+        return qsf_err_set(err, QSF_E_INVAL, 0, 0,
+                           "fsn %" PRId64 " is beyond the published fsn %" PRId64, fsn, pub);
+    int rc = qsf_io_wait(s->io, fsn, level, no_progress_timeout_ms, false, err);
+    if (rc != QSF_OK && rc != QSF_E_TIMEOUT)
+        s->terminal_seen = true;
+    return rc;
+}
+
+QSF_API int qsf_pause(qsf_sender *s) {
+    if (!s)
+        return QSF_E_INVAL;
+    qsf_io_pause(s->io, true);
+    return QSF_OK;
+}
+
+QSF_API int qsf_resume(qsf_sender *s) {
+    if (!s)
+        return QSF_E_INVAL;
+    qsf_io_pause(s->io, false);
+    return QSF_OK;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Close                                                                     */
+/* ------------------------------------------------------------------------- */
+
+/* Step 1 of §6.2: flush, and commit an open deferred group with an empty frame. */
+static int close_flush(qsf_sender *s, qsf_errinfo *err) {
+    if (qsf_qwp_batch_row_open(s->batch))
+        qsf_qwp_batch_row_cancel(s->batch);
+    int rc = flush_locked(s, NULL, err);
+    if (rc != QSF_OK) {
+        qsf_qwp_batch_reset(s->batch); /* cannot be encoded: discarded, error kept */
+        QSF_LOGW("close: buffered rows discarded: %s", err ? err->msg : qsf_err_str(rc));
+    }
+    if (s->last_deferred && !qsf_io_terminal(s->io, NULL)) {
+        uint8_t f[QSF_QWP_EMPTY_COMMIT_LEN];
+        size_t n = qsf_qwp_empty_commit(f);
+        qsf_errinfo e;
+        if (emit_frame(s, f, n, true, &e) != QSF_OK)
+            QSF_LOGW("close: cannot publish the empty commit frame: %s", e.msg);
+    }
+    return rc;
+}
+
+/* Step 3: wait for the last commit boundary, bounded by close_flush_timeout_millis. */
+static int close_drain(qsf_sender *s) {
+    int64_t tmo = s->conf->close_flush_timeout_millis;
+    int64_t target = qsf_ring_published_fsn(s->ring);
+    if (s->last_deferred)
+        target = -1; /* the group could not be committed: nothing more to wait for */
+    if (tmo <= 0 || target < 0 || qsf_io_terminal(s->io, NULL))
+        return QSF_OK;
+    qsf_errinfo e;
+    int rc = qsf_io_wait(s->io, target, QSF_WAIT_DURABLE, tmo, true, &e);
+    if (rc == QSF_E_TIMEOUT) {
+        int64_t acked = qsf_ring_acked_fsn(s->ring);
+        QSF_LOGW("close: drain timed out after %" PRId64 " ms with %" PRId64 " frames (%" PRIu64
+                 " bytes) unacknowledged; %s",
+                 tmo, target - acked, qsf_ring_pending_bytes(s->ring),
+                 s->conf->sf_dir ? "they stay on disk for the next sender"
+                                 : "they are lost (memory mode)");
+    }
+    return rc == QSF_E_TIMEOUT ? QSF_E_TIMEOUT : QSF_OK;
+}
+
+QSF_API int qsf_close(qsf_sender *s, qsf_errinfo *err) {
+    if (!s)
+        return QSF_OK;
+    qsf_errinfo flush_err;
+    qsf_err_clear(&flush_err);
+    int busy = atomic_exchange(&s->busy, 1);
+    bool seen = s->terminal_seen; /* close's own flush is not the application's call */
+    int frc = busy ? QSF_OK : close_flush(s, &flush_err);
+    s->terminal_seen = seen;
+    int drc = close_drain(s);
+    qsf_errinfo term;
+    int trc = qsf_io_terminal(s->io, &term);
+    bool unseen = trc && !s->terminal_seen && !qsf_inbox_seen_terminal(s->inbox);
+    qsf_io_stop(s->io);
+    sender_free(s);
+    if (unseen) {
+        qsf_err_copy(err, &term);
+        return trc;
+    }
+    if (frc != QSF_OK && frc != trc) {
+        qsf_err_copy(err, &flush_err);
+        return frc;
+    }
+    if (drc == QSF_E_TIMEOUT)
+        return qsf_err_set(err, QSF_E_TIMEOUT, 0, 0,
+                           "close: not every published frame was acknowledged within "
+                           "close_flush_timeout_millis");
+    qsf_err_clear(err);
+    return QSF_OK;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Observability and errors                                                  */
+/* ------------------------------------------------------------------------- */
+
+static int64_t oldest_age_ms(const qsf_sender *cs, int64_t acked) {
+    qsf_sender *s = (qsf_sender *) cs;
+    int64_t age = -1;
+    pthread_mutex_lock(&s->age_mu);
+    while (s->age_count && s->age_fsn[s->age_head] <= acked) {
+        s->age_head = (s->age_head + 1) % QSF_AGE_SLOTS;
+        s->age_count--;
+    }
+    if (s->age_count)
+        age = (QSF_OS->mono_ns() - s->age_ns[s->age_head]) / 1000000;
+    pthread_mutex_unlock(&s->age_mu);
+    return age;
+}
+
+QSF_API void qsf_stats_get(const qsf_sender *s, qsf_stats *out) {
+    if (!out)
+        return;
+    memset(out, 0, sizeof *out);
+    if (!s) {
+        out->published_fsn = out->acked_fsn = out->highest_ok_fsn = -1;
+        out->oldest_unacked_age_ms = -1;
+        return;
+    }
+    qsf_io_stats(s->io, out);
+    out->published_fsn = qsf_ring_published_fsn(s->ring);
+    out->acked_fsn = qsf_ring_acked_fsn(s->ring);
+    out->pending_frames = (uint64_t) (out->published_fsn - out->acked_fsn);
+    out->pending_bytes = qsf_ring_pending_bytes(s->ring);
+    out->backpressure_stalls = qsf_ring_backpressure_stalls(s->ring);
+    out->oldest_unacked_age_ms = out->pending_frames ? oldest_age_ms(s, out->acked_fsn) : -1;
+    out->error_notifications_dropped = qsf_inbox_dropped(s->inbox);
+    out->error_notifications_delivered = qsf_inbox_delivered(s->inbox);
+    int t = qsf_io_terminal(s->io, NULL);
+    if (t)
+        out->last_error_code = t; /* a latched terminal error outranks later reports */
+}
+
+QSF_API int qsf_poll_error(qsf_sender *s, qsf_error_record *out) {
+    if (!s || !out)
+        return 0;
+    return qsf_inbox_poll(s->inbox, out);
+}
+
+QSF_API int qsf_set_error_handler(qsf_sender *s, qsf_error_handler fn, void *user) {
+    if (!s)
+        return QSF_E_INVAL;
+    return qsf_inbox_set_handler(s->inbox, fn, user);
+}

@@ -1,0 +1,167 @@
+/* Sender integration test helpers (see itest.h). */
+#include "itest.h"
+
+#include "os/os.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <time.h>
+
+qsink *it_sink(const qsink_opts *opts) {
+    qsink_opts def;
+    memset(&def, 0, sizeof def);
+    char err[256] = "";
+    qsink *s = qsink_start(opts ? opts : &def, err, sizeof err);
+    if (!s)
+        fail_msg("qsink_start: %s", err);
+    return s;
+}
+
+const char *it_conf(char *buf, size_t cap, uint16_t port, const char *extra) {
+    snprintf(buf, cap, "ws::addr=127.0.0.1:%u;%s", port, extra ? extra : "");
+    return buf;
+}
+
+qsf_sender *it_sender(const char *conf) {
+    qsf_sender *s = NULL;
+    qsf_errinfo e;
+    int rc = qsf_sender_new(conf, strlen(conf), &s, &e);
+    if (rc != QSF_OK)
+        fail_msg("qsf_sender_new(%s): %s: %s", conf, qsf_err_name(rc), e.msg);
+    return s;
+}
+
+static void check(int rc, const qsf_errinfo *e, const char *what) {
+    if (rc != QSF_OK)
+        fail_msg("%s: %s: %s", what, qsf_err_name(rc), e->msg);
+}
+
+static const char *SYMS[] = {"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta"};
+
+int64_t it_publish(qsf_sender *s, const char *table, int64_t from, int64_t to, int per_flush) {
+    qsf_errinfo e;
+    int64_t fsn = -1;
+    for (int64_t i = from; i < to; i++) {
+        const char *sym = SYMS[i % 7];
+        check(qsf_table(s, table, strlen(table), &e), &e, "qsf_table");
+        check(qsf_col_i64(s, "k", 1, i, &e), &e, "qsf_col_i64");
+        check(qsf_symbol(s, "sym", 3, sym, strlen(sym), &e), &e, "qsf_symbol");
+        check(qsf_col_f64(s, "v", 1, (double) i * 0.5, &e), &e, "qsf_col_f64");
+        check(qsf_at_micros(s, 1700000000000000ll + i, &e), &e, "qsf_at_micros");
+        if (per_flush > 0 && (i - from + 1) % per_flush == 0)
+            check(qsf_flush(s, &fsn, &e), &e, "qsf_flush");
+    }
+    check(qsf_flush(s, &fsn, &e), &e, "qsf_flush");
+    return fsn;
+}
+
+void it_wait_acked(qsf_sender *s, int64_t fsn) {
+    for (int i = 0; i < 2000 && qsf_acked_fsn(s) < fsn; i++)
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+    if (qsf_acked_fsn(s) < fsn)
+        fail_msg("acked fsn %lld did not reach %lld", (long long) qsf_acked_fsn(s),
+                 (long long) fsn);
+}
+
+void it_assert_rows(qsink *sink, const char *table, int64_t n, bool allow_dups) {
+    if (qsink_wait_rows(sink, table, n, 20000) != 0)
+        fail_msg("sink has %lld rows of %s, expected %lld", (long long) qsink_rows(sink, table),
+                 table, (long long) n);
+    int64_t rows = qsink_rows(sink, table);
+    if (!allow_dups) {
+        assert_int_equal(rows, n);
+        assert_int_equal(qsink_first_out_of_order(sink, table, "k"), -1);
+    }
+    uint8_t *seen = calloc((size_t) n + 1, 1);
+    assert_non_null(seen);
+    char cell[64];
+    for (int64_t r = 0; r < rows; r++) {
+        assert_int_equal(qsink_cell(sink, table, r, "k", cell, sizeof cell), 0);
+        long long k = strtoll(cell, NULL, 10);
+        if (k < 0 || k >= n)
+            fail_msg("row %lld has key %s outside 0..%lld", (long long) r, cell, (long long) n - 1);
+        seen[k] = 1;
+    }
+    for (int64_t k = 0; k < n; k++)
+        if (!seen[k])
+            fail_msg("key %lld never reached the sink (%lld rows)", (long long) k,
+                     (long long) rows);
+    free(seen);
+    /* one spot check of the symbol column of the standard shape */
+    if (qsink_column_type(sink, table, "sym") >= 0) {
+        assert_int_equal(qsink_cell(sink, table, 0, "sym", cell, sizeof cell), 0);
+        assert_true(strlen(cell) > 0);
+    }
+}
+
+static _Atomic int64_t clock_offset_ns;
+
+static int64_t shifted_mono(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec + atomic_load(&clock_offset_ns);
+}
+
+void it_clock_install(void) {
+    atomic_store(&clock_offset_ns, 0);
+    qsf_os_table.mono_ns = shifted_mono;
+}
+
+void it_clock_advance_ms(int64_t ms) {
+    atomic_fetch_add(&clock_offset_ns, ms * 1000000);
+}
+
+char it_dir[512];
+
+int it_setup_dir(void **state) {
+    (void) state;
+    tu_mkdtemp(it_dir, sizeof it_dir);
+    return 0;
+}
+
+int it_teardown_dir(void **state) {
+    (void) state;
+    tu_rmtree(it_dir);
+    return 0;
+}
+
+void it_fault(qsink *s, const char *line) {
+    char err[256];
+    if (qsink_fault(s, line, err, sizeof err) != 0)
+        fail_msg("fault '%s': %s", line, err);
+}
+
+void it_sleep_ms(int ms) {
+    nanosleep(&(struct timespec){ms / 1000, (ms % 1000) * 1000000L}, NULL);
+}
+
+void it_close_and_check(qsf_sender *s, qsink *sink, const char *table, int64_t n, bool allow_dups) {
+    qsf_errinfo e;
+    int rc = qsf_close(s, &e);
+    if (rc != QSF_OK)
+        fail_msg("qsf_close: %s: %s", qsf_err_name(rc), e.msg);
+    it_assert_rows(sink, table, n, allow_dups);
+    qsink_stop(sink);
+}
+
+int it_count_segments(const char *slot, char *lowest, size_t cap) {
+    DIR *d = opendir(slot);
+    if (!d)
+        return -1;
+    int n = 0;
+    if (lowest && cap)
+        lowest[0] = 0;
+    for (struct dirent *de; (de = readdir(d)) != NULL;) {
+        size_t l = strlen(de->d_name);
+        if (l < 4 || strcmp(de->d_name + l - 4, ".sfa") != 0)
+            continue;
+        n++;
+        if (lowest && (!lowest[0] || strcmp(de->d_name, lowest) < 0))
+            snprintf(lowest, cap, "%s", de->d_name);
+    }
+    closedir(d);
+    return n;
+}

@@ -1,0 +1,59 @@
+/* Helpers of the sender integration tests: an in-process qwp-sink on
+ * 127.0.0.1:0, a standard row shape, and the delivery oracle. */
+#ifndef QSF_ITEST_H
+#define QSF_ITEST_H
+
+#include "testutil.h"
+
+#include "qsf.h"
+#include "sink.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Starts a sink with opts (may be NULL); fails the test on error. */
+qsink *it_sink(const qsink_opts *opts);
+
+/* "ws::addr=127.0.0.1:<port>;<extra>" into buf. */
+const char *it_conf(char *buf, size_t cap, uint16_t port, const char *extra);
+
+/* Creates a sender; fails the test on error. */
+qsf_sender *it_sender(const char *conf);
+
+/* Publishes rows [from, to) into table `table`: k (LONG) = row number, sym
+ * (SYMBOL, 7 distinct values), v (DOUBLE), designated timestamp. Flushes every
+ * `per_flush` rows (0 = leave it to auto-flush) and once at the end. Returns the
+ * FSN of the last flush. */
+int64_t it_publish(qsf_sender *s, const char *table, int64_t from, int64_t to, int per_flush);
+
+/* Waits until the sender's acked FSN reaches fsn (20 s bound). */
+void it_wait_acked(qsf_sender *s, int64_t fsn);
+
+/* The oracle: the sink holds every key 0..n-1 of `table`. Without allow_dups
+ * exactly once each and in order; with it, duplicates are tolerated (replays
+ * after a connection loss) but nothing is missing and no foreign key appears. */
+void it_assert_rows(qsink *sink, const char *table, int64_t n, bool allow_dups);
+
+/* Closes the sender (expecting QSF_OK), checks the rows with it_assert_rows and
+ * stops the sink: the common end of a delivery test. */
+void it_close_and_check(qsf_sender *s, qsink *sink, const char *table, int64_t n, bool allow_dups);
+
+/* A fresh private directory per test (cmocka setup / teardown). */
+extern char it_dir[512];
+int it_setup_dir(void **state);
+int it_teardown_dir(void **state);
+
+/* Adds a sink fault; fails the test if the line does not parse. */
+void it_fault(qsink *s, const char *line);
+
+void it_sleep_ms(int ms);
+
+/* Segment files (*.sfa) in a slot directory; *lowest gets the smallest name
+ * (NULL allowed). -1 when the directory does not exist. */
+int it_count_segments(const char *slot, char *lowest, size_t cap);
+
+/* Replaces QSF_OS->mono_ns with real time + an offset tests can advance. */
+void it_clock_install(void);
+void it_clock_advance_ms(int64_t ms);
+
+#endif

@@ -1,0 +1,423 @@
+/* Outages, backpressure, pause, durable acks and replay after a crash: nothing
+ * published is lost (sf-behaviour.md §4.4, §5.7, §7, §12, §14). */
+#include "itest.h"
+
+#include "log.h"
+#include "os/os.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define FAST "reconnect_initial_backoff_millis=10;reconnect_max_backoff_millis=100;"
+
+static void wait_disconnected(qsf_sender *s) {
+    qsf_stats st;
+    for (int k = 0; k < 2000; k++) {
+        qsf_stats_get(s, &st);
+        if (!st.connected)
+            return;
+        it_sleep_ms(1);
+    }
+    fail_msg("the sender did not notice the outage");
+}
+
+static void withheld_acks_then_reconnect_replays(void **state) {
+    (void) state;
+    qsink *sink = it_sink(NULL);
+    it_fault(sink, "withhold-ok conn=1");
+    char conf[512];
+    qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), FAST));
+    int64_t fsn = it_publish(s, "t", 0, 2000, 100);
+    assert_int_equal(qsink_wait_rows(sink, "t", 2000, 10000), 0);
+    assert_int_equal(qsf_acked_fsn(s), -1); /* committed but never acknowledged */
+    qsink_restart(sink);
+    it_wait_acked(s, fsn);
+    qsf_stats st;
+    qsf_stats_get(s, &st);
+    assert_int_equal(st.frames_replayed, (uint64_t) fsn + 1);
+    qsf_errinfo e;
+    assert_int_equal(qsf_close(s, &e), QSF_OK);
+    it_assert_rows(sink, "t", 2000, true);
+    assert_int_equal(qsink_rows(sink, "t"), 4000); /* every row exactly twice */
+    qsink_stop(sink);
+}
+
+static void stalled_server_then_restart(void **state) {
+    (void) state;
+    qsink *sink = it_sink(NULL);
+    it_fault(sink, "stall conn=1");
+    char conf[512];
+    qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), FAST));
+    int64_t fsn = it_publish(s, "t", 0, 2000, 100);
+    it_sleep_ms(100);
+    assert_true(qsf_acked_fsn(s) < fsn);
+    qsink_restart(sink);
+    it_wait_acked(s, fsn);
+    it_close_and_check(s, sink, "t", 2000, true);
+}
+
+static void outage_with_backlog_is_replayed_in_order(void **state) {
+    (void) state;
+    qsink *sink = it_sink(NULL);
+    char conf[512];
+    qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), FAST));
+    int64_t fsn = it_publish(s, "t", 0, 1000, 100);
+    it_wait_acked(s, fsn);
+    it_fault(sink, "reject=503 conn=2+ times=0");
+    qsink_restart(sink);
+    wait_disconnected(s);
+    fsn = it_publish(s, "t", 1000, 5000, 100); /* the backlog grows in the ring */
+    it_sleep_ms(100);
+    qsf_stats st;
+    qsf_stats_get(s, &st);
+    assert_int_equal(st.connected, 0);
+    assert_true(st.reconnect_attempts >= 2);
+    assert_true(st.pending_frames >= 40);
+    assert_true(st.oldest_unacked_age_ms >= 0);
+    qsink_fault_clear(sink);
+    it_wait_acked(s, fsn);
+    qsf_stats_get(s, &st);
+    assert_true(st.reconnects_succeeded >= 1);
+    qsf_errinfo e;
+    assert_int_equal(qsf_close(s, &e), QSF_OK);
+    it_assert_rows(sink, "t", 5000, false); /* nothing was in flight: exactly once */
+    qsink_stop(sink);
+}
+
+static void full_ring_says_why(void **state) {
+    (void) state;
+    qsink *sink = it_sink(NULL);
+    char conf[512];
+    const char *ring = "sf_max_segment_bytes=64k;sf_max_total_bytes=128k;"
+                       "sf_append_deadline_millis=100;auto_flush=off;" FAST;
+    /* connected, acknowledgements withheld */
+    it_fault(sink, "withhold-ok conn=1");
+    qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), ring));
+    qsf_errinfo e;
+    int rc = QSF_OK;
+    for (int i = 0; i < 100000 && rc == QSF_OK; i++) {
+        assert_int_equal(qsf_table(s, "t", 1, &e), QSF_OK);
+        assert_int_equal(qsf_col_i64(s, "k", 1, i, &e), QSF_OK);
+        assert_int_equal(qsf_col_varchar(s, "pad", 3, "0123456789abcdef", 16, &e), QSF_OK);
+        assert_int_equal(qsf_at_micros(s, 1700000000000000ll + i, &e), QSF_OK);
+        if (i % 100 == 99)
+            rc = qsf_flush(s, NULL, &e);
+    }
+    assert_int_equal(rc, QSF_E_FULL);
+    assert_true(e.flags & QSF_ERRF_RETRIABLE);
+    assert_non_null(strstr(e.msg, "connected to 127.0.0.1:"));
+    assert_non_null(strstr(e.msg, "acknowledgements not keeping up"));
+    assert_true(qsf_buffered_rows(s) > 0); /* nothing dropped */
+    /* not connected */
+    it_fault(sink, "reject=503 conn=2+ times=0");
+    qsink_restart(sink);
+    wait_disconnected(s);
+    it_sleep_ms(50);
+    assert_int_equal(qsf_flush(s, NULL, &e), QSF_E_FULL);
+    assert_non_null(strstr(e.msg, "not connected"));
+    assert_non_null(strstr(e.msg, "reconnect attempts since"));
+    assert_non_null(strstr(e.msg, "last error"));
+    /* paused */
+    assert_int_equal(qsf_pause(s), QSF_OK);
+    assert_int_equal(qsf_flush(s, NULL, &e), QSF_E_FULL);
+    assert_non_null(strstr(e.msg, "wire paused"));
+    qsf_stats st;
+    qsf_stats_get(s, &st);
+    assert_true(st.backpressure_stalls >= 3); /* one per failed append call */
+    assert_int_equal(st.paused, 1);
+    assert_int_equal(qsf_resume(s), QSF_OK);
+    qsink_fault_clear(sink);
+    assert_int_equal(qsf_flush(s, NULL, &e), QSF_OK); /* drains once the wire is back */
+    it_wait_acked(s, qsf_published_fsn(s));
+    assert_int_equal(qsf_close(s, &e), QSF_OK);
+    qsink_stop(sink);
+}
+
+static void pause_idles_the_wire_and_resume_replays(void **state) {
+    (void) state;
+    qsink *sink = it_sink(NULL);
+    char conf[512];
+    qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), FAST));
+    assert_int_equal(qsf_pause(s), QSF_OK);
+    qsf_stats st;
+    qsf_stats_get(s, &st);
+    assert_int_equal(st.paused, 1);
+    assert_int_equal(st.connected, 0);
+    int64_t fsn = it_publish(s, "t", 0, 1000, 100);
+    it_sleep_ms(100);
+    qsink_stats ss;
+    qsink_get_stats(sink, &ss);
+    assert_int_equal(ss.frames, 0);
+    assert_int_equal(ss.upgrades, 1); /* no attempts while paused */
+    qsf_stats_get(s, &st);
+    assert_int_equal(st.reconnect_attempts, 0);
+    assert_int_equal(qsf_resume(s), QSF_OK);
+    it_wait_acked(s, fsn);
+    it_close_and_check(s, sink, "t", 1000, false);
+}
+
+static void durable_acks_trim_and_keepalive_pings_fetch_them(void **state) {
+    (void) state;
+    qsink_opts o;
+    memset(&o, 0, sizeof o);
+    o.durable = 1;
+    o.durable_lag_ms = 50; /* uploads lag: the server reports on inbound traffic only */
+    qsink *sink = it_sink(&o);
+    char conf[512];
+    qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink),
+                                      "request_durable_ack=on;"
+                                      "durable_ack_keepalive_interval_millis=20;"));
+    int64_t fsn = it_publish(s, "t", 0, 1000, 100);
+    qsf_errinfo e;
+    assert_int_equal(qsf_wait(s, fsn, QSF_WAIT_OK, 5000, &e), QSF_OK);
+    /* the producer is idle: only keepalive PINGs can make the server report */
+    assert_int_equal(qsf_wait(s, fsn, QSF_WAIT_DURABLE, 5000, &e), QSF_OK);
+    qsf_stats st;
+    qsf_stats_get(s, &st);
+    assert_true(st.durable_acks >= 1);
+    assert_true(st.durable_trim_advances >= 1);
+    assert_int_equal(st.acked_fsn, fsn);
+    it_close_and_check(s, sink, "t", 1000, false);
+}
+
+/* The child publishes into an SF slot while no server accepts it, then is
+ * SIGKILLed; a new sender on the same slot delivers every row exactly once. */
+static void replay_after_sigkill_on_the_same_slot(void **state) {
+    (void) state;
+    qsink *sink = it_sink(NULL);
+    it_fault(sink, "reject=503 conn=1+ times=0");
+    char conf[1024], extra[700];
+    snprintf(extra, sizeof extra, "sf_dir=%s;sender_id=crash;initial_connect_retry=async;" FAST,
+             it_dir);
+    it_conf(conf, sizeof conf, qsink_port(sink), extra);
+    int pfd[2];
+    assert_int_equal(pipe(pfd), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        qsf_sender *s = NULL;
+        qsf_errinfo e;
+        if (qsf_sender_new(conf, strlen(conf), &s, &e) != QSF_OK)
+            _exit(3);
+        it_publish(s, "t", 0, 5000, 250);
+        char ok = 'k';
+        if (write(pfd[1], &ok, 1) != 1)
+            _exit(4);
+        for (;;)
+            pause(); /* SIGKILLed here while reconnecting, nothing acknowledged */
+    }
+    char c;
+    assert_int_equal(read(pfd[0], &c, 1), 1);
+    kill(pid, SIGKILL);
+    int status;
+    waitpid(pid, &status, 0);
+    assert_true(WIFSIGNALED(status));
+    assert_int_equal(qsink_rows(sink, "t"), 0);
+    qsink_fault_clear(sink);
+    qsf_sender *s = it_sender(conf);
+    assert_int_equal(qsf_published_fsn(s), 19);
+    /* the new sender keeps publishing after the recovered frames */
+    int64_t fsn = it_publish(s, "t", 5000, 6000, 250);
+    assert_int_equal(fsn, 23);
+    it_wait_acked(s, fsn);
+    qsf_stats st;
+    qsf_stats_get(s, &st);
+    assert_int_equal(st.frames_replayed, 20);
+    qsf_errinfo e;
+    assert_int_equal(qsf_close(s, &e), QSF_OK);
+    it_assert_rows(sink, "t", 6000, false);
+    close(pfd[0]);
+    close(pfd[1]);
+    qsink_stop(sink);
+}
+
+#ifdef QSF_FAULT_INJECTION
+/* Rows k in [from, to) with a 200-byte VARCHAR (about 35 rows per 8 KiB frame). */
+static void publish_padded(qsf_sender *s, int64_t from, int64_t to) {
+    static const char pad[200] = {'x'};
+    qsf_errinfo e;
+    for (int64_t i = from; i < to; i++) {
+        assert_int_equal(qsf_table(s, "t", 1, &e), QSF_OK);
+        assert_int_equal(qsf_col_i64(s, "k", 1, i, &e), QSF_OK);
+        assert_int_equal(qsf_col_varchar(s, "pad", 3, pad, 1, &e), QSF_OK);
+        assert_int_equal(qsf_col_binary(s, "blob", 4, pad, sizeof pad, &e), QSF_OK);
+        assert_int_equal(qsf_at_micros(s, 1700000000000000ll + i, &e), QSF_OK);
+    }
+    assert_int_equal(qsf_flush(s, NULL, &e), QSF_OK);
+}
+
+/* A producer killed in the middle of a split flush leaves deferred frames with
+ * no committing frame after them: the next sender never sends that aborted tail,
+ * acknowledges it locally and goes on (sf-behaviour.md §12.2). */
+static void aborted_tail_is_retired_not_sent(void **state) {
+    (void) state;
+    qsink *sink = it_sink(NULL);
+    it_fault(sink, "reject=503 conn=1+ times=0");
+    char conf[1024], extra[700];
+    snprintf(extra, sizeof extra,
+             "sf_dir=%s;sender_id=tail;sf_max_segment_bytes=8k;auto_flush=off;"
+             "initial_connect_retry=async;" FAST,
+             it_dir);
+    it_conf(conf, sizeof conf, qsink_port(sink), extra);
+    pid_t pid = fork();
+    if (pid == 0) {
+        qsf_sender *s = NULL;
+        qsf_errinfo e;
+        if (qsf_sender_new(conf, strlen(conf), &s, &e) != QSF_OK)
+            _exit(3);
+        publish_padded(s, 0, 20); /* fsn 0, committing */
+        /* die while writing the third frame of the next (split) flush */
+        qsf_fault_arm(QSF_FP_FRAME_PAYLOAD_WRITTEN, 3, QSF_FA_KILL); /* counts from here */
+        publish_padded(s, 20, 220);
+        _exit(5); /* not reached */
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    if (!WIFSIGNALED(status))
+        fail_msg("child exited with %d", WEXITSTATUS(status));
+    assert_int_equal(WTERMSIG(status), SIGKILL);
+    qsink_fault_clear(sink);
+    qsf_sender *s = it_sender(conf);
+    assert_int_equal(qsf_published_fsn(s), 2); /* fsn 1, 2: the deferred, aborted group */
+    publish_padded(s, 220, 250);
+    it_wait_acked(s, 3);
+    qsf_stats st;
+    qsf_stats_get(s, &st);
+    assert_int_equal(st.frames_sent, 2); /* fsn 0 and 3, never 1 or 2 */
+    qsf_errinfo e;
+    assert_int_equal(qsf_close(s, &e), QSF_OK);
+    assert_int_equal(qsink_rows(sink, "t"), 50);
+    assert_int_equal(qsink_first_out_of_order(sink, "t", "k"), -1);
+    char cell[32];
+    assert_int_equal(qsink_cell(sink, "t", 20, "k", cell, sizeof cell), 0);
+    assert_string_equal(cell, "220");
+    qsink_stop(sink);
+}
+#endif
+
+/* lessons.md §1.1: reconnects while the producer publishes at full speed must
+ * not lose the first replayed frame (or any other). */
+static void reconnect_storm_while_publishing_loses_nothing(void **state) {
+    (void) state;
+    qsink *sink = it_sink(NULL);
+    char conf[512];
+    qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), FAST));
+    int64_t fsn = -1, n = 0;
+    for (int round = 0; round < 30; round++) {
+        fsn = it_publish(s, "t", n, n + 2000, 50); /* returns while frames are in flight */
+        n += 2000;
+        qsink_restart(sink); /* every connection dropped mid-stream */
+        it_sleep_ms(5);
+    }
+    it_wait_acked(s, fsn);
+    qsf_stats st;
+    for (int k = 0; k < 1000; k++) {
+        qsf_stats_get(s, &st);
+        if (st.reconnects_succeeded >= 1)
+            break;
+        it_sleep_ms(5);
+    }
+    assert_true(st.reconnects_succeeded >= 1);
+    it_close_and_check(s, sink, "t", n, true);
+}
+
+#define PAD80 "01234567890123456789012345678901234567890123456789012345678901234567890123456789"
+
+static bool file_exists(const char *path) {
+    struct stat sb;
+    return stat(path, &sb) == 0;
+}
+
+/* The dictionary entries of trimmed frames are gone (a host crash lost the tail
+ * of .symbol-dict): the slot cannot be replayed. The sender sets it aside, says
+ * so with a DATA_LOSS / ABANDONED record naming the quarantined path, and goes on
+ * with a fresh slot (sf-behaviour.md §12.3). */
+static void unreplayable_slot_is_quarantined_and_reported(void **state) {
+    (void) state;
+    qsink *sink = it_sink(NULL);
+    char conf[1024], extra[700], seg0[700], dict[700];
+    snprintf(extra, sizeof extra,
+             "sf_dir=%s;sender_id=q;sf_max_segment_bytes=200;sf_max_total_bytes=100k;"
+             "auto_flush=off;close_flush_timeout_millis=0;" FAST,
+             it_dir);
+    snprintf(dict, sizeof dict, "%s/q/.symbol-dict", it_dir);
+    qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), extra));
+    /* 80 bytes per row: two frames never share a 200-byte segment */
+    qsf_errinfo e;
+    int64_t fsn;
+    for (int i = 0; i < 3; i++) { /* fsn 0..2, one segment each, acknowledged */
+        assert_int_equal(qsf_table(s, "t", 1, &e), QSF_OK);
+        assert_int_equal(qsf_symbol(s, "sym", 3, "alpha", 5, &e), QSF_OK);
+        assert_int_equal(qsf_col_varchar(s, "pad", 3, PAD80, 80, &e), QSF_OK);
+        assert_int_equal(qsf_at_micros(s, 1 + i, &e), QSF_OK);
+        assert_int_equal(qsf_flush(s, &fsn, &e), QSF_OK);
+    }
+    it_wait_acked(s, fsn);
+    char slot[600], first[64], now[64];
+    snprintf(slot, sizeof slot, "%s/q", it_dir);
+    assert_true(it_count_segments(slot, first, sizeof first) >= 1); /* holds fsn 0 (alpha) */
+    snprintf(seg0, sizeof seg0, "%s/%s", slot, first);
+    it_fault(sink, "stall conn=1+");
+    qsink_restart(sink);
+    assert_int_equal(qsf_table(s, "t", 1, &e), QSF_OK);
+    assert_int_equal(qsf_symbol(s, "sym", 3, "beta", 4, &e), QSF_OK);
+    assert_int_equal(qsf_col_varchar(s, "pad", 3, PAD80, 80, &e), QSF_OK);
+    assert_int_equal(qsf_at_micros(s, 2, &e), QSF_OK);
+    assert_int_equal(qsf_flush(s, &fsn, &e), QSF_OK); /* fsn 3 needs id 1 ("beta") */
+    for (int k = 0; k < 500 && file_exists(seg0); k++)
+        it_sleep_ms(5); /* the acknowledged first segment is trimmed */
+    assert_false(file_exists(seg0));
+    assert_true(it_count_segments(slot, now, sizeof now) >= 1);
+    assert_true(strcmp(now, first) > 0);
+    assert_int_equal(qsf_close(s, &e), QSF_OK); /* fast close: fsn 3 stays on disk */
+    assert_int_equal(truncate(dict, 8), 0);     /* only the SYD1 header survives */
+    qsink_fault_clear(sink);
+    s = it_sender(conf);
+    qsf_error_record r;
+    assert_int_equal(qsf_poll_error(s, &r), 1);
+    assert_int_equal(r.category, QSF_CAT_DATA_LOSS);
+    assert_int_equal(r.policy, QSF_POLICY_ABANDONED);
+    assert_true(strlen(r.quarantined_path) > 0);
+    assert_true(file_exists(r.quarantined_path));
+    assert_int_equal(qsf_published_fsn(s), -1); /* a fresh slot */
+    assert_int_equal(qsf_close(s, &e), QSF_OK);
+    qsink_stop(sink);
+}
+
+int main(void) {
+    qsf_log_set(NULL, NULL, getenv("QSF_TEST_LOG") ? QSF_LOG_DEBUG : QSF_LOG_OFF);
+    if (getenv("QSF_TEST_ONLY")) {
+        const struct CMUnitTest one[] = {
+            cmocka_unit_test_setup_teardown(full_ring_says_why, it_setup_dir, it_teardown_dir)};
+        return cmocka_run_group_tests(one, NULL, NULL);
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(reconnect_storm_while_publishing_loses_nothing,
+                                        it_setup_dir, it_teardown_dir),
+        cmocka_unit_test_setup_teardown(unreplayable_slot_is_quarantined_and_reported, it_setup_dir,
+                                        it_teardown_dir),
+        cmocka_unit_test_setup_teardown(withheld_acks_then_reconnect_replays, it_setup_dir,
+                                        it_teardown_dir),
+        cmocka_unit_test_setup_teardown(stalled_server_then_restart, it_setup_dir, it_teardown_dir),
+        cmocka_unit_test_setup_teardown(outage_with_backlog_is_replayed_in_order, it_setup_dir,
+                                        it_teardown_dir),
+        cmocka_unit_test_setup_teardown(full_ring_says_why, it_setup_dir, it_teardown_dir),
+        cmocka_unit_test_setup_teardown(pause_idles_the_wire_and_resume_replays, it_setup_dir,
+                                        it_teardown_dir),
+        cmocka_unit_test_setup_teardown(durable_acks_trim_and_keepalive_pings_fetch_them,
+                                        it_setup_dir, it_teardown_dir),
+        cmocka_unit_test_setup_teardown(replay_after_sigkill_on_the_same_slot, it_setup_dir,
+                                        it_teardown_dir),
+#ifdef QSF_FAULT_INJECTION
+        cmocka_unit_test_setup_teardown(aborted_tail_is_retired_not_sent, it_setup_dir,
+                                        it_teardown_dir),
+#endif
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
