@@ -117,8 +117,11 @@ void qsf_seg_reuse_mem(qsf_segment *s, int64_t base_seq) {
 
 /* Populates the page-aligned [from, to) writable, then loads one byte per page:
  * on some virtual machines the first access to a fresh page costs
- * microseconds even after the kernel mapped it; pay that here too. */
-static void populate(uint8_t *base, uint64_t from, uint64_t to) {
+ * microseconds even after the kernel mapped it; pay that here too.
+ * The loads may meet the producer's stores to the same page; their value is
+ * never used, so the race is benign and ThreadSanitizer is told to skip it. */
+__attribute__((no_sanitize_thread)) static void populate(uint8_t *base, uint64_t from,
+                                                         uint64_t to) {
 #ifdef MADV_POPULATE_WRITE
     (void) madvise(base + from, to - from, MADV_POPULATE_WRITE);
 #endif

@@ -149,7 +149,10 @@ static void ok_after_an_error_never_covers_the_rejected_frame(void **state) {
     it_wait_acked(s, fsn);
     qsf_stats st;
     qsf_stats_get(s, &st);
-    assert_true(st.frames_replayed >= 8); /* replayed from the rejected frame on */
+    /* The rejected frame and whatever followed it were replayed; how many depends
+     * on how far the producer had got when the error arrived. The row check
+     * below is what proves no OK leapfrogged the rejected frame. */
+    assert_true(st.frames_replayed >= 1);
     qsf_errinfo e;
     assert_int_equal(qsf_close(s, &e), QSF_OK);
     it_assert_rows(sink, "t", 1000, true); /* rows 200..299 arrive on the replay */

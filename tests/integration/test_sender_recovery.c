@@ -134,7 +134,10 @@ static void full_ring_says_why(void **state) {
     assert_int_equal(st.paused, 1);
     assert_int_equal(qsf_resume(s), QSF_OK);
     qsink_fault_clear(sink);
-    assert_int_equal(qsf_flush(s, NULL, &e), QSF_OK); /* drains once the wire is back */
+    /* once the wire is back the backlog drains and the buffered rows fit again
+     * (waiting first keeps the 100 ms append deadline out of the race) */
+    it_wait_acked(s, qsf_published_fsn(s));
+    assert_int_equal(qsf_flush(s, NULL, &e), QSF_OK);
     it_wait_acked(s, qsf_published_fsn(s));
     assert_int_equal(qsf_close(s, &e), QSF_OK);
     qsink_stop(sink);
