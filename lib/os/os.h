@@ -59,11 +59,6 @@ enum qsf_fault_point {
     QSF_FP_SEGMENT_UNLINKED = 6,      /* segment unlinked, directory not synced */
     QSF_FP_SYMDICT_HALF_WRITTEN = 7,  /* .symbol-dict chunk half written */
     QSF_FP_QUARANTINE_RENAMED = 8,    /* quarantine rename done, directory not synced */
-    QSF_FP_RECYCLE_ZEROING = 9,       /* recycled segment half zeroed, nothing synced */
-    QSF_FP_RECYCLE_ZEROED = 10,       /* frame area zeroed, not yet synced */
-    QSF_FP_RECYCLE_HEADER = 11,       /* zeros durable, new header written, not synced */
-    QSF_FP_SEGMENT_RECYCLED = 12,     /* new header durable, not yet renamed */
-    QSF_FP_RECYCLE_RENAMED = 13,      /* renamed to a fresh name, directory not synced */
     QSF_FP_COUNT
 };
 

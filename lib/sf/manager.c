@@ -147,77 +147,43 @@ static int trim_pre_barriers(qsf_ring *r, int64_t acked, int64_t new_head, qsf_e
     return rc;
 }
 
-/* How many more trimmed files may be recycled into the pool: SF with `memory`
- * durability only (with data barriers the zeros would be written twice), and
- * never at close (`force`), which unlinks everything. */
-static int recycle_room(qsf_ring *r, bool force) {
-    if (!r->sf || r->durability != QSF_DUR_MEMORY || force)
-        return 0;
-    pthread_mutex_lock(&r->mu);
-    int room = QSF_SF_POOL - r->npool;
-    pthread_mutex_unlock(&r->mu);
-    for (int i = 0; i < r->npending; i++)
-        room -= r->pending[i]->recycled ? 1 : 0;
-    return room;
-}
-
-/* Step 5 for one segment: recycled as a spare while the pool has room,
- * otherwise (or when recycling fails) unlinked. */
-static int retire_one(qsf_ring *r, qsf_segment *s, int *room, qsf_errinfo *e) {
-    if (*room > 0) {
-        qsf_errinfo re;
-        if (qsf_recycle_segment(r, s, &re) == QSF_OK) {
-            s->recycled = true;
-            (*room)--;
-            return QSF_OK;
-        }
-        QSF_LOGD("recycling a trimmed segment failed, removing it instead: %s", re.msg);
-    }
-    if (QSF_OS->unlinkat(r->rec.slot.dirfd, s->name, 0) != 0 && errno != ENOENT) {
-        int err = errno;
-        return qsf_err_set(e, QSF_E_IO, QSF_ERRF_RETRIABLE, err, "cannot remove %s/%s: %s",
-                           r->rec.slot.path, s->name, strerror(err));
-    }
-    s->unlinked = true;
-    (void) QSF_FAULT_POINT(QSF_FP_SEGMENT_UNLINKED);
-    return QSF_OK;
-}
-
-/* Step 5: retires pending segments oldest first; stops at the first failure. */
-static int trim_unlink(qsf_ring *r, bool force, qsf_errinfo *e) {
-    int room = recycle_room(r, force);
+/* Step 5: unlinks pending segments oldest first; stops at the first failure. */
+static int trim_unlink(qsf_ring *r, qsf_errinfo *e) {
     for (int i = 0; i < r->npending; i++) {
         qsf_segment *s = r->pending[i];
-        if (s->unlinked || s->recycled)
+        if (s->unlinked)
             continue;
-        int rc = retire_one(r, s, &room, e);
-        if (rc != QSF_OK)
-            return rc;
+        if (QSF_OS->unlinkat(r->rec.slot.dirfd, s->name, 0) != 0 && errno != ENOENT) {
+            int err = errno;
+            return qsf_err_set(e, QSF_E_IO, QSF_ERRF_RETRIABLE, err, "cannot remove %s/%s: %s",
+                               r->rec.slot.path, s->name, strerror(err));
+        }
+        s->unlinked = true;
+        (void) QSF_FAULT_POINT(QSF_FP_SEGMENT_UNLINKED);
     }
     return QSF_OK;
 }
 
 /* Frees the pending segments once they are gone from the disk (or, in memory
- * mode, at once) and gives their bytes back. Recycled files and, in memory
- * mode, the newest trimmed buffers go to the pool instead (still counted). */
+ * mode, at once) and gives their bytes back. */
 static void release_pending(qsf_ring *r) {
     pthread_mutex_lock(&r->mu);
-    int n = 0;
     uint64_t bytes = 0;
+    for (int i = 0; i < r->npending; i++)
+        bytes += r->pending[i]->size;
+    int n = r->npending;
     qsf_segment *done[QSF_MAX_TRIMS_PER_PASS];
-    for (int i = r->npending - 1; i >= 0; i--) { /* newest first into the pool */
-        qsf_segment *s = r->pending[i];
-        bool keep = r->sf ? s->recycled : r->npool < QSF_MEM_POOL;
-        if (keep && r->npool < QSF_MEM_POOL) {
-            s->recycled = false; /* its next trim starts over */
-            r->pool[r->npool++] = s;
-            continue;
-        }
-        bytes += s->size;
-        done[n++] = s;
-    }
+    memcpy(done, r->pending, (size_t) n * sizeof done[0]);
     r->npending = 0;
-    qsf_ring_spare_from_pool_locked(r);
+    if (!r->sf) {
+        /* Memory mode: keep the newest trimmed buffers (pages resident) for
+         * the next spares instead of freeing and faulting in new ones. */
+        while (n > 0 && r->npool < QSF_MEM_POOL) {
+            r->pool[r->npool++] = done[--n];
+            bytes -= done[n]->size;
+        }
+        qsf_ring_spare_from_pool_locked(r);
+    }
     qsf_ring_release_bytes_locked(r, bytes);
     pthread_mutex_unlock(&r->mu);
     for (int i = 0; i < n; i++)
@@ -229,7 +195,7 @@ static int finish_pending(qsf_ring *r, bool force, qsf_errinfo *e) {
     int64_t now = qsf_ring_now_ns();
     if (!force && !stage_due(r, QSF_TRIM_UNLINK, now))
         return QSF_E_IO;
-    int rc = trim_unlink(r, force, e);
+    int rc = trim_unlink(r, e);
     stage_result(r, QSF_TRIM_UNLINK, rc == QSF_OK, now);
     if (rc != QSF_OK || (!force && !stage_due(r, QSF_TRIM_POST, now)))
         return rc != QSF_OK ? rc : QSF_E_IO;

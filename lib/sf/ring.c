@@ -37,8 +37,7 @@ bool qsf_ring_spare_from_pool_locked(qsf_ring *r) {
     if (r->spare || r->rotating || r->npool == 0)
         return false;
     qsf_segment *s = r->pool[--r->npool];
-    if (!r->sf) /* a recycled file was reset by the manager (recycle.c) */
-        qsf_seg_reuse_mem(s, qsf_ring_published_fsn(r) + 1);
+    qsf_seg_reuse_mem(s, qsf_ring_published_fsn(r) + 1);
     r->spare = s;
     qsf_ring_wake_producers_locked(r);
     return true;
@@ -224,28 +223,12 @@ int qsf_ring_open(const qsf_ring_opts *opts, qsf_ring **out, qsf_recovery_report
 
 /* ---- close (sf-format.md §9.5) ---- */
 
-/* Recycled files waiting in the pool go first: their provisional baseSeq may
- * lie below activeBase, and recovery of a collapsed slot accepts only empty
- * spares at or above it (recycle.c). A crash after this step leaves the active
- * segment, so recovery deletes whatever is left as clean extras. */
-static int remove_pooled_files(qsf_ring *r, qsf_errinfo *err) {
-    const char *names[QSF_MEM_POOL];
-    for (int i = 0; i < r->npool; i++)
-        names[i] = r->pool[i]->name;
-    return r->npool ? qsf_slot_unlink_segments(&r->rec.slot, names, (uint32_t) r->npool, err)
-                    : QSF_OK;
-}
-
-/* Unlinks the pooled files, then the active segment and the spare in
- * generation order, stopping at the first failure, then the side files
- * (watermark last). */
+/* Unlinks the active segment and the spare in generation order, stopping at the
+ * first failure, then the side files (watermark last). */
 static int remove_drained_slot(qsf_ring *r, qsf_errinfo *err) {
     const char *names[2];
     uint32_t n = 0;
     qsf_segment *a = r->active, *sp = r->spare;
-    int prc = remove_pooled_files(r, err);
-    if (prc != QSF_OK)
-        return prc;
     if (sp && sp->gen < a->gen)
         names[n++] = sp->name;
     names[n++] = a->name;

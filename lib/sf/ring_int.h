@@ -6,8 +6,6 @@
  *   head -> sealed -> sealed -> ... -> active      spare (not linked)
  *                                                  pending[] (trimmed, file
  *                                                  not yet gone; still counted)
- *                                                  pool[] (trimmed, kept for
- *                                                  reuse as spares; counted)
  *
  * Locking: `mu` guards the chain shape (head, active pointer changes, spare,
  * pending), the byte accounting and the wait/wake state. The producer appends
@@ -37,10 +35,6 @@ typedef struct qsf_backoff {
 /* Memory mode keeps up to this many trimmed buffers (still counted as owned)
  * to become spares again: a fresh buffer costs a page fault per page. */
 #define QSF_MEM_POOL 4
-
-/* SF mode with `memory` durability keeps up to this many trimmed segment FILES,
- * zeroed and renamed (recycle.c), with their mappings, as the next spares. */
-#define QSF_SF_POOL 2
 
 enum qsf_trim_stage { QSF_TRIM_PRE = 0, QSF_TRIM_UNLINK = 1, QSF_TRIM_POST = 2, QSF_TRIM_STAGES };
 
@@ -80,7 +74,7 @@ struct qsf_ring {
     qsf_segment *spare;
     qsf_segment *pending[QSF_MAX_TRIMS_PER_PASS];
     int npending;
-    qsf_segment *pool[QSF_MEM_POOL]; /* trimmed buffers / recycled files kept for reuse */
+    qsf_segment *pool[QSF_MEM_POOL]; /* memory mode: trimmed buffers kept for reuse */
     int npool;
     uint32_t live; /* segments in the chain */
     _Atomic uint64_t owned_bytes;
@@ -129,13 +123,6 @@ void qsf_mgr_wake(qsf_ring *r);
 void qsf_mgr_pass(qsf_ring *r);
 /* Trims every trimmable sealed segment now, ignoring backoff (close). */
 int qsf_mgr_trim_all(qsf_ring *r, qsf_errinfo *err);
-
-/* ---- recycle.c ---- */
-/* Manager, after trim barriers 1-4 covered `s`: zeroes it durably, rewrites its
- * header as a spare's and renames it to a fresh name (see recycle.c for the
- * order and the crash argument). On failure `s` must be unlinked under
- * s->name as in an ordinary trim. */
-int qsf_recycle_segment(qsf_ring *r, qsf_segment *s, qsf_errinfo *e);
 
 /* ---- durability.c ---- */
 /* Syncs every live segment whose published bytes are not yet durable, after

@@ -101,8 +101,7 @@ static int map_file(qsf_segment *s, int fd, const char *dir_path, qsf_errinfo *e
     return QSF_OK;
 }
 
-/* Nothing written, published, durable or pinned; the header is the caller's. */
-static void reset_state(qsf_segment *s, int64_t base_seq) {
+void qsf_seg_reuse_mem(qsf_segment *s, int64_t base_seq) {
     s->base_seq = base_seq;
     s->append_off = QSF_SFA_HEADER_SIZE;
     s->frame_count = 0;
@@ -111,38 +110,10 @@ static void reset_state(qsf_segment *s, int64_t base_seq) {
     atomic_store(&s->durable_off, QSF_SFA_HEADER_SIZE);
     atomic_store(&s->pins, 0);
     atomic_store(&s->next, NULL);
-}
-
-void qsf_seg_reuse_mem(qsf_segment *s, int64_t base_seq) {
-    reset_state(s, base_seq);
     write_header(s->base, base_seq, 0);
 }
 
 #define PREFAULT_CHUNK ((uint64_t) 64 << 10)
-#define WIPE_CHUNK     ((uint64_t) 1 << 20)
-
-void qsf_seg_wipe_frames(qsf_segment *s) {
-    uint64_t end = s->size;
-    bool half = false;
-    while (end > QSF_SFA_HEADER_SIZE) {
-        uint64_t from =
-            end - QSF_SFA_HEADER_SIZE > WIPE_CHUNK ? end - WIPE_CHUNK : QSF_SFA_HEADER_SIZE;
-        memset(s->base + from, 0, end - from);
-        end = from;
-        if (!half && end <= s->size / 2) {
-            half = true;
-            (void) QSF_FAULT_POINT(QSF_FP_RECYCLE_ZEROING);
-        }
-    }
-}
-
-void qsf_seg_reset_file(qsf_segment *s, int64_t base_seq, uint8_t flags) {
-    qsf_seg_unpin_memory(s);
-    reset_state(s, base_seq);
-    s->prefault_off = 0;
-    s->unlinked = false;
-    write_header(s->base, base_seq, flags);
-}
 
 /* Populates the page-aligned [from, to) writable, then loads one byte per page:
  * on some virtual machines the first access to a fresh page costs

@@ -42,7 +42,6 @@ typedef struct qsf_segment {
     uint64_t gen;                                    /* name counter; 0 for sf-initial.sfa */
     char name[QSF_SEG_NAME_MAX];                     /* file name inside the slot */
     bool unlinked;                                   /* trim: the file is gone, dir sync pending */
-    bool recycled;                 /* trim: the file was made an empty spare (recycle.c) instead */
     uint64_t mlock_from, mlock_to; /* range pinned by qsf_seg_redirty, empty if none */
     uint64_t prefault_off;         /* manager: pages below are faulted in writable */
 } qsf_segment;
@@ -78,17 +77,6 @@ int qsf_seg_adopt(int fd, const char *dir_path, const char *name, uint64_t gen, 
  * fully populated spare would make the header fsync at rotation write the
  * whole segment of zeros. */
 void qsf_seg_prefault(qsf_segment *s, uint64_t from, uint64_t upto);
-
-/* SF mode, manager, recycling step (a): stores zeros over the whole frame
- * area [24, size) through the mapping, last chunk first (so a process killed
- * half way leaves a prefix of the old frames followed by zeros), with fault
- * point QSF_FP_RECYCLE_ZEROING half way. The header is not touched. */
-void qsf_seg_wipe_frames(qsf_segment *s);
-
-/* Recycling step (c): the segment becomes an empty spare again in memory
- * (nothing published, durable or pinned, prefault restarted) and its header is
- * rewritten with `base_seq` and `flags` (not synced). The mapping is kept. */
-void qsf_seg_reset_file(qsf_segment *s, int64_t base_seq, uint8_t flags);
 
 /* Unmaps / frees and closes. NULL is a no-op. */
 void qsf_seg_destroy(qsf_segment *s);

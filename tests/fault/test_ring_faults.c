@@ -270,8 +270,7 @@ static void trim_unlink_failure_keeps_invariants(void **state) {
     check_frames(r, 185); /* nothing unacknowledged lost */
 
     atomic_store(&unlink_fails, 0); /* retried with backoff */
-    /* 5 trimmed: at most 2 kept as recycled spares (QSF_SF_POOL), the rest removed. */
-    RT_WAIT_UNTIL(rt_count_files("f", ".sfa") <= 10);
+    RT_WAIT_UNTIL(rt_count_files("f", ".sfa") <= 8);
     check_frames(r, 185);
 
     /* A failing directory sync holds the next quantum back the same way. */

@@ -99,11 +99,10 @@ static void rotate_read_trim(bool sf) {
     assert_int_equal(read_all(r, 400), 100);                       /* unacked survives */
     assert_true(qsf_ring_acknowledge(r, 1000000));                 /* clamped */
     assert_int_equal(qsf_ring_acked_fsn(r), 499);
-    /* Active + spare + pooled for reuse (up to 4 buffers in memory mode, up
-     * to 2 recycled files in SF mode with `memory` durability). */
-    RT_WAIT_UNTIL(qsf_ring_owned_bytes(r) <= (sf ? 4 : 6) * 1024 + 64);
+    /* Active + spare (+ in memory mode up to 4 pooled buffers for reuse). */
+    RT_WAIT_UNTIL(qsf_ring_owned_bytes(r) <= (sf ? 3 : 6) * 1024 + 64);
     if (sf)
-        assert_true(rt_count_files("t", ".sfa") <= 4);
+        assert_true(rt_count_files("t", ".sfa") <= 3);
     assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
     if (sf)
         assert_int_equal(rt_count_files("t", ".sfa"), 0); /* drained close removes the segments */
