@@ -166,7 +166,12 @@ int msg_decode(struct msg_ctx *ctx, const uint8_t *msg, size_t len, uint8_t vers
     qsf_qwp_decode_result res;
     if (qsf_qwp_decode(ctx->m, ctx->dict, msg, len, &o, &res) != 0 ||
         res.status != QSF_QWP_STATUS_OK) {
-        snprintf(err, errcap, "%s", res.message);
+        /* the decoder's text may be longer than err: keep what fits */
+        size_t n = strnlen(res.message, sizeof res.message);
+        if (n >= errcap)
+            n = errcap - 1;
+        memcpy(err, res.message, n);
+        err[n] = '\0';
         return res.status ? res.status : QS_PARSE_ERROR;
     }
     uint32_t nt = qsf_qwp_msg_table_count(ctx->m);
