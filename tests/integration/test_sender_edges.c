@@ -1,0 +1,186 @@
+/* Edge paths of the sender API against qwp-sink: the empty commit frame at
+ * close (sf-behaviour.md §6.2), the FSN an empty flush returns (§4.5), wait's
+ * argument checks (§6.1) and a terminal error waking a producer blocked on a
+ * full ring (§5.3 / §8). */
+#include "itest.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+static const uint8_t EMPTY_COMMIT[] = {0x51, 0x57, 0x50, 0x31, 0x01, 0x08, 0x00,
+                                       0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00};
+
+/* One row of table "t" with a 1000-byte binary column; returns the rc of the row. */
+static int big_row(qsf_sender *s, int64_t k) {
+    static const char pad[1000] = {'x'};
+    qsf_errinfo e;
+    int rc = qsf_table(s, "t", 1, &e);
+    if (rc == QSF_OK)
+        rc = qsf_col_i64(s, "k", 1, k, &e);
+    if (rc == QSF_OK)
+        rc = qsf_col_binary(s, "b", 1, pad, sizeof pad, &e);
+    if (rc == QSF_OK)
+        rc = qsf_at_micros(s, 1700000000000000ll + k, &e);
+    return rc;
+}
+
+/* ---- §6.2: close commits an open deferred group with an empty frame ---- */
+
+static void close_commits_a_deferred_tail_with_an_empty_frame(void **state) {
+    (void) state;
+    qsink_opts o = {.max_batch = 8192, .record_payloads = 1};
+    qsink *sink = it_sink(&o);
+    it_fault(sink, "withhold-ok conn=1"); /* nothing acked: the ring fills */
+    char conf[512];
+    qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink),
+                                      "sf_max_segment_bytes=64k;sf_max_total_bytes=128k;"
+                                      "sf_append_deadline_millis=100;auto_flush=off;"
+                                      "close_flush_timeout_millis=500;"));
+    /* one flush of ~300 KB splits into ~7 KB frames; the ring takes the
+     * leading ones (all FLAG_DEFER_COMMIT) and fills before the last */
+    int64_t n = 300;
+    for (int64_t i = 0; i < n; i++)
+        assert_int_equal(big_row(s, i), QSF_OK);
+    qsf_errinfo e;
+    assert_int_equal(qsf_flush(s, NULL, &e), QSF_E_FULL);
+    int64_t published_rows = n - (int64_t) qsf_buffered_rows(s);
+    assert_true(published_rows > 0 && published_rows < n);
+    int64_t frames = qsf_published_fsn(s) + 1;
+    assert_int_equal(qsink_wait_frames(sink, frames, 20000), 0);
+    assert_int_equal(qsink_rows(sink, "t"), 0); /* the group is still open */
+    /* close cannot publish the rest (ring full) but commits what was sent */
+    assert_int_not_equal(qsf_close(s, &e), QSF_OK);
+    assert_int_equal(qsink_wait_rows(sink, "t", published_rows, 20000), 0);
+    assert_int_equal(qsink_rows(sink, "t"), published_rows);
+    qsink_frame fr[64];
+    int64_t total = qsink_frames(sink, 1, fr, 64);
+    assert_int_equal(total, frames + 1);
+    for (int64_t i = 0; i < frames; i++)
+        assert_true(fr[i].flags & 0x01); /* every data frame was deferred */
+    assert_int_equal(fr[frames].size, sizeof EMPTY_COMMIT);
+    uint8_t got[64];
+    assert_int_equal(qsink_frame_payload(sink, 1, frames, got, sizeof got), sizeof EMPTY_COMMIT);
+    assert_memory_equal(got, EMPTY_COMMIT, sizeof EMPTY_COMMIT);
+    qsink_stop(sink);
+}
+
+/* ---- §4.5: an empty flush reports the current published FSN ---- */
+
+static void empty_flush_returns_the_published_fsn(void **state) {
+    (void) state;
+    qsink *sink = it_sink(NULL);
+    char conf[1024], extra[700];
+    snprintf(extra, sizeof extra, "sf_dir=%s;sender_id=e;auto_flush=off;", it_dir);
+    qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), extra));
+    qsf_errinfo e;
+    int64_t fsn = 12345;
+    assert_int_equal(qsf_flush(s, &fsn, &e), QSF_OK);
+    assert_int_equal(fsn, -1); /* fresh slot: nothing ever published */
+    int64_t last = it_publish(s, "t", 0, 30, 10);
+    assert_int_equal(last, 2);
+    fsn = 12345;
+    assert_int_equal(qsf_flush(s, &fsn, &e), QSF_OK);
+    assert_int_equal(fsn, last); /* not stale, not -1, not last + 1 */
+    it_close_and_check(s, sink, "t", 30, false);
+    /* a slot closed fully drained starts fresh: -1 again, then the new FSNs */
+    sink = it_sink(NULL);
+    s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), extra));
+    fsn = 12345;
+    assert_int_equal(qsf_flush(s, &fsn, &e), QSF_OK);
+    assert_int_equal(fsn, -1);
+    last = it_publish(s, "t", 30, 40, 0);
+    assert_int_equal(last, 0);
+    fsn = 12345;
+    assert_int_equal(qsf_flush(s, &fsn, &e), QSF_OK);
+    assert_int_equal(fsn, last);
+    assert_int_equal(qsf_close(s, &e), QSF_OK);
+    qsink_stop(sink);
+}
+
+/* ---- §6.1: qsf_wait argument checks ---- */
+
+static void wait_rejects_durable_without_negotiation_and_future_fsns(void **state) {
+    (void) state;
+    qsink *sink = it_sink(NULL);
+    char conf[512];
+    qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), "auto_flush=off;"));
+    qsf_errinfo e;
+    int64_t fsn = it_publish(s, "t", 0, 10, 0);
+    assert_int_equal(fsn, 0);
+    assert_int_equal(qsf_wait(s, fsn, QSF_WAIT_DURABLE, 1000, &e), QSF_E_INVAL);
+    assert_non_null(strstr(e.msg, "request_durable_ack"));
+    assert_int_equal(qsf_wait(s, fsn + 1, QSF_WAIT_OK, 1000, &e), QSF_E_INVAL);
+    assert_non_null(strstr(e.msg, "fsn 1"));
+    assert_int_equal(qsf_wait(s, fsn, QSF_WAIT_OK, 20000, &e), QSF_OK);
+    /* neither failure poisoned the sender */
+    int64_t fsn2 = it_publish(s, "t", 10, 20, 0);
+    assert_int_equal(fsn2, 1);
+    assert_int_equal(qsf_wait(s, fsn2, QSF_WAIT_OK, 20000, &e), QSF_OK);
+    it_close_and_check(s, sink, "t", 20, false);
+}
+
+/* ---- a terminal error wakes a producer blocked on a full ring ---- */
+
+typedef struct {
+    qsf_sender *s;
+    int rc;
+    qsf_errinfo e;
+} producer;
+
+static void *produce_until_error(void *arg) {
+    producer *p = arg;
+    p->rc = QSF_OK;
+    for (int64_t i = 0; p->rc == QSF_OK; i++) {
+        p->rc = big_row(p->s, i);
+        if (p->rc == QSF_OK && i % 10 == 9)
+            p->rc = qsf_flush(p->s, NULL, &p->e);
+    }
+    return NULL;
+}
+
+static void terminal_error_wakes_a_blocked_producer(void **state) {
+    (void) state;
+    qsink *sink = it_sink(NULL);
+    it_fault(sink, "withhold-ok conn=1");
+    char conf[512];
+    /* the append deadline is far beyond the test's timeout: only the error
+     * can end the wait */
+    qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink),
+                                      "sf_max_segment_bytes=64k;sf_max_total_bytes=128k;"
+                                      "sf_append_deadline_millis=600000;auto_flush=off;"
+                                      "reconnect_initial_backoff_millis=10;"
+                                      "reconnect_max_backoff_millis=50;"
+                                      "close_flush_timeout_millis=0;"));
+    producer p = {.s = s};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, produce_until_error, &p), 0);
+    qsf_stats st;
+    do { /* until the producer waits for space */
+        it_sleep_ms(10);
+        qsf_stats_get(s, &st);
+    } while (st.backpressure_stalls == 0);
+    it_sleep_ms(100);
+    /* the replay on the next connection is refused with PARSE_ERROR */
+    it_fault(sink, "status=0x05:badframe conn=2 seq=0");
+    qsink_restart(sink);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    assert_int_equal(p.rc, QSF_E_SERVER);
+    assert_non_null(strstr(p.e.msg, "PARSE_ERROR"));
+    qsf_errinfo e;
+    assert_int_equal(qsf_flush(s, NULL, &e), QSF_E_SERVER); /* latched */
+    /* the application has seen it: close adds no safety-net error (§6.2 step 2) */
+    assert_int_equal(qsf_close(s, &e), QSF_OK);
+    qsink_stop(sink);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(close_commits_a_deferred_tail_with_an_empty_frame),
+        cmocka_unit_test_setup_teardown(empty_flush_returns_the_published_fsn, it_setup_dir,
+                                        it_teardown_dir),
+        cmocka_unit_test(wait_rejects_durable_without_negotiation_and_future_fsns),
+        cmocka_unit_test(terminal_error_wakes_a_blocked_producer),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
