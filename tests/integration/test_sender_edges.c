@@ -50,7 +50,7 @@ static void close_commits_a_deferred_tail_with_an_empty_frame(void **state) {
     assert_int_equal(qsink_wait_frames(sink, frames, 20000), 0);
     assert_int_equal(qsink_rows(sink, "t"), 0); /* the group is still open */
     /* close cannot publish the rest (ring full) but commits what was sent */
-    assert_int_not_equal(qsf_close(s, &e), QSF_OK);
+    assert_int_equal(qsf_close(s, &e), QSF_E_FULL);
     assert_int_equal(qsink_wait_rows(sink, "t", published_rows, 20000), 0);
     assert_int_equal(qsink_rows(sink, "t"), published_rows);
     qsink_frame fr[64];
@@ -62,6 +62,26 @@ static void close_commits_a_deferred_tail_with_an_empty_frame(void **state) {
     uint8_t got[64];
     assert_int_equal(qsink_frame_payload(sink, 1, frames, got, sizeof got), sizeof EMPTY_COMMIT);
     assert_memory_equal(got, EMPTY_COMMIT, sizeof EMPTY_COMMIT);
+    qsink_stop(sink);
+}
+
+/* A close whose last frame commits adds no empty frame. */
+static void close_after_a_committing_frame_adds_no_empty_frame(void **state) {
+    (void) state;
+    qsink_opts o = {.max_batch = 8192};
+    qsink *sink = it_sink(&o);
+    char conf[512];
+    qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), "auto_flush=off;"));
+    for (int64_t i = 0; i < 30; i++) /* buffered: close's own flush publishes them */
+        assert_int_equal(big_row(s, i), QSF_OK);
+    qsf_errinfo e;
+    assert_int_equal(qsf_close(s, &e), QSF_OK);
+    it_assert_rows(sink, "t", 30, false);
+    qsink_frame fr[16];
+    int64_t total = qsink_frames(sink, 1, fr, 16);
+    assert_true(total >= 2 && total <= 16); /* split into several frames */
+    assert_false(fr[total - 1].flags & 0x01);
+    assert_true(fr[total - 1].size > sizeof EMPTY_COMMIT);
     qsink_stop(sink);
 }
 
@@ -118,6 +138,21 @@ static void wait_rejects_durable_without_negotiation_and_future_fsns(void **stat
     assert_int_equal(fsn2, 1);
     assert_int_equal(qsf_wait(s, fsn2, QSF_WAIT_OK, 20000, &e), QSF_OK);
     it_close_and_check(s, sink, "t", 20, false);
+}
+
+/* With durable acks negotiated the same wait is accepted. */
+static void wait_durable_is_accepted_when_negotiated(void **state) {
+    (void) state;
+    qsink_opts o = {.durable = 1};
+    qsink *sink = it_sink(&o);
+    char conf[512];
+    qsf_sender *s = it_sender(
+        it_conf(conf, sizeof conf, qsink_port(sink), "auto_flush=off;request_durable_ack=on;"));
+    qsf_errinfo e;
+    int64_t fsn = it_publish(s, "t", 0, 10, 0);
+    assert_int_equal(qsf_wait(s, fsn, QSF_WAIT_DURABLE, 20000, &e), QSF_OK);
+    assert_int_equal(qsf_wait(s, fsn + 1, QSF_WAIT_DURABLE, 1000, &e), QSF_E_INVAL);
+    it_close_and_check(s, sink, "t", 10, false);
 }
 
 /* ---- a terminal error wakes a producer blocked on a full ring ---- */
@@ -177,9 +212,11 @@ static void terminal_error_wakes_a_blocked_producer(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(close_commits_a_deferred_tail_with_an_empty_frame),
+        cmocka_unit_test(close_after_a_committing_frame_adds_no_empty_frame),
         cmocka_unit_test_setup_teardown(empty_flush_returns_the_published_fsn, it_setup_dir,
                                         it_teardown_dir),
         cmocka_unit_test(wait_rejects_durable_without_negotiation_and_future_fsns),
+        cmocka_unit_test(wait_durable_is_accepted_when_negotiated),
         cmocka_unit_test(terminal_error_wakes_a_blocked_producer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
