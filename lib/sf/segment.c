@@ -96,6 +96,12 @@ static int map_file(qsf_segment *s, int fd, const char *dir_path, qsf_errinfo *e
                            "segment %s/%s changed size after mapping (expected %" PRIu64 " bytes)",
                            dir_path, s->name, s->size);
     }
+    /* Large folios: on virtual machines a user-space page fault costs
+     * microseconds, and a segment written 4 KiB page by page pays one per page
+     * (measured: stores through a fresh mapping 0.3 GB/s, with huge pages
+     * 4.7-5.5 GB/s). A hint only: kernels or filesystems without large folios
+     * ignore it. */
+    (void) madvise(p, s->size, MADV_HUGEPAGE);
     s->base = p;
     s->fd = fd;
     return QSF_OK;
