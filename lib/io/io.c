@@ -651,9 +651,9 @@ static int send_copy(qsf_io *io, const uint8_t *p, size_t len) {
         io->sbuf = nb;
         io->scap = need;
     }
-    /* never write into the segment: the 8 bytes before a payload are its envelope */
-    memcpy(io->sbuf + qsf_ws_pre(), p, len);
-    return qsf_ws_send_binary(io->ws, io->sbuf, len);
+    /* never write into the segment: the 8 bytes before a payload are its envelope
+     * (and masking in place would change the stored frame) */
+    return qsf_ws_send_binary_from(io->ws, io->sbuf, p, len);
 }
 
 /* Pre-send guard (§5.3): a frame must not need ids the server was never given. */

@@ -429,21 +429,29 @@ static bool fast_path_ok(qsf_ws *ws, size_t len) {
            kernel_room_for(lws_get_socket_fd(ws->wsi), len + QSF_WS_HDR_MAX);
 }
 
-static int fast_send(qsf_ws *ws, uint8_t *buf, size_t len, const uint8_t *key) {
+/* Masks src into buf's payload area (in place when src is that area), puts the
+ * header in front and writes it all. */
+static int fast_send(qsf_ws *ws, uint8_t *buf, const uint8_t *src, size_t len, const uint8_t *key) {
     uint8_t *payload = buf + LWS_PRE;
-    qsf_ws_mask(payload, len, key);
+    qsf_ws_mask_copy(payload, src, len, key);
     size_t h = qsf_ws_put_header(payload, len, key);
     return send_all(lws_get_socket_fd(ws->wsi), payload - h, h + len);
 }
 
-int qsf_ws_send_binary(qsf_ws *ws, uint8_t *buf, size_t len) {
+int qsf_ws_send_binary_from(qsf_ws *ws, uint8_t *buf, const uint8_t *src, size_t len) {
     if (!ws->wsi || !ws->open)
         return -1;
     const uint8_t *key;
     if (fast_path_ok(ws, len) && (key = next_key(ws)) != NULL)
-        return fast_send(ws, buf, len, key);
+        return fast_send(ws, buf, src, len, key);
+    if (src != buf + LWS_PRE)
+        memcpy(buf + LWS_PRE, src, len);
     int n = lws_write(ws->wsi, buf + LWS_PRE, len, LWS_WRITE_BINARY);
     return n < 0 || (size_t) n < len ? -1 : 0;
+}
+
+int qsf_ws_send_binary(qsf_ws *ws, uint8_t *buf, size_t len) {
+    return qsf_ws_send_binary_from(ws, buf, buf + LWS_PRE, len);
 }
 
 int qsf_ws_send_ping(qsf_ws *ws) {

@@ -72,6 +72,11 @@ bool qsf_ws_active(const qsf_ws *ws);
  * buf must have qsf_ws_pre() writable bytes in front of the payload. Returns 0, or
  * -1 when the connection failed. */
 int qsf_ws_send_binary(qsf_ws *ws, uint8_t *buf, size_t len);
+
+/* The same for a payload stored elsewhere (src[0..len), left untouched): it is
+ * copied into buf[pre ..) (which must hold qsf_ws_pre() + len bytes), masked in
+ * the same pass on the direct path. */
+int qsf_ws_send_binary_from(qsf_ws *ws, uint8_t *buf, const uint8_t *src, size_t len);
 int qsf_ws_send_ping(qsf_ws *ws);
 
 /* True when lws still holds unsent bytes of the last message (wait for the next

@@ -15,7 +15,13 @@ size_t qsf_ws_put_header(uint8_t *end, uint64_t len, const uint8_t key[4]) {
     return n;
 }
 
-void qsf_ws_mask(uint8_t *p, size_t n, const uint8_t key[4]) {
+/* The word loop below is vectorised by the compiler; on x86-64 an AVX2 clone,
+ * picked at load time where the CPU has it, moves 32 bytes per step instead of
+ * 16 (the copy-and-mask pass is on the I/O thread's path for every frame). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+void qsf_ws_mask_copy(uint8_t *dst, const uint8_t *src, size_t n, const uint8_t key[4]) {
     uint8_t k8[8];
     for (int i = 0; i < 8; i++)
         k8[i] = key[i & 3];
@@ -24,10 +30,14 @@ void qsf_ws_mask(uint8_t *p, size_t n, const uint8_t key[4]) {
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
         uint64_t w;
-        memcpy(&w, p + i, 8);
+        memcpy(&w, src + i, 8);
         w ^= k;
-        memcpy(p + i, &w, 8);
+        memcpy(dst + i, &w, 8);
     }
     for (; i < n; i++)
-        p[i] ^= key[i & 3];
+        dst[i] = src[i] ^ key[i & 3];
+}
+
+void qsf_ws_mask(uint8_t *p, size_t n, const uint8_t key[4]) {
+    qsf_ws_mask_copy(p, p, n, key);
 }

@@ -22,4 +22,8 @@ size_t qsf_ws_put_header(uint8_t *end, uint64_t len, const uint8_t key[4]);
 /* XORs p[0..n) with the key, key[i % 4] for byte i. */
 void qsf_ws_mask(uint8_t *p, size_t n, const uint8_t key[4]);
 
+/* dst[i] = src[i] ^ key[i % 4] for i < n: copy and mask in one pass. dst == src
+ * is allowed (in place); other overlaps are not. */
+void qsf_ws_mask_copy(uint8_t *dst, const uint8_t *src, size_t n, const uint8_t key[4]);
+
 #endif

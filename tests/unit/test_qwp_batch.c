@@ -369,6 +369,22 @@ static void utf8_validation(void **state) {
     assert_int_equal(qsf_utf8_error_offset("abcdefghij\x80", 11), 10);
 }
 
+/* A bad byte, or a valid multi-byte character, at every position of long ASCII
+ * text: the 32-byte and 8-byte ASCII skips must never step over either. */
+static void utf8_long_text_every_position(void **state) {
+    (void) state;
+    char t[100];
+    for (size_t at = 0; at < 97; at++) {
+        memset(t, 'a', sizeof t);
+        t[at] = (char) 0x80;
+        assert_int_equal(qsf_utf8_error_offset(t, sizeof t), at);
+        memcpy(t + at, "\xe4\xb8\xad", 3); /* U+4E2D */
+        assert_int_equal(qsf_utf8_error_offset(t, sizeof t), sizeof t);
+        t[at + 2] = 'a'; /* truncated sequence */
+        assert_int_equal(qsf_utf8_error_offset(t, sizeof t), at);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(row_order_rules, fx_setup, fx_teardown),
@@ -387,6 +403,7 @@ int main(void) {
         cmocka_unit_test(symtab_scales),
         cmocka_unit_test(strmap_truncate_keeps_the_rest),
         cmocka_unit_test(utf8_validation),
+        cmocka_unit_test(utf8_long_text_every_position),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

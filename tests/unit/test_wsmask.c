@@ -44,11 +44,34 @@ static void matches_bytewise_reference_at_every_length(void **state) {
     }
 }
 
+/* The fused copy gives the in-place result at every length and start offset and
+ * leaves its source (a stored frame) untouched. */
+static void mask_copy_matches_in_place(void **state) {
+    (void) state;
+    const uint8_t key[4] = {0x5a, 0x01, 0xc3, 0x7e};
+    uint8_t src[300], ref[300], dst[300];
+    for (size_t off = 0; off < 8; off++) {
+        for (size_t n = 0; n + off < sizeof src; n++) {
+            for (size_t i = 0; i < sizeof src; i++)
+                src[i] = ref[i] = (uint8_t) (i * 7 + n);
+            memset(dst, 0xEE, sizeof dst);
+            qsf_ws_mask(ref + off, n, key);
+            qsf_ws_mask_copy(dst + off, src + off, n, key);
+            assert_memory_equal(dst + off, ref + off, n);
+            if (off + n < sizeof dst)
+                assert_int_equal(dst[off + n], 0xEE); /* nothing past the end */
+            for (size_t i = 0; i < sizeof src; i++)
+                assert_int_equal(src[i], (uint8_t) (i * 7 + n));
+        }
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(header_lengths),
         cmocka_unit_test(rfc6455_hello),
         cmocka_unit_test(matches_bytewise_reference_at_every_length),
+        cmocka_unit_test(mask_copy_matches_in_place),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
