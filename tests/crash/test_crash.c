@@ -77,11 +77,16 @@ static bool is_lock_name(const char *n) {
     return strcmp(n, QSF_NAME_LOCK) == 0 || strcmp(n, QSF_NAME_LOCK_PID) == 0;
 }
 
+/* Copies through a temporary name and renames it into place, so a SIGKILL in
+ * the middle of a shadow update (the parent kills the child at any moment)
+ * leaves the previous durable copy, never a torn one. */
 static void copy_file(const char *from, const char *to, bool zeros) {
     int in = open(from, O_RDONLY);
     if (in < 0)
         return;
-    int out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    char tmp[1100];
+    snprintf(tmp, sizeof tmp, "%s.shadow-tmp", to);
+    int out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     struct stat st;
     fstat(in, &st);
     static char buf[1 << 16];
@@ -97,6 +102,7 @@ static void copy_file(const char *from, const char *to, bool zeros) {
     }
     close(in);
     close(out);
+    rename(tmp, to);
 }
 
 /* Directory fsync: unlinks become durable; names created since appear with
@@ -185,7 +191,7 @@ static void restore_shadow(void) {
         closedir(d);
     d = opendir(shadow);
     while (d && (e = readdir(d))) {
-        if (e->d_type != DT_REG)
+        if (e->d_type != DT_REG || strstr(e->d_name, ".shadow-tmp"))
             continue;
         snprintf(a, sizeof a, "%s/%s", shadow, e->d_name);
         snprintf(b, sizeof b, "%s/%s", slot, e->d_name);
