@@ -17,8 +17,11 @@ size_t qsf_ws_put_header(uint8_t *end, uint64_t len, const uint8_t key[4]) {
 
 /* The word loop below is vectorised by the compiler; on x86-64 an AVX2 clone,
  * picked at load time where the CPU has it, moves 32 bytes per step instead of
- * 16 (the copy-and-mask pass is on the I/O thread's path for every frame). */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+ * 16 (the copy-and-mask pass is on the I/O thread's path for every frame).
+ * Sanitizer builds skip the clone: its ifunc resolver runs during relocation,
+ * before the sanitizer runtime is initialised, and crashes there. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) &&                             \
+    !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
 __attribute__((target_clones("avx2", "default")))
 #endif
 void qsf_ws_mask_copy(uint8_t *dst, const uint8_t *src, size_t n, const uint8_t key[4]) {
