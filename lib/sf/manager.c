@@ -179,6 +179,7 @@ static void release_pending(qsf_ring *r) {
         /* Memory mode: keep the newest trimmed buffers (pages resident) for
          * the next spares instead of freeing and faulting in new ones. */
         while (n > 0 && r->npool < QSF_MEM_POOL) {
+            r->pool_active_ns = qsf_ring_now_ns();
             r->pool[r->npool++] = done[--n];
             bytes -= done[n]->size;
         }
@@ -341,10 +342,33 @@ static void prefault_active(qsf_ring *r) {
         qsf_seg_prefault(a, pub, pub + PREFAULT_AHEAD);
 }
 
+/* ---- memory-mode buffer pool ---- */
+
+/* Frees pooled buffers beyond QSF_MEM_POOL_KEEP once the pool has been idle
+ * (see ring_int.h). */
+static void shrink_pool(qsf_ring *r) {
+    qsf_segment *drop[QSF_MEM_POOL];
+    int n = 0;
+    uint64_t bytes = 0;
+    pthread_mutex_lock(&r->mu);
+    if (r->npool > QSF_MEM_POOL_KEEP &&
+        qsf_ring_now_ns() - r->pool_active_ns >= QSF_MEM_POOL_IDLE_NS) {
+        while (r->npool > QSF_MEM_POOL_KEEP) {
+            drop[n] = r->pool[--r->npool];
+            bytes += drop[n++]->size;
+        }
+        qsf_ring_release_bytes_locked(r, bytes);
+    }
+    pthread_mutex_unlock(&r->mu);
+    for (int i = 0; i < n; i++)
+        qsf_seg_destroy(drop[i]);
+}
+
 /* ---- the thread ---- */
 
 void qsf_mgr_pass(qsf_ring *r) {
     prefault_active(r);
+    shrink_pool(r);
     provision_spare(r);
     if (!trim_pass(r))
         persist_acked(r);

@@ -99,7 +99,8 @@ static void rotate_read_trim(bool sf) {
     assert_int_equal(read_all(r, 400), 100);                       /* unacked survives */
     assert_true(qsf_ring_acknowledge(r, 1000000));                 /* clamped */
     assert_int_equal(qsf_ring_acked_fsn(r), 499);
-    /* Active + spare (+ in memory mode up to 4 pooled buffers for reuse). */
+    /* Active + spare (+ in memory mode four pooled buffers, once the pool has
+     * been idle for a second). */
     RT_WAIT_UNTIL(qsf_ring_owned_bytes(r) <= (sf ? 3 : 6) * 1024 + 64);
     if (sf)
         assert_true(rt_count_files("t", ".sfa") <= 3);
@@ -262,6 +263,41 @@ static void fill_until_blocked(qsf_ring *r, int64_t *next) {
         (*next)++;
         assert_true(*next < 100);
     }
+}
+
+/* A clock that moves only when the test moves it. */
+static int64_t held_clock(void) {
+    return atomic_load(&fake_now);
+}
+
+/* Memory mode keeps trimmed buffers for reuse as spares (no page faults on
+ * the next lap), and gives them back once the pool has been idle for 1 s,
+ * down to four. */
+static void memory_pool_keeps_buffers_then_shrinks_when_idle(void **state) {
+    (void) state;
+    QSF_OS->mono_ns = held_clock;
+    qsf_ring_opts o = opts(false, 1024, 64 * 1024);
+    qsf_ring *r = rt_open(&o);
+    append_n(r, 0, 500); /* ~18 KiB in 1 KiB segments */
+    qsf_ring_acknowledge(r, 499);
+    qsf_ring_cursor c = {0};
+    RT_WAIT_UNTIL(qsf_ring_cursor_seek(r, &c, 0) == QSF_E_INVAL); /* trimmed */
+    usleep(20000); /* several manager passes: the clock does not move */
+    assert_true(qsf_ring_owned_bytes(r) >= 12 * 1024); /* kept, not freed */
+
+    append_n(r, 500, 200); /* the next lap takes its spares from the pool */
+    assert_int_equal(read_all(r, 500), 200);
+    qsf_ring_acknowledge(r, 699);
+    RT_WAIT_UNTIL(qsf_ring_cursor_seek(r, &c, 500) == QSF_E_INVAL); /* trimmed... */
+    usleep(50000); /* ...and the trim pass has put the buffers into the pool */
+
+    atomic_fetch_add(&fake_now, (int64_t) 1100 * 1000000);
+    /* Active + spare + four pooled buffers. */
+    RT_WAIT_UNTIL(qsf_ring_owned_bytes(r) <= 6 * 1024);
+    assert_true(qsf_ring_owned_bytes(r) >= 5 * 1024);
+    append_n(r, 700, 100);
+    assert_int_equal(read_all(r, 700), 100);
+    assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
 }
 
 static void full_ring_fails_at_deadline_naming_cause(void **state) {
@@ -442,6 +478,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(two_threads_sf, rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(seek_at_acked_while_publishing, rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(seek_at_acked_while_publishing_sf, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(memory_pool_keeps_buffers_then_shrinks_when_idle, rt_setup,
+                                        rt_teardown),
         cmocka_unit_test_setup_teardown(full_ring_fails_at_deadline_naming_cause, rt_setup,
                                         rt_teardown),
         cmocka_unit_test_setup_teardown(zero_deadline_fails_at_once, rt_setup, rt_teardown),
