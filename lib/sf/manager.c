@@ -370,6 +370,7 @@ void qsf_mgr_pass(qsf_ring *r) {
     prefault_active(r);
     shrink_pool(r);
     provision_spare(r);
+    qsf_plan_rotation(r);
     if (!trim_pass(r))
         persist_acked(r);
     periodic_checkpoint(r);

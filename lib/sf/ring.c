@@ -98,6 +98,7 @@ static qsf_ring *ring_alloc(const qsf_ring_opts *o) {
     r->rec.watermark.fd = r->rec.manifest.fd = -1;
     atomic_init(&r->published_fsn, -1);
     atomic_init(&r->acked_fsn, -1);
+    atomic_init(&r->plan_fsn, -1);
     r->persisted_acked = -1;
     return r;
 }
@@ -318,6 +319,10 @@ int64_t qsf_ring_published_fsn(const qsf_ring *r) {
 
 int64_t qsf_ring_acked_fsn(const qsf_ring *r) {
     return atomic_load_explicit(&r->acked_fsn, memory_order_acquire);
+}
+
+int64_t qsf_ring_planned_fsn(const qsf_ring *r) {
+    return atomic_load_explicit(&r->plan_fsn, memory_order_relaxed);
 }
 
 uint64_t qsf_ring_pending_bytes(const qsf_ring *r) {

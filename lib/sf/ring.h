@@ -111,8 +111,11 @@ const char *qsf_ring_symdict_entry(const qsf_ring *r, uint32_t i, uint32_t *len)
 
 /* ---- gauges (any thread) ---- */
 
-int64_t qsf_ring_published_fsn(const qsf_ring *r);  /* -1 if none */
-int64_t qsf_ring_acked_fsn(const qsf_ring *r);      /* -1 if none */
+int64_t qsf_ring_published_fsn(const qsf_ring *r); /* -1 if none */
+int64_t qsf_ring_acked_fsn(const qsf_ring *r);     /* -1 if none */
+/* SF mode: the FSN at which the producer will switch to a spare whose header
+ * the manager already synced (see rotation_plan.c), or -1. */
+int64_t qsf_ring_planned_fsn(const qsf_ring *r);
 uint64_t qsf_ring_pending_bytes(const qsf_ring *r); /* published bytes of segments not
                                                        fully acknowledged */
 uint64_t qsf_ring_owned_bytes(const qsf_ring *r);

@@ -41,15 +41,19 @@ static inline void publish(qsf_ring *r, int64_t *fsn_out) {
 }
 
 /* Rotation barriers, outside the ring mutex: rebase the spare, sync its
- * header, then move the manifest's activeBase (record write + fsync). */
+ * header, then move the manifest's activeBase (record write + fsync). A
+ * planned spare (rotation_plan.c) already holds the right baseSeq durably. */
 static int rotation_barriers(qsf_ring *r, qsf_segment *a, qsf_segment *sp, qsf_errinfo *err) {
-    int rc = qsf_seg_rebase(sp, qsf_seg_end_fsn(a), err);
+    bool planned = sp->header_durable && sp->base_seq == qsf_seg_end_fsn(a);
+    int rc = planned ? QSF_OK : qsf_seg_rebase(sp, qsf_seg_end_fsn(a), err);
     if (rc != QSF_OK || !r->sf)
         return rc;
-    (void) QSF_FAULT_POINT(QSF_FP_SPARE_REBASED);
-    rc = qsf_seg_sync_header(sp, r->rec.slot.path, err);
-    if (rc != QSF_OK)
-        return rc;
+    if (!planned) {
+        (void) QSF_FAULT_POINT(QSF_FP_SPARE_REBASED);
+        rc = qsf_seg_sync_header(sp, r->rec.slot.path, err);
+        if (rc != QSF_OK)
+            return rc;
+    }
     pthread_mutex_lock(&r->mf_mu);
     qsf_manifest *m = &r->rec.manifest;
     rc = qsf_manifest_write(m, m->head_base, sp->base_seq, NULL, err);
@@ -66,6 +70,10 @@ static int rotation_blocked_locked(qsf_ring *r, qsf_segment *a) {
     if (!r->spare) {
         r->wait_cause =
             r->create_err[0] && qsf_ring_spare_fits_locked(r) ? QSF_WAIT_CREATE : QSF_WAIT_SPACE;
+        return 1;
+    }
+    if (r->planning) { /* the manager is writing the spare's header */
+        r->wait_cause = QSF_WAIT_PLAN;
         return 1;
     }
     if (r->durability == QSF_DUR_PERIODIC &&
@@ -107,6 +115,9 @@ static int try_rotate(qsf_ring *r, uint64_t *gen) {
     }
     r->spare = NULL;
     r->rotate_err[0] = 0;
+    if (a->frame_count > 0)
+        r->frame_bytes_avg = (a->append_off - QSF_SFA_HEADER_SIZE) / a->frame_count;
+    atomic_store_explicit(&r->plan_fsn, -1, memory_order_relaxed);
     atomic_store_explicit(&a->next, sp, memory_order_release);
     r->active = sp;
     r->live++;
@@ -150,6 +161,9 @@ static void cause_text(qsf_ring *r, char *buf, size_t cap) {
         break;
     case QSF_WAIT_ROTATE:
         snprintf(buf, cap, "cannot switch to a new segment: %.300s", r->rotate_err);
+        break;
+    case QSF_WAIT_PLAN:
+        snprintf(buf, cap, "waiting for the next segment's header to reach the disk");
         break;
     default:
         buf[0] = 0;
@@ -201,6 +215,18 @@ static void warn_throttled(qsf_ring *r, int64_t waited) {
              cause);
 }
 
+/* The next FSN is the one the spare was planned for: rotate now, although the
+ * active segment may have room left. If the rotation cannot happen right now
+ * (a checkpoint or a barrier must come first), the plan is dropped and the
+ * active segment fills up as usual; true if it rotated. */
+static bool rotate_as_planned(qsf_ring *r) {
+    uint64_t gen;
+    if (try_rotate(r, &gen) == TRY_ROTATED)
+        return true;
+    atomic_store_explicit(&r->plan_fsn, -1, memory_order_relaxed);
+    return false;
+}
+
 /* The active segment is full: rotate, or wait for a spare until the deadline. */
 static int append_slow(qsf_ring *r, const void *payload, uint32_t len, int64_t *fsn_out,
                        qsf_errinfo *err) {
@@ -244,6 +270,9 @@ int qsf_ring_append(qsf_ring *r, const void *payload, size_t len, int64_t *fsn_o
         atomic_load_explicit(&r->dur_latched, memory_order_relaxed))
         return latched_error(r, err);
     qsf_segment *a = r->active;
+    if (r->next_fsn == atomic_load_explicit(&r->plan_fsn, memory_order_relaxed) &&
+        rotate_as_planned(r))
+        a = r->active;
     if (qsf_seg_append(a, payload, (uint32_t) len)) {
         publish(r, fsn_out);
         maybe_early_wake(r, a);

@@ -52,6 +52,7 @@ enum qsf_wait_cause {
     QSF_WAIT_CREATE,   /* the cap allows a spare but creating it failed */
     QSF_WAIT_PERIODIC, /* rotation waits for a periodic checkpoint */
     QSF_WAIT_ROTATE,   /* a rotation barrier failed; retried */
+    QSF_WAIT_PLAN,     /* the manager is syncing the spare's planned header */
 };
 
 struct qsf_ring {
@@ -93,6 +94,13 @@ struct qsf_ring {
     _Alignas(64) _Atomic int64_t published_fsn;
     _Alignas(64) _Atomic int64_t acked_fsn;
     _Alignas(64) int64_t persisted_acked; /* manager: last value written to .ack-watermark */
+    /* Planned rotation (rotation_plan.c): the FSN at which the producer
+     * switches to the spare whose header already holds it durably, or -1.
+     * Written by the manager (under mu) and cleared by the producer; the
+     * producer reads it on every append as a hint, and decides under mu. */
+    _Alignas(64) _Atomic int64_t plan_fsn;
+    uint64_t frame_bytes_avg; /* under mu: bytes per frame of the last sealed segment */
+    bool planning;            /* under mu: the manager is writing the spare's header */
 
     /* producer waiting and failure latches */
     uint64_t wake_gen; /* under mu: bumped by every broadcast of space_cv */
@@ -131,6 +139,11 @@ void qsf_mgr_wake(qsf_ring *r);
 void qsf_mgr_pass(qsf_ring *r);
 /* Trims every trimmable sealed segment now, ignoring backoff (close). */
 int qsf_mgr_trim_all(qsf_ring *r, qsf_errinfo *err);
+
+/* ---- rotation_plan.c ---- */
+/* Manager: if the spare's header can be written ahead of need, writes the
+ * FSN the active segment will most likely end at and syncs it (see there). */
+void qsf_plan_rotation(qsf_ring *r);
 
 /* ---- durability.c ---- */
 /* Syncs every live segment whose published bytes are not yet durable, after

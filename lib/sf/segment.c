@@ -259,6 +259,8 @@ int qsf_seg_rebase(qsf_segment *s, int64_t base_seq, qsf_errinfo *err) {
         return qsf_err_set(err, QSF_E_INTERNAL, 0, 0,
                            "cannot rebase segment %s: it already holds %" PRIu64 " frames", s->name,
                            s->frame_count);
+    if (base_seq != s->base_seq)
+        s->header_durable = false;
     qsf_put_i64(s->base + 8, base_seq);
     s->base_seq = base_seq;
     return QSF_OK;
@@ -283,6 +285,7 @@ int qsf_seg_sync_header(qsf_segment *s, const char *dir_path, qsf_errinfo *err) 
         return sync_fail(s, dir_path, "msync of the header", 0, QSF_SFA_HEADER_SIZE, err);
     if (QSF_OS->fsync(s->fd) != 0)
         return sync_fail(s, dir_path, "fsync of the header", 0, QSF_SFA_HEADER_SIZE, err);
+    s->header_durable = true;
     return QSF_OK;
 }
 

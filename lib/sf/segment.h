@@ -44,6 +44,7 @@ typedef struct qsf_segment {
     bool unlinked;                                   /* trim: the file is gone, dir sync pending */
     uint64_t mlock_from, mlock_to; /* range pinned by qsf_seg_redirty, empty if none */
     uint64_t prefault_off;         /* manager: pages below are faulted in writable */
+    bool header_durable;           /* the header as it is now is on stable storage */
 } qsf_segment;
 
 /* Memory mode: a zeroed buffer of `size` bytes with a header (flags 0). */
@@ -96,13 +97,15 @@ static inline int64_t qsf_seg_end_fsn(const qsf_segment *s) {
     return s->base_seq + (int64_t) s->frame_count;
 }
 
-/* Rewrites baseSeq in the header. QSF_E_INTERNAL once a frame was written. */
+/* Rewrites baseSeq in the header (a different value clears header_durable).
+ * QSF_E_INTERNAL once a frame was written. */
 int qsf_seg_rebase(qsf_segment *s, int64_t base_seq, qsf_errinfo *err);
 
 /* Sets header byte 5 (flags). */
 void qsf_seg_stamp_flags(qsf_segment *s, uint8_t flags);
 
-/* msync(MS_SYNC) of the header page, then fsync. No-op in memory mode. */
+/* msync(MS_SYNC) of the header page, then fsync; sets header_durable. No-op
+ * in memory mode. */
 int qsf_seg_sync_header(qsf_segment *s, const char *dir_path, qsf_errinfo *err);
 
 /* msync(MS_SYNC) of the page-aligned range [from, to), then fdatasync; on

@@ -1,0 +1,81 @@
+/* Planned rotation: the spare's header sync moved off the producer's path.
+ *
+ * Rotation (sf-format.md §9.3) must make the new segment's header durable,
+ * holding baseSeq = the FSN after the full segment's last frame, before the
+ * manifest names it and before any frame goes into it. Done at the moment the
+ * active segment is full, that sync stalls the producer: on the reference
+ * machine 2-3 ms per rotation (the header shares a 2 MiB folio with the first
+ * frames' pages, and all of it goes to disk), which with 4 MiB segments and
+ * 64 KiB frames more than doubled the time of a flush-heavy SF run.
+ *
+ * So the manager guesses the FSN at which the active segment will fill, from
+ * the average frame size of the segment sealed before it, writes that baseSeq
+ * into the spare's header and syncs it, ahead of time:
+ *
+ *     active  [base ........ X-1 | unused tail ]   spare  [hdr: baseSeq X, synced]
+ *                                 ^ the producer switches here, at FSN X,
+ *                                   even if the next frame would still fit
+ *
+ * When the producer is about to publish FSN X it rotates at once; the
+ * rotation then only updates the manifest. The barrier order is unchanged:
+ * the header is durable before the manifest names the segment, and the
+ * manifest before the first frame. If the guess was wrong (frames grew and
+ * the segment filled before X), rotation rewrites and syncs the header as
+ * before; nothing is lost but the head start. A spare whose header names a
+ * future FSN is, to recovery, an empty extra segment like any other (§8.9).
+ *
+ * The guess keeps 1/32 of the room as slack, so frames up to ~3 % larger than
+ * the last segment's average still reach X before the segment is full; that
+ * slack is the space a planned rotation leaves unused. */
+#include "sf/ring_int.h"
+
+#include "log.h"
+#include "os/os.h"
+#include "sf/sfa.h"
+
+#include <inttypes.h>
+
+/* Under mu: the FSN the active segment `a` is expected to end at, or -1 when
+ * there is no basis for a guess or the producer is already past it. */
+static int64_t predict_end_fsn_locked(const qsf_ring *r, const qsf_segment *a) {
+    if (r->frame_bytes_avg == 0)
+        return -1;
+    uint64_t room = a->size - QSF_SFA_HEADER_SIZE;
+    uint64_t frames = (room - room / 32) / r->frame_bytes_avg;
+    if (frames < 2)
+        return -1;
+    int64_t x = a->base_seq + (int64_t) frames;
+    return x > qsf_ring_published_fsn(r) + 1 ? x : -1;
+}
+
+void qsf_plan_rotation(qsf_ring *r) {
+    if (!r->sf)
+        return;
+    pthread_mutex_lock(&r->mu);
+    qsf_segment *sp = r->spare;
+    int64_t x = -1;
+    if (sp && !r->rotating && !sp->header_durable && atomic_load(&r->plan_fsn) < 0)
+        x = predict_end_fsn_locked(r, r->active);
+    if (x < 0) {
+        pthread_mutex_unlock(&r->mu);
+        return;
+    }
+    r->planning = true; /* the producer leaves the spare alone meanwhile */
+    pthread_mutex_unlock(&r->mu);
+
+    qsf_errinfo e;
+    int rc = qsf_seg_rebase(sp, x, &e);
+    if (rc == QSF_OK) {
+        (void) QSF_FAULT_POINT(QSF_FP_SPARE_REBASED);
+        rc = qsf_seg_sync_header(sp, r->rec.slot.path, &e);
+    }
+
+    pthread_mutex_lock(&r->mu);
+    r->planning = false;
+    if (rc == QSF_OK)
+        atomic_store(&r->plan_fsn, x);
+    else /* rotation will rewrite and sync the header itself */
+        QSF_LOGD("planned rotation at FSN %" PRId64 " abandoned: %s", x, e.msg);
+    qsf_ring_wake_producers_locked(r);
+    pthread_mutex_unlock(&r->mu);
+}
