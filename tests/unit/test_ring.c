@@ -265,6 +265,16 @@ static void fill_until_blocked(qsf_ring *r, int64_t *next) {
     }
 }
 
+/* Whether the frame `fsn` has been trimmed. Releases the cursor at once:
+ * a positioned cursor pins its segment, and polling with one held would keep
+ * the very segment it waits for from being trimmed. */
+static bool trimmed(qsf_ring *r, int64_t fsn) {
+    qsf_ring_cursor c = {0};
+    int rc = qsf_ring_cursor_seek(r, &c, fsn);
+    qsf_ring_cursor_release(r, &c);
+    return rc == QSF_E_INVAL;
+}
+
 /* A clock that moves only when the test moves it. */
 static int64_t held_clock(void) {
     return atomic_load(&fake_now);
@@ -280,20 +290,20 @@ static void memory_pool_keeps_buffers_then_shrinks_when_idle(void **state) {
     qsf_ring *r = rt_open(&o);
     append_n(r, 0, 500); /* ~18 KiB in 1 KiB segments */
     qsf_ring_acknowledge(r, 499);
-    qsf_ring_cursor c = {0};
-    RT_WAIT_UNTIL(qsf_ring_cursor_seek(r, &c, 0) == QSF_E_INVAL); /* trimmed */
+    RT_WAIT_UNTIL(trimmed(r, 0));
     usleep(20000); /* several manager passes: the clock does not move */
     assert_true(qsf_ring_owned_bytes(r) >= 12 * 1024); /* kept, not freed */
 
     append_n(r, 500, 200); /* the next lap takes its spares from the pool */
     assert_int_equal(read_all(r, 500), 200);
     qsf_ring_acknowledge(r, 699);
-    RT_WAIT_UNTIL(qsf_ring_cursor_seek(r, &c, 500) == QSF_E_INVAL); /* trimmed... */
-    usleep(50000); /* ...and the trim pass has put the buffers into the pool */
+    RT_WAIT_UNTIL(trimmed(r, 500));
 
-    atomic_fetch_add(&fake_now, (int64_t) 1100 * 1000000);
-    /* Active + spare + four pooled buffers. */
-    RT_WAIT_UNTIL(qsf_ring_owned_bytes(r) <= 6 * 1024);
+    /* Idle: every poll moves the clock 1.1 s on, so the pool looks idle to the
+     * manager whenever its trim pass put the buffers in. What remains is the
+     * active segment, the spare and four pooled buffers. */
+    RT_WAIT_UNTIL((atomic_fetch_add(&fake_now, (int64_t) 1100 * 1000000),
+                   qsf_ring_owned_bytes(r) <= 6 * 1024));
     assert_true(qsf_ring_owned_bytes(r) >= 5 * 1024);
     append_n(r, 700, 100);
     assert_int_equal(read_all(r, 700), 100);
