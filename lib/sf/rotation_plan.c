@@ -36,9 +36,15 @@
 #include <inttypes.h>
 
 /* Under mu: the FSN the active segment `a` is expected to end at, or -1 when
- * there is no basis for a guess or the producer is already past it. */
+ * there is no basis for a guess or the producer is already past half of the
+ * segment. The sync takes milliseconds, and a producer that got to the guessed
+ * FSN meanwhile would pass it, find the spare busy when the segment is full,
+ * wait for the sync and then rewrite and sync the header again itself: a plan
+ * only pays when the producer is far from the end (a paced producer, right
+ * after a rotation), not when it is racing to it. */
 static int64_t predict_end_fsn_locked(const qsf_ring *r, const qsf_segment *a) {
-    if (r->frame_bytes_avg == 0)
+    if (r->frame_bytes_avg == 0 ||
+        atomic_load_explicit(&a->published_off, memory_order_relaxed) > a->size / 2)
         return -1;
     uint64_t room = a->size - QSF_SFA_HEADER_SIZE;
     uint64_t frames = (room - room / 32) / r->frame_bytes_avg;
