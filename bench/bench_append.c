@@ -58,17 +58,22 @@ static int cmp_i64(const void *a, const void *b) {
 
 typedef struct result {
     int64_t p50, p99, p999, p9999, max;
+    size_t over_1ms; /* appends that took more than 1 ms (rotations that waited for the disk) */
     double mb_s;
     uint64_t stalls; /* appends that waited for space or a spare */
 } result;
 
 static result summarize(int64_t *lat, size_t n, size_t bytes, int64_t total_ns) {
+    size_t slow = 0;
+    for (size_t i = 0; i < n; i++)
+        slow += lat[i] > 1000000;
     qsort(lat, n, sizeof *lat, cmp_i64);
     result r = {.p50 = lat[n / 2],
                 .p99 = lat[n * 99 / 100],
                 .p999 = lat[n * 999 / 1000],
                 .p9999 = lat[n * 9999 / 10000],
-                .max = lat[n - 1]};
+                .max = lat[n - 1],
+                .over_1ms = slow};
     r.mb_s = (double) bytes * (double) n / ((double) total_ns / 1e9) / 1e6;
     return r;
 }
@@ -287,11 +292,11 @@ int main(int argc, char **argv) {
             double file_mb_s = m->sf ? run_memcpy_file(sizes[si], n, dir) : 0;
             printf("{\"bench\":\"append\",\"mode\":\"%s\",\"frame_bytes\":%zu,\"frames\":%zu,"
                    "\"p50_ns\":%" PRId64 ",\"p99_ns\":%" PRId64 ",\"p999_ns\":%" PRId64
-                   ",\"p9999_ns\":%" PRId64 ",\"max_ns\":%" PRId64
+                   ",\"p9999_ns\":%" PRId64 ",\"max_ns\":%" PRId64 ",\"over_1ms\":%zu"
                    ",\"mb_per_s\":%.0f,\"memcpy_p50_ns\":%" PRId64 ",\"memcpy_mb_per_s\":%.0f,"
                    "\"ratio_vs_memcpy\":%.3f,\"stalls\":%" PRIu64 ",\"timer_ns\":%" PRId64,
-                   m->name, sizes[si], n, q.p50, q.p99, q.p999, q.p9999, q.max, q.mb_s, c.p50,
-                   c.mb_s, ratio, q.stalls, timer);
+                   m->name, sizes[si], n, q.p50, q.p99, q.p999, q.p9999, q.max, q.over_1ms, q.mb_s,
+                   c.p50, c.mb_s, ratio, q.stalls, timer);
             if (m->sf)
                 printf(",\"memcpy_file_mb_per_s\":%.0f,\"ratio_vs_memcpy_file\":%.3f", file_mb_s,
                        q.mb_s / file_mb_s);
