@@ -216,8 +216,22 @@ static int quarantine_and_restart(qsf_slot_recovered *out, uint64_t seg_bytes, q
     return QSF_OK;
 }
 
-int qsf_slot_open_sized(const char *sf_dir, const char *sender_id, int durability,
-                        uint64_t segment_bytes, qsf_slot_recovered *out, qsf_errinfo *err) {
+/* A drainer does not take a slot over: the unreplayable slot keeps its files
+ * and gets `.failed`, so no later scan adopts it again. */
+static int mark_failed(qsf_slot_recovered *out, qsf_errinfo *err) {
+    char reason[sizeof out->data_loss_reason];
+    snprintf(reason, sizeof reason, "%s", out->data_loss_reason);
+    drop_pass(out);
+    int rc = qsf_slot_write_failed(out->slot.dirfd, out->slot.path, reason, err);
+    if (rc != QSF_OK)
+        return rc;
+    return qsf_err_set(err, QSF_E_CORRUPT, 0, 0, "slot %s is unreplayable (%s); marked .failed",
+                       out->slot.path, reason);
+}
+
+static int open_slot(const char *sf_dir, const char *sender_id, int durability,
+                     uint64_t segment_bytes, bool adopt, qsf_slot_recovered *out,
+                     qsf_errinfo *err) {
     memset(out, 0, sizeof *out);
     handles_init(out);
     int rc = qsf_slot_acquire(sf_dir, sender_id, &out->slot, err);
@@ -225,11 +239,24 @@ int qsf_slot_open_sized(const char *sf_dir, const char *sender_id, int durabilit
         return rc;
     rc = recover_slot(out, durability, segment_bytes, err);
     if (rc == QSF_OK && out->data_loss)
-        rc = quarantine_and_restart(out, segment_bytes, err);
+        rc = adopt ? mark_failed(out, err) : quarantine_and_restart(out, segment_bytes, err);
+    else if (rc == QSF_E_CORRUPT && adopt) /* a drainer gives up on it for good */
+        (void) qsf_slot_write_failed(out->slot.dirfd, out->slot.path, err ? err->msg : "corrupt",
+                                     NULL);
     qsf_slot_unlock_logical(&out->slot);
     if (rc != QSF_OK)
         qsf_slot_release(out);
     return rc;
+}
+
+int qsf_slot_open_sized(const char *sf_dir, const char *sender_id, int durability,
+                        uint64_t segment_bytes, qsf_slot_recovered *out, qsf_errinfo *err) {
+    return open_slot(sf_dir, sender_id, durability, segment_bytes, false, out, err);
+}
+
+int qsf_slot_adopt_sized(const char *sf_dir, const char *sender_id, int durability,
+                         uint64_t segment_bytes, qsf_slot_recovered *out, qsf_errinfo *err) {
+    return open_slot(sf_dir, sender_id, durability, segment_bytes, true, out, err);
 }
 
 int qsf_slot_open(const char *sf_dir, const char *sender_id, int durability,

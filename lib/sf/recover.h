@@ -84,6 +84,12 @@ typedef struct qsf_slot_recovered {
 int qsf_slot_open_sized(const char *sf_dir, const char *sender_id, int durability,
                         uint64_t segment_bytes, qsf_slot_recovered *out, qsf_errinfo *err);
 
+/* An orphan drainer's open (sf-behaviour.md §13): as qsf_slot_open_sized, but
+ * an unreplayable slot is not set aside and restarted: it is marked `.failed`
+ * (with the reason) and the open fails with QSF_E_CORRUPT. */
+int qsf_slot_adopt_sized(const char *sf_dir, const char *sender_id, int durability,
+                         uint64_t segment_bytes, qsf_slot_recovered *out, qsf_errinfo *err);
+
 /* qsf_slot_open_sized with QSF_SLOT_DEFAULT_SEGMENT_BYTES. */
 int qsf_slot_open(const char *sf_dir, const char *sender_id, int durability,
                   qsf_slot_recovered *out, qsf_errinfo *err);

@@ -150,8 +150,8 @@ static int adopt_one(qsf_ring *r, const qsf_seg_info *si, qsf_segment **out, qsf
 
 static int open_sf(qsf_ring *r, const qsf_ring_opts *o, qsf_recovery_report *rep,
                    qsf_errinfo *err) {
-    int rc =
-        qsf_slot_open_sized(o->sf_dir, o->sender_id, o->durability, o->segment_bytes, &r->rec, err);
+    int rc = (o->adopt ? qsf_slot_adopt_sized : qsf_slot_open_sized)(
+        o->sf_dir, o->sender_id, o->durability, o->segment_bytes, &r->rec, err);
     if (rc != QSF_OK)
         return rc;
     for (uint32_t i = 0; i < r->rec.segment_count; i++) {
@@ -221,6 +221,12 @@ int qsf_ring_open(const qsf_ring_opts *opts, qsf_ring **out, qsf_recovery_report
     }
     *out = r;
     return QSF_OK;
+}
+
+int qsf_ring_mark_failed(qsf_ring *r, const char *reason, qsf_errinfo *err) {
+    if (!r->sf)
+        return qsf_err_set(err, QSF_E_INVAL, 0, 0, "a memory-mode ring has no slot to mark");
+    return qsf_slot_write_failed(r->rec.slot.dirfd, r->rec.slot.path, reason, err);
 }
 
 /* ---- close (sf-format.md §9.5) ---- */

@@ -36,6 +36,8 @@ typedef struct qsf_ring_opts {
     int durability;             /* enum qsf_durability */
     int64_t sync_interval_ms;   /* periodic mode */
     int64_t append_deadline_ms; /* backpressure deadline; 0 = fail at once */
+    bool adopt; /* an orphan drainer's open: an unreplayable slot is marked .failed and the
+                   open fails (QSF_E_CORRUPT) instead of being set aside and restarted */
 } qsf_ring_opts;
 
 /* What recovery found (sf-format.md §8.14); filled by qsf_ring_open. */
@@ -70,6 +72,11 @@ int qsf_ring_open(const qsf_ring_opts *opts, qsf_ring **out, qsf_recovery_report
  * ring (and the slot lock) stay held for the life of the process. Release every
  * cursor first. */
 int qsf_ring_close(qsf_ring *r, qsf_errinfo *err);
+
+/* SF mode: writes `.failed` (one line: reason) into the slot, durably, while the
+ * ring still holds the slot lock (an orphan drainer giving up on the slot).
+ * QSF_E_INVAL in memory mode. */
+int qsf_ring_mark_failed(qsf_ring *r, const char *reason, qsf_errinfo *err);
 
 void qsf_ring_set_status_fn(qsf_ring *r, qsf_ring_status_fn fn, void *user);
 
