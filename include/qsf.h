@@ -309,6 +309,10 @@ typedef struct qsf_stats {
     int64_t oldest_unacked_age_ms; /* -1 when nothing is pending */
     char current_host[262];        /* "host:port" or "" */
     int last_error_code;           /* QSF_E_* of the last reported error, 0 if none */
+    /* orphan adoption (drain_orphans=on) */
+    int active_drainers;         /* drainers working on a slot now */
+    uint64_t drainers_succeeded; /* orphan slots fully drained (their files removed) */
+    uint64_t drainers_failed;    /* orphan slots given up on (marked .failed) */
 } qsf_stats;
 
 /* Fills *out with a consistent-enough snapshot. Any thread. */

@@ -3,12 +3,12 @@
 #include "sender_int.h"
 
 #include "err.h"
+#include "sender_opts.h"
 #include "log.h"
 #include "os/os.h"
 #include "qwp/types.h"
 
 #include <inttypes.h>
-#include <libwebsockets.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,18 +155,7 @@ QSF_API int qsf_flush(qsf_sender *s, int64_t *fsn_out, qsf_errinfo *err) {
 /* ------------------------------------------------------------------------- */
 
 static int ring_open(qsf_sender *s, qsf_errinfo *err) {
-    const qsf_conf *c = s->conf;
-    qsf_ring_opts ro = {
-        .sf_dir = c->sf_dir,
-        .sender_id = c->sender_id,
-        .segment_bytes = c->sf_max_segment_bytes,
-        .total_bytes = c->sf_max_total_bytes,
-        .durability = c->sf_durability == QSF_CONF_SF_DURABILITY_APPEND     ? QSF_DUR_APPEND
-                      : c->sf_durability == QSF_CONF_SF_DURABILITY_PERIODIC ? QSF_DUR_PERIODIC
-                                                                            : QSF_DUR_MEMORY,
-        .sync_interval_ms = c->sf_sync_interval_millis,
-        .append_deadline_ms = c->sf_append_deadline_millis,
-    };
+    qsf_ring_opts ro = qsf_ring_opts_from_conf(s->conf, NULL);
     return qsf_ring_open(&ro, &s->ring, &s->rep, err);
 }
 
@@ -203,82 +192,22 @@ static int codec_open(qsf_sender *s, qsf_errinfo *err) {
     return rc;
 }
 
-/* "Basic base64(user:pass)" or "Bearer token" into out; NULL when no auth. */
-static const char *auth_header(const qsf_conf *c, char *out, size_t cap) {
-    if (c->token) {
-        if (strlen(c->token) + 8 > cap)
-            return NULL;
-        snprintf(out, cap, "Bearer %s", c->token);
-        return out;
-    }
-    if (!c->username)
-        return NULL;
-    size_t n = strlen(c->username) + 1 + (c->password ? strlen(c->password) : 0);
-    char *plain = malloc(n + 1);
-    if (!plain)
-        return NULL;
-    snprintf(plain, n + 1, "%s:%s", c->username, c->password ? c->password : "");
-    memcpy(out, "Basic ", 6);
-    int k = lws_b64_encode_string(plain, (int) n, out + 6, (int) (cap - 6));
-    memset(plain, 0, n);
-    free(plain);
-    return k < 0 ? NULL : out;
-}
-
 static int io_open(qsf_sender *s, qsf_errinfo *err) {
-    const qsf_conf *c = s->conf;
-    qsf_io_addr *addrs = calloc(c->n_addrs ? c->n_addrs : 1, sizeof *addrs);
-    if (!addrs)
-        return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "out of memory");
-    for (size_t i = 0; i < c->n_addrs; i++)
-        addrs[i] = (qsf_io_addr){c->addrs[i].host, c->addrs[i].port};
-    char auth[2048];
-    const char *authz = auth_header(c, auth, sizeof auth);
-    if (!authz && (c->username || c->token)) {
-        free(addrs);
-        return qsf_err_set(err, QSF_E_CONF, 0, 0,
-                           "credentials too long for the Authorization header (at most %zu "
-                           "bytes once encoded)",
-                           sizeof auth - 8);
-    }
-    const qsf_recovery_report *r = &s->rep;
-    qsf_io_opts o = {
-        .addrs = addrs,
-        .n_addrs = (int) c->n_addrs,
-        .tls = c->tls,
-        .tls_verify = c->tls_verify != QSF_CONF_TLS_VERIFY_UNSAFE_OFF,
-        .tls_roots = c->tls_roots,
-        .authorization = authz,
-        .client_id = c->client_id ? c->client_id : "qsf/" QSF_VERSION_STRING,
-        .request_durable_ack = c->request_durable_ack,
-        .connect_timeout_ms = c->connect_timeout,
-        .auth_timeout_ms = c->auth_timeout_ms,
-        .keepalive_ms = c->durable_ack_keepalive_interval_millis,
-        .backoff_initial_ms = c->reconnect_initial_backoff_millis,
-        .backoff_max_ms = c->reconnect_max_backoff_millis,
-        .reconnect_max_duration_ms = c->reconnect_max_duration_millis,
-        .max_frame_rejections = (int) c->max_frame_rejections,
-        .poison_window_ms = c->poison_min_escalation_window_millis,
-        .initial_mode =
-            c->initial_connect_retry == QSF_CONF_INITIAL_CONNECT_RETRY_ASYNC ? QSF_IO_INIT_ASYNC
-            : c->initial_connect_retry == QSF_CONF_INITIAL_CONNECT_RETRY_ON  ? QSF_IO_INIT_ON
-                                                                             : QSF_IO_INIT_OFF,
-        .commit_boundary_fsn = r->commit_boundary_fsn,
-        .tail_end_fsn = r->published_fsn > r->commit_boundary_fsn ? r->published_fsn : -1,
-        .recovered_published_fsn = r->published_fsn,
-        .self_sufficient = r->self_sufficient,
-    };
-    if (c->tls && !o.tls_verify)
+    qsf_io_conf ic;
+    int rc = qsf_io_conf_build(s->conf, &s->rep, &ic, err);
+    if (rc != QSF_OK)
+        return rc;
+    if (s->conf->tls && !ic.opts.tls_verify)
         QSF_LOGW("tls_verify=unsafe_off: the server certificate is not verified");
-    int rc = qsf_io_start(&o, s->ring, s->inbox, &s->io, err);
-    memset(auth, 0, sizeof auth);
-    free(addrs);
+    rc = qsf_io_start(&ic.opts, s->ring, s->inbox, &s->io, err);
+    qsf_io_conf_clear(&ic);
     if (rc == QSF_OK)
         qsf_ring_set_status_fn(s->ring, qsf_io_status, s->io);
     return rc;
 }
 
 static void sender_free(qsf_sender *s) {
+    qsf_drainers_stop(s->drainers); /* they use the conf and the inbox */
     if (s->ring)
         qsf_ring_set_status_fn(s->ring, NULL, NULL); /* the I/O side goes first */
     qsf_io_free(s->io);
@@ -334,6 +263,8 @@ QSF_API int qsf_sender_from_conf(const qsf_conf *conf, qsf_sender **out, qsf_err
         report_quarantine(s);
         rc = io_open(s, err);
     }
+    if (rc == QSF_OK && s->conf->drain_orphans) /* after our own slot is held */
+        qsf_drainers_start(s->conf, s->inbox, &s->drainers);
     if (rc != QSF_OK) {
         sender_free(s); /* nothing stays locked or running */
         return rc;
@@ -455,6 +386,7 @@ QSF_API int qsf_close(qsf_sender *s, qsf_errinfo *err) {
         return QSF_OK;
     qsf_errinfo flush_err;
     qsf_err_clear(&flush_err);
+    qsf_drainers_signal_stop(s->drainers); /* their grace time runs alongside our drain */
     int busy = atomic_exchange(&s->busy, 1);
     bool seen = s->terminal_seen; /* close's own flush is not the application's call */
     int frc = busy ? QSF_OK : close_flush(s, &flush_err);
@@ -520,6 +452,8 @@ QSF_API void qsf_stats_get(const qsf_sender *s, qsf_stats *out) {
     int t = qsf_io_terminal(s->io, NULL);
     if (t)
         out->last_error_code = t; /* a latched terminal error outranks later reports */
+    qsf_drainers_stats(s->drainers, &out->active_drainers, &out->drainers_succeeded,
+                       &out->drainers_failed);
 }
 
 QSF_API int qsf_poll_error(qsf_sender *s, qsf_error_record *out) {

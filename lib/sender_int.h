@@ -4,6 +4,7 @@
 #define QSF_SENDER_INT_H
 
 #include "conf.h"
+#include "drain.h"
 #include "inbox.h"
 #include "io/io.h"
 #include "qsf.h"
@@ -25,6 +26,7 @@ struct qsf_sender {
     qsf_recovery_report rep;
     qsf_inbox *inbox;
     qsf_io *io;
+    qsf_drainers *drainers; /* drain_orphans=on: the orphan drainer pool, or NULL */
     qsf_symtab *symtab;
     qsf_qwp_batch *batch;
     qsf_qwp_encoder *enc;

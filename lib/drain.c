@@ -1,0 +1,289 @@
+/* Orphan adoption: the scan and the drainer pool (see drain.h). */
+#include "drain.h"
+
+#include "err.h"
+#include "io/io.h"
+#include "log.h"
+#include "os/os.h"
+#include "sender_opts.h"
+#include "sf/sfa.h"
+#include "sf/slot.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define POLL_NS       ((int64_t) 50 * 1000000)   /* progress check of a draining slot */
+#define STOP_GRACE_NS ((int64_t) 2500 * 1000000) /* a draining slot's time after close */
+
+enum outcome { SKIPPED, SUCCEEDED, FAILED, LEFT };
+
+struct qsf_drainers {
+    const qsf_conf *conf;
+    qsf_inbox *inbox;
+    pthread_mutex_t mu;
+    char **names; /* candidates, taken in order under mu */
+    int n, next;
+    pthread_t *threads;
+    int nthreads;
+    _Atomic bool stop;
+    _Atomic int64_t stop_ns;
+    _Atomic int active;
+    _Atomic uint64_t succeeded, failed;
+};
+
+/* ---- the scan ---- */
+
+/* A directory (not a symlink) of sf_dir holding a *.sfa file and no .failed. */
+static bool holds_orphan(int sf_dirfd, const char *name) {
+    int fd = QSF_OS->openat(sf_dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
+    if (fd < 0)
+        return false;
+    DIR *d = QSF_OS->fdopendir(fd);
+    if (!d) {
+        QSF_OS->close(fd);
+        return false;
+    }
+    bool sfa = false, failed = false;
+    struct dirent *e;
+    while ((e = QSF_OS->readdir(d)) != NULL) {
+        size_t n = strlen(e->d_name);
+        if (strcmp(e->d_name, QSF_NAME_FAILED) == 0)
+            failed = true;
+        else if (n > 4 && strcmp(e->d_name + n - 4, ".sfa") == 0)
+            sfa = true;
+    }
+    QSF_OS->closedir(d);
+    return sfa && !failed;
+}
+
+static bool is_candidate(int sf_dirfd, const char *name, const char *own) {
+    return name[0] != '.' && strcmp(name, own) != 0 && qsf_sender_id_check(name, NULL) == QSF_OK &&
+           holds_orphan(sf_dirfd, name);
+}
+
+static int add_name(qsf_drainers *d, const char *name, int *cap) {
+    if (d->n == *cap) {
+        int ncap = *cap ? *cap * 2 : 8;
+        char **p = realloc(d->names, (size_t) ncap * sizeof *p);
+        if (!p)
+            return QSF_E_NOMEM;
+        d->names = p;
+        *cap = ncap;
+    }
+    d->names[d->n] = strdup(name);
+    return d->names[d->n++] ? QSF_OK : QSF_E_NOMEM;
+}
+
+static int cmp_name(const void *a, const void *b) {
+    return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+/* Lists the candidates into d->names (sorted, so the order does not depend on
+ * the filesystem). A listing error is a warning and means none. */
+static void scan(qsf_drainers *d) {
+    const char *dir = d->conf->sf_dir;
+    int fd = QSF_OS->open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+    DIR *dh = fd >= 0 ? QSF_OS->fdopendir(fd) : NULL;
+    if (!dh) {
+        QSF_LOGW("drain_orphans: cannot list %s (no orphans adopted): %s", dir, strerror(errno));
+        if (fd >= 0)
+            QSF_OS->close(fd);
+        return;
+    }
+    int cap = 0, sfd = dirfd(dh);
+    struct dirent *e;
+    while ((e = QSF_OS->readdir(dh)) != NULL)
+        if (is_candidate(sfd, e->d_name, d->conf->sender_id) && add_name(d, e->d_name, &cap))
+            break;
+    QSF_OS->closedir(dh);
+    qsort(d->names, (size_t) d->n, sizeof *d->names, cmp_name);
+}
+
+/* Still an orphan when its turn comes (another sender may have drained it). */
+static bool still_candidate(const qsf_drainers *d, const char *name) {
+    int fd = QSF_OS->open(d->conf->sf_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+    if (fd < 0)
+        return false;
+    bool yes = holds_orphan(fd, name);
+    QSF_OS->close(fd);
+    return yes;
+}
+
+/* ---- one drainer ---- */
+
+static void sleep_ns(int64_t ns) {
+    struct timespec ts = {ns / 1000000000, ns % 1000000000};
+    nanosleep(&ts, NULL);
+}
+
+/* Whether to stop waiting for the slot to drain: the owner is closing and
+ * this drainer never got connected, or its grace time is over. */
+static bool give_up(qsf_drainers *d, qsf_io *io) {
+    if (!atomic_load(&d->stop))
+        return false;
+    qsf_stats st;
+    memset(&st, 0, sizeof st);
+    qsf_io_stats(io, &st);
+    return !st.ever_connected || QSF_OS->mono_ns() - atomic_load(&d->stop_ns) >= STOP_GRACE_NS;
+}
+
+/* Replays the opened slot until `target` is acknowledged, the connection
+ * fails for good (the reason in *err, FAILED) or the owner's close ends it. */
+static int replay(qsf_drainers *d, qsf_ring *ring, const qsf_recovery_report *rep, int64_t target,
+                  qsf_errinfo *err) {
+    qsf_io_conf ic;
+    if (qsf_io_conf_build(d->conf, rep, &ic, err) != QSF_OK)
+        return FAILED;
+    ic.opts.initial_mode = QSF_IO_INIT_ASYNC; /* retried forever in the background */
+    qsf_io *io;
+    int rc = qsf_io_start(&ic.opts, ring, d->inbox, &io, err);
+    qsf_io_conf_clear(&ic);
+    if (rc != QSF_OK)
+        return LEFT;
+    qsf_ring_set_status_fn(ring, qsf_io_status, io);
+    int out = LEFT;
+    for (;;) {
+        if (qsf_ring_acked_fsn(ring) >= target) {
+            out = SUCCEEDED;
+            break;
+        }
+        if (qsf_io_terminal(io, err) != QSF_OK) {
+            out = FAILED;
+            break;
+        }
+        if (give_up(d, io))
+            break;
+        sleep_ns(POLL_NS);
+    }
+    qsf_ring_set_status_fn(ring, NULL, NULL);
+    qsf_io_stop(io);
+    qsf_io_free(io);
+    return out;
+}
+
+static int drain_one(qsf_drainers *d, const char *name) {
+    if (!still_candidate(d, name))
+        return SKIPPED;
+    qsf_ring_opts ro = qsf_ring_opts_from_conf(d->conf, name);
+    ro.adopt = true;
+    qsf_ring *ring;
+    qsf_recovery_report rep;
+    qsf_errinfo e;
+    int rc = qsf_ring_open(&ro, &ring, &rep, &e);
+    if (rc == QSF_E_LOCKED) {
+        QSF_LOGI("drain_orphans: slot %s is in use; left to its owner", name);
+        return SKIPPED;
+    }
+    if (rc != QSF_OK) {
+        QSF_LOGW("drain_orphans: cannot open slot %s: %s", name, e.msg);
+        return rc == QSF_E_CORRUPT ? FAILED : SKIPPED; /* corrupt ones got .failed */
+    }
+    int64_t target = qsf_ring_published_fsn(ring);
+    QSF_LOGI("drain_orphans: draining slot %s (FSNs %" PRId64 "..%" PRId64 ")", name,
+             qsf_ring_acked_fsn(ring) + 1, target);
+    int out = qsf_ring_acked_fsn(ring) >= target ? SUCCEEDED : replay(d, ring, &rep, target, &e);
+    if (out == FAILED) {
+        qsf_errinfo fe;
+        if (qsf_ring_mark_failed(ring, e.msg, &fe) != QSF_OK)
+            QSF_LOGE("drain_orphans: cannot mark slot %s failed: %s", name, fe.msg);
+        QSF_LOGE("drain_orphans: gave up on slot %s: %s", name, e.msg);
+    }
+    if (qsf_ring_close(ring, &e) != QSF_OK)
+        QSF_LOGW("drain_orphans: closing slot %s: %s", name, e.msg);
+    if (out == SUCCEEDED)
+        QSF_LOGI("drain_orphans: slot %s drained", name);
+    else if (out == LEFT)
+        QSF_LOGW("drain_orphans: slot %s not fully drained at close; its tail stays on disk", name);
+    return out;
+}
+
+static void *drainer_main(void *arg) {
+    qsf_drainers *d = arg;
+    for (;;) {
+        pthread_mutex_lock(&d->mu);
+        const char *name = d->next < d->n && !atomic_load(&d->stop) ? d->names[d->next++] : NULL;
+        if (name)
+            atomic_fetch_add(&d->active, 1);
+        pthread_mutex_unlock(&d->mu);
+        if (!name)
+            return NULL;
+        int out = drain_one(d, name);
+        if (out == SUCCEEDED)
+            atomic_fetch_add(&d->succeeded, 1);
+        else if (out == FAILED)
+            atomic_fetch_add(&d->failed, 1);
+        atomic_fetch_sub(&d->active, 1);
+    }
+}
+
+/* ---- the pool ---- */
+
+static void pool_free(qsf_drainers *d) {
+    for (int i = 0; i < d->n; i++)
+        free(d->names[i]);
+    free(d->names);
+    free(d->threads);
+    pthread_mutex_destroy(&d->mu);
+    free(d);
+}
+
+void qsf_drainers_start(const qsf_conf *conf, qsf_inbox *inbox, qsf_drainers **out) {
+    *out = NULL;
+    qsf_drainers *d = calloc(1, sizeof *d);
+    if (!d) {
+        QSF_LOGW("drain_orphans: out of memory; no orphans adopted");
+        return;
+    }
+    d->conf = conf;
+    d->inbox = inbox;
+    pthread_mutex_init(&d->mu, NULL);
+    scan(d);
+    int want =
+        d->n < (int) conf->max_background_drainers ? d->n : (int) conf->max_background_drainers;
+    d->threads = want > 0 ? calloc((size_t) want, sizeof *d->threads) : NULL;
+    for (int i = 0; i < want && d->threads; i++) {
+        if (pthread_create(&d->threads[i], NULL, drainer_main, d) != 0)
+            break;
+        d->nthreads++;
+    }
+    if (d->nthreads == 0) {
+        if (d->n > 0)
+            QSF_LOGW("drain_orphans: cannot start a drainer thread; %d orphan slots left", d->n);
+        pool_free(d);
+        return;
+    }
+    QSF_LOGI("drain_orphans: %d orphan slots under %s, %d drainers", d->n, conf->sf_dir,
+             d->nthreads);
+    *out = d;
+}
+
+void qsf_drainers_signal_stop(qsf_drainers *d) {
+    if (!d || atomic_load(&d->stop))
+        return;
+    atomic_store(&d->stop_ns, QSF_OS->mono_ns());
+    atomic_store(&d->stop, true);
+}
+
+void qsf_drainers_stop(qsf_drainers *d) {
+    if (!d)
+        return;
+    qsf_drainers_signal_stop(d);
+    for (int i = 0; i < d->nthreads; i++)
+        pthread_join(d->threads[i], NULL);
+    pool_free(d);
+}
+
+void qsf_drainers_stats(const qsf_drainers *d, int *active, uint64_t *succeeded, uint64_t *failed) {
+    qsf_drainers *m = (qsf_drainers *) d;
+    *active = m ? atomic_load(&m->active) : 0;
+    *succeeded = m ? atomic_load(&m->succeeded) : 0;
+    *failed = m ? atomic_load(&m->failed) : 0;
+}

@@ -1,0 +1,44 @@
+/* Orphan adoption (sf-behaviour.md §13). With drain_orphans=on a sender scans
+ * sf_dir once, while it is being created, for sibling slots left by senders
+ * that are gone: subdirectories that are not its own slot, do not start with
+ * '.', hold at least one *.sfa file and have no .failed. A pool of at most
+ * max_background_drainers threads takes them one by one; each drainer locks
+ * the slot (a slot in use is skipped, never stolen), recovers it, connects
+ * with the owner's addresses, credentials and TLS settings on its own
+ * connection, replays until everything that was published when it started is
+ * acknowledged, and closes the slot (fully drained: its files are removed).
+ *
+ * A slot that cannot be drained for good (corrupt, unreplayable, credentials
+ * rejected, a terminal server error) gets .failed with the reason, written
+ * while the drainer still holds the slot lock, so later scans leave it alone.
+ * A slot that cannot be opened for a passing reason (I/O error) is left as it
+ * is for the next scan. Errors reported by a drainer's connection go to the
+ * owner's error inbox. */
+#ifndef QSF_DRAIN_H
+#define QSF_DRAIN_H
+
+#include "conf.h"
+#include "inbox.h"
+
+#include <stdint.h>
+
+typedef struct qsf_drainers qsf_drainers;
+
+/* Scans and starts the pool. Never fails the sender: a listing error is logged
+ * and means no orphans. *out is NULL when there is nothing to drain. `conf`
+ * and `inbox` must outlive the pool (they are the owner's). */
+void qsf_drainers_start(const qsf_conf *conf, qsf_inbox *inbox, qsf_drainers **out);
+
+/* The owner is closing: drainers not yet connected stop at once, draining ones
+ * get 2.5 s more, then leave their slot as it is (what is unacknowledged stays
+ * on disk) and unlock it. Does not wait. NULL is a no-op. */
+void qsf_drainers_signal_stop(qsf_drainers *d);
+
+/* Signals, joins every drainer thread and frees the pool. NULL is a no-op. */
+void qsf_drainers_stop(qsf_drainers *d);
+
+/* Drainers working on a slot now, and finished ones by outcome. Any thread;
+ * all zero for NULL. */
+void qsf_drainers_stats(const qsf_drainers *d, int *active, uint64_t *succeeded, uint64_t *failed);
+
+#endif

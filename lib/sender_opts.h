@@ -1,0 +1,29 @@
+/* The ring's and the I/O thread's options from a parsed connect string (and
+ * what recovery reported). Shared by the sender and its orphan drainers, which
+ * use the owner's durability, sizes, addresses, credentials and TLS settings
+ * (sf-behaviour.md §13). */
+#ifndef QSF_SENDER_OPTS_H
+#define QSF_SENDER_OPTS_H
+
+#include "conf.h"
+#include "io/io.h"
+#include "sf/ring.h"
+
+/* The ring of slot `sender_id` (the conf's own when NULL). */
+qsf_ring_opts qsf_ring_opts_from_conf(const qsf_conf *c, const char *sender_id);
+
+typedef struct qsf_io_conf {
+    qsf_io_opts opts;   /* points into the fields below and into the conf */
+    qsf_io_addr *addrs; /* owned */
+    char auth[2048];    /* the Authorization header value; wiped by clear */
+} qsf_io_conf;
+
+/* Fills *out. QSF_E_CONF when the credentials do not fit the header,
+ * QSF_E_NOMEM. On success release it with qsf_io_conf_clear once
+ * qsf_io_start (which copies what it keeps) has returned. */
+int qsf_io_conf_build(const qsf_conf *c, const qsf_recovery_report *r, qsf_io_conf *out,
+                      qsf_errinfo *err);
+
+void qsf_io_conf_clear(qsf_io_conf *ic);
+
+#endif

@@ -1,0 +1,189 @@
+/* Orphan adoption (drain_orphans=on, sf-behaviour.md §13): slots left behind
+ * by senders that are gone are drained by a new sender in the background; a
+ * slot in use is never taken, a slot marked .failed is left alone, and a slot
+ * that cannot be replayed is marked .failed instead of being moved. */
+#include "itest.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define FAST "reconnect_initial_backoff_millis=10;reconnect_max_backoff_millis=100;"
+/* Nothing listens on port 1 of the loopback: every connection is refused. */
+#define NOWHERE 1
+
+static bool exists(const char *slot, const char *name) {
+    char p[1024];
+    struct stat st;
+    snprintf(p, sizeof p, "%s/%s%s%s", it_dir, slot, name ? "/" : "", name ? name : "");
+    return stat(p, &st) == 0;
+}
+
+static int segments(const char *slot) {
+    char p[700];
+    snprintf(p, sizeof p, "%s/%s", it_dir, slot);
+    return it_count_segments(p, NULL, 0);
+}
+
+/* A sender of slot `id` that cannot reach any server: rows stay on disk. */
+static qsf_sender *offline_sender(const char *id) {
+    char conf[1024], extra[800];
+    snprintf(
+        extra, sizeof extra,
+        "sf_dir=%s;sender_id=%s;initial_connect_retry=async;close_flush_timeout_millis=0;" FAST,
+        it_dir, id);
+    return it_sender(it_conf(conf, sizeof conf, NOWHERE, extra));
+}
+
+/* Leaves slot `id` behind holding rows [0, n) of table `table`, unsent. */
+static void make_orphan(const char *id, const char *table, int64_t n) {
+    qsf_sender *s = offline_sender(id);
+    it_publish(s, table, 0, n, 100);
+    qsf_errinfo e;
+    assert_int_equal(qsf_close(s, &e), QSF_OK); /* fast close: the tail stays */
+    assert_true(segments(id) >= 1);
+}
+
+static qsf_sender *adopting_sender(qsink *sink, const char *id) {
+    char conf[1024], extra[800];
+    snprintf(extra, sizeof extra, "sf_dir=%s;sender_id=%s;drain_orphans=on;" FAST, it_dir, id);
+    return it_sender(it_conf(conf, sizeof conf, qsink_port(sink), extra));
+}
+
+static qsf_stats stats_when(qsf_sender *s, uint64_t succeeded, uint64_t failed) {
+    qsf_stats st;
+    for (int k = 0; k < 4000; k++) {
+        qsf_stats_get(s, &st);
+        if (st.drainers_succeeded >= succeeded && st.drainers_failed >= failed &&
+            st.active_drainers == 0)
+            return st;
+        it_sleep_ms(5);
+    }
+    fail_msg("drainers: %d active, %" PRIu64 " succeeded, %" PRIu64 " failed", st.active_drainers,
+             st.drainers_succeeded, st.drainers_failed);
+    return st;
+}
+
+/* Two dead senders' slots are drained in the background while the new sender
+ * publishes its own rows: every orphan row arrives exactly once and in order,
+ * and the orphan slots' files are gone afterwards. */
+static void orphan_slots_are_drained_and_removed(void **state) {
+    (void) state;
+    make_orphan("dead1", "t1", 3000);
+    make_orphan("dead2", "t2", 500);
+    qsink *sink = it_sink(NULL);
+    qsf_sender *s = adopting_sender(sink, "main");
+    int64_t fsn = it_publish(s, "m", 0, 1000, 100);
+    qsf_stats st = stats_when(s, 2, 0);
+    assert_int_equal(st.drainers_succeeded, 2);
+    assert_int_equal(st.drainers_failed, 0);
+    it_assert_rows(sink, "t1", 3000, false);
+    it_assert_rows(sink, "t2", 500, false);
+    assert_int_equal(segments("dead1"), 0);
+    assert_int_equal(segments("dead2"), 0);
+    it_wait_acked(s, fsn);
+    it_close_and_check(s, sink, "m", 1000, false);
+}
+
+/* A slot whose sender is alive is left to it, and a slot marked .failed is
+ * left alone: nothing of theirs is sent and their files stay, while an orphan
+ * next to them is drained. */
+static void live_and_failed_slots_are_left_alone(void **state) {
+    (void) state;
+    make_orphan("dead", "td", 200);
+    qsf_sender *live = offline_sender("live");
+    it_publish(live, "tl", 0, 100, 50);
+    make_orphan("bad", "tb", 100);
+    char p[700];
+    snprintf(p, sizeof p, "%s/bad/.failed", it_dir);
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fputs("given up earlier\n", f);
+    fclose(f);
+
+    qsink *sink = it_sink(NULL);
+    qsf_sender *s = adopting_sender(sink, "main");
+    qsf_stats st = stats_when(s, 1, 0);
+    assert_int_equal(st.drainers_succeeded, 1);
+    assert_int_equal(st.drainers_failed, 0);
+    it_assert_rows(sink, "td", 200, false);
+    assert_int_equal(qsink_rows(sink, "tl"), 0);
+    assert_int_equal(qsink_rows(sink, "tb"), 0);
+    assert_true(segments("live") >= 1);
+    assert_true(segments("bad") >= 1);
+    qsf_errinfo e;
+    assert_int_equal(qsf_close(s, &e), QSF_OK);
+    assert_int_equal(qsf_close(live, &e), QSF_OK);
+    assert_true(segments("live") >= 1); /* its rows wait for its own next start */
+    qsink_stop(sink);
+}
+
+#define PAD80 "................................................................................"
+
+static void row(qsf_sender *s, const char *sym, int64_t ts) {
+    qsf_errinfo e;
+    assert_int_equal(qsf_table(s, "t", 1, &e), QSF_OK);
+    assert_int_equal(qsf_symbol(s, "sym", 3, sym, strlen(sym), &e), QSF_OK);
+    assert_int_equal(qsf_col_varchar(s, "pad", 3, PAD80, 80, &e), QSF_OK);
+    assert_int_equal(qsf_at_micros(s, ts, &e), QSF_OK);
+}
+
+/* An orphan whose dictionary cannot be rebuilt is not replayed and not moved
+ * aside (which is what its own sender would do): the drainer marks it .failed,
+ * with the reason, and leaves every file where it is. The slot is made the
+ * way a host crash makes it: the frames that introduced a symbol were
+ * acknowledged and trimmed, and .symbol-dict lost its entries. */
+static void unreplayable_orphan_is_marked_failed(void **state) {
+    (void) state;
+    qsink *sink = it_sink(NULL);
+    char conf[1024], extra[800], first[64], seg0[800], slot[700], dict[800];
+    snprintf(extra, sizeof extra,
+             "sf_dir=%s;sender_id=q;sf_max_segment_bytes=200;sf_max_total_bytes=100k;"
+             "auto_flush=off;close_flush_timeout_millis=0;" FAST,
+             it_dir);
+    qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), extra));
+    qsf_errinfo e;
+    int64_t fsn;
+    for (int i = 0; i < 3; i++) { /* fsn 0..2, one 200-byte segment each, acknowledged */
+        row(s, "alpha", 1 + i);
+        assert_int_equal(qsf_flush(s, &fsn, &e), QSF_OK);
+    }
+    it_wait_acked(s, fsn);
+    snprintf(slot, sizeof slot, "%s/q", it_dir);
+    assert_true(it_count_segments(slot, first, sizeof first) >= 1);
+    snprintf(seg0, sizeof seg0, "%s/%s", slot, first);
+    it_fault(sink, "stall conn=1+");
+    qsink_restart(sink);
+    row(s, "beta", 9);
+    assert_int_equal(qsf_flush(s, &fsn, &e), QSF_OK); /* fsn 3 needs id 1 ("beta") */
+    struct stat st0;
+    for (int k = 0; k < 500 && stat(seg0, &st0) == 0; k++)
+        it_sleep_ms(5);                         /* the acknowledged first segment is trimmed */
+    assert_int_equal(qsf_close(s, &e), QSF_OK); /* fast close: fsn 3 stays on disk */
+    snprintf(dict, sizeof dict, "%s/.symbol-dict", slot);
+    assert_int_equal(truncate(dict, 8), 0); /* only the SYD1 header survives */
+    qsink_fault_clear(sink);
+
+    qsf_sender *m = adopting_sender(sink, "main");
+    qsf_stats st = stats_when(m, 0, 1);
+    assert_int_equal(st.drainers_failed, 1);
+    assert_int_equal(st.drainers_succeeded, 0);
+    assert_true(exists("q", ".failed"));
+    assert_true(segments("q") >= 1); /* nothing moved or deleted */
+    assert_int_equal(qsf_close(m, &e), QSF_OK);
+    qsink_stop(sink);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(orphan_slots_are_drained_and_removed, it_setup_dir,
+                                        it_teardown_dir),
+        cmocka_unit_test_setup_teardown(live_and_failed_slots_are_left_alone, it_setup_dir,
+                                        it_teardown_dir),
+        cmocka_unit_test_setup_teardown(unreplayable_orphan_is_marked_failed, it_setup_dir,
+                                        it_teardown_dir),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
