@@ -8,7 +8,11 @@
  * Usage: bench_append [dir [mode [frame_bytes]]]
  *   dir: SF slots go under it (default $TMPDIR or /tmp); mode/frame_bytes run
  *   only that mode ("sf/memory") or size.
+ * QSF_BENCH_NO_BARRIERS=1 (a diagnostic, not a configuration): fsync,
+ *   fdatasync and msync become no-ops in the ring's syscall table, to see what
+ *   SF mode would do if the disk barriers cost nothing.
  * Output: one JSON object per result on stdout, a table on stderr. */
+#include "os/os.h"
 #include "sf/ring.h"
 
 #include <fcntl.h>
@@ -251,6 +255,26 @@ static void warm_memory(void) {
     free(p);
 }
 
+static int no_sync(int fd) {
+    (void) fd;
+    return 0;
+}
+
+static int no_msync(void *addr, size_t len, int flags) {
+    (void) addr, (void) len, (void) flags;
+    return 0;
+}
+
+static bool drop_barriers(void) {
+    const char *v = getenv("QSF_BENCH_NO_BARRIERS");
+    if (!v || strcmp(v, "1") != 0)
+        return false;
+    QSF_OS->fsync = no_sync;
+    QSF_OS->fdatasync = no_sync;
+    QSF_OS->msync = no_msync;
+    return true;
+}
+
 static int64_t timer_overhead(void) {
     int64_t best = INT64_MAX;
     for (int i = 0; i < 100000; i++) {
@@ -270,6 +294,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     warm_memory();
+    bool no_barriers = drop_barriers();
     int64_t timer = timer_overhead();
     fprintf(stderr, "%-16s %6s %8s %8s %8s %8s %9s %9s %10s %10s %6s %10s\n", "mode", "bytes",
             "frames", "p50_ns", "p99_ns", "p999_ns", "p9999_ns", "max_ns", "MB/s", "memcpyMB/s",
@@ -300,6 +325,8 @@ int main(int argc, char **argv) {
             if (m->sf)
                 printf(",\"memcpy_file_mb_per_s\":%.0f,\"ratio_vs_memcpy_file\":%.3f", file_mb_s,
                        q.mb_s / file_mb_s);
+            if (no_barriers)
+                printf(",\"no_barriers\":true");
             printf("}\n");
             fflush(stdout);
             fprintf(stderr,
