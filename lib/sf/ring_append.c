@@ -15,7 +15,10 @@
 #define WAIT_STEP_NS  ((int64_t) 10 * 1000000) /* real-time bound of one wait */
 #define WARN_EVERY_NS ((int64_t) 5 * 1000000000)
 
-enum { TRY_ROTATED = 0, TRY_WAIT = 1 };
+/* try_rotate: rotated; must wait (no spare, a checkpoint first); waiting for
+ * the manager's planned header sync, which stands in for the producer's own;
+ * a barrier failed (the manifest may already name the spare). */
+enum { TRY_ROTATED = 0, TRY_WAIT = 1, TRY_PLANNING = 2, TRY_FAILED = 3 };
 
 /* Early wake (sf-behaviour.md §3.4): once per active segment, when it crosses
  * 3/4 of its size, make sure the manager is preparing a spare. */
@@ -64,7 +67,8 @@ static int rotation_barriers(qsf_ring *r, qsf_segment *a, qsf_segment *sp, qsf_e
 }
 
 /* Under mu: non-zero (and the cause noted) when there is no spare to rotate
- * into yet, or periodic mode must first make the full segment durable. */
+ * into yet (2 while the manager writes the spare's planned header), or periodic
+ * mode must first make the full segment durable. */
 static int rotation_blocked_locked(qsf_ring *r, qsf_segment *a) {
     qsf_ring_spare_from_pool_locked(r);
     if (!r->spare) {
@@ -74,7 +78,7 @@ static int rotation_blocked_locked(qsf_ring *r, qsf_segment *a) {
     }
     if (r->planning) { /* the manager is writing the spare's header */
         r->wait_cause = QSF_WAIT_PLAN;
-        return 1;
+        return 2;
     }
     if (r->durability == QSF_DUR_PERIODIC &&
         atomic_load(&a->durable_off) < atomic_load(&a->published_off)) {
@@ -85,17 +89,18 @@ static int rotation_blocked_locked(qsf_ring *r, qsf_segment *a) {
     return 0;
 }
 
-/* Rotates to the spare if one is ready. TRY_ROTATED, or TRY_WAIT with *gen set
- * to the wake generation observed while deciding. */
+/* Rotates to the spare if one is ready. TRY_ROTATED, or another TRY_* with
+ * *gen set to the wake generation observed while deciding. */
 static int try_rotate(qsf_ring *r, uint64_t *gen) {
     qsf_segment *a = r->active;
     pthread_mutex_lock(&r->mu);
     *gen = r->wake_gen;
-    if (rotation_blocked_locked(r, a)) {
+    int blocked = rotation_blocked_locked(r, a);
+    if (blocked) {
         r->mgr_kick = true;
         pthread_cond_signal(&r->mgr_cv);
         pthread_mutex_unlock(&r->mu);
-        return TRY_WAIT;
+        return blocked == 2 ? TRY_PLANNING : TRY_WAIT;
     }
     qsf_segment *sp = r->spare;
     r->rotating = true;
@@ -111,7 +116,7 @@ static int try_rotate(qsf_ring *r, uint64_t *gen) {
         r->wait_cause = QSF_WAIT_ROTATE;
         *gen = r->wake_gen;
         pthread_mutex_unlock(&r->mu);
-        return TRY_WAIT;
+        return TRY_FAILED;
     }
     r->spare = NULL;
     r->rotate_err[0] = 0;
@@ -215,16 +220,29 @@ static void warn_throttled(qsf_ring *r, int64_t waited) {
              cause);
 }
 
+enum { PLAN_ROTATED, PLAN_DROPPED, PLAN_RETRY };
+
 /* The next FSN is the one the spare was planned for: rotate now, although the
- * active segment may have room left. If the rotation cannot happen right now
- * (a checkpoint or a barrier must come first), the plan is dropped and the
- * active segment fills up as usual; true if it rotated. */
-static bool rotate_as_planned(qsf_ring *r) {
-    uint64_t gen;
-    if (try_rotate(r, &gen) == TRY_ROTATED)
-        return true;
+ * active segment may have a little room left. The plan is dropped, and the
+ * segment fills up as usual, when the frames turned out smaller than planned
+ * (more room left than the guess's slack and a frame: rotating would waste
+ * it) or the rotation cannot start yet (no spare, a checkpoint first). After a
+ * failed barrier the manifest may already name the spare (record written,
+ * fsync failed): then nothing more may go into the active segment, and the
+ * caller retries the rotation as for a full one (PLAN_RETRY). */
+static int rotate_as_planned(qsf_ring *r) {
+    qsf_segment *a = r->active;
+    uint64_t room = a->size - QSF_SFA_HEADER_SIZE;
+    if (a->size - a->append_off <= room / 16 + r->frame_bytes_avg) {
+        uint64_t gen;
+        int t = try_rotate(r, &gen);
+        if (t == TRY_ROTATED)
+            return PLAN_ROTATED;
+        if (t == TRY_FAILED)
+            return PLAN_RETRY;
+    }
     atomic_store_explicit(&r->plan_fsn, -1, memory_order_relaxed);
-    return false;
+    return PLAN_DROPPED;
 }
 
 /* The active segment is full: rotate, or wait for a spare until the deadline. */
@@ -234,7 +252,16 @@ static int append_slow(qsf_ring *r, const void *payload, uint32_t len, int64_t *
     bool stalled = false;
     for (;;) {
         uint64_t gen;
-        if (try_rotate(r, &gen) == TRY_ROTATED) {
+        int t = try_rotate(r, &gen);
+        if (t == TRY_PLANNING) {
+            /* Not backpressure: the manager's header sync stands in for the one
+             * this rotation would otherwise run itself, so neither the deadline
+             * nor the stall count applies. */
+            if (wait_for_space(r, gen, WAIT_STEP_NS))
+                return latched_error(r, err);
+            continue;
+        }
+        if (t == TRY_ROTATED) {
             if (!qsf_seg_append(r->active, payload, len))
                 return qsf_err_set(err, QSF_E_INTERNAL, 0, 0,
                                    "frame of %u bytes did not fit "
@@ -270,9 +297,11 @@ int qsf_ring_append(qsf_ring *r, const void *payload, size_t len, int64_t *fsn_o
         atomic_load_explicit(&r->dur_latched, memory_order_relaxed))
         return latched_error(r, err);
     qsf_segment *a = r->active;
-    if (r->next_fsn == atomic_load_explicit(&r->plan_fsn, memory_order_relaxed) &&
-        rotate_as_planned(r))
+    if (r->next_fsn == atomic_load_explicit(&r->plan_fsn, memory_order_relaxed)) {
+        if (rotate_as_planned(r) == PLAN_RETRY)
+            return append_slow(r, payload, (uint32_t) len, fsn_out, err);
         a = r->active;
+    }
     if (qsf_seg_append(a, payload, (uint32_t) len)) {
         publish(r, fsn_out);
         maybe_early_wake(r, a);

@@ -26,7 +26,10 @@
  *
  * The guess keeps 1/32 of the room as slack, so frames up to ~3 % larger than
  * the last segment's average still reach X before the segment is full; that
- * slack is the space a planned rotation leaves unused. */
+ * slack is the space a planned rotation leaves unused. Frames that turned out
+ * smaller (more room left at X than the slack and a frame) drop the plan
+ * rather than waste the segment's tail. Not used with periodic durability:
+ * there the rotation must wait for the segment's checkpoint anyway. */
 #include "sf/ring_int.h"
 
 #include "log.h"
@@ -55,7 +58,9 @@ static int64_t predict_end_fsn_locked(const qsf_ring *r, const qsf_segment *a) {
 }
 
 void qsf_plan_rotation(qsf_ring *r) {
-    if (!r->sf)
+    /* periodic: at the planned FSN the full segment is almost never durable
+     * yet, so the rotation would wait for a checkpoint instead; no plan. */
+    if (!r->sf || r->durability == QSF_DUR_PERIODIC)
         return;
     pthread_mutex_lock(&r->mu);
     qsf_segment *sp = r->spare;

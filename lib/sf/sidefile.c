@@ -365,7 +365,11 @@ int qsf_manifest_write(qsf_manifest *m, int64_t head_base, int64_t active_base, 
     int64_t a = active_base > m->active_base ? active_base : m->active_base;
     if (a < h)
         a = h;
-    if (h == m->head_base && a == m->active_base)
+    /* Unchanged: nothing to write, unless the last sync failed. After a failed
+     * writeback the kernel may have marked the page clean and dropped the
+     * error, so a plain retry of the fsync could succeed without the record
+     * on disk (sf-format.md §9.6): write it again, as a new generation. */
+    if (h == m->head_base && a == m->active_base && !m->resync)
         return QSF_OK;
     int64_t next = m->generation + 1;
     uint8_t rec[REC];
@@ -382,7 +386,9 @@ int qsf_manifest_write(qsf_manifest *m, int64_t head_base, int64_t active_base, 
 }
 
 int qsf_manifest_sync(qsf_manifest *m, qsf_errinfo *err) {
-    return handle_sync(m->fd, m->dir, QSF_NAME_MANIFEST, err);
+    int rc = handle_sync(m->fd, m->dir, QSF_NAME_MANIFEST, err);
+    m->resync = rc != QSF_OK;
+    return rc;
 }
 
 void qsf_manifest_close(qsf_manifest *m) {

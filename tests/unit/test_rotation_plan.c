@@ -7,7 +7,11 @@
 #include "bytes.h"
 #include "sf/sfa.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <inttypes.h>
 
 #define SEG   4096
@@ -148,12 +152,137 @@ static void larger_frames_fall_back_to_an_ordinary_rotation(void **state) {
     assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
 }
 
+/* ---- failures and the cases a plan does not fit ---- */
+
+static _Atomic int manifest_fsync_failures;
+
+/* Fails the first fsync of sf-manifest.bin, as a disk with a write error would. */
+static int manifest_fsync_fails_once(int fd) {
+    char link[64], path[PATH_MAX];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, path, sizeof path - 1);
+    if (n > 15 && memcmp(path + n - 15, "sf-manifest.bin", 15) == 0 &&
+        atomic_fetch_add(&manifest_fsync_failures, 1) == 0) {
+        errno = EIO;
+        return -1;
+    }
+    return fsync(fd);
+}
+
+/* The manifest's record naming the planned spare is written but its fsync
+ * fails: the manifest may already say the spare is active, so the frame goes
+ * into the spare once a retry succeeds, never into the old segment (which
+ * would leave a slot that cannot be reopened: an FSN gap). */
+static void failed_manifest_sync_keeps_the_frame_out_of_the_old_segment(void **state) {
+    (void) state;
+    qsf_ring_opts o = opts();
+    qsf_ring *r = rt_open(&o);
+    append_sized(r, 0, 20, FRAME);
+    RT_WAIT_UNTIL(qsf_ring_planned_fsn(r) == 37);
+    atomic_store(&manifest_fsync_failures, 0);
+    QSF_OS->fsync = manifest_fsync_fails_once;
+    append_sized(r, 20, 18, FRAME); /* FSN 37: the rotation is retried */
+    qsf_os_reset();
+    assert_true(atomic_load(&manifest_fsync_failures) >= 2);
+    assert_int_equal(frames_in_segment(19), 18);
+    assert_int_equal(frames_in_segment(37), 1);
+    assert_int_equal(qsf_ring_close(r, NULL), QSF_OK); /* not drained: kept */
+
+    qsf_recovery_report rep;
+    r = NULL;
+    assert_int_equal(qsf_ring_open(&o, &r, &rep, NULL), QSF_OK);
+    assert_int_equal(rep.published_fsn, 37);
+    read_in_order(r, 0, 37);
+    qsf_ring_acknowledge(r, 37);
+    assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
+}
+
+static pthread_t producer_thread;
+static _Atomic int manager_syncing;
+
+/* The manager's segment syncs take 100 ms (the producer's do not). */
+static int slow_manager_segment_fsync(int fd) {
+    char link[64], path[PATH_MAX];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, path, sizeof path - 1);
+    if (n > 4 && memcmp(path + n - 4, ".sfa", 4) == 0 &&
+        !pthread_equal(pthread_self(), producer_thread)) {
+        atomic_store(&manager_syncing, 1);
+        usleep(100000);
+    }
+    return fsync(fd);
+}
+
+/* sf_append_deadline_millis=0 fails at once when the ring is full. A producer
+ * that reaches the end of its segment while the manager is syncing the
+ * spare's planned header is not facing a full ring: it waits for that sync,
+ * which replaces the one its rotation would otherwise run. */
+static void zero_deadline_waits_for_the_planned_header_sync(void **state) {
+    (void) state;
+    producer_thread = pthread_self();
+    qsf_ring_opts o = opts();
+    o.append_deadline_ms = 0;
+    qsf_ring *r = rt_open(&o);
+    append_sized(r, 0, 19, FRAME);                     /* sf-initial.sfa is full */
+    RT_WAIT_UNTIL(qsf_ring_owned_bytes(r) >= 2 * SEG); /* and a spare exists */
+    atomic_store(&manager_syncing, 0);
+    QSF_OS->fsync = slow_manager_segment_fsync;
+    append_sized(r, 19, 1, FRAME); /* rotates; the manager then plans the next spare */
+    RT_WAIT_UNTIL(atomic_load(&manager_syncing));
+    append_sized(r, 20, 19, FRAME); /* through the end of the segment: FSN 38 rotates */
+    qsf_os_reset();
+    read_in_order(r, 0, 38);
+    qsf_ring_acknowledge(r, 38);
+    assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
+}
+
+/* With periodic durability the rotation waits for the segment's checkpoint
+ * anyway: nothing is planned. */
+static void periodic_durability_plans_nothing(void **state) {
+    (void) state;
+    qsf_ring_opts o = opts();
+    o.durability = QSF_DUR_PERIODIC;
+    o.sync_interval_ms = 5;
+    qsf_ring *r = rt_open(&o);
+    for (int k = 0; k < 4; k++) {
+        append_sized(r, k * 20, 20, FRAME);
+        usleep(20000);
+        assert_int_equal(qsf_ring_planned_fsn(r), -1);
+    }
+    read_in_order(r, 0, 79);
+    qsf_ring_acknowledge(r, 79);
+    assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
+}
+
+/* Frames much smaller than planned reach the planned FSN with most of the
+ * segment empty: the plan is dropped and the segment fills up as usual. */
+static void smaller_frames_drop_the_plan(void **state) {
+    (void) state;
+    qsf_ring_opts o = opts();
+    qsf_ring *r = rt_open(&o);
+    append_sized(r, 0, 20, FRAME);
+    RT_WAIT_UNTIL(qsf_ring_planned_fsn(r) == 37);
+    append_sized(r, 20, 30, 8); /* FSNs 20..49, 16 bytes each */
+    assert_int_equal(qsf_ring_planned_fsn(r), -1);
+    assert_int_equal(frames_in_segment(19), 31);
+    assert_int_equal(frames_in_segment(37), 0); /* the spare, still empty */
+    read_in_order(r, 0, 49);
+    qsf_ring_acknowledge(r, 49);
+    assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(uniform_frames_rotate_at_the_planned_fsn, rt_setup,
                                         rt_teardown),
         cmocka_unit_test_setup_teardown(larger_frames_fall_back_to_an_ordinary_rotation, rt_setup,
                                         rt_teardown),
+        cmocka_unit_test_setup_teardown(failed_manifest_sync_keeps_the_frame_out_of_the_old_segment,
+                                        rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(zero_deadline_waits_for_the_planned_header_sync, rt_setup,
+                                        rt_teardown),
+        cmocka_unit_test_setup_teardown(periodic_durability_plans_nothing, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(smaller_frames_drop_the_plan, rt_setup, rt_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

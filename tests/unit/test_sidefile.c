@@ -4,8 +4,10 @@
 
 #include "sftest.h"
 
+#include "os/os.h"
 #include "sf/sidefile.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -207,6 +209,40 @@ static void manifest_create_and_forward_only_updates(void **state) {
     close(dfd);
 }
 
+static int fail_next_fsync(int fd) {
+    (void) fd;
+    qsf_os_reset(); /* once */
+    errno = EIO;
+    return -1;
+}
+
+/* After a failed sync the kernel may have marked the page clean: an unchanged
+ * write must then write the record again (a new generation), or the retried
+ * sync could succeed with nothing on disk. */
+static void manifest_write_after_a_failed_sync_rewrites_the_record(void **state) {
+    (void) state;
+    int dfd = dirfd_of();
+    qsf_manifest m;
+    qsf_errinfo e;
+    bool written;
+    assert_int_equal(qsf_manifest_create(dfd, dir, 0, 0, &m, &e), QSF_OK);
+    assert_int_equal(qsf_manifest_write(&m, 0, 5, &written, &e), QSF_OK);
+    QSF_OS->fsync = fail_next_fsync;
+    assert_int_equal(qsf_manifest_sync(&m, &e), QSF_E_DURABILITY);
+    assert_int_equal(qsf_manifest_write(&m, 0, 5, &written, &e), QSF_OK);
+    assert_true(written);
+    assert_int_equal(m.generation, 3);
+    assert_int_equal(qsf_manifest_sync(&m, &e), QSF_OK);
+    assert_int_equal(qsf_manifest_write(&m, 0, 5, &written, &e), QSF_OK);
+    assert_false(written); /* synced: nothing to do again */
+    qsf_manifest_close(&m);
+    assert_int_equal(qsf_manifest_open(dfd, dir, &m, &e), QSF_OK);
+    assert_int_equal(m.generation, 3);
+    assert_int_equal(m.active_base, 5);
+    qsf_manifest_close(&m);
+    close(dfd);
+}
+
 static void manifest_debris_is_set_aside(void **state) {
     (void) state;
     uint8_t junk[100] = {1, 2, 3};
@@ -286,6 +322,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(missing_files_are_absent, setup, teardown),
         cmocka_unit_test_setup_teardown(manifest_create_and_forward_only_updates, setup, teardown),
         cmocka_unit_test_setup_teardown(manifest_debris_is_set_aside, setup, teardown),
+        cmocka_unit_test_setup_teardown(manifest_write_after_a_failed_sync_rewrites_the_record,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(generation_at_int64_max_is_renumbered, setup, teardown),
         cmocka_unit_test_setup_teardown(symlinked_watermark_is_refused, setup, teardown),
     };
