@@ -179,7 +179,6 @@ static void release_pending(qsf_ring *r) {
         /* Memory mode: keep the newest trimmed buffers (pages resident) for
          * the next spares instead of freeing and faulting in new ones. */
         while (n > 0 && r->npool < QSF_MEM_POOL) {
-            r->pool_active_ns = qsf_ring_now_ns();
             r->pool[r->npool++] = done[--n];
             bytes -= done[n]->size;
         }
@@ -344,20 +343,24 @@ static void prefault_active(qsf_ring *r) {
 
 /* ---- memory-mode buffer pool ---- */
 
-/* Frees pooled buffers beyond QSF_MEM_POOL_KEEP once the pool has been idle
- * (see ring_int.h). */
+/* Every QSF_MEM_POOL_CHECK_NS: frees the buffers that sat in the pool since the
+ * last check, keeping QSF_MEM_POOL_KEEP (see ring_int.h). */
 static void shrink_pool(qsf_ring *r) {
     qsf_segment *drop[QSF_MEM_POOL];
     int n = 0;
     uint64_t bytes = 0;
+    int64_t now = qsf_ring_now_ns();
     pthread_mutex_lock(&r->mu);
-    if (r->npool > QSF_MEM_POOL_KEEP &&
-        qsf_ring_now_ns() - r->pool_active_ns >= QSF_MEM_POOL_IDLE_NS) {
-        while (r->npool > QSF_MEM_POOL_KEEP) {
+    if (now - r->pool_check_ns >= QSF_MEM_POOL_CHECK_NS) {
+        int excess = r->pool_low - QSF_MEM_POOL_KEEP;
+        while (n < excess && r->npool > 0) {
             drop[n] = r->pool[--r->npool];
             bytes += drop[n++]->size;
         }
-        qsf_ring_release_bytes_locked(r, bytes);
+        if (n > 0)
+            qsf_ring_release_bytes_locked(r, bytes);
+        r->pool_low = r->npool;
+        r->pool_check_ns = now;
     }
     pthread_mutex_unlock(&r->mu);
     for (int i = 0; i < n; i++)

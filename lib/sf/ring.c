@@ -37,7 +37,8 @@ bool qsf_ring_spare_from_pool_locked(qsf_ring *r) {
     if (r->spare || r->rotating || r->npool == 0)
         return false;
     qsf_segment *s = r->pool[--r->npool];
-    r->pool_active_ns = qsf_ring_now_ns();
+    if (r->npool < r->pool_low)
+        r->pool_low = r->npool;
     qsf_seg_reuse_mem(s, qsf_ring_published_fsn(r) + 1);
     r->spare = s;
     qsf_ring_wake_producers_locked(r);

@@ -36,12 +36,14 @@ typedef struct qsf_backoff {
  * takes the ring past its cap) to become spares again: a fresh buffer costs
  * populating and zeroing every page (measured: 22 % of the producer's time in
  * the e2e benchmark with a pool of 4, when acknowledgements arrive in batches
- * of more than 4 segments). Up to QSF_MEM_POOL are kept; once no buffer has gone
- * into or out of the pool for QSF_MEM_POOL_IDLE_NS it shrinks to
- * QSF_MEM_POOL_KEEP, so a burst does not pin its high-water mark forever. */
-#define QSF_MEM_POOL         64
-#define QSF_MEM_POOL_KEEP    4
-#define QSF_MEM_POOL_IDLE_NS ((int64_t) 1000000000)
+ * of more than 4 segments). Up to QSF_MEM_POOL are kept. Every
+ * QSF_MEM_POOL_CHECK_NS the buffers that stayed in the pool the whole time
+ * (the fewest it held since the last check) are freed, down to
+ * QSF_MEM_POOL_KEEP, so neither a burst nor a slow trickle afterwards pins the
+ * burst's high-water mark. */
+#define QSF_MEM_POOL          64
+#define QSF_MEM_POOL_KEEP     4
+#define QSF_MEM_POOL_CHECK_NS ((int64_t) 1000000000)
 
 enum qsf_trim_stage { QSF_TRIM_PRE = 0, QSF_TRIM_UNLINK = 1, QSF_TRIM_POST = 2, QSF_TRIM_STAGES };
 
@@ -84,8 +86,9 @@ struct qsf_ring {
     int npending;
     qsf_segment *pool[QSF_MEM_POOL]; /* memory mode: trimmed buffers kept for reuse */
     int npool;
-    int64_t pool_active_ns; /* when a buffer last went into or came out of the pool */
-    uint32_t live;          /* segments in the chain */
+    int pool_low;          /* fewest buffers pooled since the last check */
+    int64_t pool_check_ns; /* when the pool was last checked */
+    uint32_t live;         /* segments in the chain */
     _Atomic uint64_t owned_bytes;
 
     /* FSNs, each on its own cache line: the producer writes published_fsn on
@@ -99,7 +102,8 @@ struct qsf_ring {
      * Written by the manager (under mu) and cleared by the producer; the
      * producer reads it on every append as a hint, and decides under mu. */
     _Alignas(64) _Atomic int64_t plan_fsn;
-    uint64_t frame_bytes_avg; /* under mu: bytes per frame of the last sealed segment */
+    uint64_t frame_bytes_avg; /* bytes per frame of the last sealed segment: written by the
+                                 producer under mu, read by the manager under mu */
     bool planning;            /* under mu: the manager is writing the spare's header */
 
     /* producer waiting and failure latches */

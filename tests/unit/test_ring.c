@@ -310,6 +310,34 @@ static void memory_pool_keeps_buffers_then_shrinks_when_idle(void **state) {
     assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
 }
 
+/* After a burst, a trickle that takes a buffer from the pool now and then
+ * does not keep the burst's buffers: those that sat in the pool for a whole
+ * check interval are freed, down to four. */
+static void memory_pool_shrinks_under_a_trickle(void **state) {
+    (void) state;
+    QSF_OS->mono_ns = held_clock;
+    qsf_ring_opts o = opts(false, 1024, 64 * 1024);
+    qsf_ring *r = rt_open(&o);
+    append_n(r, 0, 500); /* the burst */
+    qsf_ring_acknowledge(r, 499);
+    RT_WAIT_UNTIL(trimmed(r, 0));
+    usleep(20000);
+    assert_true(qsf_ring_owned_bytes(r) >= 12 * 1024);
+    int64_t next = 500;
+    for (int lap = 0; lap < 8; lap++) { /* two segments' worth every 0.4 "seconds" */
+        append_n(r, next, 30);
+        next += 30;
+        qsf_ring_acknowledge(r, next - 1);
+        RT_WAIT_UNTIL(trimmed(r, next - 30));
+        atomic_fetch_add(&fake_now, (int64_t) 400 * 1000000);
+        usleep(20000);
+    }
+    /* Active, spare, four pooled, and the two the trickle keeps moving. */
+    assert_true(qsf_ring_owned_bytes(r) <= 8 * 1024);
+    assert_int_equal(read_all(r, next), 0);
+    assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
+}
+
 static void full_ring_fails_at_deadline_naming_cause(void **state) {
     (void) state;
     qsf_ring_opts o = opts(false, 1024, 1024); /* raised to 2 x segment */
@@ -490,6 +518,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(seek_at_acked_while_publishing_sf, rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(memory_pool_keeps_buffers_then_shrinks_when_idle, rt_setup,
                                         rt_teardown),
+        cmocka_unit_test_setup_teardown(memory_pool_shrinks_under_a_trickle, rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(full_ring_fails_at_deadline_naming_cause, rt_setup,
                                         rt_teardown),
         cmocka_unit_test_setup_teardown(zero_deadline_fails_at_once, rt_setup, rt_teardown),
