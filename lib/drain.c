@@ -2,6 +2,7 @@
 #include "drain.h"
 
 #include "err.h"
+#include "inbox.h"
 #include "io/io.h"
 #include "log.h"
 #include "os/os.h"
@@ -27,7 +28,6 @@ enum outcome { SKIPPED, SUCCEEDED, FAILED, LEFT };
 
 struct qsf_drainers {
     const qsf_conf *conf;
-    qsf_inbox *inbox;
     pthread_mutex_t mu;
     char **names; /* candidates, taken in order under mu */
     int n, next;
@@ -78,8 +78,11 @@ static int add_name(qsf_drainers *d, const char *name, int *cap) {
         d->names = p;
         *cap = ncap;
     }
-    d->names[d->n] = strdup(name);
-    return d->names[d->n++] ? QSF_OK : QSF_E_NOMEM;
+    char *copy = strdup(name);
+    if (!copy)
+        return QSF_E_NOMEM;
+    d->names[d->n++] = copy;
+    return QSF_OK;
 }
 
 static int cmp_name(const void *a, const void *b) {
@@ -136,18 +139,24 @@ static bool give_up(qsf_drainers *d, qsf_io *io) {
 }
 
 /* Replays the opened slot until `target` is acknowledged, the connection
- * fails for good (the reason in *err, FAILED) or the owner's close ends it. */
+ * fails for good (the reason in *err, FAILED) or the owner's close ends it.
+ * The drainer's error records go to an inbox of its own, which logs each once
+ * and is emptied here: in the owner's inbox they would carry FSNs of another
+ * slot, and a terminal one would pass for the owner's. */
 static int replay(qsf_drainers *d, qsf_ring *ring, const qsf_recovery_report *rep, int64_t target,
                   qsf_errinfo *err) {
     qsf_io_conf ic;
     if (qsf_io_conf_build(d->conf, rep, &ic, err) != QSF_OK)
         return FAILED;
     ic.opts.initial_mode = QSF_IO_INIT_ASYNC; /* retried forever in the background */
-    qsf_io *io;
-    int rc = qsf_io_start(&ic.opts, ring, d->inbox, &io, err);
+    qsf_inbox *inbox = qsf_inbox_new(16);
+    qsf_io *io = NULL;
+    int rc = inbox ? qsf_io_start(&ic.opts, ring, inbox, &io, err) : QSF_E_NOMEM;
     qsf_io_conf_clear(&ic);
-    if (rc != QSF_OK)
+    if (rc != QSF_OK) {
+        qsf_inbox_free(inbox);
         return LEFT;
+    }
     qsf_ring_set_status_fn(ring, qsf_io_status, io);
     int out = LEFT;
     for (;;) {
@@ -162,10 +171,14 @@ static int replay(qsf_drainers *d, qsf_ring *ring, const qsf_recovery_report *re
         if (give_up(d, io))
             break;
         sleep_ns(POLL_NS);
+        qsf_error_record rec;
+        while (qsf_inbox_poll(inbox, &rec) == 1) /* already logged when queued */
+            ;
     }
     qsf_ring_set_status_fn(ring, NULL, NULL);
     qsf_io_stop(io);
     qsf_io_free(io);
+    qsf_inbox_free(inbox);
     return out;
 }
 
@@ -235,7 +248,7 @@ static void pool_free(qsf_drainers *d) {
     free(d);
 }
 
-void qsf_drainers_start(const qsf_conf *conf, qsf_inbox *inbox, qsf_drainers **out) {
+void qsf_drainers_start(const qsf_conf *conf, qsf_drainers **out) {
     *out = NULL;
     qsf_drainers *d = calloc(1, sizeof *d);
     if (!d) {
@@ -243,7 +256,6 @@ void qsf_drainers_start(const qsf_conf *conf, qsf_inbox *inbox, qsf_drainers **o
         return;
     }
     d->conf = conf;
-    d->inbox = inbox;
     pthread_mutex_init(&d->mu, NULL);
     scan(d);
     int want =

@@ -12,13 +12,12 @@
  * rejected, a terminal server error) gets .failed with the reason, written
  * while the drainer still holds the slot lock, so later scans leave it alone.
  * A slot that cannot be opened for a passing reason (I/O error) is left as it
- * is for the next scan. Errors reported by a drainer's connection go to the
- * owner's error inbox. */
+ * is for the next scan. A drainer's connection errors are logged, not put in
+ * the owner's error inbox (they concern another slot). */
 #ifndef QSF_DRAIN_H
 #define QSF_DRAIN_H
 
 #include "conf.h"
-#include "inbox.h"
 
 #include <stdint.h>
 
@@ -26,8 +25,8 @@ typedef struct qsf_drainers qsf_drainers;
 
 /* Scans and starts the pool. Never fails the sender: a listing error is logged
  * and means no orphans. *out is NULL when there is nothing to drain. `conf`
- * and `inbox` must outlive the pool (they are the owner's). */
-void qsf_drainers_start(const qsf_conf *conf, qsf_inbox *inbox, qsf_drainers **out);
+ * (the owner's) must outlive the pool. */
+void qsf_drainers_start(const qsf_conf *conf, qsf_drainers **out);
 
 /* The owner is closing: drainers not yet connected stop at once, draining ones
  * get 2.5 s more, then leave their slot as it is (what is unacknowledged stays

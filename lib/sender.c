@@ -207,7 +207,7 @@ static int io_open(qsf_sender *s, qsf_errinfo *err) {
 }
 
 static void sender_free(qsf_sender *s) {
-    qsf_drainers_stop(s->drainers); /* they use the conf and the inbox */
+    qsf_drainers_stop(s->drainers); /* they use the conf */
     if (s->ring)
         qsf_ring_set_status_fn(s->ring, NULL, NULL); /* the I/O side goes first */
     qsf_io_free(s->io);
@@ -264,7 +264,7 @@ QSF_API int qsf_sender_from_conf(const qsf_conf *conf, qsf_sender **out, qsf_err
         rc = io_open(s, err);
     }
     if (rc == QSF_OK && s->conf->drain_orphans) /* after our own slot is held */
-        qsf_drainers_start(s->conf, s->inbox, &s->drainers);
+        qsf_drainers_start(s->conf, &s->drainers);
     if (rc != QSF_OK) {
         sender_free(s); /* nothing stays locked or running */
         return rc;

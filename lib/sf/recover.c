@@ -229,6 +229,18 @@ static int mark_failed(qsf_slot_recovered *out, qsf_errinfo *err) {
                        out->slot.path, reason);
 }
 
+/* A drainer gives up on a corrupt slot for good. If .failed cannot be written
+ * the error is that one (not QSF_E_CORRUPT), so the slot is not counted as
+ * given up on and a later scan tries again. */
+static int give_up_corrupt(qsf_slot_recovered *out, qsf_errinfo *err) {
+    char reason[QSF_ERRINFO_MSG_MAX];
+    snprintf(reason, sizeof reason, "%s", err ? err->msg : "corrupt slot");
+    int rc = qsf_slot_write_failed(out->slot.dirfd, out->slot.path, reason, err);
+    if (rc != QSF_OK)
+        return rc;
+    return qsf_err_set(err, QSF_E_CORRUPT, 0, 0, "%s; marked .failed", reason);
+}
+
 static int open_slot(const char *sf_dir, const char *sender_id, int durability,
                      uint64_t segment_bytes, bool adopt, qsf_slot_recovered *out,
                      qsf_errinfo *err) {
@@ -237,12 +249,14 @@ static int open_slot(const char *sf_dir, const char *sender_id, int durability,
     int rc = qsf_slot_acquire(sf_dir, sender_id, &out->slot, err);
     if (rc != QSF_OK)
         return rc;
-    rc = recover_slot(out, durability, segment_bytes, err);
+    if (adopt && qsf_slot_has_failed_marker(&out->slot))
+        rc = qsf_err_set(err, QSF_E_INVAL, 0, 0, "slot %s is marked .failed", out->slot.path);
+    else
+        rc = recover_slot(out, durability, segment_bytes, err);
     if (rc == QSF_OK && out->data_loss)
         rc = adopt ? mark_failed(out, err) : quarantine_and_restart(out, segment_bytes, err);
-    else if (rc == QSF_E_CORRUPT && adopt) /* a drainer gives up on it for good */
-        (void) qsf_slot_write_failed(out->slot.dirfd, out->slot.path, err ? err->msg : "corrupt",
-                                     NULL);
+    else if (rc == QSF_E_CORRUPT && adopt)
+        rc = give_up_corrupt(out, err);
     qsf_slot_unlock_logical(&out->slot);
     if (rc != QSF_OK)
         qsf_slot_release(out);

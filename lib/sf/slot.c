@@ -257,6 +257,15 @@ int qsf_slot_recreate(qsf_slot *s, qsf_errinfo *err) {
 
 /* ---- markers and quarantine ---- */
 
+bool qsf_slot_has_failed_marker(const qsf_slot *s) {
+    int fd =
+        QSF_OS->openat(s->dirfd, QSF_NAME_FAILED, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_PATH, 0);
+    if (fd < 0)
+        return errno != ENOENT; /* unsure: treat as marked, the slot is left alone */
+    QSF_OS->close(fd);
+    return true;
+}
+
 int qsf_slot_write_failed(int slot_dirfd, const char *slot_path, const char *reason,
                           qsf_errinfo *err) {
     int fd = qsf_open_regular(slot_dirfd, QSF_NAME_FAILED, O_WRONLY | O_CREAT | O_TRUNC, NULL);
