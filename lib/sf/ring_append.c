@@ -108,6 +108,11 @@ static int try_rotate(qsf_ring *r, uint64_t *gen) {
 
     qsf_errinfo e;
     int rc = rotation_barriers(r, a, sp, &e);
+    /* Once the manifest step has begun it may name the spare (the record
+     * written, its fsync failed): from then on nothing may be appended to the
+     * active segment, even a frame small enough to fit, or the slot would
+     * end in an FSN gap. Owed until a rotation succeeds. */
+    r->rotation_owed = rc != QSF_OK;
 
     pthread_mutex_lock(&r->mu);
     r->rotating = false;
@@ -297,6 +302,8 @@ int qsf_ring_append(qsf_ring *r, const void *payload, size_t len, int64_t *fsn_o
         atomic_load_explicit(&r->dur_latched, memory_order_relaxed))
         return latched_error(r, err);
     qsf_segment *a = r->active;
+    if (r->rotation_owed)
+        return append_slow(r, payload, (uint32_t) len, fsn_out, err);
     if (r->next_fsn == atomic_load_explicit(&r->plan_fsn, memory_order_relaxed)) {
         if (rotate_as_planned(r) == PLAN_RETRY)
             return append_slow(r, payload, (uint32_t) len, fsn_out, err);

@@ -94,6 +94,8 @@ struct qsf_ring {
     /* FSNs, each on its own cache line: the producer writes published_fsn on
      * every append, the reader writes acked_fsn. */
     _Alignas(64) int64_t next_fsn; /* producer-private */
+    bool rotation_owed;            /* producer-private: a rotation's barriers failed; until one
+                                      succeeds no frame may go into the active segment */
     _Alignas(64) _Atomic int64_t published_fsn;
     _Alignas(64) _Atomic int64_t acked_fsn;
     _Alignas(64) int64_t persisted_acked; /* manager: last value written to .ack-watermark */

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -319,6 +320,80 @@ static void close_during_failures_then_reopen(void **state) {
     assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
 }
 
+/* ---- a failed manifest step at rotation ---- */
+
+static _Atomic int manifest_fsync_fails;
+
+static int eio_manifest_fsync(int fd) {
+    char link[64], path[PATH_MAX];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, path, sizeof path - 1);
+    if (atomic_load(&manifest_fsync_fails) && n > 15 &&
+        memcmp(path + n - 15, "sf-manifest.bin", 15) == 0) {
+        errno = EIO;
+        return -1;
+    }
+    return fsync(fd);
+}
+
+static int append_len(qsf_ring *r, int64_t f, size_t len, qsf_errinfo *e) {
+    uint8_t buf[200];
+    memset(buf, (int) (f & 0xff), sizeof buf);
+    memcpy(buf, &f, 8);
+    int64_t got = -2;
+    int rc = qsf_ring_append(r, buf, len, &got, e);
+    if (rc == QSF_OK && got != f)
+        fail_msg("frame %" PRId64 " got FSN %" PRId64, f, got);
+    return rc;
+}
+
+/* The rotation's manifest record naming the spare is written but its fsync
+ * fails, and the append gives up (deadline 0). The manifest may already name
+ * the spare, so the next frame must not go into the old segment even though
+ * it is small enough to fit: it waits for the rotation's retry. An ordinary
+ * close and a reopen then see every frame, in order (before, the reopen
+ * failed with an FSN gap). */
+static void failed_manifest_sync_owes_the_rotation(void **state) {
+    (void) state;
+    qsf_ring_opts o = sf_opts(4096, QSF_DUR_MEMORY);
+    o.append_deadline_ms = 0;
+    qsf_ring *r = rt_open(&o);
+    qsf_errinfo e;
+    for (int64_t f = 0; f < 19; f++) /* 19 frames of 208 bytes fill the segment */
+        assert_int_equal(append_len(r, f, 200, &e), QSF_OK);
+    RT_WAIT_UNTIL(qsf_ring_owned_bytes(r) >= 2 * 4096); /* a spare exists */
+    QSF_OS->fsync = eio_manifest_fsync;
+    atomic_store(&manifest_fsync_fails, 1);
+    assert_int_equal(append_len(r, 19, 200, &e), QSF_E_FULL);
+    assert_non_null(strstr(e.msg, "cannot switch to a new segment"));
+    assert_int_equal(append_len(r, 19, 50, &e), QSF_E_FULL); /* would fit: still refused */
+    atomic_store(&manifest_fsync_fails, 0);
+    assert_int_equal(append_len(r, 19, 50, &e), QSF_OK); /* the rotation went through */
+    assert_int_equal(append_len(r, 20, 200, &e), QSF_OK);
+    qsf_os_reset();
+    assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
+
+    qsf_recovery_report rep;
+    r = NULL;
+    assert_int_equal(qsf_ring_open(&o, &r, &rep, &e), QSF_OK);
+    assert_int_equal(rep.published_fsn, 20);
+    qsf_ring_cursor c = {0};
+    assert_int_equal(qsf_ring_cursor_seek(r, &c, 0), 0);
+    const uint8_t *p;
+    uint32_t len;
+    int64_t fsn, expect = 0, v;
+    while (qsf_ring_cursor_next(r, &c, &p, &len, &fsn) == 1) {
+        memcpy(&v, p, 8);
+        assert_int_equal(fsn, expect);
+        assert_int_equal(v, expect);
+        expect++;
+    }
+    qsf_ring_cursor_release(r, &c);
+    assert_int_equal(expect, 21);
+    qsf_ring_acknowledge(r, 20);
+    assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(enospc_spare_is_backpressure_then_retried, rt_setup,
@@ -330,6 +405,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(trim_unlink_failure_keeps_invariants, rt_setup,
                                         rt_teardown),
         cmocka_unit_test_setup_teardown(close_during_failures_then_reopen, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(failed_manifest_sync_owes_the_rotation, rt_setup,
+                                        rt_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
