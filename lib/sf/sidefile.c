@@ -354,6 +354,21 @@ int qsf_manifest_create(int slot_dirfd, const char *slot_path, int64_t head_base
     return QSF_OK;
 }
 
+/* The last sync failed after generation N was written into its slot (over
+ * N-2). After a failed writeback the kernel may have marked the page clean and
+ * dropped the error, so a plain retry of the fsync could succeed with nothing
+ * on disk (sf-format.md §9.6); and N+1 goes into the other slot, over N-1, the
+ * newest record known to be on disk, so writing it before N is durable could
+ * leave no valid record after a crash. So N is written again, in its own
+ * slot, and synced first. */
+static int manifest_resync(qsf_manifest *m, qsf_errinfo *err) {
+    uint8_t rec[REC];
+    qsf_sfm_encode(rec, m->generation, m->head_base, m->active_base);
+    int rc = rec_write(m->fd, rec, m->generation, m->dir, QSF_NAME_MANIFEST,
+                       QSF_FP_MANIFEST_WRITTEN, err);
+    return rc == QSF_OK ? qsf_manifest_sync(m, err) : rc;
+}
+
 int qsf_manifest_write(qsf_manifest *m, int64_t head_base, int64_t active_base, bool *written,
                        qsf_errinfo *err) {
     if (written)
@@ -365,12 +380,18 @@ int qsf_manifest_write(qsf_manifest *m, int64_t head_base, int64_t active_base, 
     int64_t a = active_base > m->active_base ? active_base : m->active_base;
     if (a < h)
         a = h;
-    /* Unchanged: nothing to write, unless the last sync failed. After a failed
-     * writeback the kernel may have marked the page clean and dropped the
-     * error, so a plain retry of the fsync could succeed without the record
-     * on disk (sf-format.md §9.6): write it again, as a new generation. */
-    if (h == m->head_base && a == m->active_base && !m->resync)
+    bool rewrote = false;
+    if (m->resync) {
+        int rc = manifest_resync(m, err);
+        if (rc != QSF_OK)
+            return rc;
+        rewrote = true;
+    }
+    if (h == m->head_base && a == m->active_base) {
+        if (written)
+            *written = rewrote;
         return QSF_OK;
+    }
     int64_t next = m->generation + 1;
     uint8_t rec[REC];
     qsf_sfm_encode(rec, next, h, a);

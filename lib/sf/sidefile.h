@@ -103,7 +103,7 @@ typedef struct qsf_manifest {
     int64_t head_base;  /* baseSeq of the oldest live segment */
     int64_t active_base;
     bool renamed_corrupt; /* open found debris and set it aside as .corrupt */
-    bool resync;          /* the last sync failed: the next write rewrites the record */
+    bool resync;          /* the last sync failed: the next write rewrites and syncs it */
     char dir[1024];       /* slot directory, for messages */
 } qsf_manifest;
 

@@ -216,9 +216,10 @@ static int fail_next_fsync(int fd) {
     return -1;
 }
 
-/* After a failed sync the kernel may have marked the page clean: an unchanged
- * write must then write the record again (a new generation), or the retried
- * sync could succeed with nothing on disk. */
+/* After a failed sync the kernel may have marked the page clean: the next
+ * write must write the record again, in its own slot (the other holds the
+ * newest record known on disk), and sync it before anything newer goes over
+ * that other slot. */
 static void manifest_write_after_a_failed_sync_rewrites_the_record(void **state) {
     (void) state;
     int dfd = dirfd_of();
@@ -231,14 +232,22 @@ static void manifest_write_after_a_failed_sync_rewrites_the_record(void **state)
     assert_int_equal(qsf_manifest_sync(&m, &e), QSF_E_DURABILITY);
     assert_int_equal(qsf_manifest_write(&m, 0, 5, &written, &e), QSF_OK);
     assert_true(written);
-    assert_int_equal(m.generation, 3);
-    assert_int_equal(qsf_manifest_sync(&m, &e), QSF_OK);
+    assert_int_equal(m.generation, 2); /* the same record, again */
     assert_int_equal(qsf_manifest_write(&m, 0, 5, &written, &e), QSF_OK);
     assert_false(written); /* synced: nothing to do again */
+    assert_int_equal(qsf_manifest_write(&m, 0, 7, &written, &e), QSF_OK);
+    assert_int_equal(m.generation, 3);
+    assert_int_equal(qsf_manifest_sync(&m, &e), QSF_OK);
     qsf_manifest_close(&m);
+    size_t n;
+    uint8_t *img = tu_read_file(st_path(dir, QSF_NAME_MANIFEST), &n);
+    uint8_t want[64];
+    qsf_sfm_encode(want, 2, 0, 5); /* generation 2 stays in its slot */
+    assert_memory_equal(img, want, sizeof want);
+    free(img);
     assert_int_equal(qsf_manifest_open(dfd, dir, &m, &e), QSF_OK);
     assert_int_equal(m.generation, 3);
-    assert_int_equal(m.active_base, 5);
+    assert_int_equal(m.active_base, 7);
     qsf_manifest_close(&m);
     close(dfd);
 }
