@@ -110,16 +110,6 @@ static void scan(qsf_drainers *d) {
     qsort(d->names, (size_t) d->n, sizeof *d->names, cmp_name);
 }
 
-/* Still an orphan when its turn comes (another sender may have drained it). */
-static bool still_candidate(const qsf_drainers *d, const char *name) {
-    int fd = QSF_OS->open(d->conf->sf_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
-    if (fd < 0)
-        return false;
-    bool yes = holds_orphan(fd, name);
-    QSF_OS->close(fd);
-    return yes;
-}
-
 /* ---- one drainer ---- */
 
 static void sleep_ns(int64_t ns) {
@@ -129,7 +119,7 @@ static void sleep_ns(int64_t ns) {
 
 /* Whether to stop waiting for the slot to drain: the owner is closing and
  * this drainer never got connected, or its grace time is over. */
-static bool give_up(qsf_drainers *d, qsf_io *io) {
+static bool stop_waiting(qsf_drainers *d, qsf_io *io) {
     if (!atomic_load(&d->stop))
         return false;
     qsf_stats st;
@@ -168,7 +158,7 @@ static int replay(qsf_drainers *d, qsf_ring *ring, const qsf_recovery_report *re
             out = FAILED;
             break;
         }
-        if (give_up(d, io))
+        if (stop_waiting(d, io))
             break;
         sleep_ns(POLL_NS);
         qsf_error_record rec;
@@ -182,33 +172,52 @@ static int replay(qsf_drainers *d, qsf_ring *ring, const qsf_recovery_report *re
     return out;
 }
 
-static int drain_one(qsf_drainers *d, const char *name) {
-    if (!still_candidate(d, name))
+/* Gives up on the slot for good: .failed with the reason, while the ring
+ * still holds the slot lock. SKIPPED instead when the marker cannot be
+ * written (the next scan tries again). */
+static int abandon_slot(const char *name, qsf_ring *ring, const char *reason) {
+    qsf_errinfo fe;
+    if (qsf_ring_mark_failed(ring, reason, &fe) != QSF_OK) {
+        QSF_LOGE("drain_orphans: slot %s: %s; cannot mark it failed: %s", name, reason, fe.msg);
         return SKIPPED;
+    }
+    QSF_LOGE("drain_orphans: gave up on slot %s: %s", name, reason);
+    return FAILED;
+}
+
+/* The adopting open: the slot lock, then .failed and the segments checked
+ * again under it, then recovery (see recover.h). */
+static int open_orphan(qsf_drainers *d, const char *name, qsf_ring **ring,
+                       qsf_recovery_report *rep) {
     qsf_ring_opts ro = qsf_ring_opts_from_conf(d->conf, name);
     ro.adopt = true;
+    qsf_errinfo e;
+    int rc = qsf_ring_open(&ro, ring, rep, &e);
+    if (rc == QSF_OK)
+        return QSF_OK;
+    if (rc == QSF_E_LOCKED || rc == QSF_E_INVAL) /* in use, gone, or given up on */
+        QSF_LOGI("drain_orphans: slot %s left alone: %s", name, e.msg);
+    else if (rc == QSF_E_CORRUPT) /* .failed was written */
+        QSF_LOGE("drain_orphans: gave up on slot %s: %s", name, e.msg);
+    else
+        QSF_LOGW("drain_orphans: cannot open slot %s (tried again at the next start): %s", name,
+                 e.msg);
+    return rc;
+}
+
+static int drain_one(qsf_drainers *d, const char *name) {
     qsf_ring *ring;
     qsf_recovery_report rep;
-    qsf_errinfo e;
-    int rc = qsf_ring_open(&ro, &ring, &rep, &e);
-    if (rc == QSF_E_LOCKED) {
-        QSF_LOGI("drain_orphans: slot %s is in use; left to its owner", name);
-        return SKIPPED;
-    }
-    if (rc != QSF_OK) {
-        QSF_LOGW("drain_orphans: cannot open slot %s: %s", name, e.msg);
-        return rc == QSF_E_CORRUPT ? FAILED : SKIPPED; /* corrupt ones got .failed */
-    }
+    int rc = open_orphan(d, name, &ring, &rep);
+    if (rc != QSF_OK)
+        return rc == QSF_E_CORRUPT ? FAILED : SKIPPED;
     int64_t target = qsf_ring_published_fsn(ring);
     QSF_LOGI("drain_orphans: draining slot %s (FSNs %" PRId64 "..%" PRId64 ")", name,
              qsf_ring_acked_fsn(ring) + 1, target);
+    qsf_errinfo e;
     int out = qsf_ring_acked_fsn(ring) >= target ? SUCCEEDED : replay(d, ring, &rep, target, &e);
-    if (out == FAILED) {
-        qsf_errinfo fe;
-        if (qsf_ring_mark_failed(ring, e.msg, &fe) != QSF_OK)
-            QSF_LOGE("drain_orphans: cannot mark slot %s failed: %s", name, fe.msg);
-        QSF_LOGE("drain_orphans: gave up on slot %s: %s", name, e.msg);
-    }
+    if (out == FAILED)
+        out = abandon_slot(name, ring, e.msg);
     if (qsf_ring_close(ring, &e) != QSF_OK)
         QSF_LOGW("drain_orphans: closing slot %s: %s", name, e.msg);
     if (out == SUCCEEDED)

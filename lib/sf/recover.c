@@ -229,6 +229,23 @@ static int mark_failed(qsf_slot_recovered *out, qsf_errinfo *err) {
                        out->slot.path, reason);
 }
 
+/* An adopting open, under the locks: the slot must still hold segments and no
+ * .failed (QSF_E_INVAL otherwise, nothing touched). */
+static int still_an_orphan(const qsf_slot *slot, qsf_errinfo *err) {
+    bool failed, segments;
+    if (qsf_slot_orphan_markers(slot, &failed, &segments) != 0) {
+        int e = errno;
+        return qsf_err_set(err, QSF_E_IO, QSF_ERRF_RETRIABLE, e, "cannot list slot %s: %s",
+                           slot->path, strerror(e));
+    }
+    if (failed)
+        return qsf_err_set(err, QSF_E_INVAL, 0, 0, "slot %s is marked .failed", slot->path);
+    if (!segments)
+        return qsf_err_set(err, QSF_E_INVAL, 0, 0, "slot %s holds no segments any more",
+                           slot->path);
+    return QSF_OK;
+}
+
 /* A drainer gives up on a corrupt slot for good. If .failed cannot be written
  * the error is that one (not QSF_E_CORRUPT), so the slot is not counted as
  * given up on and a later scan tries again. */
@@ -249,9 +266,8 @@ static int open_slot(const char *sf_dir, const char *sender_id, int durability,
     int rc = qsf_slot_acquire(sf_dir, sender_id, &out->slot, err);
     if (rc != QSF_OK)
         return rc;
-    if (adopt && qsf_slot_has_failed_marker(&out->slot))
-        rc = qsf_err_set(err, QSF_E_INVAL, 0, 0, "slot %s is marked .failed", out->slot.path);
-    else
+    rc = adopt ? still_an_orphan(&out->slot, err) : QSF_OK;
+    if (rc == QSF_OK)
         rc = recover_slot(out, durability, segment_bytes, err);
     if (rc == QSF_OK && out->data_loss)
         rc = adopt ? mark_failed(out, err) : quarantine_and_restart(out, segment_bytes, err);

@@ -257,13 +257,27 @@ int qsf_slot_recreate(qsf_slot *s, qsf_errinfo *err) {
 
 /* ---- markers and quarantine ---- */
 
-bool qsf_slot_has_failed_marker(const qsf_slot *s) {
-    int fd =
-        QSF_OS->openat(s->dirfd, QSF_NAME_FAILED, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_PATH, 0);
-    if (fd < 0)
-        return errno != ENOENT; /* unsure: treat as marked, the slot is left alone */
-    QSF_OS->close(fd);
-    return true;
+int qsf_slot_orphan_markers(const qsf_slot *s, bool *failed, bool *segments) {
+    *failed = *segments = false;
+    int fd = QSF_OS->openat(s->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+    DIR *d = fd >= 0 ? QSF_OS->fdopendir(fd) : NULL;
+    if (!d) {
+        int e = errno;
+        if (fd >= 0)
+            QSF_OS->close(fd);
+        errno = e;
+        return -1;
+    }
+    struct dirent *de;
+    while ((de = QSF_OS->readdir(d)) != NULL) {
+        size_t n = strlen(de->d_name);
+        if (strcmp(de->d_name, QSF_NAME_FAILED) == 0)
+            *failed = true;
+        else if (n > 4 && strcmp(de->d_name + n - 4, ".sfa") == 0)
+            *segments = true;
+    }
+    QSF_OS->closedir(d);
+    return 0;
 }
 
 int qsf_slot_write_failed(int slot_dirfd, const char *slot_path, const char *reason,
@@ -279,7 +293,11 @@ int qsf_slot_write_failed(int slot_dirfd, const char *slot_path, const char *rea
         rc = qsf_file_err(err, errno, "cannot sync", slot_path, QSF_NAME_FAILED);
     QSF_OS->close(fd);
     /* the entry itself must survive a host crash, or orphan scans adopt the slot */
-    return rc == QSF_OK ? qsf_fsync_dir(slot_dirfd, slot_path, err) : rc;
+    if (rc == QSF_OK)
+        rc = qsf_fsync_dir(slot_dirfd, slot_path, err);
+    if (rc != QSF_OK) /* not durably written: no marker, so the failure is not hidden */
+        (void) QSF_OS->unlinkat(slot_dirfd, QSF_NAME_FAILED, 0);
+    return rc;
 }
 
 /* True if <dir>/<name> exists (any type, a symlink not followed): rename()

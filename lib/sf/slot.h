@@ -68,9 +68,11 @@ int qsf_lock_file(int dirfd, const char *dir_path, const char *name, const char 
 
 /* Writes <slot>/.failed with `reason` and a newline (open, truncate, write,
  * fsync), then fsyncs the slot directory so the new entry is durable. */
-/* True if the slot holds a .failed marker (checked under the slot lock by an
- * adopting open: another drainer may have given up on it since the scan). */
-bool qsf_slot_has_failed_marker(const qsf_slot *s);
+/* Whether the slot holds a .failed marker and any *.sfa file; -1 (errno
+ * set) if its directory cannot be listed. An adopting open checks them under
+ * the slot lock: since the scan another drainer may have given up on the slot
+ * or drained it. */
+int qsf_slot_orphan_markers(const qsf_slot *s, bool *failed, bool *segments);
 
 int qsf_slot_write_failed(int slot_dirfd, const char *slot_path, const char *reason,
                           qsf_errinfo *err);

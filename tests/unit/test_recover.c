@@ -625,6 +625,55 @@ static void spare_left_by_drained_close_starts_empty(void **state) {
     assert_non_null(strstr(msg, "activeBase 5 names no segment"));
 }
 
+/* ---- an orphan drainer's open (qsf_slot_adopt_sized) ---- */
+
+static int adopt(qsf_errinfo *e) {
+    qsf_slot_recovered r;
+    int rc = qsf_slot_adopt_sized(st_sfdir, "default", QSF_DUR_MEMORY, SEG, &r, e);
+    if (rc == QSF_OK)
+        qsf_slot_release(&r);
+    return rc;
+}
+
+/* A corrupt slot is not repaired or moved: it gets .failed with the reason. */
+static void adopting_a_corrupt_slot_marks_it_failed(void **state) {
+    (void) state;
+    const char *a[] = {"a", "b"}, *b[] = {"f"};
+    st_segment_str(st_slot, gen(1), SEG, F, 0, 2, a);
+    st_segment_str(st_slot, gen(3), SEG, F, 4, 1, b);
+    st_manifest(st_slot, 3, 0, 4);
+    qsf_errinfo e;
+    assert_int_equal(adopt(&e), QSF_E_CORRUPT);
+    assert_non_null(strstr(e.msg, "expected 2 but got 4"));
+    assert_non_null(strstr(e.msg, "marked .failed"));
+    assert_true(st_exists(st_path(st_slot, QSF_NAME_FAILED)));
+    assert_true(st_exists(st_path(st_slot, gen(1))));
+    assert_true(st_exists(st_path(st_slot, gen(3))));
+    assert_int_equal(adopt(&e), QSF_E_INVAL); /* from now on it is left alone */
+    assert_non_null(strstr(e.msg, "marked .failed"));
+}
+
+/* Checked under the lock: a slot someone gave up on, or drained, since the
+ * scan is left as it is; in particular no fresh slot is created. */
+static void adopting_checks_failed_and_segments_under_the_lock(void **state) {
+    (void) state;
+    qsf_errinfo e;
+    (void) mkdir(st_sfdir, 0700); /* an empty slot directory */
+    (void) mkdir(st_slot, 0700);
+    assert_true(st_exists(st_slot));
+    assert_int_equal(adopt(&e), QSF_E_INVAL);
+    assert_non_null(strstr(e.msg, "holds no segments"));
+    assert_false(st_exists(st_path(st_slot, QSF_NAME_INITIAL)));
+    const char *a[] = {"a"};
+    st_segment_str(st_slot, QSF_NAME_INITIAL, SEG, 0, 0, 1, a);
+    FILE *f = fopen(st_path(st_slot, QSF_NAME_FAILED), "w");
+    assert_non_null(f);
+    fclose(f);
+    assert_int_equal(adopt(&e), QSF_E_INVAL);
+    assert_non_null(strstr(e.msg, "marked .failed"));
+    assert_false(st_exists(st_path(st_slot, QSF_NAME_MANIFEST))); /* not migrated */
+}
+
 int main(void) {
 #define T(f) cmocka_unit_test_setup_teardown(f, st_setup, st_teardown)
     const struct CMUnitTest tests[] = {
@@ -654,6 +703,8 @@ int main(void) {
         T(unreplayable_mismatch_quarantines_slot),
         T(self_sufficient_slot_without_dictionary),
         T(append_mode_syncs_recovered_range),
+        T(adopting_a_corrupt_slot_marks_it_failed),
+        T(adopting_checks_failed_and_segments_under_the_lock),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,6 +8,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -306,6 +307,29 @@ static void failed_marker_entry_is_synced(void **state) {
     qsf_slot_close(&s);
 }
 
+static int eio_fsync(int fd) {
+    (void) fd;
+    errno = EIO;
+    return -1;
+}
+
+/* A .failed that could not be made durable is removed: a marker that exists
+ * keeps every later scan away while the give-up it stands for was reported as
+ * failed. */
+static void failed_marker_is_not_left_when_it_cannot_be_synced(void **state) {
+    (void) state;
+    qsf_slot s;
+    qsf_errinfo e;
+    assert_int_equal(qsf_slot_acquire(sfdir, "default", &s, &e), QSF_OK);
+    QSF_OS->fsync = eio_fsync;
+    int rc = qsf_slot_write_failed(s.dirfd, s.path, "gave up", &e);
+    qsf_os_reset();
+    assert_int_not_equal(rc, QSF_OK);
+    assert_non_null(strstr(e.msg, ".failed"));
+    assert_int_equal(faccessat(s.dirfd, QSF_NAME_FAILED, F_OK, AT_SYMLINK_NOFOLLOW), -1);
+    qsf_slot_close(&s);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sender_ids),
@@ -318,6 +342,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(holder_unknown_without_pid_file, setup, teardown),
         cmocka_unit_test_setup_teardown(failed_marker_and_file_quarantine, setup, teardown),
         cmocka_unit_test_setup_teardown(failed_marker_entry_is_synced, setup, teardown),
+        cmocka_unit_test_setup_teardown(failed_marker_is_not_left_when_it_cannot_be_synced, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(slot_quarantine_picks_first_free_number, setup, teardown),
         cmocka_unit_test_setup_teardown(slot_quarantine_gives_up_after_64, setup, teardown),
     };
