@@ -53,15 +53,18 @@ static bool holds_orphan(int sf_dirfd, const char *name) {
     }
     bool sfa = false, failed = false;
     struct dirent *e;
+    errno = 0;
     while ((e = QSF_OS->readdir(d)) != NULL) {
         size_t n = strlen(e->d_name);
         if (strcmp(e->d_name, QSF_NAME_FAILED) == 0)
             failed = true;
         else if (n > 4 && strcmp(e->d_name + n - 4, ".sfa") == 0)
             sfa = true;
+        errno = 0;
     }
+    bool complete = errno == 0; /* an unreadable listing is no orphan */
     QSF_OS->closedir(d);
-    return sfa && !failed;
+    return complete && sfa && !failed;
 }
 
 static bool is_candidate(int sf_dirfd, const char *name, const char *own) {
@@ -104,8 +107,10 @@ static void scan(qsf_drainers *d) {
     int cap = 0, sfd = dirfd(dh);
     struct dirent *e;
     while ((e = QSF_OS->readdir(dh)) != NULL)
-        if (is_candidate(sfd, e->d_name, d->conf->sender_id) && add_name(d, e->d_name, &cap))
+        if (is_candidate(sfd, e->d_name, d->conf->sender_id) && add_name(d, e->d_name, &cap)) {
+            QSF_LOGW("drain_orphans: out of memory listing %s; adopting %d slots", dir, d->n);
             break;
+        }
     QSF_OS->closedir(dh);
     qsort(d->names, (size_t) d->n, sizeof *d->names, cmp_name);
 }
@@ -137,15 +142,18 @@ static int replay(qsf_drainers *d, qsf_ring *ring, const qsf_recovery_report *re
                   qsf_errinfo *err) {
     qsf_io_conf ic;
     if (qsf_io_conf_build(d->conf, rep, &ic, err) != QSF_OK)
-        return FAILED;
-    ic.opts.initial_mode = QSF_IO_INIT_ASYNC; /* retried forever in the background */
+        return SKIPPED;                       /* out of memory: not the slot's fault */
+    ic.opts.initial_mode = QSF_IO_INIT_ASYNC; /* retried in the background */
+    ic.opts.drainer = true;                   /* ... within a drainer's budgets */
+    ic.opts.cap_gap_window_ms = d->conf->catch_up_cap_gap_min_escalation_window_millis;
     qsf_inbox *inbox = qsf_inbox_new(16);
     qsf_io *io = NULL;
     int rc = inbox ? qsf_io_start(&ic.opts, ring, inbox, &io, err) : QSF_E_NOMEM;
     qsf_io_conf_clear(&ic);
     if (rc != QSF_OK) {
+        QSF_LOGW("drain_orphans: cannot start a connection: %s", err->msg);
         qsf_inbox_free(inbox);
-        return LEFT;
+        return SKIPPED;
     }
     qsf_ring_set_status_fn(ring, qsf_io_status, io);
     int out = LEFT;
@@ -155,7 +163,8 @@ static int replay(qsf_drainers *d, qsf_ring *ring, const qsf_recovery_report *re
             break;
         }
         if (qsf_io_terminal(io, err) != QSF_OK) {
-            out = FAILED;
+            /* everything may have been acknowledged just before */
+            out = qsf_ring_acked_fsn(ring) >= target ? SUCCEEDED : FAILED;
             break;
         }
         if (stop_waiting(d, io))
@@ -218,8 +227,11 @@ static int drain_one(qsf_drainers *d, const char *name) {
     int out = qsf_ring_acked_fsn(ring) >= target ? SUCCEEDED : replay(d, ring, &rep, target, &e);
     if (out == FAILED)
         out = abandon_slot(name, ring, e.msg);
-    if (qsf_ring_close(ring, &e) != QSF_OK)
+    if (qsf_ring_close(ring, &e) != QSF_OK) {
         QSF_LOGW("drain_orphans: closing slot %s: %s", name, e.msg);
+        if (out == SUCCEEDED) /* its files could not all be removed */
+            out = SKIPPED;
+    }
     if (out == SUCCEEDED)
         QSF_LOGI("drain_orphans: slot %s drained", name);
     else if (out == LEFT)

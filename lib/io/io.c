@@ -94,7 +94,10 @@ struct qsf_io {
     uint64_t rng;
     int64_t retry_delay_ms; /* decided when closing because of a rejection */
     int durable_gaps;       /* hosts of this round that did not grant durable ack */
-    int64_t last_warn_ns;   /* reconnect warning throttle */
+    /* drainer escalation (qsf_io_opts.drainer) */
+    int gap_streak, cap_gap_streak;
+    int64_t gap_since_ns, cap_gap_since_ns;
+    int64_t last_warn_ns; /* reconnect warning throttle */
     /* per connection */
     qsf_wiremap map;
     qsf_durable *dur;
@@ -581,13 +584,36 @@ static void note_durable_gap(qsf_io *io, const char *why) {
     report(io, &r, 0);
 }
 
+#define DRAINER_STREAK 16
+
+/* A drainer's escalation budget: adds `n` to the streak (starting its clock at
+ * the first) and says whether it is spent: DRAINER_STREAK reached and, with
+ * `both`, at least window_ms since the first; without `both`, either. */
+static bool drainer_budget_spent(int *streak, int64_t *since_ns, int n, int64_t window_ms,
+                                 bool both) {
+    int64_t now = now_ns();
+    if (*streak == 0)
+        *since_ns = now;
+    *streak += n;
+    bool count = *streak >= DRAINER_STREAK, time = now - *since_ns >= window_ms * MS;
+    return both ? count && time : count || time;
+}
+
 /* Catch-up frames could not be built (an entry larger than the frame cap, or no
- * memory): report it and keep retrying, rotating endpoints (§5.3 cap gap). */
+ * memory): report it and keep retrying, rotating endpoints (§5.3 cap gap). A
+ * drainer gives up when its budget is spent (qsf_io_opts.drainer). */
 static void catchup_failed(qsf_io *io, const qsf_errinfo *e) {
     qsf_error_record r;
     int64_t from, to;
     unacked_span(io, &from, &to);
     record_init(io, &r, QSF_CAT_PROTOCOL_VIOLATION, -1, -1, from, to);
+    if (io->o.drainer && drainer_budget_spent(&io->cap_gap_streak, &io->cap_gap_since_ns, 1,
+                                              io->o.cap_gap_window_ms, true)) {
+        snprintf(r.message, sizeof r.message, "%.700s (gave up after %d attempts)", e->msg,
+                 io->cap_gap_streak);
+        latch_terminal(io, QSF_E_PROTOCOL, &r); /* closes the connection */
+        return;
+    }
     r.policy = QSF_POLICY_RETRIABLE;
     snprintf(r.message, sizeof r.message, "%s", e->msg);
     report(io, &r, 0);
@@ -615,6 +641,7 @@ static void hook_open(void *u, const qsf_ws_hs *hs) {
     }
     qsf_hosts_report(&io->hosts, io->host, QSF_ATTEMPT_OK);
     io->durable_gaps = 0;
+    io->gap_streak = 0;
     io->last_warn_ns = 0;
     atomic_store(&io->max_batch, hs->max_batch);
     io->durable = hs->durable_granted;
@@ -630,6 +657,7 @@ static void hook_open(void *u, const qsf_ws_hs *hs) {
         catchup_failed(io, &e);
         return;
     }
+    io->cap_gap_streak = 0;
     io->cursor_ok = qsf_ring_cursor_seek(io->ring, &io->cur, start) == 0;
     io->st = S_OPEN;
     io->last_send_ns = now_ns();
@@ -815,11 +843,27 @@ static void warn_unreachable(qsf_io *io, int64_t sleep_ms) {
              last, sleep_ms);
 }
 
+/* Whether a round in which `gaps` of the attempts met an endpoint without
+ * durable acks ends the connection for good: a sender's first round of only
+ * such endpoints; a drainer's budget (qsf_io_opts.drainer), which a round
+ * with any other outcome restarts. */
+static bool durable_gap_terminal(qsf_io *io, int gaps) {
+    bool all = gaps > 0 && gaps == io->hosts.attempts;
+    if (!io->o.drainer)
+        return all && !atomic_load(&io->ever_connected);
+    if (!all) {
+        io->gap_streak = 0;
+        return false;
+    }
+    return drainer_budget_spent(&io->gap_streak, &io->gap_since_ns, gaps,
+                                io->o.reconnect_max_duration_ms, false);
+}
+
 static void round_exhausted(qsf_io *io) {
     bool first = !atomic_load(&io->ever_connected);
     int gaps = io->durable_gaps;
     io->durable_gaps = 0;
-    if (first && gaps > 0 && gaps == io->hosts.attempts) {
+    if (durable_gap_terminal(io, gaps)) {
         qsf_error_record r;
         int64_t from, to;
         unacked_span(io, &from, &to);

@@ -47,6 +47,14 @@ typedef struct qsf_io_opts {
     int64_t tail_end_fsn;
     int64_t recovered_published_fsn; /* frames up to it count as replayed */
     bool self_sufficient;            /* frames carry their own dictionary: no catch-up */
+    /* An orphan drainer's connection (sf-behaviour.md §13) gives up (terminal)
+     * where a sender keeps retrying: after 16 consecutive endpoints that do not
+     * grant a requested durable ack, or reconnect_max_duration_ms of them (a
+     * round with any other outcome starts over); and after 16 consecutive
+     * catch-up frames that cannot fit the batch cap, spread over at least
+     * cap_gap_window_ms. */
+    bool drainer;
+    int64_t cap_gap_window_ms;
 } qsf_io_opts;
 
 /* Starts the thread and, for initial modes off/on, waits for the first

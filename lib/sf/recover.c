@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* ---- result bookkeeping ---- */
 
@@ -229,6 +230,13 @@ static int mark_failed(qsf_slot_recovered *out, qsf_errinfo *err) {
                        out->slot.path, reason);
 }
 
+static bool slot_dir_exists(const char *sf_dir, const char *sender_id) {
+    char p[4200];
+    struct stat st;
+    snprintf(p, sizeof p, "%s/%s", sf_dir, sender_id);
+    return lstat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 /* An adopting open, under the locks: the slot must still hold segments and no
  * .failed (QSF_E_INVAL otherwise, nothing touched). */
 static int still_an_orphan(const qsf_slot *slot, qsf_errinfo *err) {
@@ -263,6 +271,9 @@ static int open_slot(const char *sf_dir, const char *sender_id, int durability,
                      qsf_errinfo *err) {
     memset(out, 0, sizeof *out);
     handles_init(out);
+    /* Gone since the scan: acquiring it would create it again. */
+    if (adopt && !slot_dir_exists(sf_dir, sender_id))
+        return qsf_err_set(err, QSF_E_INVAL, 0, 0, "slot %s/%s is gone", sf_dir, sender_id);
     int rc = qsf_slot_acquire(sf_dir, sender_id, &out->slot, err);
     if (rc != QSF_OK)
         return rc;

@@ -125,10 +125,13 @@ int qsf_manifest_create(int slot_dirfd, const char *slot_path, int64_t head_base
 
 /* Record write moving the boundaries forward only: each value is clamped to at
  * least its current value (activeBase also to at least headBase). An update that
- * changes nothing writes nothing (*written = false). No fsync: call
+ * changes nothing writes nothing (*written = false), unless the last
+ * qsf_manifest_sync failed: then the current generation is first written again
+ * in its own slot and synced (see manifest_resync). Otherwise no fsync: call
  * qsf_manifest_sync. Fault point QSF_FP_MANIFEST_WRITTEN fires after a write.
- * written may be NULL. Errors: QSF_E_IO, QSF_E_NOSPC, QSF_E_INVAL (closed). On
- * failure the handle keeps its previous state. */
+ * written may be NULL. Errors: QSF_E_IO, QSF_E_NOSPC, QSF_E_INVAL (closed),
+ * QSF_E_DURABILITY (the resync's fsync). On failure the handle keeps its
+ * previous state. */
 int qsf_manifest_write(qsf_manifest *m, int64_t head_base, int64_t active_base, bool *written,
                        qsf_errinfo *err);
 

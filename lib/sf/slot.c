@@ -269,19 +269,24 @@ int qsf_slot_orphan_markers(const qsf_slot *s, bool *failed, bool *segments) {
         return -1;
     }
     struct dirent *de;
+    errno = 0; /* readdir's end and its failure look alike but for errno */
     while ((de = QSF_OS->readdir(d)) != NULL) {
         size_t n = strlen(de->d_name);
         if (strcmp(de->d_name, QSF_NAME_FAILED) == 0)
             *failed = true;
         else if (n > 4 && strcmp(de->d_name + n - 4, ".sfa") == 0)
             *segments = true;
+        errno = 0;
     }
+    int e = errno;
     QSF_OS->closedir(d);
-    return 0;
+    errno = e;
+    return e ? -1 : 0;
 }
 
 int qsf_slot_write_failed(int slot_dirfd, const char *slot_path, const char *reason,
                           qsf_errinfo *err) {
+    bool existed = faccessat(slot_dirfd, QSF_NAME_FAILED, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
     int fd = qsf_open_regular(slot_dirfd, QSF_NAME_FAILED, O_WRONLY | O_CREAT | O_TRUNC, NULL);
     if (fd < 0)
         return qsf_file_err(err, errno, "cannot write", slot_path, QSF_NAME_FAILED);
@@ -295,7 +300,7 @@ int qsf_slot_write_failed(int slot_dirfd, const char *slot_path, const char *rea
     /* the entry itself must survive a host crash, or orphan scans adopt the slot */
     if (rc == QSF_OK)
         rc = qsf_fsync_dir(slot_dirfd, slot_path, err);
-    if (rc != QSF_OK) /* not durably written: no marker, so the failure is not hidden */
+    if (rc != QSF_OK && !existed) /* not durably written: no new marker */
         (void) QSF_OS->unlinkat(slot_dirfd, QSF_NAME_FAILED, 0);
     return rc;
 }

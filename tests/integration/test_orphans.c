@@ -176,6 +176,91 @@ static void unreplayable_orphan_is_marked_failed(void **state) {
     qsink_stop(sink);
 }
 
+/* The adopting sender `s` gave up on slot `slot` for good: one failed
+ * drainer, .failed holding `why`, the files kept, nothing of `table` at the
+ * sink. */
+static void assert_given_up(qsf_sender *s, qsink *sink, const char *slot, const char *table,
+                            const char *why) {
+    qsf_stats st = stats_when(s, 0, 1);
+    assert_int_equal(st.drainers_failed, 1);
+    assert_int_equal(st.drainers_succeeded, 0);
+    assert_true(segments(slot) >= 1);
+    assert_int_equal(qsink_rows(sink, table), 0);
+    char p[700], reason[512] = {0};
+    snprintf(p, sizeof p, "%s/%s/.failed", it_dir, slot);
+    FILE *f = fopen(p, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(reason, sizeof reason, f));
+    fclose(f);
+    if (!strstr(reason, why))
+        fail_msg(".failed says \"%s\", expected it to mention \"%s\"", reason, why);
+}
+
+/* A drainer whose endpoints do not grant the durable acks the connect string
+ * asks for gives up after 16 of them in a row: .failed with the reason, the
+ * orphan's files kept, nothing of it sent. (A sender in the same situation
+ * before its first connection gives up after one round: the owner's own
+ * connection ends with the same error.) */
+static void drainer_gives_up_on_missing_durable_acks(void **state) {
+    (void) state;
+    make_orphan("dead", "td", 100);
+    qsink *sink = it_sink(NULL); /* grants no durable acks */
+    char conf[1024], extra[800];
+    snprintf(extra, sizeof extra,
+             "sf_dir=%s;sender_id=main;drain_orphans=on;request_durable_ack=on;"
+             "initial_connect_retry=async;reconnect_max_duration_millis=600000;" FAST,
+             it_dir);
+    qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), extra));
+    assert_given_up(s, sink, "dead", "td", "durable");
+    qsink_stats ks;
+    qsink_get_stats(sink, &ks);
+    assert_true(ks.upgrades >= 16 + 1); /* the drainer's 16 and the owner's one */
+    qsf_errinfo e;
+    assert_int_equal(qsf_close(s, &e), QSF_E_PROTOCOL);
+    qsink_stop(sink);
+}
+
+/* A symbol longer than the server's batch cap: the dictionary catch-up that
+ * must precede the orphan's replay can never be sent. A sender would keep
+ * trying; a drainer gives up after 16 attempts (the minimum dwell,
+ * catch_up_cap_gap_min_escalation_window_millis, set to 0 here). */
+static void drainer_gives_up_on_a_catch_up_cap_gap(void **state) {
+    (void) state;
+    static char big[3000];
+    memset(big, 's', sizeof big);
+    qsink *first = it_sink(NULL);
+    char conf[1024], extra[800];
+    snprintf(extra, sizeof extra,
+             "sf_dir=%s;sender_id=dead;auto_flush=off;close_flush_timeout_millis=0;" FAST, it_dir);
+    qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(first), extra));
+    qsf_errinfo e;
+    int64_t fsn;
+    for (int i = 0; i < 3; i++) { /* fsn 0..2 (0 brings the symbol), acknowledged */
+        row(s, big, 1 + i);
+        assert_int_equal(qsf_flush(s, &fsn, &e), QSF_OK);
+    }
+    it_wait_acked(s, fsn);
+    it_sleep_ms(50);   /* the manager writes the acknowledged FSN to .ack-watermark */
+    qsink_stop(first); /* the server goes away for good */
+    row(s, big, 9);
+    assert_int_equal(qsf_flush(s, &fsn, &e), QSF_OK); /* fsn 3 reuses the symbol's id */
+    assert_int_equal(qsf_close(s, &e), QSF_OK);
+    assert_true(segments("dead") >= 1);
+
+    qsink_opts so;
+    memset(&so, 0, sizeof so);
+    so.max_batch = 1024;
+    qsink *sink = it_sink(&so);
+    snprintf(extra, sizeof extra,
+             "sf_dir=%s;sender_id=main;drain_orphans=on;"
+             "catch_up_cap_gap_min_escalation_window_millis=0;" FAST,
+             it_dir);
+    qsf_sender *m = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), extra));
+    assert_given_up(m, sink, "dead", "t", "cap gap");
+    assert_int_equal(qsf_close(m, &e), QSF_OK);
+    qsink_stop(sink);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(orphan_slots_are_drained_and_removed, it_setup_dir,
@@ -183,6 +268,10 @@ int main(void) {
         cmocka_unit_test_setup_teardown(live_and_failed_slots_are_left_alone, it_setup_dir,
                                         it_teardown_dir),
         cmocka_unit_test_setup_teardown(unreplayable_orphan_is_marked_failed, it_setup_dir,
+                                        it_teardown_dir),
+        cmocka_unit_test_setup_teardown(drainer_gives_up_on_missing_durable_acks, it_setup_dir,
+                                        it_teardown_dir),
+        cmocka_unit_test_setup_teardown(drainer_gives_up_on_a_catch_up_cap_gap, it_setup_dir,
                                         it_teardown_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
