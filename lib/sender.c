@@ -392,10 +392,12 @@ QSF_API int qsf_close(qsf_sender *s, qsf_errinfo *err) {
     int frc = busy ? QSF_OK : close_flush(s, &flush_err);
     s->terminal_seen = seen;
     int drc = close_drain(s);
+    /* Stopped first: the I/O thread reports a terminal record an instant before
+     * it latches the error, and a close in between must still return it. */
+    qsf_io_stop(s->io);
     qsf_errinfo term;
     int trc = qsf_io_terminal(s->io, &term);
     bool unseen = trc && !s->terminal_seen && !qsf_inbox_seen_terminal(s->inbox);
-    qsf_io_stop(s->io);
     sender_free(s);
     if (unseen) {
         qsf_err_copy(err, &term);
