@@ -15,10 +15,10 @@
 #define WAIT_STEP_NS  ((int64_t) 10 * 1000000) /* real-time bound of one wait */
 #define WARN_EVERY_NS ((int64_t) 5 * 1000000000)
 
-/* try_rotate: rotated; must wait (no spare, a checkpoint first); waiting for
- * the manager's planned header sync, which stands in for the producer's own;
- * a barrier failed (the manifest may already name the spare). */
-enum { TRY_ROTATED = 0, TRY_WAIT = 1, TRY_PLANNING = 2, TRY_FAILED = 3 };
+/* try_rotate: rotated; must wait (no spare, a checkpoint first, a failed
+ * barrier); waiting for the manager's planned header sync, which stands in for
+ * the producer's own. */
+enum { TRY_ROTATED = 0, TRY_WAIT = 1, TRY_PLANNING = 2 };
 
 /* Early wake (sf-behaviour.md §3.4): once per active segment, when it crosses
  * 3/4 of its size, make sure the manager is preparing a spare. */
@@ -121,7 +121,7 @@ static int try_rotate(qsf_ring *r, uint64_t *gen) {
         r->wait_cause = QSF_WAIT_ROTATE;
         *gen = r->wake_gen;
         pthread_mutex_unlock(&r->mu);
-        return TRY_FAILED;
+        return TRY_WAIT;
     }
     r->spare = NULL;
     r->rotate_err[0] = 0;
@@ -225,29 +225,20 @@ static void warn_throttled(qsf_ring *r, int64_t waited) {
              cause);
 }
 
-enum { PLAN_ROTATED, PLAN_DROPPED, PLAN_RETRY };
-
 /* The next FSN is the one the spare was planned for: rotate now, although the
- * active segment may have a little room left. The plan is dropped, and the
- * segment fills up as usual, when the frames turned out smaller than planned
- * (more room left than the guess's slack and a frame: rotating would waste
- * it) or the rotation cannot start yet (no spare, a checkpoint first). After a
- * failed barrier the manifest may already name the spare (record written,
- * fsync failed): then nothing more may go into the active segment, and the
- * caller retries the rotation as for a full one (PLAN_RETRY). */
-static int rotate_as_planned(qsf_ring *r) {
+ * active segment may have a little room left. Otherwise the plan is dropped
+ * and the segment fills up as usual: when the frames turned out smaller than
+ * planned (more room left than the guess's slack and a frame: rotating would
+ * waste it), or the rotation could not happen (no spare, a checkpoint first,
+ * a failed barrier, which leaves the rotation owed: see try_rotate). */
+static void rotate_as_planned(qsf_ring *r) {
     qsf_segment *a = r->active;
     uint64_t room = a->size - QSF_SFA_HEADER_SIZE;
-    if (a->size - a->append_off <= room / 16 + r->frame_bytes_avg) {
-        uint64_t gen;
-        int t = try_rotate(r, &gen);
-        if (t == TRY_ROTATED)
-            return PLAN_ROTATED;
-        if (t == TRY_FAILED)
-            return PLAN_RETRY;
-    }
+    uint64_t gen;
+    if (a->size - a->append_off <= room / 16 + r->frame_bytes_avg &&
+        try_rotate(r, &gen) == TRY_ROTATED)
+        return; /* try_rotate cleared the plan */
     atomic_store_explicit(&r->plan_fsn, -1, memory_order_relaxed);
-    return PLAN_DROPPED;
 }
 
 /* The active segment is full: rotate, or wait for a spare until the deadline. */
@@ -301,14 +292,11 @@ int qsf_ring_append(qsf_ring *r, const void *payload, size_t len, int64_t *fsn_o
     if (atomic_load_explicit(&r->fail_code, memory_order_relaxed) ||
         atomic_load_explicit(&r->dur_latched, memory_order_relaxed))
         return latched_error(r, err);
-    qsf_segment *a = r->active;
+    if (r->next_fsn == atomic_load_explicit(&r->plan_fsn, memory_order_relaxed))
+        rotate_as_planned(r);
     if (r->rotation_owed)
         return append_slow(r, payload, (uint32_t) len, fsn_out, err);
-    if (r->next_fsn == atomic_load_explicit(&r->plan_fsn, memory_order_relaxed)) {
-        if (rotate_as_planned(r) == PLAN_RETRY)
-            return append_slow(r, payload, (uint32_t) len, fsn_out, err);
-        a = r->active;
-    }
+    qsf_segment *a = r->active;
     if (qsf_seg_append(a, payload, (uint32_t) len)) {
         publish(r, fsn_out);
         maybe_early_wake(r, a);
