@@ -217,19 +217,6 @@ static int quarantine_and_restart(qsf_slot_recovered *out, uint64_t seg_bytes, q
     return QSF_OK;
 }
 
-/* A drainer does not take a slot over: the unreplayable slot keeps its files
- * and gets `.failed`, so no later scan adopts it again. */
-static int mark_failed(qsf_slot_recovered *out, qsf_errinfo *err) {
-    char reason[sizeof out->data_loss_reason];
-    snprintf(reason, sizeof reason, "%s", out->data_loss_reason);
-    drop_pass(out);
-    int rc = qsf_slot_write_failed(out->slot.dirfd, out->slot.path, reason, err);
-    if (rc != QSF_OK)
-        return rc;
-    return qsf_err_set(err, QSF_E_CORRUPT, 0, 0, "slot %s is unreplayable (%s); marked .failed",
-                       out->slot.path, reason);
-}
-
 static bool slot_dir_exists(const char *sf_dir, const char *sender_id) {
     char p[4200];
     struct stat st;
@@ -254,16 +241,18 @@ static int still_an_orphan(const qsf_slot *slot, qsf_errinfo *err) {
     return QSF_OK;
 }
 
-/* A drainer gives up on a corrupt slot for good. If .failed cannot be written
- * the error is that one (not QSF_E_CORRUPT), so the slot is not counted as
- * given up on and a later scan tries again. */
-static int give_up_corrupt(qsf_slot_recovered *out, qsf_errinfo *err) {
-    char reason[QSF_ERRINFO_MSG_MAX];
-    snprintf(reason, sizeof reason, "%s", err ? err->msg : "corrupt slot");
-    int rc = qsf_slot_write_failed(out->slot.dirfd, out->slot.path, reason, err);
+/* A drainer does not take a slot over: a corrupt or unreplayable one keeps
+ * its files and gets `.failed` with the reason, so no later scan adopts it
+ * again, and the open fails with QSF_E_CORRUPT. If .failed cannot be written
+ * the error is that one, so the slot is not counted as given up on and a
+ * later scan tries again. `reason` may be err->msg. */
+static int give_up_slot(const qsf_slot *slot, const char *reason, qsf_errinfo *err) {
+    char why[QSF_ERRINFO_MSG_MAX];
+    snprintf(why, sizeof why, "%s", reason);
+    int rc = qsf_slot_write_failed(slot->dirfd, slot->path, why, err);
     if (rc != QSF_OK)
         return rc;
-    return qsf_err_set(err, QSF_E_CORRUPT, 0, 0, "%s; marked .failed", reason);
+    return qsf_err_set(err, QSF_E_CORRUPT, 0, 0, "slot %s: %s; marked .failed", slot->path, why);
 }
 
 static int open_slot(const char *sf_dir, const char *sender_id, int durability,
@@ -281,9 +270,10 @@ static int open_slot(const char *sf_dir, const char *sender_id, int durability,
     if (rc == QSF_OK)
         rc = recover_slot(out, durability, segment_bytes, err);
     if (rc == QSF_OK && out->data_loss)
-        rc = adopt ? mark_failed(out, err) : quarantine_and_restart(out, segment_bytes, err);
+        rc = adopt ? give_up_slot(&out->slot, out->data_loss_reason, err)
+                   : quarantine_and_restart(out, segment_bytes, err);
     else if (rc == QSF_E_CORRUPT && adopt)
-        rc = give_up_corrupt(out, err);
+        rc = give_up_slot(&out->slot, err ? err->msg : "corrupt", err);
     qsf_slot_unlock_logical(&out->slot);
     if (rc != QSF_OK)
         qsf_slot_release(out);
