@@ -41,30 +41,11 @@ struct qsf_drainers {
 
 /* ---- the scan ---- */
 
-/* A directory (not a symlink) of sf_dir holding a *.sfa file and no .failed. */
+/* A directory (not a symlink) of sf_dir holding a *.sfa file and no .failed;
+ * an unreadable listing is no orphan. */
 static bool holds_orphan(int sf_dirfd, const char *name) {
-    int fd = QSF_OS->openat(sf_dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
-    if (fd < 0)
-        return false;
-    DIR *d = QSF_OS->fdopendir(fd);
-    if (!d) {
-        QSF_OS->close(fd);
-        return false;
-    }
-    bool sfa = false, failed = false;
-    struct dirent *e;
-    errno = 0;
-    while ((e = QSF_OS->readdir(d)) != NULL) {
-        size_t n = strlen(e->d_name);
-        if (strcmp(e->d_name, QSF_NAME_FAILED) == 0)
-            failed = true;
-        else if (n > 4 && strcmp(e->d_name + n - 4, ".sfa") == 0)
-            sfa = true;
-        errno = 0;
-    }
-    bool complete = errno == 0; /* an unreadable listing is no orphan */
-    QSF_OS->closedir(d);
-    return complete && sfa && !failed;
+    bool failed, segments;
+    return qsf_orphan_markers_at(sf_dirfd, name, &failed, &segments) == 0 && segments && !failed;
 }
 
 static bool is_candidate(int sf_dirfd, const char *name, const char *own) {

@@ -228,7 +228,7 @@ static bool slot_dir_exists(const char *sf_dir, const char *sender_id) {
  * .failed (QSF_E_INVAL otherwise, nothing touched). */
 static int still_an_orphan(const qsf_slot *slot, qsf_errinfo *err) {
     bool failed, segments;
-    if (qsf_slot_orphan_markers(slot, &failed, &segments) != 0) {
+    if (qsf_orphan_markers_at(slot->dirfd, ".", &failed, &segments) != 0) {
         int e = errno;
         return qsf_err_set(err, QSF_E_IO, QSF_ERRF_RETRIABLE, e, "cannot list slot %s: %s",
                            slot->path, strerror(e));

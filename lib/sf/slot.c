@@ -257,9 +257,9 @@ int qsf_slot_recreate(qsf_slot *s, qsf_errinfo *err) {
 
 /* ---- markers and quarantine ---- */
 
-int qsf_slot_orphan_markers(const qsf_slot *s, bool *failed, bool *segments) {
+int qsf_orphan_markers_at(int dirfd, const char *name, bool *failed, bool *segments) {
     *failed = *segments = false;
-    int fd = QSF_OS->openat(s->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+    int fd = QSF_OS->openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
     DIR *d = fd >= 0 ? QSF_OS->fdopendir(fd) : NULL;
     if (!d) {
         int e = errno;

@@ -68,11 +68,12 @@ int qsf_lock_file(int dirfd, const char *dir_path, const char *name, const char 
 
 /* Writes <slot>/.failed with `reason` and a newline (open, truncate, write,
  * fsync), then fsyncs the slot directory so the new entry is durable. */
-/* Whether the slot holds a .failed marker and any *.sfa file; -1 (errno
- * set) if its directory cannot be listed. An adopting open checks them under
- * the slot lock: since the scan another drainer may have given up on the slot
- * or drained it. */
-int qsf_slot_orphan_markers(const qsf_slot *s, bool *failed, bool *segments);
+/* Whether the directory `name` under dirfd (a symlink is not followed) holds
+ * a .failed marker and any *.sfa file; -1 (errno set) if it cannot be listed.
+ * The orphan scan asks it of each slot in sf_dir, and an adopting open asks it
+ * again under the slot lock ("." of the slot): since the scan another drainer
+ * may have given up on the slot or drained it. */
+int qsf_orphan_markers_at(int dirfd, const char *name, bool *failed, bool *segments);
 
 int qsf_slot_write_failed(int slot_dirfd, const char *slot_path, const char *reason,
                           qsf_errinfo *err);
