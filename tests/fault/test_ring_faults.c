@@ -13,7 +13,6 @@
 #include <sys/stat.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -325,11 +324,7 @@ static void close_during_failures_then_reopen(void **state) {
 static _Atomic int manifest_fsync_fails;
 
 static int eio_manifest_fsync(int fd) {
-    char link[64], path[PATH_MAX];
-    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-    ssize_t n = readlink(link, path, sizeof path - 1);
-    if (atomic_load(&manifest_fsync_fails) && n > 15 &&
-        memcmp(path + n - 15, "sf-manifest.bin", 15) == 0) {
+    if (atomic_load(&manifest_fsync_fails) && tu_fd_path_ends_with(fd, QSF_NAME_MANIFEST)) {
         errno = EIO;
         return -1;
     }

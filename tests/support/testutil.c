@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,4 +96,12 @@ uint8_t *tu_read_hex_file(const char *path, size_t *len) {
     *len = tu_hex((const char *) text, out, tlen / 2 + 1);
     free(text);
     return out;
+}
+
+bool tu_fd_path_ends_with(int fd, const char *suffix) {
+    char link[64], path[PATH_MAX];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, path, sizeof path - 1);
+    size_t k = strlen(suffix);
+    return n >= (ssize_t) k && memcmp(path + n - k, suffix, k) == 0;
 }

@@ -5,6 +5,7 @@
 
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
@@ -29,5 +30,9 @@ void tu_write_file(const char *path, const void *buf, size_t len);
 
 /* Parses a hex string (whitespace ignored) into out; returns the byte count. */
 size_t tu_hex(const char *hex, uint8_t *out, size_t cap);
+
+/* Whether the file open on fd has a path ending in suffix (through
+ * /proc/self/fd): lets a syscall-table hook act on one kind of file only. */
+bool tu_fd_path_ends_with(int fd, const char *suffix);
 
 #endif

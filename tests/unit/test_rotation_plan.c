@@ -9,7 +9,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <inttypes.h>
@@ -158,10 +157,7 @@ static _Atomic int manifest_fsync_failures;
 
 /* Fails the first fsync of sf-manifest.bin, as a disk with a write error would. */
 static int manifest_fsync_fails_once(int fd) {
-    char link[64], path[PATH_MAX];
-    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-    ssize_t n = readlink(link, path, sizeof path - 1);
-    if (n > 15 && memcmp(path + n - 15, "sf-manifest.bin", 15) == 0 &&
+    if (tu_fd_path_ends_with(fd, QSF_NAME_MANIFEST) &&
         atomic_fetch_add(&manifest_fsync_failures, 1) == 0) {
         errno = EIO;
         return -1;
@@ -202,11 +198,7 @@ static _Atomic int manager_syncing;
 
 /* The manager's segment syncs take 100 ms (the producer's do not). */
 static int slow_manager_segment_fsync(int fd) {
-    char link[64], path[PATH_MAX];
-    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-    ssize_t n = readlink(link, path, sizeof path - 1);
-    if (n > 4 && memcmp(path + n - 4, ".sfa", 4) == 0 &&
-        !pthread_equal(pthread_self(), producer_thread)) {
+    if (tu_fd_path_ends_with(fd, ".sfa") && !pthread_equal(pthread_self(), producer_thread)) {
         atomic_store(&manager_syncing, 1);
         usleep(100000);
     }
