@@ -60,10 +60,12 @@ static int frames_in_segment(int64_t base) {
         snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
         uint8_t seg[SEG];
         int fd = open(p, O_RDONLY);
-        assert_true(fd >= 0);
-        assert_int_equal(pread(fd, seg, sizeof seg, 0), (ssize_t) sizeof seg);
-        close(fd);
-        if (qsf_get_i64(seg + 8) != base)
+        ssize_t got = fd >= 0 ? pread(fd, seg, sizeof seg, 0) : -1;
+        if (fd >= 0)
+            close(fd);
+        /* A spare the manager is creating right now (empty until it is
+         * preallocated) or a segment it has just trimmed: not one to count. */
+        if (got != (ssize_t) sizeof seg || qsf_get_i64(seg + 8) != base)
             continue;
         int frames = 0;
         for (size_t off = QSF_SFA_HEADER_SIZE; off + 8 <= SEG; frames++) {
