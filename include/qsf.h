@@ -24,7 +24,8 @@
  *            (the key and byte position in a connect string, the file and offset in
  *            a slot, the FSN span of a rejected frame, the PID holding a lock).
  *            A fatal error sticks on the sender: every later producer call and
- *            qsf_close() return it.
+ *            qsf_close() return it, every time (seeing it in an error handler or
+ *            in qsf_poll_error does not change that).
  * Secrets.   Passwords and tokens never appear in any message, log line or dump.
  */
 #ifndef QSF_H
@@ -78,7 +79,7 @@ enum {
     QSF_E_VALUE = -18,           /* a row value or name is invalid */
     QSF_E_DICT_FULL = -19,       /* the symbol dictionary reached its entry limit */
     QSF_E_RESEND_REQUIRED = -20, /* a recovered dictionary is incomplete */
-    QSF_E_DATA_LOSS = -21,       /* an unreplayable slot was quarantined */
+    QSF_E_DATA_LOSS = -21,       /* accepted data was given up (the message says what) */
     QSF_E_TLS = -22,             /* TLS setup or verification failed */
     QSF_E_UNSUPPORTED = -23,     /* an unsupported file version or feature */
     QSF_E_DURABILITY = -24,      /* a durability barrier (fsync/msync) failed */
@@ -162,12 +163,43 @@ QSF_API int qsf_sender_from_conf(const qsf_conf *conf, qsf_sender **out, qsf_err
 /* Same, from QDB_CLIENT_CONF. */
 QSF_API int qsf_sender_from_env(qsf_sender **out, qsf_errinfo *err);
 
+/* What qsf_close_report found when it closed a sender. The caller sets
+ * struct_size to sizeof(qsf_close_info) as it knows it; qsf fills the fields
+ * both know (fields are only ever appended). */
+typedef struct qsf_close_info {
+    size_t struct_size;
+    uint64_t frames_unacked;   /* published frames the server had not acknowledged */
+    uint64_t bytes_unacked;    /* their bytes */
+    int kept_on_disk;          /* 1: SF mode, they stay in the slot for the next sender;
+                                  0: memory mode, they are lost (counted in frames_lost) */
+    uint64_t rows_unpublished; /* buffered rows close could not publish: dropped */
+    uint64_t frames_lost;      /* frames given up during the sender's life: damaged slot
+                                  contents found at creation, unacknowledged frames of a
+                                  memory-mode close */
+    uint64_t rows_lost;        /* rows of those frames, where they could be counted */
+} qsf_close_info;
+
 /* Flushes buffered rows, waits up to close_flush_timeout_millis for everything
  * published to be acknowledged, stops every thread, keeps the unacknowledged tail
- * on disk (SF mode) and releases the slot lock. Always frees the sender.
- * Returns a latched terminal error the application has not seen yet, else
- * QSF_E_TIMEOUT if the drain timed out, else QSF_OK. Producer thread. */
+ * on disk (SF mode) and releases the slot lock. Always frees the sender; no
+ * callback of it runs after it returns.
+ * Returns QSF_OK only when every frame published was acknowledged, nothing
+ * buffered was dropped and nothing was lost. Otherwise, in this order:
+ *  - the latched terminal error (QSF_ERRF_FATAL), every time, even if a producer
+ *    call or an error handler already reported it;
+ *  - QSF_E_DATA_LOSS: data the sender accepted was given up: buffered rows close
+ *    could not publish (the ring stayed full, a latched error), unacknowledged
+ *    frames of a memory-mode close, or damaged slot contents found when the
+ *    sender was created; the message says which, with counts;
+ *  - QSF_E_TIMEOUT: SF mode, some published frames were not acknowledged within
+ *    close_flush_timeout_millis (or it was 0/-1); they stay on disk for the next
+ *    sender on the slot.
+ * The message of err always carries the counts; qsf_close_report returns them
+ * as numbers. Producer thread. */
 QSF_API int qsf_close(qsf_sender *sender, qsf_errinfo *err);
+
+/* qsf_close, and fills *info (may be NULL) with what it found. */
+QSF_API int qsf_close_report(qsf_sender *sender, qsf_close_info *info, qsf_errinfo *err);
 
 /* ------------------------------------------------------------------------- */
 /* Rows                                                                      */

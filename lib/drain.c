@@ -129,7 +129,10 @@ static int replay(qsf_drainers *d, qsf_ring *ring, const qsf_recovery_report *re
     ic.opts.cap_gap_window_ms = d->conf->catch_up_cap_gap_min_escalation_window_millis;
     qsf_inbox *inbox = qsf_inbox_new(16);
     qsf_io *io = NULL;
-    int rc = inbox ? qsf_io_start(&ic.opts, ring, inbox, &io, err) : QSF_E_NOMEM;
+    /* The drainer's own latch (the ring's): a terminal error of this slot gives
+     * up on it, and never passes for one of the owner's. */
+    qsf_latch *latch = qsf_ring_latch(ring);
+    int rc = inbox ? qsf_io_start(&ic.opts, ring, inbox, latch, &io, err) : QSF_E_NOMEM;
     qsf_io_conf_clear(&ic);
     if (rc != QSF_OK) {
         QSF_LOGW("drain_orphans: cannot start a connection: %s", err->msg);
@@ -143,7 +146,7 @@ static int replay(qsf_drainers *d, qsf_ring *ring, const qsf_recovery_report *re
             out = SUCCEEDED;
             break;
         }
-        if (qsf_io_terminal(io, err) != QSF_OK) {
+        if (qsf_latch_get(latch, err) != QSF_OK) {
             /* everything may have been acknowledged just before */
             out = qsf_ring_acked_fsn(ring) >= target ? SUCCEEDED : FAILED;
             break;

@@ -33,7 +33,7 @@ static const struct code_desc codes[] = {
     {QSF_E_VALUE, "QSF_E_VALUE", "invalid value"},
     {QSF_E_DICT_FULL, "QSF_E_DICT_FULL", "symbol dictionary full"},
     {QSF_E_RESEND_REQUIRED, "QSF_E_RESEND_REQUIRED", "resend required"},
-    {QSF_E_DATA_LOSS, "QSF_E_DATA_LOSS", "data loss: slot quarantined"},
+    {QSF_E_DATA_LOSS, "QSF_E_DATA_LOSS", "accepted data was given up"},
     {QSF_E_TLS, "QSF_E_TLS", "TLS error"},
     {QSF_E_UNSUPPORTED, "QSF_E_UNSUPPORTED", "unsupported"},
     {QSF_E_DURABILITY, "QSF_E_DURABILITY", "durability barrier failed"},

@@ -24,7 +24,6 @@ struct qsf_inbox {
     pthread_t thr;
     bool thr_started, stopping;
     _Atomic uint64_t dropped, delivered;
-    _Atomic int seen_terminal;
 };
 
 static const char *policy_name(int p) {
@@ -79,8 +78,6 @@ static bool take_locked(qsf_inbox *ib, qsf_error_record *out) {
     *out = ib->q[ib->head];
     ib->head = (ib->head + 1) % ib->cap;
     ib->count--;
-    if (out->policy == QSF_POLICY_TERMINAL)
-        atomic_store(&ib->seen_terminal, 1);
     return true;
 }
 
@@ -165,8 +162,4 @@ uint64_t qsf_inbox_dropped(const qsf_inbox *ib) {
 
 uint64_t qsf_inbox_delivered(const qsf_inbox *ib) {
     return atomic_load(&((qsf_inbox *) ib)->delivered);
-}
-
-int qsf_inbox_seen_terminal(const qsf_inbox *ib) {
-    return atomic_load(&((qsf_inbox *) ib)->seen_terminal);
 }

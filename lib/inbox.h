@@ -34,8 +34,4 @@ int qsf_inbox_set_handler(qsf_inbox *ib, qsf_error_handler fn, void *user);
 uint64_t qsf_inbox_dropped(const qsf_inbox *ib);
 uint64_t qsf_inbox_delivered(const qsf_inbox *ib);
 
-/* True once the application has seen a record of the given policy (polled or
- * delivered to its handler). */
-int qsf_inbox_seen_terminal(const qsf_inbox *ib);
-
 #endif

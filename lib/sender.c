@@ -19,21 +19,13 @@
 /* Producer guard                                                            */
 /* ------------------------------------------------------------------------- */
 
-/* The latched terminal error, marked as seen by the application. */
-static int terminal(qsf_sender *s, qsf_errinfo *err) {
-    int code = s->io ? qsf_io_terminal(s->io, err) : QSF_OK;
-    if (code)
-        s->terminal_seen = true;
-    return code;
-}
-
 int qsf_sender_enter(qsf_sender *s, qsf_errinfo *err) {
     if (!s)
         return qsf_err_set(err, QSF_E_INVAL, 0, 0, "sender is NULL");
     if (atomic_exchange(&s->busy, 1))
         return qsf_err_set(err, QSF_E_BUSY, QSF_ERRF_RETRIABLE, 0,
                            "another thread is inside a call on this sender");
-    int code = terminal(s, err);
+    int code = qsf_latch_get(&s->latch, err);
     if (code)
         atomic_store(&s->busy, 0);
     return code;
@@ -71,6 +63,8 @@ static int emit_frame(void *u, const uint8_t *frame, size_t len, bool is_last, q
     if (rc != QSF_OK)
         return rc;
     s->last_deferred = len > 5 && (frame[5] & QSF_QWP_FLAG_DEFER_COMMIT);
+    if (!s->last_deferred)
+        s->last_commit_fsn = fsn;
     qsf_io_wake(s->io);
     return QSF_OK;
 }
@@ -83,35 +77,24 @@ static size_t max_frame(qsf_sender *s) {
     return cap < seg ? cap : seg;
 }
 
-static void remember_age(qsf_sender *s, int64_t fsn) {
-    pthread_mutex_lock(&s->age_mu);
-    if (s->age_count == QSF_AGE_SLOTS) { /* keep the oldest: it defines the age */
-        int last = (s->age_head + s->age_count - 1) % QSF_AGE_SLOTS;
-        s->age_fsn[last] = fsn;
-    } else {
-        int i = (s->age_head + s->age_count++) % QSF_AGE_SLOTS;
-        s->age_fsn[i] = fsn;
-        s->age_ns[i] = QSF_OS->mono_ns();
-    }
-    pthread_mutex_unlock(&s->age_mu);
-}
-
-/* Encodes every buffered row into frames and publishes them (latch held). */
-static int flush_locked(qsf_sender *s, int64_t *fsn_out, qsf_errinfo *err) {
+int qsf_sender_flush_locked(qsf_sender *s, int64_t *fsn_out, qsf_errinfo *err) {
     int rc = QSF_OK;
     if (qsf_qwp_batch_rows(s->batch) > 0) {
         s->eo.max_frame = max_frame(s);
         qsf_qwp_batch_set_max_row_frame(s->batch, s->eo.max_frame);
+        qsf_qwp_encode_result res;
         rc = qsf_qwp_encode(s->enc, s->batch, &s->eo, s->eo.self_sufficient ? NULL : on_new_symbols,
-                            emit_frame, s, NULL, err);
+                            emit_frame, s, &res, err);
         if (qsf_qwp_batch_rows(s->batch) == 0)
             s->first_row_ns = 0;
-        remember_age(s, qsf_ring_published_fsn(s->ring));
+        if (res.frames > 0)
+            qsf_backlog_published(&s->backlog, qsf_ring_published_fsn(s->ring), res.rows_consumed,
+                                  QSF_OS->mono_ns());
         if (rc == QSF_OK)
             rc = qsf_ring_barrier(s->ring, err);
         if (rc == QSF_E_FULL || rc == QSF_E_DURABILITY || rc == QSF_E_SERVER || rc == QSF_E_AUTH ||
             rc == QSF_E_PROTOCOL) {
-            int t = terminal(s, err); /* a terminal error woke a blocked append */
+            int t = qsf_latch_get(&s->latch, err); /* it may have woken a blocked append */
             rc = t ? t : rc;
         }
     }
@@ -138,14 +121,14 @@ int qsf_sender_after_row(qsf_sender *s, qsf_errinfo *err) {
             lim = mb / 10 * 9;
         due = qsf_qwp_batch_est_bytes(s->batch) >= (size_t) lim;
     }
-    return due ? flush_locked(s, NULL, err) : QSF_OK;
+    return due ? qsf_sender_flush_locked(s, NULL, err) : QSF_OK;
 }
 
 QSF_API int qsf_flush(qsf_sender *s, int64_t *fsn_out, qsf_errinfo *err) {
     int rc = qsf_sender_enter(s, err);
     if (rc != QSF_OK)
         return rc;
-    rc = flush_locked(s, fsn_out, err);
+    rc = qsf_sender_flush_locked(s, fsn_out, err);
     qsf_sender_leave(s);
     return rc;
 }
@@ -156,6 +139,7 @@ QSF_API int qsf_flush(qsf_sender *s, int64_t *fsn_out, qsf_errinfo *err) {
 
 static int ring_open(qsf_sender *s, qsf_errinfo *err) {
     qsf_ring_opts ro = qsf_ring_opts_from_conf(s->conf, NULL);
+    ro.latch = &s->latch;
     return qsf_ring_open(&ro, &s->ring, &s->rep, err);
 }
 
@@ -199,28 +183,34 @@ static int io_open(qsf_sender *s, qsf_errinfo *err) {
         return rc;
     if (s->conf->tls && !ic.opts.tls_verify)
         QSF_LOGW("tls_verify=unsafe_off: the server certificate is not verified");
-    rc = qsf_io_start(&ic.opts, s->ring, s->inbox, &s->io, err);
+    rc = qsf_io_start(&ic.opts, s->ring, s->inbox, &s->latch, &s->io, err);
     qsf_io_conf_clear(&ic);
     if (rc == QSF_OK)
         qsf_ring_set_status_fn(s->ring, qsf_io_status, s->io);
     return rc;
 }
 
-static void sender_free(qsf_sender *s) {
+int qsf_sender_stop(qsf_sender *s, qsf_errinfo *err) {
     qsf_drainers_stop(s->drainers); /* they use the conf */
+    s->drainers = NULL;
     if (s->ring)
         qsf_ring_set_status_fn(s->ring, NULL, NULL); /* the I/O side goes first */
     qsf_io_free(s->io);
-    if (s->ring) {
-        qsf_errinfo e;
-        qsf_ring_close(s->ring, &e);
-    }
+    s->io = NULL;
+    int rc = s->ring ? qsf_ring_close(s->ring, err) : QSF_OK;
+    s->ring = NULL;
+    return rc;
+}
+
+void qsf_sender_free(qsf_sender *s) {
+    qsf_sender_stop(s, NULL);
     qsf_inbox_free(s->inbox);
     qsf_qwp_batch_free(s->batch);
     qsf_qwp_encoder_free(s->enc);
     qsf_symtab_free(s->symtab);
     qsf_conf_free(s->conf);
-    pthread_mutex_destroy(&s->age_mu);
+    qsf_backlog_destroy(&s->backlog);
+    qsf_latch_destroy(&s->latch);
     free(s);
 }
 
@@ -240,6 +230,7 @@ static void report_quarantine(qsf_sender *s) {
         "unreplayable store-and-forward slot quarantined as %.500s; continuing on a fresh slot",
         s->rep.quarantined_slot);
     qsf_inbox_push(s->inbox, &r);
+    qsf_latch_note_loss(&s->latch, 0, 0, r.message);
 }
 
 QSF_API int qsf_sender_from_conf(const qsf_conf *conf, qsf_sender **out, qsf_errinfo *err) {
@@ -249,7 +240,9 @@ QSF_API int qsf_sender_from_conf(const qsf_conf *conf, qsf_sender **out, qsf_err
     qsf_sender *s = calloc(1, sizeof *s);
     if (!s)
         return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "out of memory creating a sender");
-    pthread_mutex_init(&s->age_mu, NULL);
+    qsf_backlog_init(&s->backlog);
+    qsf_latch_init(&s->latch);
+    s->last_commit_fsn = -1;
     s->conf = qsf_conf_clone(conf);
     s->inbox = qsf_inbox_new((int) conf->error_inbox_capacity);
     int rc = s->conf && s->inbox
@@ -266,7 +259,7 @@ QSF_API int qsf_sender_from_conf(const qsf_conf *conf, qsf_sender **out, qsf_err
     if (rc == QSF_OK && s->conf->drain_orphans) /* after our own slot is held */
         qsf_drainers_start(s->conf, &s->drainers);
     if (rc != QSF_OK) {
-        sender_free(s); /* nothing stays locked or running */
+        qsf_sender_free(s); /* nothing stays locked or running */
         return rc;
     }
     *out = s;
@@ -317,10 +310,7 @@ QSF_API int qsf_wait(qsf_sender *s, int64_t fsn, int level, int64_t no_progress_
     if (fsn > pub)
         return qsf_err_set(err, QSF_E_INVAL, 0, 0,
                            "fsn %" PRId64 " is beyond the published fsn %" PRId64, fsn, pub);
-    int rc = qsf_io_wait(s->io, fsn, level, no_progress_timeout_ms, false, err);
-    if (rc != QSF_OK && rc != QSF_E_TIMEOUT)
-        s->terminal_seen = true;
-    return rc;
+    return qsf_io_wait(s->io, fsn, level, no_progress_timeout_ms, false, err);
 }
 
 QSF_API int qsf_pause(qsf_sender *s) {
@@ -338,100 +328,8 @@ QSF_API int qsf_resume(qsf_sender *s) {
 }
 
 /* ------------------------------------------------------------------------- */
-/* Close                                                                     */
-/* ------------------------------------------------------------------------- */
-
-/* Step 1 of §6.2: flush, and commit an open deferred group with an empty frame. */
-static int close_flush(qsf_sender *s, qsf_errinfo *err) {
-    if (qsf_qwp_batch_row_open(s->batch))
-        qsf_qwp_batch_row_cancel(s->batch);
-    int rc = flush_locked(s, NULL, err);
-    if (rc != QSF_OK) {
-        qsf_qwp_batch_reset(s->batch); /* cannot be encoded: discarded, error kept */
-        QSF_LOGW("close: buffered rows discarded: %s", err ? err->msg : qsf_err_str(rc));
-    }
-    if (s->last_deferred && !qsf_io_terminal(s->io, NULL)) {
-        uint8_t f[QSF_QWP_EMPTY_COMMIT_LEN];
-        size_t n = qsf_qwp_empty_commit(f);
-        qsf_errinfo e;
-        if (emit_frame(s, f, n, true, &e) != QSF_OK)
-            QSF_LOGW("close: cannot publish the empty commit frame: %s", e.msg);
-    }
-    return rc;
-}
-
-/* Step 3: wait for the last commit boundary, bounded by close_flush_timeout_millis. */
-static int close_drain(qsf_sender *s) {
-    int64_t tmo = s->conf->close_flush_timeout_millis;
-    int64_t target = qsf_ring_published_fsn(s->ring);
-    if (s->last_deferred)
-        target = -1; /* the group could not be committed: nothing more to wait for */
-    if (tmo <= 0 || target < 0 || qsf_io_terminal(s->io, NULL))
-        return QSF_OK;
-    qsf_errinfo e;
-    int rc = qsf_io_wait(s->io, target, QSF_WAIT_DURABLE, tmo, true, &e);
-    if (rc == QSF_E_TIMEOUT) {
-        int64_t acked = qsf_ring_acked_fsn(s->ring);
-        QSF_LOGW("close: drain timed out after %" PRId64 " ms with %" PRId64 " frames (%" PRIu64
-                 " bytes) unacknowledged; %s",
-                 tmo, target - acked, qsf_ring_pending_bytes(s->ring),
-                 s->conf->sf_dir ? "they stay on disk for the next sender"
-                                 : "they are lost (memory mode)");
-    }
-    return rc == QSF_E_TIMEOUT ? QSF_E_TIMEOUT : QSF_OK;
-}
-
-QSF_API int qsf_close(qsf_sender *s, qsf_errinfo *err) {
-    if (!s)
-        return QSF_OK;
-    qsf_errinfo flush_err;
-    qsf_err_clear(&flush_err);
-    qsf_drainers_signal_stop(s->drainers); /* their grace time runs alongside our drain */
-    int busy = atomic_exchange(&s->busy, 1);
-    bool seen = s->terminal_seen; /* close's own flush is not the application's call */
-    int frc = busy ? QSF_OK : close_flush(s, &flush_err);
-    s->terminal_seen = seen;
-    int drc = close_drain(s);
-    /* Stopped first: the I/O thread reports a terminal record an instant before
-     * it latches the error, and a close in between must still return it. */
-    qsf_io_stop(s->io);
-    qsf_errinfo term;
-    int trc = qsf_io_terminal(s->io, &term);
-    bool unseen = trc && !s->terminal_seen && !qsf_inbox_seen_terminal(s->inbox);
-    sender_free(s);
-    if (unseen) {
-        qsf_err_copy(err, &term);
-        return trc;
-    }
-    if (frc != QSF_OK && frc != trc) {
-        qsf_err_copy(err, &flush_err);
-        return frc;
-    }
-    if (drc == QSF_E_TIMEOUT)
-        return qsf_err_set(err, QSF_E_TIMEOUT, 0, 0,
-                           "close: not every published frame was acknowledged within "
-                           "close_flush_timeout_millis");
-    qsf_err_clear(err);
-    return QSF_OK;
-}
-
-/* ------------------------------------------------------------------------- */
 /* Observability and errors                                                  */
 /* ------------------------------------------------------------------------- */
-
-static int64_t oldest_age_ms(const qsf_sender *cs, int64_t acked) {
-    qsf_sender *s = (qsf_sender *) cs;
-    int64_t age = -1;
-    pthread_mutex_lock(&s->age_mu);
-    while (s->age_count && s->age_fsn[s->age_head] <= acked) {
-        s->age_head = (s->age_head + 1) % QSF_AGE_SLOTS;
-        s->age_count--;
-    }
-    if (s->age_count)
-        age = (QSF_OS->mono_ns() - s->age_ns[s->age_head]) / 1000000;
-    pthread_mutex_unlock(&s->age_mu);
-    return age;
-}
 
 QSF_API void qsf_stats_get(const qsf_sender *s, qsf_stats *out) {
     if (!out)
@@ -448,10 +346,13 @@ QSF_API void qsf_stats_get(const qsf_sender *s, qsf_stats *out) {
     out->pending_frames = (uint64_t) (out->published_fsn - out->acked_fsn);
     out->pending_bytes = qsf_ring_pending_bytes(s->ring);
     out->backpressure_stalls = qsf_ring_backpressure_stalls(s->ring);
-    out->oldest_unacked_age_ms = out->pending_frames ? oldest_age_ms(s, out->acked_fsn) : -1;
+    out->oldest_unacked_age_ms =
+        out->pending_frames
+            ? qsf_backlog_age_ms((qsf_backlog *) &s->backlog, out->acked_fsn, QSF_OS->mono_ns())
+            : -1;
     out->error_notifications_dropped = qsf_inbox_dropped(s->inbox);
     out->error_notifications_delivered = qsf_inbox_delivered(s->inbox);
-    int t = qsf_io_terminal(s->io, NULL);
+    int t = qsf_latch_code(&s->latch);
     if (t)
         out->last_error_code = t; /* a latched terminal error outranks later reports */
     qsf_drainers_stats(s->drainers, &out->active_drainers, &out->drainers_succeeded,

@@ -3,10 +3,12 @@
 #ifndef QSF_SENDER_INT_H
 #define QSF_SENDER_INT_H
 
+#include "backlog.h"
 #include "conf.h"
 #include "drain.h"
 #include "inbox.h"
 #include "io/io.h"
+#include "latch.h"
 #include "qsf.h"
 #include "qwp/batch.h"
 #include "qwp/encoder.h"
@@ -18,10 +20,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define QSF_AGE_SLOTS 1024 /* flushes remembered for oldest_unacked_age_ms */
-
 struct qsf_sender {
     qsf_conf *conf;
+    qsf_latch latch; /* the one owner of the terminal state (latch.h) */
     qsf_ring *ring;
     qsf_recovery_report rep;
     qsf_inbox *inbox;
@@ -32,13 +33,10 @@ struct qsf_sender {
     qsf_qwp_encoder *enc;
     qsf_qwp_enc_opts eo;
     atomic_int busy;
-    bool terminal_seen;   /* a producer call already returned the terminal error */
-    bool last_deferred;   /* the last frame published carries FLAG_DEFER_COMMIT */
-    int64_t first_row_ns; /* when the oldest buffered row was added, 0 if none */
-    /* (last FSN of a flush, time) pairs for the age gauge; any thread reads */
-    pthread_mutex_t age_mu;
-    int64_t age_fsn[QSF_AGE_SLOTS], age_ns[QSF_AGE_SLOTS];
-    int age_head, age_count;
+    bool last_deferred;      /* the last frame published carries FLAG_DEFER_COMMIT */
+    int64_t last_commit_fsn; /* FSN of the last committing frame published, -1 if none */
+    int64_t first_row_ns;    /* when the oldest buffered row was added, 0 if none */
+    qsf_backlog backlog;     /* per-flush times and rows of what is unacknowledged */
 };
 
 /* Producer-call guard: NULL check, the in-use latch, the latched terminal error.
@@ -48,5 +46,16 @@ void qsf_sender_leave(qsf_sender *s);
 
 /* Runs the auto-flush triggers after a completed row (latch held). */
 int qsf_sender_after_row(qsf_sender *s, qsf_errinfo *err);
+
+/* Encodes every buffered row and publishes the frames (latch held). */
+int qsf_sender_flush_locked(qsf_sender *s, int64_t *fsn_out, qsf_errinfo *err);
+
+/* Stops the drainers and the I/O thread and closes the ring (SF: a fully
+ * acknowledged slot's files are removed, sf-format.md §9.5); returns the ring
+ * close's result. Idempotent. */
+int qsf_sender_stop(qsf_sender *s, qsf_errinfo *err);
+
+/* qsf_sender_stop, then frees everything. */
+void qsf_sender_free(qsf_sender *s);
 
 #endif

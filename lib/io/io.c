@@ -20,6 +20,7 @@
 #include "io/policy.h"
 #include "io/wiremap.h"
 #include "io/ws.h"
+#include "latch.h"
 #include "log.h"
 #include "os/os.h"
 #include "qwp/encoder.h"
@@ -57,9 +58,11 @@ struct qsf_io {
     char *strs; /* copies of every string of o */
     qsf_ring *ring;
     qsf_inbox *inbox;
+    qsf_latch *latch; /* the sender's terminal latch (latch.h) */
     qsf_ws *ws;
     pthread_t thr;
     bool thr_started;
+    bool subscribed; /* on_latched is registered with the latch */
 
     /* cross-thread */
     atomic_bool wake_pending;
@@ -69,12 +72,10 @@ struct qsf_io {
     _Atomic uint64_t frames_sent, frames_replayed, acks, durable_acks, durable_trims, server_errors,
         reconnect_attempts, reconnects_ok;
     atomic_int waiters;
-    pthread_mutex_t mu; /* terminal, init outcome, status block, progress cond */
+    pthread_mutex_t mu; /* init outcome, status block, progress cond */
     pthread_cond_t cv;
-    atomic_int terminal_code;
     atomic_int last_error_code; /* QSF_E_* of the last error record queued */
-    qsf_errinfo terminal;
-    int init_state; /* 0 pending, 1 connected, -1 failed */
+    int init_state;             /* 0 pending, 1 connected, -1 failed */
     qsf_errinfo init_err;
     char cur_host[262];
     char last_error[256];
@@ -199,27 +200,44 @@ static void set_last_error(qsf_io *io, const char *msg) {
 
 static void close_conn(qsf_io *io, enum close_why why, bool abort);
 
-/* Latches a TERMINAL error: producers blocked in append return it at once, the
- * connection closes and no further attempts are made. */
-static void latch_terminal(qsf_io *io, int code, const qsf_error_record *rec) {
-    if (atomic_load(&io->terminal_code) == 0)
-        report(io, rec, code); /* queued before anyone can see the latch */
-    pthread_mutex_lock(&io->mu);
-    if (atomic_load(&io->terminal_code) == 0) {
-        qsf_err_set(&io->terminal, code, QSF_ERRF_FATAL, 0, "%s", rec->message);
-        atomic_store(&io->terminal_code, code);
-    }
-    if (io->init_state == 0) {
-        io->init_state = -1;
-        qsf_err_copy(&io->init_err, &io->terminal);
-    }
-    pthread_cond_broadcast(&io->cv);
-    pthread_mutex_unlock(&io->mu);
-    qsf_ring_fail_waiters(io->ring, code, rec->message);
-    if (qsf_ws_active(io->ws))
+/* The sender's latch is set (by this thread or another): close the connection
+ * and make no further attempts. I/O thread. */
+static void enter_terminal(qsf_io *io) {
+    if (io->st == S_TERMINAL || (io->st == S_CLOSING && io->why == WHY_TERMINAL))
+        return;
+    if (io->st == S_CLOSING)
+        io->why = WHY_TERMINAL;
+    else if (qsf_ws_active(io->ws))
         close_conn(io, WHY_TERMINAL, io->st != S_OPEN);
     else
         io->st = S_TERMINAL;
+}
+
+/* Latches a TERMINAL error in the sender's latch: producers blocked in append
+ * return it at once, the connection closes and no further attempts are made.
+ * The record is queued before anyone can see the latch. */
+static void latch_terminal(qsf_io *io, int code, const qsf_error_record *rec) {
+    if (!qsf_latch_code(io->latch))
+        report(io, rec, code);
+    qsf_latch_set(io->latch, code, "%s", rec->message);
+    enter_terminal(io);
+}
+
+/* Latch subscriber (any thread): a creation waiting for the first connection
+ * fails with the latched error, qsf_io_wait callers wake, and the I/O thread
+ * is woken to close its connection. */
+static void on_latched(void *user, int code) {
+    qsf_io *io = user;
+    (void) code;
+    pthread_mutex_lock(&io->mu);
+    if (io->init_state == 0) {
+        io->init_state = -1;
+        qsf_latch_get(io->latch, &io->init_err);
+    }
+    pthread_cond_broadcast(&io->cv);
+    pthread_mutex_unlock(&io->mu);
+    if (io->ws)
+        qsf_ws_cancel(io->ws);
 }
 
 static void latch_violation(qsf_io *io, int code, const char *msg) {
@@ -996,6 +1014,8 @@ static void hook_closed(void *u, int code, const char *reason) {
 /* ------------------------------------------------------------------------- */
 
 static void apply_commands(qsf_io *io) {
+    if (qsf_latch_code(io->latch) && io->st != S_IDLE)
+        enter_terminal(io);
     if (atomic_load(&io->stop_req)) {
         if (io->st == S_OPEN || io->st == S_CONNECTING)
             close_conn(io, WHY_STOP, io->st == S_CONNECTING);
@@ -1123,8 +1143,8 @@ static const qsf_ws_hooks io_hooks = {
     hook_writable, hook_closed,       hook_wake,    hook_tick,
 };
 
-static int io_alloc(const qsf_io_opts *o, qsf_ring *ring, qsf_inbox *inbox, qsf_io **out,
-                    qsf_errinfo *err) {
+static int io_alloc(const qsf_io_opts *o, qsf_ring *ring, qsf_inbox *inbox, qsf_latch *latch,
+                    qsf_io **out, qsf_errinfo *err) {
     qsf_io *io = calloc(1, sizeof *io);
     if (!io || copy_opts(io, o) < 0 || !(io->dur = qsf_durable_new()) ||
         qsf_qwp_encoder_new(&io->enc, err) != QSF_OK) {
@@ -1133,6 +1153,7 @@ static int io_alloc(const qsf_io_opts *o, qsf_ring *ring, qsf_inbox *inbox, qsf_
     }
     io->ring = ring;
     io->inbox = inbox;
+    io->latch = latch;
     pthread_mutex_init(&io->mu, NULL);
     pthread_cond_init(&io->cv, NULL);
     atomic_store(&io->highest_ok, qsf_ring_acked_fsn(ring));
@@ -1164,12 +1185,12 @@ static int wait_initial(qsf_io *io, qsf_errinfo *err) {
     return code;
 }
 
-int qsf_io_start(const qsf_io_opts *o, qsf_ring *ring, qsf_inbox *inbox, qsf_io **out,
-                 qsf_errinfo *err) {
+int qsf_io_start(const qsf_io_opts *o, qsf_ring *ring, qsf_inbox *inbox, qsf_latch *latch,
+                 qsf_io **out, qsf_errinfo *err) {
     if (o->n_addrs < 1)
         return qsf_err_set(err, QSF_E_INVAL, 0, 0, "no address to connect to");
     qsf_io *io = NULL;
-    int rc = io_alloc(o, ring, inbox, &io, err);
+    int rc = io_alloc(o, ring, inbox, latch, &io, err);
     if (rc)
         return rc;
     qsf_ws_conf wc = {o->tls,          o->tls_verify,         io->o.tls_roots, io->o.authorization,
@@ -1178,6 +1199,11 @@ int qsf_io_start(const qsf_io_opts *o, qsf_ring *ring, qsf_inbox *inbox, qsf_io 
         qsf_io_free(io);
         return rc;
     }
+    if (qsf_latch_subscribe(latch, on_latched, io) != QSF_OK) {
+        qsf_io_free(io);
+        return qsf_err_set(err, QSF_E_INTERNAL, 0, 0, "too many subscribers of one latch");
+    }
+    io->subscribed = true;
     if (o->initial_mode == QSF_IO_INIT_ASYNC)
         io->init_state = 1;
     schedule_attempt(io, 0);
@@ -1215,6 +1241,8 @@ void qsf_io_free(qsf_io *io) {
     if (!io)
         return;
     qsf_io_stop(io);
+    if (io->subscribed)
+        qsf_latch_unsubscribe(io->latch, on_latched, io);
     if (io->ws) {
         free_catchup(io);
         qsf_ws_free(io->ws);
@@ -1229,16 +1257,6 @@ void qsf_io_free(qsf_io *io) {
     free(io->addrs);
     free(io->strs);
     free(io);
-}
-
-int qsf_io_terminal(const qsf_io *io, qsf_errinfo *err) {
-    int code = atomic_load(&((qsf_io *) io)->terminal_code);
-    if (code && err) {
-        pthread_mutex_lock(&((qsf_io *) io)->mu);
-        qsf_err_copy(err, &io->terminal);
-        pthread_mutex_unlock(&((qsf_io *) io)->mu);
-    }
-    return code;
 }
 
 int64_t qsf_io_highest_ok(const qsf_io *io) {
@@ -1267,10 +1285,8 @@ int qsf_io_wait(qsf_io *io, int64_t fsn, int level, int64_t timeout_ms, bool abs
         int64_t m = watermark(io, level), now = now_ns();
         if (m >= fsn)
             break;
-        if ((rc = atomic_load(&io->terminal_code)) != 0) {
-            qsf_err_copy(err, &io->terminal);
+        if ((rc = qsf_latch_get(io->latch, err)) != 0)
             break;
-        }
         if (m != mark && !absolute) {
             mark = m; /* progress restarts the no-progress clock */
             since = now;
@@ -1307,7 +1323,7 @@ void qsf_io_pause(qsf_io *io, bool pause) {
      * call goes out before qsf_resume */
     int64_t deadline = now_ns() + PAUSE_BOUND_NS;
     pthread_mutex_lock(&io->mu);
-    while (!io->pause_applied && !atomic_load(&io->terminal_code) && io->init_state >= 0 &&
+    while (!io->pause_applied && !qsf_latch_code(io->latch) && io->init_state >= 0 &&
            now_ns() < deadline) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);

@@ -11,6 +11,7 @@
 #define QSF_IO_IO_H
 
 #include "inbox.h"
+#include "latch.h"
 #include "qsf.h"
 #include "sf/ring.h"
 
@@ -59,9 +60,11 @@ typedef struct qsf_io_opts {
 
 /* Starts the thread and, for initial modes off/on, waits for the first
  * connection (QSF_E_CONNECT / QSF_E_AUTH / QSF_E_TLS / QSF_E_PROTOCOL when it
- * fails; the thread is stopped and freed then). */
-int qsf_io_start(const qsf_io_opts *opts, qsf_ring *ring, qsf_inbox *inbox, qsf_io **out,
-                 qsf_errinfo *err);
+ * fails; the thread is stopped and freed then). Terminal conditions are set in
+ * `latch` (the sender's, which must outlive the I/O thread); whoever sets it,
+ * the thread then closes its connection and makes no further attempts. */
+int qsf_io_start(const qsf_io_opts *opts, qsf_ring *ring, qsf_inbox *inbox, qsf_latch *latch,
+                 qsf_io **out, qsf_errinfo *err);
 
 /* Producer: frames were appended. Coalesced: at most one lws_cancel_service per
  * I/O-thread wakeup. */
@@ -70,9 +73,6 @@ void qsf_io_wake(qsf_io *io);
 /* Sends CLOSE 1000 if connected (bounded), stops and joins the thread. */
 void qsf_io_stop(qsf_io *io);
 void qsf_io_free(qsf_io *io);
-
-/* The latched terminal error (copied into err), or QSF_OK. Any thread. */
-int qsf_io_terminal(const qsf_io *io, qsf_errinfo *err);
 
 /* Highest FSN covered by an OK (-1 if none). Any thread. */
 int64_t qsf_io_highest_ok(const qsf_io *io);

@@ -101,7 +101,20 @@ static qsf_ring *ring_alloc(const qsf_ring_opts *o) {
     atomic_init(&r->acked_fsn, -1);
     atomic_init(&r->plan_fsn, -1);
     r->persisted_acked = -1;
+    qsf_latch_init(&r->own_latch);
+    r->latch = o->latch ? o->latch : &r->own_latch;
     return r;
+}
+
+/* A latched terminal error wakes every producer waiting for space: they return
+ * it at once (sf-behaviour.md lessons: "terminal error invisible to a blocked
+ * producer"). Runs on the thread that latched it, never under mu. */
+static void wake_on_latch(void *user, int code) {
+    qsf_ring *r = user;
+    (void) code;
+    pthread_mutex_lock(&r->mu);
+    qsf_ring_wake_producers_locked(r);
+    pthread_mutex_unlock(&r->mu);
 }
 
 /* Appends s at the tail of the chain and counts it (open only). */
@@ -189,7 +202,10 @@ static void free_segments(qsf_ring *r) {
     r->npending = 0;
 }
 
+static void wake_on_latch(void *user, int code);
+
 static void ring_free(qsf_ring *r) {
+    qsf_latch_unsubscribe(r->latch, wake_on_latch, r);
     free_segments(r);
     if (r->sf)
         qsf_slot_release(&r->rec);
@@ -200,6 +216,7 @@ static void ring_free(qsf_ring *r) {
     pthread_mutex_destroy(&r->dict_mu);
     pthread_cond_destroy(&r->space_cv);
     pthread_cond_destroy(&r->mgr_cv);
+    qsf_latch_destroy(&r->own_latch);
     free(r);
 }
 
@@ -211,7 +228,11 @@ int qsf_ring_open(const qsf_ring_opts *opts, qsf_ring **out, qsf_recovery_report
     qsf_ring *r = ring_alloc(opts);
     if (!r)
         return qsf_err_set(err, QSF_E_NOMEM, 0, ENOMEM, "cannot allocate the ring");
-    rc = r->sf ? open_sf(r, opts, report, err) : open_memory(r, report, err);
+    rc = qsf_latch_subscribe(r->latch, wake_on_latch, r) == QSF_OK
+             ? QSF_OK
+             : qsf_err_set(err, QSF_E_INTERNAL, 0, 0, "too many subscribers of one latch");
+    if (rc == QSF_OK)
+        rc = r->sf ? open_sf(r, opts, report, err) : open_memory(r, report, err);
     if (rc == QSF_OK) {
         r->next_fsn = atomic_load(&r->published_fsn) + 1;
         rc = qsf_mgr_start(r, err);
@@ -308,12 +329,8 @@ void qsf_ring_set_status_fn(qsf_ring *r, qsf_ring_status_fn fn, void *user) {
     pthread_mutex_unlock(&r->mu);
 }
 
-void qsf_ring_fail_waiters(qsf_ring *r, int code, const char *msg) {
-    pthread_mutex_lock(&r->mu);
-    snprintf(r->fail_msg, sizeof r->fail_msg, "%s", msg ? msg : qsf_err_str(code));
-    atomic_store(&r->fail_code, code);
-    qsf_ring_wake_producers_locked(r);
-    pthread_mutex_unlock(&r->mu);
+qsf_latch *qsf_ring_latch(qsf_ring *r) {
+    return r->latch;
 }
 
 size_t qsf_ring_max_payload(const qsf_ring *r) {

@@ -14,6 +14,7 @@
 #ifndef QSF_RING_H
 #define QSF_RING_H
 
+#include "latch.h"
 #include "qsf.h"
 
 #include <stdbool.h>
@@ -36,8 +37,10 @@ typedef struct qsf_ring_opts {
     int durability;             /* enum qsf_durability */
     int64_t sync_interval_ms;   /* periodic mode */
     int64_t append_deadline_ms; /* backpressure deadline; 0 = fail at once */
-    bool adopt; /* an orphan drainer's open: an unreplayable slot is marked .failed and the
-                   open fails (QSF_E_CORRUPT) instead of being set aside and restarted */
+    qsf_latch *latch; /* the owner's terminal latch: a latched error fails appends and wakes
+                         producers waiting for space; NULL: the ring keeps its own */
+    bool adopt;       /* an orphan drainer's open: an unreplayable slot is marked .failed and the
+                         open fails (QSF_E_CORRUPT) instead of being set aside and restarted */
 } qsf_ring_opts;
 
 /* What recovery found (sf-format.md §8.14); filled by qsf_ring_open. */
@@ -98,10 +101,8 @@ int qsf_ring_barrier(qsf_ring *r, qsf_errinfo *err);
 /* Largest payload one frame may have (segment_bytes - 32). */
 size_t qsf_ring_max_payload(const qsf_ring *r);
 
-/* Wakes producers blocked in append (used when a terminal error is latched):
- * they return `code` at once. The code stays latched: later appends return it
- * too (flag QSF_ERRF_FATAL, message `msg`). */
-void qsf_ring_fail_waiters(qsf_ring *r, int code, const char *msg);
+/* The latch the ring reads (opts.latch, or its own). */
+qsf_latch *qsf_ring_latch(qsf_ring *r);
 
 /* ---- symbol dictionary (write-ahead, .symbol-dict; in-memory copy for catch-up) ---- */
 

@@ -147,11 +147,11 @@ static int wait_for_space(qsf_ring *r, uint64_t gen, int64_t remaining_ns) {
     int64_t ns = ts.tv_nsec + step;
     ts.tv_sec += ns / 1000000000;
     ts.tv_nsec = ns % 1000000000;
-    while (r->wake_gen == gen && !atomic_load(&r->fail_code)) {
+    while (r->wake_gen == gen && !qsf_latch_code(r->latch)) {
         if (pthread_cond_timedwait(&r->space_cv, &r->mu, &ts) != 0)
             break;
     }
-    int code = atomic_load(&r->fail_code);
+    int code = qsf_latch_code(r->latch);
     pthread_mutex_unlock(&r->mu);
     return code;
 }
@@ -200,13 +200,9 @@ static int full_error(qsf_ring *r, int64_t waited_ns, qsf_errinfo *err) {
 }
 
 static int latched_error(qsf_ring *r, qsf_errinfo *err) {
-    int code = atomic_load(&r->fail_code);
-    if (code) {
-        pthread_mutex_lock(&r->mu);
-        qsf_err_set(err, code, QSF_ERRF_FATAL, 0, "%s", r->fail_msg);
-        pthread_mutex_unlock(&r->mu);
+    int code = qsf_latch_get(r->latch, err);
+    if (code)
         return code;
-    }
     pthread_mutex_lock(&r->mu);
     qsf_err_copy(err, &r->dur_err);
     code = r->dur_err.code ? r->dur_err.code : QSF_E_DURABILITY;
@@ -289,8 +285,7 @@ int qsf_ring_append(qsf_ring *r, const void *payload, size_t len, int64_t *fsn_o
                            "payload too large for segment: %zu bytes, segment holds at most "
                            "%" PRIu64,
                            len, qsf_seg_max_payload(r->seg_bytes));
-    if (atomic_load_explicit(&r->fail_code, memory_order_relaxed) ||
-        atomic_load_explicit(&r->dur_latched, memory_order_relaxed))
+    if (qsf_latch_code(r->latch) || atomic_load_explicit(&r->dur_latched, memory_order_relaxed))
         return latched_error(r, err);
     if (r->next_fsn == atomic_load_explicit(&r->plan_fsn, memory_order_relaxed))
         rotate_as_planned(r);

@@ -16,6 +16,7 @@
 #ifndef QSF_RING_INT_H
 #define QSF_RING_INT_H
 
+#include "latch.h"
 #include "sf/recover.h"
 #include "sf/ring.h"
 #include "sf/segment.h"
@@ -112,10 +113,10 @@ struct qsf_ring {
     uint64_t wake_gen; /* under mu: bumped by every broadcast of space_cv */
     bool rotating;     /* under mu: the producer holds the spare for rotation */
     int wait_cause;
-    _Atomic int fail_code; /* qsf_ring_fail_waiters: sticky terminal code */
-    char fail_msg[QSF_ERRINFO_MSG_MAX];
-    _Atomic int dur_latched;              /* periodic checkpoint failure latched */
-    qsf_errinfo dur_err;                  /* under mu */
+    qsf_latch *latch;        /* the sender's terminal latch (opts.latch, or own_latch) */
+    qsf_latch own_latch;     /* used when the opener passed none (tests, tools) */
+    _Atomic int dur_latched; /* periodic checkpoint failure latched */
+    qsf_errinfo dur_err;     /* under mu */
     char create_err[QSF_ERRINFO_MSG_MAX]; /* last spare creation failure, under mu */
     char rotate_err[QSF_ERRINFO_MSG_MAX]; /* last rotation barrier failure, producer */
     _Atomic uint64_t stalls;

@@ -25,9 +25,12 @@ static int big_row(qsf_sender *s, int64_t k) {
     return rc;
 }
 
-/* ---- §6.2: close commits an open deferred group with an empty frame ---- */
+/* ---- a flush is all or nothing ---- */
 
-static void close_commits_a_deferred_tail_with_an_empty_frame(void **state) {
+/* A flush split into deferred frames that cannot all be published (the ring
+ * fills before the committing frame) is never delivered: close does not commit
+ * what was sent, and says how many rows it dropped. */
+static void failed_split_flush_is_never_committed(void **state) {
     (void) state;
     qsink_opts o = {.max_batch = 8192, .record_payloads = 1};
     qsink *sink = it_sink(&o);
@@ -37,31 +40,22 @@ static void close_commits_a_deferred_tail_with_an_empty_frame(void **state) {
                                       "sf_max_segment_bytes=64k;sf_max_total_bytes=128k;"
                                       "sf_append_deadline_millis=100;auto_flush=off;"
                                       "close_flush_timeout_millis=500;"));
-    /* one flush of ~300 KB splits into ~7 KB frames; the ring takes the
-     * leading ones (all FLAG_DEFER_COMMIT) and fills before the last */
+    /* one flush of ~300 KB splits into ~7 KB frames; the ring cannot take them all */
     int64_t n = 300;
     for (int64_t i = 0; i < n; i++)
         assert_int_equal(big_row(s, i), QSF_OK);
     qsf_errinfo e;
     assert_int_equal(qsf_flush(s, NULL, &e), QSF_E_FULL);
-    int64_t published_rows = n - (int64_t) qsf_buffered_rows(s);
-    assert_true(published_rows > 0 && published_rows < n);
-    int64_t frames = qsf_published_fsn(s) + 1;
-    assert_int_equal(qsink_wait_frames(sink, frames, 20000), 0);
-    assert_int_equal(qsink_rows(sink, "t"), 0); /* the group is still open */
-    /* close cannot publish the rest (ring full) but commits what was sent */
-    assert_int_equal(qsf_close(s, &e), QSF_E_FULL);
-    assert_int_equal(qsink_wait_rows(sink, "t", published_rows, 20000), 0);
-    assert_int_equal(qsink_rows(sink, "t"), published_rows);
+    qsf_close_info ci = {.struct_size = sizeof ci};
+    assert_int_equal(qsf_close_report(s, &ci, &e), QSF_E_DATA_LOSS);
+    assert_true(ci.rows_unpublished > 0);
+    assert_non_null(strstr(e.msg, "buffered rows dropped"));
+    it_sleep_ms(200);
+    assert_int_equal(qsink_rows(sink, "t"), 0); /* no row of the failed flush, ever */
     qsink_frame fr[64];
     int64_t total = qsink_frames(sink, 1, fr, 64);
-    assert_int_equal(total, frames + 1);
-    for (int64_t i = 0; i < frames; i++)
-        assert_true(fr[i].flags & 0x01); /* every data frame was deferred */
-    assert_int_equal(fr[frames].size, sizeof EMPTY_COMMIT);
-    uint8_t got[64];
-    assert_int_equal(qsink_frame_payload(sink, 1, frames, got, sizeof got), sizeof EMPTY_COMMIT);
-    assert_memory_equal(got, EMPTY_COMMIT, sizeof EMPTY_COMMIT);
+    for (int64_t i = 0; i < total; i++)
+        assert_true(fr[i].flags & 0x01); /* no committing frame was sent */
     qsink_stop(sink);
 }
 
@@ -204,14 +198,14 @@ static void terminal_error_wakes_a_blocked_producer(void **state) {
     assert_non_null(strstr(p.e.msg, "PARSE_ERROR"));
     qsf_errinfo e;
     assert_int_equal(qsf_flush(s, NULL, &e), QSF_E_SERVER); /* latched */
-    /* the application has seen it: close adds no safety-net error (§6.2 step 2) */
-    assert_int_equal(qsf_close(s, &e), QSF_OK);
+    /* returned again by close, although the application has seen it */
+    assert_int_equal(qsf_close(s, &e), QSF_E_SERVER);
     qsink_stop(sink);
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(close_commits_a_deferred_tail_with_an_empty_frame),
+        cmocka_unit_test(failed_split_flush_is_never_committed),
         cmocka_unit_test(close_after_a_committing_frame_adds_no_empty_frame),
         cmocka_unit_test_setup_teardown(empty_flush_returns_the_published_fsn, it_setup_dir,
                                         it_teardown_dir),

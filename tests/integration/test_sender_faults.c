@@ -6,6 +6,7 @@
 #include "log.h"
 #include "os/os.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,8 +177,55 @@ static void terminal_error_fails_producer_calls(void **state) {
     assert_int_equal(rc, QSF_E_SERVER);
     assert_int_equal(qsf_flush(s, NULL, &e), QSF_E_SERVER);
     assert_int_equal(qsf_wait(s, 0, QSF_WAIT_OK, 100, &e), QSF_E_SERVER);
-    assert_int_equal(qsf_close(s, &e), QSF_OK); /* already seen by the application */
+    /* seen by every producer call, and still returned by close (latch.h) */
+    assert_int_equal(qsf_close(s, &e), QSF_E_SERVER);
+    assert_true(e.flags & QSF_ERRF_FATAL);
     qsink_stop(sink);
+}
+
+/* The terminal error of the observed report: an error handler receives it
+ * before the next producer call. A record delivered to a handler is not "the
+ * application saw it": every later producer call and close still return it,
+ * and close says how many frames a memory-mode sender leaves unacknowledged. */
+static _Atomic int handled;
+static void count_handler(void *user, const qsf_error_record *r) {
+    (void) user;
+    if (r->policy == QSF_POLICY_TERMINAL)
+        atomic_fetch_add(&handled, 1);
+}
+
+static void terminal_error_seen_by_a_handler_is_still_returned(void **state) {
+    (void) state;
+    const int statuses[] = {0x08, 0x03};
+    for (int i = 0; i < 2; i++) {
+        atomic_store(&handled, 0);
+        qsink *sink = it_sink(NULL);
+        char line[128], conf[512];
+        snprintf(line, sizeof line, "status=0x%02X:denied conn=2 seq=4", statuses[i]);
+        it_fault(sink, line);
+        qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), FAST));
+        assert_int_equal(qsf_set_error_handler(s, count_handler, NULL), QSF_OK);
+        /* published while paused, so the rejection arrives after the last
+         * producer call of the application */
+        assert_int_equal(qsf_pause(s), QSF_OK);
+        it_publish(s, "t", 0, 2000, 100);
+        assert_int_equal(qsf_resume(s), QSF_OK);
+        for (int k = 0; k < 2000 && atomic_load(&handled) == 0; k++)
+            it_sleep_ms(5);
+        assert_int_equal(atomic_load(&handled), 1);
+        qsf_errinfo e;
+        qsf_close_info ci = {.struct_size = sizeof ci};
+        assert_int_equal(qsf_close_report(s, &ci, &e), QSF_E_SERVER);
+        assert_true(e.flags & QSF_ERRF_FATAL);
+        assert_non_null(strstr(e.msg, "denied"));
+        assert_true(ci.frames_unacked > 0);
+        assert_int_equal(ci.kept_on_disk, 0); /* memory mode: lost, and counted */
+        assert_int_equal(ci.frames_lost, ci.frames_unacked);
+        assert_true(ci.rows_lost >= 100 * ci.frames_unacked - 100);
+        assert_non_null(strstr(e.msg, "frames lost"));
+        assert_true(qsink_rows(sink, "t") < 2000);
+        qsink_stop(sink);
+    }
 }
 
 /* Rows without symbols: no catch-up frames, so wireSeq 0 is always the frame at
@@ -365,7 +413,7 @@ static void malformed_server_frame_is_a_protocol_violation(void **state) {
         assert_int_equal(qsf_poll_error(s, &r), 1);
         assert_int_equal(r.category, QSF_CAT_PROTOCOL_VIOLATION);
         assert_int_equal(r.policy, QSF_POLICY_TERMINAL);
-        assert_int_equal(qsf_close(s, &e), QSF_OK);
+        assert_int_equal(qsf_close(s, &e), QSF_E_PROTOCOL);
         qsink_stop(sink);
     }
 }
@@ -386,6 +434,7 @@ int main(void) {
         cmocka_unit_test(dictionary_gap_reregisters_the_dictionary),
         cmocka_unit_test(terminal_status_latches_and_close_rethrows_it),
         cmocka_unit_test(terminal_error_fails_producer_calls),
+        cmocka_unit_test(terminal_error_seen_by_a_handler_is_still_returned),
         cmocka_unit_test(poison_frame_escalates_after_four_strikes_and_five_seconds),
         cmocka_unit_test(role_rejects_rotate_across_three_sinks),
         cmocka_unit_test(auth_rejected_before_first_success_is_terminal),

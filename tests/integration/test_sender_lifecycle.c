@@ -259,8 +259,13 @@ static void overlapping_calls_get_busy(void **state) {
     assert_int_equal(qsf_table(s, "t", 1, &e), QSF_OK); /* free again */
     qsf_row_cancel(s);
     one_row(s, 1);
-    /* close cannot publish the buffered rows into the full ring: it says so */
-    assert_int_equal(qsf_close(s, &e), QSF_E_FULL);
+    /* close cannot publish the buffered rows into the full ring: it says so,
+     * with the count, and that they are gone */
+    qsf_close_info ci = {.struct_size = sizeof ci};
+    assert_int_equal(qsf_close_report(s, &ci, &e), QSF_E_DATA_LOSS);
+    assert_true(ci.rows_unpublished >= 1);
+    assert_non_null(strstr(e.msg, "buffered rows dropped"));
+    assert_non_null(strstr(e.msg, "ring full"));
     qsink_stop(sink);
 }
 

@@ -1,7 +1,7 @@
 /* The ring in memory and SF modes: append/read/rotation/trim, a two-thread
  * producer/reader run with acknowledgements and trim, cursor seeks racing the
  * producer, capacity and backpressure (with the clock seam), payload limits,
- * fail_waiters, and the symbol dictionary seen from another thread. */
+ * a latched terminal error, and the symbol dictionary seen from another thread. */
 #include "ring_testutil.h"
 
 #include "os/os.h"
@@ -420,7 +420,7 @@ static void *blocked_append(void *arg) {
     return NULL;
 }
 
-static void fail_waiters_wakes_blocked_producer(void **state) {
+static void latched_error_wakes_blocked_producer(void **state) {
     (void) state;
     qsf_ring_opts o = opts(false, 1024, 0);
     o.append_deadline_ms = 3600 * 1000; /* would block for an hour */
@@ -433,11 +433,15 @@ static void fail_waiters_wakes_blocked_producer(void **state) {
     pthread_t t;
     pthread_create(&t, NULL, blocked_append, &b);
     RT_WAIT_UNTIL(qsf_ring_backpressure_stalls(r) == 1);
-    qsf_ring_fail_waiters(r, QSF_E_SERVER, "server rejected FSN 3: table is read-only");
+    qsf_latch_set(qsf_ring_latch(r), QSF_E_SERVER, "server rejected FSN 3: table is read-only");
     pthread_join(t, NULL);
     assert_int_equal(b.rc, QSF_E_SERVER);
     assert_non_null(strstr(b.e.msg, "table is read-only"));
+    assert_true(b.e.flags & QSF_ERRF_FATAL);
     assert_int_equal(qsf_ring_published_fsn(r), 7);
+    /* it stays latched: a later append fails at once with it */
+    qsf_errinfo e;
+    assert_int_equal(qsf_ring_append(r, buf, 10, NULL, &e), QSF_E_SERVER);
     qsf_ring_close(r, NULL);
 }
 
@@ -523,7 +527,8 @@ int main(void) {
                                         rt_teardown),
         cmocka_unit_test_setup_teardown(zero_deadline_fails_at_once, rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(too_large_fails_at_once, rt_setup, rt_teardown),
-        cmocka_unit_test_setup_teardown(fail_waiters_wakes_blocked_producer, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(latched_error_wakes_blocked_producer, rt_setup,
+                                        rt_teardown),
         cmocka_unit_test_setup_teardown(symdict_memory, rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(symdict_sf, rt_setup, rt_teardown),
     };

@@ -1,0 +1,150 @@
+/* qsf_close: publish what is buffered, drain (bounded), stop, and tell the
+ * application exactly what was left behind (sf-behaviour.md §6.2, and the
+ * contract in include/qsf.h). */
+#include "sender_int.h"
+
+#include "err.h"
+#include "log.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Step 1: publish the buffered rows; those that cannot be published (a latched
+ * error, the ring stayed full) are dropped and counted. An open row was never
+ * completed and is not counted. */
+static int close_flush(qsf_sender *s, qsf_close_info *ci, qsf_errinfo *err) {
+    if (qsf_qwp_batch_row_open(s->batch))
+        qsf_qwp_batch_row_cancel(s->batch);
+    int rc = qsf_latch_get(&s->latch, err);
+    if (rc == QSF_OK)
+        rc = qsf_sender_flush_locked(s, NULL, err);
+    ci->rows_unpublished = qsf_qwp_batch_rows(s->batch);
+    if (ci->rows_unpublished)
+        qsf_qwp_batch_reset(s->batch);
+    return rc;
+}
+
+/* Step 3: wait, bounded by close_flush_timeout_millis, until the last committing
+ * frame is acknowledged (frames of a group that never committed cannot be). */
+static void close_drain(qsf_sender *s) {
+    int64_t tmo = s->conf->close_flush_timeout_millis;
+    int64_t target = s->last_commit_fsn;
+    if (tmo <= 0 || target <= qsf_ring_acked_fsn(s->ring) || qsf_latch_code(&s->latch))
+        return;
+    qsf_errinfo e;
+    (void) qsf_io_wait(s->io, target, QSF_WAIT_DURABLE, tmo, true, &e);
+}
+
+/* What is left unacknowledged once the I/O thread has stopped. In memory mode
+ * it is lost, and recorded as a loss in the latch. */
+static void count_unacked(qsf_sender *s, qsf_close_info *ci) {
+    int64_t acked = qsf_ring_acked_fsn(s->ring), pub = qsf_ring_published_fsn(s->ring);
+    ci->frames_unacked = pub > acked ? (uint64_t) (pub - acked) : 0;
+    ci->bytes_unacked = qsf_ring_pending_bytes(s->ring);
+    ci->kept_on_disk = s->conf->sf_dir != NULL;
+    if (ci->frames_unacked == 0 || ci->kept_on_disk)
+        return;
+    bool exact;
+    uint64_t rows = qsf_backlog_unacked_rows(&s->backlog, acked, &exact);
+    char what[256];
+    snprintf(what, sizeof what,
+             "%" PRIu64 " frames (%" PRIu64 " bytes, %s%" PRIu64
+             " rows) were not acknowledged when the memory-mode sender closed",
+             ci->frames_unacked, ci->bytes_unacked, exact ? "" : "at most ", rows);
+    qsf_latch_note_loss(&s->latch, ci->frames_unacked, rows, what);
+}
+
+/* "12 frames (3456 bytes) not acknowledged, kept in the slot; ..." */
+static void describe(const qsf_close_info *ci, const char *loss_msg, const qsf_errinfo *flush_err,
+                     char *out, size_t cap) {
+    size_t n = 0;
+    out[0] = 0;
+    if (ci->rows_unpublished)
+        n += (size_t) snprintf(out + n, cap - n, "%" PRIu64 " buffered rows dropped (%.200s); ",
+                               ci->rows_unpublished, flush_err->msg);
+    if (n < cap && ci->frames_unacked && ci->kept_on_disk)
+        n += (size_t) snprintf(out + n, cap - n,
+                               "%" PRIu64 " frames (%" PRIu64
+                               " bytes) not acknowledged, kept in the slot for the next sender; ",
+                               ci->frames_unacked, ci->bytes_unacked);
+    if (n < cap && ci->frames_lost)
+        n += (size_t) snprintf(out + n, cap - n, "%" PRIu64 " frames lost (%.200s); ",
+                               ci->frames_lost, loss_msg);
+    else if (n < cap && loss_msg[0])
+        n += (size_t) snprintf(out + n, cap - n, "data lost: %.200s; ", loss_msg);
+    if (n >= 2 && n < cap)
+        out[n - 2] = 0; /* the last "; " */
+}
+
+/* The contract of qsf_close (qsf.h): terminal > data loss > SF timeout > a
+ * failed close of the ring > OK; every message carries the counts. */
+static int verdict(qsf_sender *s, const qsf_close_info *ci, const qsf_errinfo *flush_err,
+                   int ring_rc, const qsf_errinfo *ring_err, qsf_errinfo *err) {
+    char loss_msg[QSF_ERRINFO_MSG_MAX], summary[QSF_ERRINFO_MSG_MAX];
+    uint32_t losses = qsf_latch_losses(&s->latch, NULL, NULL, loss_msg, sizeof loss_msg);
+    if (!losses)
+        loss_msg[0] = 0;
+    describe(ci, loss_msg, flush_err, summary, sizeof summary);
+    qsf_errinfo term;
+    int code = qsf_latch_get(&s->latch, &term);
+    if (code)
+        return qsf_err_set(err, code, QSF_ERRF_FATAL, term.sys_errno, "%.300s%s%.200s", term.msg,
+                           summary[0] ? "; close: " : "", summary);
+    if (losses || ci->rows_unpublished)
+        return qsf_err_set(err, QSF_E_DATA_LOSS, 0, 0, "close: %s", summary);
+    if (ci->frames_unacked)
+        return qsf_err_set(err, QSF_E_TIMEOUT, 0, 0,
+                           "close: %s (close_flush_timeout_millis=%" PRId64 ")", summary,
+                           s->conf->close_flush_timeout_millis);
+    if (ring_rc != QSF_OK) {
+        qsf_err_copy(err, ring_err);
+        return ring_rc;
+    }
+    qsf_err_clear(err);
+    return QSF_OK;
+}
+
+static void copy_info(qsf_close_info *out, const qsf_close_info *ci) {
+    if (!out || out->struct_size < sizeof(size_t))
+        return;
+    size_t n = out->struct_size < sizeof *ci ? out->struct_size : sizeof *ci;
+    size_t want = out->struct_size;
+    memcpy(out, ci, n);
+    out->struct_size = want;
+}
+
+QSF_API int qsf_close_report(qsf_sender *s, qsf_close_info *info, qsf_errinfo *err) {
+    qsf_close_info ci;
+    memset(&ci, 0, sizeof ci);
+    ci.struct_size = sizeof ci;
+    if (!s) {
+        copy_info(info, &ci);
+        qsf_err_clear(err);
+        return QSF_OK;
+    }
+    qsf_errinfo flush_err, ring_err;
+    qsf_err_clear(&flush_err);
+    qsf_err_clear(&ring_err);
+    qsf_drainers_signal_stop(s->drainers); /* their grace time runs alongside our drain */
+    if (!atomic_exchange(&s->busy, 1))
+        close_flush(s, &ci, &flush_err);
+    close_drain(s);
+    /* Stopped before the verdict: nothing latches or acknowledges after this. */
+    qsf_io_stop(s->io);
+    count_unacked(s, &ci);
+    qsf_latch_losses(&s->latch, &ci.frames_lost, &ci.rows_lost, NULL, 0);
+    qsf_errinfo verdict_err;
+    int ring_rc = qsf_sender_stop(s, &ring_err);
+    int rc = verdict(s, &ci, &flush_err, ring_rc, &ring_err, &verdict_err);
+    if (rc != QSF_OK && rc != QSF_E_TIMEOUT)
+        QSF_LOGW("%s", verdict_err.msg);
+    qsf_sender_free(s);
+    qsf_err_copy(err, &verdict_err);
+    copy_info(info, &ci);
+    return rc;
+}
+
+QSF_API int qsf_close(qsf_sender *s, qsf_errinfo *err) {
+    return qsf_close_report(s, NULL, err);
+}
