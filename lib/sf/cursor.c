@@ -17,9 +17,7 @@ static qsf_segment *find_segment_locked(qsf_ring *r, int64_t fsn) {
     return s;
 }
 
-/* Offset of frame `fsn` in s, walking published frames only; UINT64_MAX if the
- * segment's published frames end before it. */
-static uint64_t offset_of(const qsf_segment *s, int64_t fsn) {
+uint64_t qsf_ring_offset_of(const qsf_segment *s, int64_t fsn) {
     uint64_t end = atomic_load_explicit(&s->published_off, memory_order_acquire);
     uint64_t off = QSF_SFA_HEADER_SIZE;
     for (int64_t f = s->base_seq; f < fsn; f++) {
@@ -38,7 +36,7 @@ int qsf_ring_cursor_seek(qsf_ring *r, qsf_ring_cursor *c, int64_t fsn) {
     int64_t pub = qsf_ring_published_fsn(r);
     pthread_mutex_lock(&r->mu);
     qsf_segment *s = fsn <= pub + 1 ? find_segment_locked(r, fsn) : NULL;
-    uint64_t off = s ? offset_of(s, fsn) : UINT64_MAX;
+    uint64_t off = s ? qsf_ring_offset_of(s, fsn) : UINT64_MAX;
     if (off != UINT64_MAX) {
         atomic_fetch_add(&s->pins, 1);
         c->seg = s;

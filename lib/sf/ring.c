@@ -349,18 +349,24 @@ int64_t qsf_ring_planned_fsn(const qsf_ring *r) {
     return atomic_load_explicit(&r->plan_fsn, memory_order_relaxed);
 }
 
+/* Published bytes of s (envelopes included) of frames above `acked`. */
+static uint64_t unacked_bytes_of(const qsf_segment *s, int64_t acked) {
+    uint64_t pub = atomic_load_explicit(&s->published_off, memory_order_acquire);
+    if (s->base_seq > acked)
+        return pub - QSF_SFA_HEADER_SIZE;
+    uint64_t off = qsf_ring_offset_of(s, acked + 1);
+    return off == UINT64_MAX || off >= pub ? 0 : pub - off;
+}
+
 uint64_t qsf_ring_pending_bytes(const qsf_ring *r) {
-    /* Bytes of the segments that still hold unacknowledged frames. */
     qsf_ring *m = (qsf_ring *) r;
     int64_t acked = qsf_ring_acked_fsn(r);
     uint64_t n = 0;
     pthread_mutex_lock(&m->mu);
     for (qsf_segment *s = r->head; s; s = atomic_load(&s->next)) {
-        uint64_t pub = atomic_load_explicit(&s->published_off, memory_order_acquire);
         qsf_segment *nx = atomic_load(&s->next);
-        bool all_acked = nx && nx->base_seq - 1 <= acked;
-        if (!all_acked)
-            n += pub - QSF_SFA_HEADER_SIZE;
+        if (!nx || nx->base_seq - 1 > acked)
+            n += unacked_bytes_of(s, acked);
     }
     pthread_mutex_unlock(&m->mu);
     return n;

@@ -124,8 +124,8 @@ int64_t qsf_ring_acked_fsn(const qsf_ring *r);     /* -1 if none */
 /* SF mode: the FSN at which the producer will switch to a spare whose header
  * the manager already synced (see rotation_plan.c), or -1. */
 int64_t qsf_ring_planned_fsn(const qsf_ring *r);
-uint64_t qsf_ring_pending_bytes(const qsf_ring *r); /* published bytes of segments not
-                                                       fully acknowledged */
+/* Bytes (8-byte envelopes included) of the published frames above ackedFsn. */
+uint64_t qsf_ring_pending_bytes(const qsf_ring *r);
 uint64_t qsf_ring_owned_bytes(const qsf_ring *r);
 /* Append calls that had to wait for space (totalBackpressureStalls; one per call). */
 uint64_t qsf_ring_backpressure_stalls(const qsf_ring *r);

@@ -158,6 +158,11 @@ void qsf_plan_rotation(qsf_ring *r);
  * range is re-dirtied and the error returned. */
 int qsf_dur_sync_published(qsf_ring *r, qsf_errinfo *err);
 
+/* ---- cursor.c ---- */
+/* Offset of frame `fsn` in s, walking published frames only; UINT64_MAX if the
+ * segment's published frames end before it. */
+uint64_t qsf_ring_offset_of(const qsf_segment *s, int64_t fsn);
+
 /* ---- ring.c helpers used by the others ---- */
 int64_t qsf_ring_now_ns(void);
 /* Frees a segment's bytes from the accounting and wakes waiting producers. */

@@ -445,6 +445,25 @@ static void latched_error_wakes_blocked_producer(void **state) {
     qsf_ring_close(r, NULL);
 }
 
+/* pending_bytes counts the frames above ackedFsn, not whole segments (it was
+ * the whole active segment: 1,719,924 bytes with 0 frames pending). */
+static void pending_bytes_are_the_unacknowledged_frames(void **state) {
+    (void) state;
+    qsf_ring_opts o = opts(false, 1024, 16384);
+    qsf_ring *r = rt_open(&o);
+    uint8_t buf[100] = {0};
+    for (int i = 0; i < 20; i++) /* 9 frames of 108 bytes per 1 KiB segment */
+        assert_int_equal(qsf_ring_append(r, buf, sizeof buf, NULL, NULL), QSF_OK);
+    assert_int_equal(qsf_ring_pending_bytes(r), 20 * 108);
+    qsf_ring_acknowledge(r, 3);
+    assert_int_equal(qsf_ring_pending_bytes(r), 16 * 108);
+    qsf_ring_acknowledge(r, 12); /* inside the second segment */
+    assert_int_equal(qsf_ring_pending_bytes(r), 7 * 108);
+    qsf_ring_acknowledge(r, 19);
+    assert_int_equal(qsf_ring_pending_bytes(r), 0);
+    qsf_ring_close(r, NULL);
+}
+
 /* ---- symbol dictionary ---- */
 
 typedef struct dict_reader {
@@ -528,6 +547,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(zero_deadline_fails_at_once, rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(too_large_fails_at_once, rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(latched_error_wakes_blocked_producer, rt_setup,
+                                        rt_teardown),
+        cmocka_unit_test_setup_teardown(pending_bytes_are_the_unacknowledged_frames, rt_setup,
                                         rt_teardown),
         cmocka_unit_test_setup_teardown(symdict_memory, rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(symdict_sf, rt_setup, rt_teardown),
