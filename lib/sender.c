@@ -57,16 +57,8 @@ static int on_new_symbols(void *u, uint32_t first, uint32_t count, const char *c
 
 static int emit_frame(void *u, const uint8_t *frame, size_t len, bool is_last, qsf_errinfo *err) {
     qsf_sender *s = u;
-    int64_t fsn;
     (void) is_last;
-    int rc = qsf_ring_append(s->ring, frame, len, &fsn, err);
-    if (rc != QSF_OK)
-        return rc;
-    s->last_deferred = len > 5 && (frame[5] & QSF_QWP_FLAG_DEFER_COMMIT);
-    if (!s->last_deferred)
-        s->last_commit_fsn = fsn;
-    qsf_io_wake(s->io);
-    return QSF_OK;
+    return qsf_ring_txn_append(s->ring, frame, len, NULL, err);
 }
 
 /* Frame cap: ~90% of the advertised batch size, and what one segment holds. */
@@ -77,27 +69,47 @@ static size_t max_frame(qsf_sender *s) {
     return cap < seg ? cap : seg;
 }
 
-int qsf_sender_flush_locked(qsf_sender *s, int64_t *fsn_out, qsf_errinfo *err) {
-    int rc = QSF_OK;
-    if (qsf_qwp_batch_rows(s->batch) > 0) {
-        s->eo.max_frame = max_frame(s);
-        qsf_qwp_batch_set_max_row_frame(s->batch, s->eo.max_frame);
-        qsf_qwp_encode_result res;
+/* The row limit of qsf_at_*: the frame cap as it is now, so that a row it
+ * accepts always fits a frame. A cap that shrinks later (a server with a
+ * smaller batch size) does not strand rows accepted before: the encoder then
+ * sends such a row alone in a frame up to the segment's payload capacity. */
+static void set_frame_limits(qsf_sender *s) {
+    s->eo.max_frame = max_frame(s);
+    s->eo.row_frame_max = qsf_ring_max_payload(s->ring);
+    qsf_qwp_batch_set_max_row_frame(s->batch, s->eo.max_frame);
+}
+
+/* Encodes the buffered rows into frames and publishes them all or nothing: an
+ * error leaves nothing published and every row buffered as before. */
+static int publish_batch(qsf_sender *s, qsf_errinfo *err) {
+    set_frame_limits(s);
+    uint32_t published = qsf_symtab_published(s->symtab);
+    qsf_qwp_encode_result res = {0};
+    int rc = qsf_ring_txn_begin(s->ring, err);
+    if (rc == QSF_OK)
         rc = qsf_qwp_encode(s->enc, s->batch, &s->eo, s->eo.self_sufficient ? NULL : on_new_symbols,
                             emit_frame, s, &res, err);
-        if (qsf_qwp_batch_rows(s->batch) == 0)
-            s->first_row_ns = 0;
-        if (res.frames > 0)
-            qsf_backlog_published(&s->backlog, qsf_ring_published_fsn(s->ring), res.rows_consumed,
-                                  QSF_OS->mono_ns());
-        if (rc == QSF_OK)
-            rc = qsf_ring_barrier(s->ring, err);
-        if (rc == QSF_E_FULL || rc == QSF_E_DURABILITY || rc == QSF_E_SERVER || rc == QSF_E_AUTH ||
-            rc == QSF_E_PROTOCOL) {
-            int t = qsf_latch_get(&s->latch, err); /* it may have woken a blocked append */
-            rc = t ? t : rc;
-        }
+    if (rc == QSF_OK)
+        rc = qsf_ring_txn_commit(s->ring, err); /* aborts itself if its barrier fails */
+    else {
+        qsf_errinfo e;
+        qsf_ring_txn_abort(s->ring, &e);
     }
+    if (rc != QSF_OK) {
+        qsf_qwp_batch_rewind(s->batch, published);
+        int t = qsf_latch_get(&s->latch, err); /* it may have ended a blocked append */
+        return t ? t : rc;
+    }
+    qsf_qwp_batch_reset(s->batch);
+    s->first_row_ns = 0;
+    s->last_commit_fsn = qsf_ring_published_fsn(s->ring);
+    qsf_backlog_published(&s->backlog, s->last_commit_fsn, res.rows_consumed, QSF_OS->mono_ns());
+    qsf_io_wake(s->io);
+    return QSF_OK;
+}
+
+int qsf_sender_flush_locked(qsf_sender *s, int64_t *fsn_out, qsf_errinfo *err) {
+    int rc = qsf_qwp_batch_rows(s->batch) > 0 ? publish_batch(s, err) : QSF_OK;
     if (fsn_out)
         *fsn_out = qsf_ring_published_fsn(s->ring);
     return rc;
@@ -167,12 +179,15 @@ static int codec_open(qsf_sender *s, qsf_errinfo *err) {
                              .max_buf_size = c->max_buf_size,
                              .max_name_len = (int) c->max_name_len,
                              .max_row_frame = NOT_ADVERTISED_FRAME};
+    if (bo.max_row_frame > qsf_ring_max_payload(s->ring)) /* the real limit from the start */
+        bo.max_row_frame = qsf_ring_max_payload(s->ring);
     if (rc == QSF_OK)
         rc = qsf_qwp_batch_new(s->symtab, &bo, &s->batch, err);
     if (rc == QSF_OK)
         rc = qsf_qwp_encoder_new(&s->enc, err);
     qsf_qwp_enc_opts_default(&s->eo);
     s->eo.self_sufficient = s->rep.self_sufficient;
+    s->eo.keep_rows = true;
     return rc;
 }
 
@@ -256,6 +271,8 @@ QSF_API int qsf_sender_from_conf(const qsf_conf *conf, qsf_sender **out, qsf_err
         report_quarantine(s);
         rc = io_open(s, err);
     }
+    if (rc == QSF_OK)
+        set_frame_limits(s); /* the first server's cap, where it advertised one */
     if (rc == QSF_OK && s->conf->drain_orphans) /* after our own slot is held */
         qsf_drainers_start(s->conf, &s->drainers);
     if (rc != QSF_OK) {

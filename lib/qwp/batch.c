@@ -589,6 +589,17 @@ static void table_reset(btable *t) {
     t->cursor = 0;
 }
 
+void qsf_qwp_batch_rewind(qsf_qwp_batch *b, uint32_t published) {
+    size_t rows = 0;
+    for (uint32_t i = 0; i < b->norder; i++) {
+        btable *t = &b->tables[b->order[i]];
+        t->first_row = 0;
+        rows += t->nrows;
+    }
+    b->rows = rows;
+    qsf_symtab_set_published(b->symtab, published);
+}
+
 void qsf_qwp_batch_reset(qsf_qwp_batch *b) {
     qsf_qwp_batch_row_cancel(b);
     for (uint32_t i = 0; i < b->norder; i++)

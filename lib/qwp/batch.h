@@ -136,6 +136,12 @@ bool qsf_qwp_batch_row_open(const qsf_qwp_batch *b);
  * take (header, delta section, blocks). For auto_flush_bytes and max_buf_size. */
 size_t qsf_qwp_batch_est_bytes(const qsf_qwp_batch *b);
 
+/* Gives every complete row back to the batch after an encode that consumed
+ * some or all of them but whose frames were not published (the flush was
+ * aborted: all or nothing), and sets the symbol table's published watermark
+ * back to `published` (its value before that encode). */
+void qsf_qwp_batch_rewind(qsf_qwp_batch *b, uint32_t published);
+
 /* Drops every complete row (and an open row); keeps allocations, tables and
  * columns for reuse. Symbols stay in the symbol table. The encoder calls this after
  * a fully successful encode. */

@@ -331,6 +331,20 @@ static void norm_opts(const qsf_qwp_enc_opts *in, qsf_qwp_enc_opts *o) {
         o->max_frame = MAX_FRAME_CAP;
     if (o->max_frame < QSF_QWP_HEADER_LEN + 2)
         o->max_frame = QSF_QWP_HEADER_LEN + 2;
+    if (o->row_frame_max > MAX_FRAME_CAP)
+        o->row_frame_max = MAX_FRAME_CAP;
+    if (o->row_frame_max < o->max_frame)
+        o->row_frame_max = o->max_frame;
+}
+
+/* Frame bound for the next row alone when it does not fit max_frame. */
+static uint64_t next_row_frame(const qsf_qwp_batch *b) {
+    for (uint32_t i = 0; i < b->norder; i++) {
+        const btable *t = &b->tables[b->order[i]];
+        if (t->first_row < t->nrows)
+            return QSF_QWP_HEADER_LEN + 10 + row_block_bytes(t, t->first_row);
+    }
+    return 0;
 }
 
 /* One frame: plan, build, write-ahead, emit, consume. */
@@ -338,6 +352,13 @@ static int encode_one(qsf_qwp_encoder *e, qsf_qwp_batch *b, const qsf_qwp_enc_op
                       const qsf_enc_cbs *cb, qsf_qwp_encode_result *res, qsf_errinfo *err) {
     uint64_t size;
     int rc = plan_frame(e, b, o, &size);
+    qsf_qwp_enc_opts alone = *o;
+    if (rc == QSF_E_TOO_LARGE && o->row_frame_max > o->max_frame) {
+        uint64_t one = next_row_frame(b);
+        alone.max_frame = one < o->row_frame_max ? (size_t) one : o->row_frame_max;
+        rc = plan_frame(e, b, &alone, &size);
+        o = &alone;
+    }
     if (rc == QSF_E_TOO_LARGE)
         return qsf_err_set(err, rc, 0, 0,
                            "batch too large: the next buffered row does not fit in a frame of "
@@ -374,16 +395,17 @@ int qsf_qwp_encode(qsf_qwp_encoder *e, qsf_qwp_batch *b, const qsf_qwp_enc_opts 
                            b->cur->name_len, b->cur->name);
     qsf_qwp_enc_opts o;
     norm_opts(opts, &o);
-    int rc = check_rows_fit(b, o.max_frame, err);
+    int rc = check_rows_fit(b, o.row_frame_max, err);
     const qsf_enc_cbs cb = {on_new_symbols, emit, user};
     while (rc == QSF_OK && b->rows > 0)
         rc = encode_one(e, b, &o, &cb, res, err);
     res->rows_left = b->rows;
     if (rc != QSF_OK) {
-        if (err && res->frames > 0)
+        if (err && res->frames > 0 && !o.keep_rows)
             err->flags |= QSF_ERRF_IN_DOUBT;
         return rc;
     }
-    qsf_qwp_batch_reset(b);
+    if (!o.keep_rows)
+        qsf_qwp_batch_reset(b);
     return QSF_OK;
 }

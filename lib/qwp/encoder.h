@@ -63,6 +63,11 @@ typedef struct qsf_qwp_enc_opts {
                              above 12 + 16 MiB are clamped. */
     bool gorilla;         /* FLAG_GORILLA and Gorilla timestamps (default true) */
     bool self_sufficient; /* delta section from id 0 in every frame (no side file) */
+    size_t row_frame_max; /* a row larger than max_frame still goes out, alone in a frame
+                             of up to this many bytes (0 = max_frame): rows accepted
+                             under a larger cap can always be flushed */
+    bool keep_rows;       /* on success leave the consumed rows in the batch (the caller
+                             resets it once the frames are published, or rewinds it) */
 } qsf_qwp_enc_opts;
 
 /* The frame cap rule of sf-behaviour.md §4.1: min(90% of the advertised
@@ -87,7 +92,9 @@ typedef struct qsf_qwp_encode_result {
 } qsf_qwp_encode_result;
 
 /* Encodes every complete row of `b` (which must have no open row) and hands each
- * frame to emit(user, ...). on_new_symbols may be NULL (self-sufficient mode or no
+ * frame to emit(user, ...). Frames hold at most max_frame bytes, except that a
+ * row which does not fit alone goes out in a frame of its own of up to
+ * row_frame_max bytes. on_new_symbols may be NULL (self-sufficient mode or no
  * side file). `res` may be NULL.
  * On success every row was emitted and the batch is reset (qsf_qwp_batch_reset);
  * an empty batch emits nothing. On error: frames already emitted stay emitted (the

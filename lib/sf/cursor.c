@@ -6,13 +6,17 @@
 
 #include "sf/sfa.h"
 
-/* Under mu: the live segment holding fsn (or, for fsn == published + 1, the
- * active segment). NULL when fsn is below the head. */
-static qsf_segment *find_segment_locked(qsf_ring *r, int64_t fsn) {
+/* Under mu: the live segment holding published frame fsn, or for fsn ==
+ * published + 1 the one the last published frame is in (the reader waits at
+ * its end). Segments that hold only frames of an open flush are never
+ * entered: an aborted flush may take them back. NULL when fsn is below the
+ * head. */
+static qsf_segment *find_segment_locked(qsf_ring *r, int64_t fsn, int64_t pub) {
     qsf_segment *s = r->head;
     if (!s || fsn < s->base_seq)
         return NULL;
-    for (qsf_segment *n = atomic_load(&s->next); n && fsn >= n->base_seq; n = atomic_load(&s->next))
+    for (qsf_segment *n = atomic_load(&s->next); n && fsn >= n->base_seq && n->base_seq <= pub;
+         n = atomic_load(&s->next))
         s = n;
     return s;
 }
@@ -35,7 +39,7 @@ int qsf_ring_cursor_seek(qsf_ring *r, qsf_ring_cursor *c, int64_t fsn) {
     int rc = QSF_E_INVAL;
     int64_t pub = qsf_ring_published_fsn(r);
     pthread_mutex_lock(&r->mu);
-    qsf_segment *s = fsn <= pub + 1 ? find_segment_locked(r, fsn) : NULL;
+    qsf_segment *s = fsn <= pub + 1 ? find_segment_locked(r, fsn, pub) : NULL;
     uint64_t off = s ? qsf_ring_offset_of(s, fsn) : UINT64_MAX;
     if (off != UINT64_MAX) {
         atomic_fetch_add(&s->pins, 1);
@@ -55,17 +59,19 @@ int qsf_ring_cursor_next(qsf_ring *r, qsf_ring_cursor *c, const uint8_t **payloa
     if (!s)
         return 0;
     for (;;) {
-        /* next first: once it is set, the published offset loaded after it is
-         * final (the producer publishes its last frame before linking). */
-        qsf_segment *nx = atomic_load_explicit(&s->next, memory_order_acquire);
+        /* sealed first: once it is set, the published offset loaded after it
+         * is final and `next` is linked (both were stored before it). The link
+         * alone means nothing: the flush that filled s may still be open. */
+        uint64_t sealed = atomic_load_explicit(&s->sealed_off, memory_order_acquire);
         uint64_t end = atomic_load_explicit(&s->published_off, memory_order_acquire);
         if (c->offset < end) {
             c->offset = qsf_seg_frame_at(s, c->offset, payload, len);
             *fsn = c->next_fsn++;
             return 1;
         }
-        if (!nx)
+        if (sealed == UINT64_MAX)
             return 0;
+        qsf_segment *nx = atomic_load_explicit(&s->next, memory_order_acquire);
         /* Pin the next segment before unpinning this one: the manager trims
          * oldest first and stops at a pinned segment, so nx stays mapped. */
         atomic_fetch_add(&nx->pins, 1);

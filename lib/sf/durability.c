@@ -1,22 +1,26 @@
 /* Data barriers shared by the periodic checkpoint (manager, sf-format.md §9.6)
  * and the append-mode barrier (producer, §9.7): the dictionary first, then
- * msync + fdatasync of each live segment's published-but-not-durable range.
- * One call covers everything published so far (group commit). */
+ * msync + fdatasync of each live segment's written-but-not-durable range. One
+ * call covers everything written so far (group commit), including the frames
+ * of a flush not yet published: the append barrier runs before a flush is
+ * published, and a periodic rotation needs the full segment durable first.
+ * sync_mu keeps an abort from zeroing frames while a barrier is under way (a
+ * sync finishing after the zeroing would mark the zeroed range durable). */
 #include "sf/ring_int.h"
 
 #include "err.h"
 
 #define BATCH 16
 
-/* Under mu: pins up to BATCH segments, from `from` on, whose published bytes
+/* Under mu: pins up to BATCH segments, from `from` on, whose written bytes
  * are not all durable. Returns how many; *resume is where to continue. */
 static int collect_dirty_locked(qsf_ring *r, qsf_segment *from, qsf_segment **out,
                                 qsf_segment **resume) {
     int n = 0;
     qsf_segment *s = from;
     for (; s && n < BATCH; s = atomic_load(&s->next)) {
-        uint64_t pub = atomic_load_explicit(&s->published_off, memory_order_acquire);
-        if (atomic_load(&s->durable_off) >= pub)
+        uint64_t end = atomic_load_explicit(&s->written_off, memory_order_acquire);
+        if (atomic_load(&s->durable_off) >= end)
             continue;
         atomic_fetch_add(&s->pins, 1);
         out[n++] = s;
@@ -27,12 +31,17 @@ static int collect_dirty_locked(qsf_ring *r, qsf_segment *from, qsf_segment **ou
 
 static int sync_one(qsf_ring *r, qsf_segment *s, qsf_errinfo *err) {
     uint64_t from = atomic_load(&s->durable_off);
-    uint64_t to = atomic_load_explicit(&s->published_off, memory_order_acquire);
+    uint64_t to = atomic_load_explicit(&s->written_off, memory_order_acquire);
     int rc = qsf_seg_sync_range(s, from, to, r->rec.slot.path, err);
-    if (rc != QSF_OK)
-        qsf_seg_redirty(s, from, to); /* a plain retry could falsely succeed */
-    else
+    if (rc != QSF_OK) {
+        /* A plain retry could falsely succeed. Only published bytes are
+         * stored again: those of an open flush may still be zeroed by an
+         * abort, and a failed barrier fails that flush anyway. */
+        uint64_t pub = atomic_load_explicit(&s->published_off, memory_order_acquire);
+        qsf_seg_redirty(s, from, pub < to ? pub : to);
+    } else {
         qsf_seg_unpin_memory(s);
+    }
     return rc;
 }
 
@@ -43,9 +52,7 @@ static int sync_dictionary(qsf_ring *r, qsf_errinfo *err) {
     return rc;
 }
 
-int qsf_dur_sync_published(qsf_ring *r, qsf_errinfo *err) {
-    if (!r->sf)
-        return QSF_OK;
+static int sync_written(qsf_ring *r, qsf_errinfo *err) {
     int rc = sync_dictionary(r, err);
     if (rc != QSF_OK)
         return rc;
@@ -63,5 +70,14 @@ int qsf_dur_sync_published(qsf_ring *r, qsf_errinfo *err) {
         n = rc == QSF_OK && next ? collect_dirty_locked(r, next, batch, &next) : 0;
         pthread_mutex_unlock(&r->mu);
     }
+    return rc;
+}
+
+int qsf_dur_sync_written(qsf_ring *r, qsf_errinfo *err) {
+    if (!r->sf)
+        return QSF_OK;
+    pthread_mutex_lock(&r->sync_mu);
+    int rc = sync_written(r, err);
+    pthread_mutex_unlock(&r->sync_mu);
     return rc;
 }

@@ -109,6 +109,8 @@ static int detach_trimmable_locked(qsf_ring *r, qsf_segment **cand, bool ignore_
     while (s && s != r->active && n < QSF_MAX_TRIMS_PER_PASS - r->npending) {
         if (!ignore_pins && atomic_load(&s->pins) > 0)
             break;
+        if (atomic_load(&s->sealed_off) == UINT64_MAX)
+            break; /* the flush that filled it is still open */
         if (qsf_seg_end_fsn(s) - 1 > acked)
             break;
         cand[n++] = s;
@@ -299,7 +301,7 @@ static void periodic_checkpoint(qsf_ring *r) {
     if (!due)
         return;
     qsf_errinfo e;
-    int rc = qsf_dur_sync_published(r, &e);
+    int rc = qsf_dur_sync_written(r, &e);
     int64_t interval = r->sync_interval_ms * 1000000;
     pthread_mutex_lock(&r->mu);
     if (rc != QSF_OK) {

@@ -74,8 +74,8 @@ static int init_sync(qsf_ring *r) {
         return -1;
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     int rc = pthread_mutex_init(&r->mu, NULL) | pthread_mutex_init(&r->mf_mu, NULL) |
-             pthread_mutex_init(&r->dict_mu, NULL) | pthread_cond_init(&r->space_cv, &ca) |
-             pthread_cond_init(&r->mgr_cv, &ca);
+             pthread_mutex_init(&r->dict_mu, NULL) | pthread_mutex_init(&r->sync_mu, NULL) |
+             pthread_cond_init(&r->space_cv, &ca) | pthread_cond_init(&r->mgr_cv, &ca);
     pthread_condattr_destroy(&ca);
     return rc;
 }
@@ -119,9 +119,10 @@ static void wake_on_latch(void *user, int code) {
 
 /* Appends s at the tail of the chain and counts it (open only). */
 static void chain_push(qsf_ring *r, qsf_segment *s) {
-    if (r->active)
+    if (r->active) {
+        qsf_seg_seal(r->active); /* recovered: final */
         atomic_store(&r->active->next, s);
-    else
+    } else
         r->head = s;
     r->active = s;
     r->live++;
@@ -214,6 +215,7 @@ static void ring_free(qsf_ring *r) {
     pthread_mutex_destroy(&r->mu);
     pthread_mutex_destroy(&r->mf_mu);
     pthread_mutex_destroy(&r->dict_mu);
+    pthread_mutex_destroy(&r->sync_mu);
     pthread_cond_destroy(&r->space_cv);
     pthread_cond_destroy(&r->mgr_cv);
     qsf_latch_destroy(&r->own_latch);
@@ -285,7 +287,7 @@ static int close_drained(qsf_ring *r, qsf_errinfo *err) {
 static int close_sf(qsf_ring *r, qsf_errinfo *err) {
     int rc = QSF_OK;
     if (r->durability != QSF_DUR_MEMORY)
-        rc = qsf_dur_sync_published(r, err);
+        rc = qsf_dur_sync_written(r, err);
     int64_t pub = atomic_load(&r->published_fsn);
     int64_t acked = atomic_load(&r->acked_fsn);
     bool drained = pub < 0 || acked >= pub;
@@ -306,6 +308,8 @@ static int close_sf(qsf_ring *r, qsf_errinfo *err) {
 int qsf_ring_close(qsf_ring *r, qsf_errinfo *err) {
     if (!r)
         return QSF_OK;
+    qsf_errinfo e;
+    (void) qsf_ring_txn_abort(r, &e); /* an open flush is never published */
     if (!qsf_mgr_stop(r)) {
         /* The manager may still touch the slot: keep it locked (the lock goes
          * with the process) rather than expose a slot in use. */

@@ -26,7 +26,7 @@ typedef struct qsf_ring qsf_ring;
 enum qsf_durability {
     QSF_DUR_MEMORY = 0,   /* page cache only */
     QSF_DUR_PERIODIC = 1, /* manager checkpoints every sync_interval_ms */
-    QSF_DUR_APPEND = 2,   /* qsf_ring_barrier makes a flush durable (group commit) */
+    QSF_DUR_APPEND = 2,   /* a flush is durable before it is published (group commit) */
 };
 
 typedef struct qsf_ring_opts {
@@ -85,18 +85,44 @@ void qsf_ring_set_status_fn(qsf_ring *r, qsf_ring_status_fn fn, void *user);
 
 /* ---- producer ---- */
 
-/* Appends one frame (a complete QWP message). Blocks while the ring is full, up
- * to append_deadline_ms, then QSF_E_FULL (retriable, nothing published).
- * QSF_E_TOO_LARGE at once if len > segment_bytes - 32. QSF_E_DURABILITY if a
- * periodic checkpoint failure is latched. *fsn_out gets the frame's FSN. The
- * frame is visible to the reader when this returns (release ordering). */
+/* A flush is published all or nothing. Between begin and commit the producer
+ * appends the flush's frames: they are written into the ring (FSNs assigned,
+ * rotations made, space waited for) but no reader sees them; commit makes them
+ * visible all at once, abort removes them as if they had never been written.
+ * A process that dies with a flush open leaves its frames on disk without a
+ * committing frame, and recovery removes them (docs/FORMAT.md).
+ *
+ * qsf_ring_txn_begin: QSF_E_STATE if a flush is open; the latched terminal
+ * error; QSF_E_DURABILITY while a periodic checkpoint failure is latched.
+ *
+ * qsf_ring_txn_append: one frame (a complete QWP message). Blocks while the
+ * ring is full, up to append_deadline_ms, then QSF_E_FULL (retriable).
+ * QSF_E_TOO_LARGE at once if len > segment_bytes - 32, or when the flush
+ * already fills every segment the ring may hold (sf_max_total_bytes) and needs
+ * another: no acknowledgement could make room. A latched terminal error ends
+ * a wait at once. *fsn_out gets the frame's FSN. After an error the flush is
+ * still open: abort it.
+ *
+ * qsf_ring_txn_commit: append mode first makes everything written (and the
+ * dictionary) durable, then every frame of the flush becomes visible (release
+ * ordering). On a failed barrier the flush is aborted (QSF_E_DURABILITY;
+ * QSF_ERRF_IN_DOUBT only if even the zeroing could not be made durable, so a
+ * host crash might bring the frames back).
+ *
+ * qsf_ring_txn_abort: zeroes the flush's frames, undoes its rotations (the
+ * manifest moves back first, sf-format.md §9.3 in reverse) and gives back its
+ * FSNs. If that fails the sender cannot go on: the latch is set (QSF_E_IO or
+ * QSF_E_DURABILITY), the frames stay unpublished and the next recovery removes
+ * them. */
+int qsf_ring_txn_begin(qsf_ring *r, qsf_errinfo *err);
+int qsf_ring_txn_append(qsf_ring *r, const void *payload, size_t len, int64_t *fsn_out,
+                        qsf_errinfo *err);
+int qsf_ring_txn_commit(qsf_ring *r, qsf_errinfo *err);
+int qsf_ring_txn_abort(qsf_ring *r, qsf_errinfo *err);
+
+/* A flush of one frame: begin, append, commit (abort on failure). */
 int qsf_ring_append(qsf_ring *r, const void *payload, size_t len, int64_t *fsn_out,
                     qsf_errinfo *err);
-
-/* append mode: make every frame appended since the last barrier (and the symbol
- * dictionary chunks before them) durable with one msync+fdatasync per touched
- * segment. No-op in other modes. */
-int qsf_ring_barrier(qsf_ring *r, qsf_errinfo *err);
 
 /* Largest payload one frame may have (segment_bytes - 32). */
 size_t qsf_ring_max_payload(const qsf_ring *r);

@@ -1,5 +1,6 @@
-/* The producer path: append, rotation (sf-format.md §9.3), backpressure
- * (sf-behaviour.md §4.3-4.4) and the append-mode barrier. */
+/* The producer path: writing the frames of a flush, rotation (sf-format.md
+ * §9.3) and backpressure (sf-behaviour.md §4.3-4.4). A flush is published all
+ * at once, and undone on abort, in ring_txn.c. */
 #include "sf/ring_int.h"
 
 #include "err.h"
@@ -34,13 +35,27 @@ static void maybe_early_wake(qsf_ring *r, qsf_segment *a) {
     pthread_mutex_unlock(&r->mu);
 }
 
-static inline void publish(qsf_ring *r, int64_t *fsn_out) {
+/* Writes the frame into s; on success it belongs to the open flush (its FSN
+ * assigned, where the flush started remembered for an abort). */
+static bool write_frame(qsf_ring *r, qsf_segment *s, const void *payload, uint32_t len,
+                        int64_t *fsn_out) {
+    uint64_t off = s->append_off;
+    if (!qsf_seg_write(s, payload, len))
+        return false;
+    qsf_ring_txn *t = &r->txn;
+    if (!t->seg) {
+        t->seg = s;
+        t->off = off;
+        t->frames_before = s->frame_count - 1;
+        t->nsegs = 1;
+    } else if (t->last != s) {
+        t->nsegs++;
+    }
+    t->last = s;
     int64_t fsn = r->next_fsn++;
-    /* Stored after the segment's published offset (release in qsf_seg_append),
-     * so a reader that sees this FSN also sees the frame. */
-    atomic_store_explicit(&r->published_fsn, fsn, memory_order_release);
     if (fsn_out)
         *fsn_out = fsn;
+    return true;
 }
 
 /* Rotation barriers, outside the ring mutex: rebase the spare, sync its
@@ -81,7 +96,7 @@ static int rotation_blocked_locked(qsf_ring *r, qsf_segment *a) {
         return 2;
     }
     if (r->durability == QSF_DUR_PERIODIC &&
-        atomic_load(&a->durable_off) < atomic_load(&a->published_off)) {
+        atomic_load(&a->durable_off) < atomic_load(&a->written_off)) {
         r->sync_requested = true;
         r->wait_cause = QSF_WAIT_PERIODIC;
         return 1;
@@ -129,6 +144,11 @@ static int try_rotate(qsf_ring *r, uint64_t *gen) {
         r->frame_bytes_avg = (a->append_off - QSF_SFA_HEADER_SIZE) / a->frame_count;
     atomic_store_explicit(&r->plan_fsn, -1, memory_order_relaxed);
     atomic_store_explicit(&a->next, sp, memory_order_release);
+    /* Without frames of the open flush `a` is final: sealed now, so the reader
+     * may move on (and the manager trim it) at once. Otherwise when the flush
+     * commits (ring_txn.c). */
+    if (r->txn.last != a)
+        qsf_seg_seal(a);
     r->active = sp;
     r->live++;
     r->mgr_kick = true;
@@ -199,7 +219,7 @@ static int full_error(qsf_ring *r, int64_t waited_ns, qsf_errinfo *err) {
                        cause);
 }
 
-static int latched_error(qsf_ring *r, qsf_errinfo *err) {
+int qsf_ring_latched_error(qsf_ring *r, qsf_errinfo *err) {
     int code = qsf_latch_get(r->latch, err);
     if (code)
         return code;
@@ -237,11 +257,41 @@ static void rotate_as_planned(qsf_ring *r) {
     atomic_store_explicit(&r->plan_fsn, -1, memory_order_relaxed);
 }
 
+/* Segments the ring may ever hold at once: the cap less the dictionary file,
+ * at least the live-segment floor. */
+static uint32_t cap_segments(const qsf_ring *r) {
+    uint64_t dict = atomic_load(&r->dict_bytes);
+    uint64_t room = r->cap_bytes > dict ? r->cap_bytes - dict : 0;
+    uint64_t n = room / r->seg_bytes;
+    return n < QSF_MIN_LIVE_SEGMENTS ? QSF_MIN_LIVE_SEGMENTS : (uint32_t) n;
+}
+
+/* The open flush fills every segment the ring may hold and needs one more:
+ * no acknowledgement can ever make room for it (its own segments are freed
+ * only once it is published). */
+static int never_fits(qsf_ring *r, uint32_t len, qsf_errinfo *err) {
+    uint32_t cap = cap_segments(r);
+    if (!r->txn.seg || r->txn.nsegs + 1 <= cap)
+        return QSF_OK;
+    return qsf_err_set(err, QSF_E_TOO_LARGE, 0, 0,
+                       "flush too large for the ring: its first %" PRId64
+                       " frames already fill %u segments of %" PRIu64
+                       " bytes and the next (%u bytes) needs another, but sf_max_total_bytes="
+                       "%" PRIu64 " (less %" PRIu64
+                       " bytes of .symbol-dict) holds %u; nothing was published (raise "
+                       "sf_max_total_bytes, or flush fewer rows at a time)",
+                       r->next_fsn - r->txn.first_fsn, r->txn.nsegs, r->seg_bytes, len,
+                       r->cap_bytes, atomic_load(&r->dict_bytes), cap);
+}
+
 /* The active segment is full: rotate, or wait for a spare until the deadline. */
 static int append_slow(qsf_ring *r, const void *payload, uint32_t len, int64_t *fsn_out,
                        qsf_errinfo *err) {
     int64_t start = qsf_ring_now_ns(), deadline = r->append_deadline_ms * 1000000;
     bool stalled = false;
+    int rc = never_fits(r, len, err);
+    if (rc != QSF_OK)
+        return rc;
     for (;;) {
         uint64_t gen;
         int t = try_rotate(r, &gen);
@@ -250,16 +300,15 @@ static int append_slow(qsf_ring *r, const void *payload, uint32_t len, int64_t *
              * this rotation would otherwise run itself, so neither the deadline
              * nor the stall count applies. */
             if (wait_for_space(r, gen, WAIT_STEP_NS))
-                return latched_error(r, err);
+                return qsf_ring_latched_error(r, err);
             continue;
         }
         if (t == TRY_ROTATED) {
-            if (!qsf_seg_append(r->active, payload, len))
+            if (!write_frame(r, r->active, payload, len, fsn_out))
                 return qsf_err_set(err, QSF_E_INTERNAL, 0, 0,
                                    "frame of %u bytes did not fit "
                                    "an empty segment",
                                    len);
-            publish(r, fsn_out);
             return QSF_OK;
         }
         if (!stalled) {
@@ -267,44 +316,36 @@ static int append_slow(qsf_ring *r, const void *payload, uint32_t len, int64_t *
             stalled = true;
         }
         if (atomic_load(&r->dur_latched)) /* the checkpoint it waits for failed */
-            return latched_error(r, err);
+            return qsf_ring_latched_error(r, err);
         int64_t waited = qsf_ring_now_ns() - start;
         if (waited >= deadline)
             return full_error(r, waited, err);
         if (waited > WAIT_STEP_NS)
             warn_throttled(r, waited);
         if (wait_for_space(r, gen, deadline - waited))
-            return latched_error(r, err);
+            return qsf_ring_latched_error(r, err);
     }
 }
 
-int qsf_ring_append(qsf_ring *r, const void *payload, size_t len, int64_t *fsn_out,
-                    qsf_errinfo *err) {
+int qsf_ring_txn_append(qsf_ring *r, const void *payload, size_t len, int64_t *fsn_out,
+                        qsf_errinfo *err) {
+    if (!r->txn.open)
+        return qsf_err_set(err, QSF_E_STATE, 0, 0, "ring append outside a flush");
     if (len > qsf_seg_max_payload(r->seg_bytes))
         return qsf_err_set(err, QSF_E_TOO_LARGE, 0, 0,
                            "payload too large for segment: %zu bytes, segment holds at most "
                            "%" PRIu64,
                            len, qsf_seg_max_payload(r->seg_bytes));
     if (qsf_latch_code(r->latch) || atomic_load_explicit(&r->dur_latched, memory_order_relaxed))
-        return latched_error(r, err);
+        return qsf_ring_latched_error(r, err);
     if (r->next_fsn == atomic_load_explicit(&r->plan_fsn, memory_order_relaxed))
         rotate_as_planned(r);
     if (r->rotation_owed)
         return append_slow(r, payload, (uint32_t) len, fsn_out, err);
     qsf_segment *a = r->active;
-    if (qsf_seg_append(a, payload, (uint32_t) len)) {
-        publish(r, fsn_out);
+    if (write_frame(r, a, payload, (uint32_t) len, fsn_out)) {
         maybe_early_wake(r, a);
         return QSF_OK;
     }
     return append_slow(r, payload, (uint32_t) len, fsn_out, err);
-}
-
-int qsf_ring_barrier(qsf_ring *r, qsf_errinfo *err) {
-    if (r->durability != QSF_DUR_APPEND)
-        return QSF_OK;
-    int rc = qsf_dur_sync_published(r, err);
-    if (rc != QSF_OK && err)
-        err->flags |= QSF_ERRF_IN_DOUBT;
-    return rc;
 }

@@ -46,6 +46,20 @@ typedef struct qsf_backoff {
 #define QSF_MEM_POOL_KEEP     4
 #define QSF_MEM_POOL_CHECK_NS ((int64_t) 1000000000)
 
+/* The open flush (ring_txn.c): producer-private. Its frames are written but
+ * not published; `seg` holds the first one, at `off`, after `frames_before`
+ * older frames of that segment; the segments after it up to the active one
+ * hold only frames of the flush. */
+typedef struct qsf_ring_txn {
+    bool open;
+    int64_t first_fsn;      /* FSN of the flush's first frame */
+    qsf_segment *seg;       /* segment of the first frame, NULL before one is written */
+    uint64_t off;           /* its offset in seg */
+    uint64_t frames_before; /* frames seg held before it */
+    qsf_segment *last;      /* segment of the last frame written */
+    uint32_t nsegs;         /* segments holding frames of the flush */
+} qsf_ring_txn;
+
 enum qsf_trim_stage { QSF_TRIM_PRE = 0, QSF_TRIM_UNLINK = 1, QSF_TRIM_POST = 2, QSF_TRIM_STAGES };
 
 /* Why the producer last had to wait (for the QSF_E_FULL message). */
@@ -73,6 +87,7 @@ struct qsf_ring {
     qsf_slot_recovered rec;
     pthread_mutex_t mf_mu;   /* manifest writes: rotating producer vs trimming manager */
     pthread_mutex_t dict_mu; /* dictionary append (producer) vs sync (manager) */
+    pthread_mutex_t sync_mu; /* data barriers (manager, producer) vs zeroing an aborted flush */
     uint64_t next_gen;       /* next segment file counter (manager) */
     _Atomic uint64_t dict_bytes;
 
@@ -95,6 +110,7 @@ struct qsf_ring {
     /* FSNs, each on its own cache line: the producer writes published_fsn on
      * every append, the reader writes acked_fsn. */
     _Alignas(64) int64_t next_fsn; /* producer-private */
+    qsf_ring_txn txn;              /* producer-private: the open flush */
     bool rotation_owed;            /* producer-private: a rotation's barriers failed; until one
                                       succeeds no frame may go into the active segment */
     _Alignas(64) _Atomic int64_t published_fsn;
@@ -153,10 +169,15 @@ int qsf_mgr_trim_all(qsf_ring *r, qsf_errinfo *err);
 void qsf_plan_rotation(qsf_ring *r);
 
 /* ---- durability.c ---- */
-/* Syncs every live segment whose published bytes are not yet durable, after
- * the dictionary (sf-format.md §9.6 steps 1-3, §9.7). On failure the failed
- * range is re-dirtied and the error returned. */
-int qsf_dur_sync_published(qsf_ring *r, qsf_errinfo *err);
+/* Syncs every live segment whose written bytes are not yet durable, after the
+ * dictionary (sf-format.md §9.6 steps 1-3, §9.7): published frames and those
+ * of an open flush alike. On failure the failed published range is re-dirtied
+ * and the error returned. Takes sync_mu. */
+int qsf_dur_sync_written(qsf_ring *r, qsf_errinfo *err);
+
+/* ---- ring_append.c ---- */
+/* The latched terminal error, else the latched periodic checkpoint failure. */
+int qsf_ring_latched_error(qsf_ring *r, qsf_errinfo *err);
 
 /* ---- cursor.c ---- */
 /* Offset of frame `fsn` in s, walking published frames only; UINT64_MAX if the

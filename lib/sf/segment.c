@@ -48,6 +48,8 @@ static qsf_segment *seg_alloc(uint64_t size, int64_t base_seq) {
     s->base_seq = base_seq;
     s->append_off = QSF_SFA_HEADER_SIZE;
     atomic_init(&s->published_off, QSF_SFA_HEADER_SIZE);
+    atomic_init(&s->sealed_off, UINT64_MAX);
+    atomic_init(&s->written_off, QSF_SFA_HEADER_SIZE);
     atomic_init(&s->durable_off, QSF_SFA_HEADER_SIZE);
     atomic_init(&s->pins, 0);
     atomic_init(&s->next, NULL);
@@ -131,6 +133,8 @@ void qsf_seg_reuse_mem(qsf_segment *s, int64_t base_seq) {
     s->frame_count = 0;
     s->early_woken = false;
     atomic_store(&s->published_off, QSF_SFA_HEADER_SIZE);
+    atomic_store(&s->sealed_off, UINT64_MAX);
+    atomic_store(&s->written_off, QSF_SFA_HEADER_SIZE);
     atomic_store(&s->durable_off, QSF_SFA_HEADER_SIZE);
     atomic_store(&s->pins, 0);
     atomic_store(&s->next, NULL);
@@ -220,6 +224,7 @@ int qsf_seg_adopt(int fd, const char *dir_path, const char *name, uint64_t gen, 
     s->frame_count = frame_count;
     s->append_off = append_off;
     atomic_store(&s->published_off, append_off);
+    atomic_store(&s->written_off, append_off);
     *out = s;
     return QSF_OK;
 }
@@ -236,7 +241,7 @@ void qsf_seg_destroy(qsf_segment *s) {
     free(s);
 }
 
-bool qsf_seg_append(qsf_segment *s, const void *payload, uint32_t len) {
+bool qsf_seg_write(qsf_segment *s, const void *payload, uint32_t len) {
     uint64_t off = s->append_off;
     if (len > s->size - off || s->size - off - len < QSF_SFA_FRAME_OVERHEAD)
         return false;
@@ -250,8 +255,30 @@ bool qsf_seg_append(qsf_segment *s, const void *payload, uint32_t len) {
     (void) QSF_FAULT_POINT(QSF_FP_FRAME_CRC_WRITTEN);
     s->append_off = off + QSF_SFA_FRAME_OVERHEAD + len;
     s->frame_count++;
-    atomic_store_explicit(&s->published_off, s->append_off, memory_order_release);
+    atomic_store_explicit(&s->written_off, s->append_off, memory_order_release);
     return true;
+}
+
+bool qsf_seg_append(qsf_segment *s, const void *payload, uint32_t len) {
+    if (!qsf_seg_write(s, payload, len))
+        return false;
+    qsf_seg_publish(s);
+    return true;
+}
+
+void qsf_seg_unwrite(qsf_segment *s, uint64_t off, uint64_t frames) {
+    if (off < atomic_load(&s->published_off) || off >= s->append_off)
+        return;
+    memset(s->base + off, 0, s->append_off - off);
+    s->append_off = off;
+    s->frame_count -= frames;
+    atomic_store_explicit(&s->written_off, off, memory_order_release);
+}
+
+void qsf_seg_lower_durable(qsf_segment *s, uint64_t off) {
+    uint64_t d = atomic_load(&s->durable_off);
+    if (d > off)
+        atomic_store(&s->durable_off, off);
 }
 
 int qsf_seg_rebase(qsf_segment *s, int64_t base_seq, qsf_errinfo *err) {

@@ -2,17 +2,26 @@
  * file mapped MAP_SHARED read/write exactly its size (SF mode). Both backings
  * hold the same bytes (sfa.h): a 24-byte SF01 header, then packed frames.
  *
- *   0        24                                     append_off        size
- *   +--------+-------+-------+-----+-------+--------+-----------------+
- *   | header | frame | frame | ... | frame | (being written) | zeros  |
- *   +--------+-------+-------+-----+-------+--------+-----------------+
- *            ^ frames below published_off are complete, CRC last
+ *   0        24                     published_off    append_off        size
+ *   +--------+-------+-----+-------+----------------+--------+--------+
+ *   | header | frame | ... | frame | frames of an   | (being | zeros  |
+ *   |        |       |     |       | open flush     | written)        |
+ *   +--------+-------+-----+-------+----------------+--------+--------+
+ *            ^ published: complete, CRC last, visible to the reader
  *
- * Threads: the producer owns append_off/frame_count and publishes
- * published_off with a release store; readers load it with acquire and never
- * read at or beyond it. The manager (periodic) or the producer (append barrier)
- * advances durable_off. pins is changed by the reader and checked by the
- * manager under the ring mutex before a segment is unmapped. */
+ * A flush is published all at once (ring.h, qsf_ring_txn_*): its frames are
+ * written (append_off, written_off move) but stay invisible until the flush
+ * commits and published_off moves over all of them; an aborted flush's frames
+ * are zeroed again. A segment is sealed (sealed_off = its final end) only when
+ * the flush that filled it commits: the reader moves on to `next` only then,
+ * never on the link alone, so it cannot skip frames of an open flush.
+ *
+ * Threads: the producer owns append_off/frame_count, stores written_off,
+ * published_off and sealed_off with release; readers load them with acquire
+ * and never read at or beyond published_off. The manager (periodic) or the
+ * producer (append barrier) advances durable_off. pins is changed by the
+ * reader and checked by the manager under the ring mutex before a segment is
+ * unmapped. */
 #ifndef QSF_SEGMENT_H
 #define QSF_SEGMENT_H
 
@@ -33,6 +42,8 @@ typedef struct qsf_segment {
     uint64_t append_off;            /* producer-private end of written frames */
     uint64_t frame_count;           /* producer-private; final once sealed */
     _Atomic uint64_t published_off; /* release by producer, acquire by reader */
+    _Atomic uint64_t sealed_off;    /* final end once sealed, UINT64_MAX before */
+    _Atomic uint64_t written_off;   /* append_off for other threads (barriers) */
     bool early_woken;               /* producer woke the manager at 3/4 */
     /* Rarely written: chain link, pins, durability, file identity. */
     _Alignas(64) _Atomic(struct qsf_segment *) next; /* release-stored at rotation */
@@ -87,10 +98,34 @@ static inline uint64_t qsf_seg_max_payload(uint64_t size) {
     return size > 32 ? size - 32 : 0;
 }
 
-/* Appends one frame in the order of sf-format.md §3.4 (length, payload, CRC
- * last, then the release store of the published offset). Returns false, with
- * nothing written, when the frame does not fit. Producer only. */
+/* Writes one frame in the order of sf-format.md §3.4 (length, payload, CRC
+ * last) at append_off, without publishing it. Returns false, with nothing
+ * written, when the frame does not fit. Producer only. */
+bool qsf_seg_write(qsf_segment *s, const void *payload, uint32_t len);
+
+/* Makes every written frame visible to the reader (release). Producer only. */
+static inline void qsf_seg_publish(qsf_segment *s) {
+    atomic_store_explicit(&s->published_off, s->append_off, memory_order_release);
+}
+
+/* Publishes, then seals: no frame will ever follow; the reader may move on to
+ * s->next once it has read up to here. Producer only. */
+static inline void qsf_seg_seal(qsf_segment *s) {
+    qsf_seg_publish(s);
+    atomic_store_explicit(&s->sealed_off, s->append_off, memory_order_release);
+}
+
+/* qsf_seg_write, then qsf_seg_publish (tests, tools). */
 bool qsf_seg_append(qsf_segment *s, const void *payload, uint32_t len);
+
+/* Zeroes the written, unpublished frames from `off` on (an aborted flush) and
+ * moves append_off back to it; `frames` is how many frames that removes.
+ * Producer only; never below published_off. Making the zeros durable is the
+ * caller's (qsf_seg_sync_range, then qsf_seg_lower_durable). */
+void qsf_seg_unwrite(qsf_segment *s, uint64_t off, uint64_t frames);
+
+/* durable_off = min(durable_off, off): nothing at or above off is a frame. */
+void qsf_seg_lower_durable(qsf_segment *s, uint64_t off);
 
 /* FSN the next frame appended to s would get. Producer only. */
 static inline int64_t qsf_seg_end_fsn(const qsf_segment *s) {

@@ -406,6 +406,31 @@ int qsf_manifest_write(qsf_manifest *m, int64_t head_base, int64_t active_base, 
     return QSF_OK;
 }
 
+int qsf_manifest_retract(qsf_manifest *m, int64_t active_base, qsf_errinfo *err) {
+    if (m->fd < 0)
+        return qsf_err_set(err, QSF_E_INVAL, 0, 0, "manifest retract: file not open");
+    if (active_base < m->head_base || active_base > m->active_base)
+        return qsf_err_set(
+            err, QSF_E_INTERNAL, 0, 0, "manifest retract to activeBase %lld outside [%lld, %lld]",
+            (long long) active_base, (long long) m->head_base, (long long) m->active_base);
+    if (m->resync) {
+        int rc = manifest_resync(m, err);
+        if (rc != QSF_OK)
+            return rc;
+    }
+    if (active_base == m->active_base)
+        return QSF_OK;
+    int64_t next = m->generation + 1;
+    uint8_t rec[REC];
+    qsf_sfm_encode(rec, next, m->head_base, active_base);
+    int rc = rec_write(m->fd, rec, next, m->dir, QSF_NAME_MANIFEST, QSF_FP_MANIFEST_WRITTEN, err);
+    if (rc != QSF_OK)
+        return rc;
+    m->generation = next;
+    m->active_base = active_base;
+    return QSF_OK;
+}
+
 int qsf_manifest_sync(qsf_manifest *m, qsf_errinfo *err) {
     int rc = handle_sync(m->fd, m->dir, QSF_NAME_MANIFEST, err);
     m->resync = rc != QSF_OK;

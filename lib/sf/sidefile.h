@@ -135,6 +135,14 @@ int qsf_manifest_create(int slot_dirfd, const char *slot_path, int64_t head_base
 int qsf_manifest_write(qsf_manifest *m, int64_t head_base, int64_t active_base, bool *written,
                        qsf_errinfo *err);
 
+/* Moves activeBase BACK to `active_base` (headBase <= active_base <= the current
+ * activeBase): the one write that may move a boundary backwards. Used only to
+ * undo rotations of frames that were never published (an aborted flush): the
+ * segments above `active_base` hold no frame by then (their frames were zeroed
+ * first), so every state a crash can leave is a valid slot. No fsync: call
+ * qsf_manifest_sync. */
+int qsf_manifest_retract(qsf_manifest *m, int64_t active_base, qsf_errinfo *err);
+
 /* fsync of the manifest. QSF_E_DURABILITY on failure. */
 int qsf_manifest_sync(qsf_manifest *m, qsf_errinfo *err);
 

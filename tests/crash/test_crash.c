@@ -244,10 +244,8 @@ static void child_run(int durability, bool host_loss, int point, uint64_t nth, i
         if (f % 10 == 0)
             child_dict(r, out);
         payload(f, buf, &len);
-        if (qsf_ring_append(r, buf, len, NULL, NULL) != QSF_OK)
+        if (qsf_ring_append(r, buf, len, NULL, NULL) != QSF_OK) /* append mode: durable */
             _exit(4);
-        if (durability == QSF_DUR_APPEND && qsf_ring_barrier(r, NULL) != QSF_OK)
-            _exit(5);
         report(out, MSG_APPENDED, f);
         if (f % 20 == 19 && f - 40 >= 0) {
             report(out, MSG_ACKED, f - 40); /* before: the manager may persist it at once */

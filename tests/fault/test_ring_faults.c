@@ -17,7 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static qsf_ring_opts sf_opts(uint64_t seg, int durability) {
@@ -217,8 +219,7 @@ static void short_writes_are_completed(void **state) {
     const char *strs[] = {"alpha", "beta", "gamma"};
     uint32_t lens[] = {5, 4, 5};
     assert_int_equal(qsf_ring_symdict_append(r, 0, 3, strs, lens, NULL), QSF_OK);
-    append_ok(r, 0, 200); /* several rotations: manifest writes */
-    assert_int_equal(qsf_ring_barrier(r, NULL), QSF_OK);
+    append_ok(r, 0, 200); /* several rotations: manifest writes; each one a durable flush */
     qsf_ring_acknowledge(r, 99);
     RT_WAIT_UNTIL(rt_count_files("f", ".sfa") <= 5); /* trim: watermark + manifest writes */
     assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
@@ -389,6 +390,83 @@ static void failed_manifest_sync_owes_the_rotation(void **state) {
     assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
 }
 
+/* ---- undoing a flush that was never published ---- */
+
+static void txn_frames(qsf_ring *r, int64_t from, int64_t n) {
+    uint8_t buf[100];
+    for (int64_t f = from; f < from + n; f++) {
+        memset(buf, (int) (f & 0xff), sizeof buf);
+        memcpy(buf, &f, 8);
+        qsf_errinfo e;
+        if (qsf_ring_txn_append(r, buf, sizeof buf, NULL, &e) != QSF_OK)
+            fail_msg("txn append %" PRId64 ": %s", f, e.msg);
+    }
+}
+
+/* An abort that cannot make its zeros durable cannot promise the frames are
+ * gone: the sender stops (the latch), never publishing them. */
+static void abort_that_cannot_sync_latches(void **state) {
+    (void) state;
+    qsf_ring_opts o = sf_opts(4096, QSF_DUR_MEMORY);
+    qsf_ring *r = rt_open(&o);
+    append_ok(r, 0, 5);
+    assert_int_equal(qsf_ring_txn_begin(r, NULL), QSF_OK);
+    txn_frames(r, 5, 100); /* ~10 KiB: rotations into two more segments */
+    QSF_OS->fdatasync = maybe_eio_fdatasync_any;
+    atomic_store(&sync_fails, 1);
+    qsf_errinfo e;
+    assert_int_equal(qsf_ring_txn_abort(r, &e), QSF_E_DURABILITY);
+    assert_non_null(strstr(e.msg, "cannot undo an unpublished flush"));
+    assert_int_equal(qsf_latch_code(qsf_ring_latch(r)), QSF_E_DURABILITY);
+    assert_int_equal(qsf_ring_published_fsn(r), 4);
+    assert_int_equal(append_frame(r, 5, &e), QSF_E_DURABILITY); /* latched */
+    atomic_store(&sync_fails, 0);
+    qsf_os_reset();
+    qsf_ring_close(r, NULL);
+    assert_int_equal(qsf_ring_open(&o, &r, NULL, &e), QSF_OK);
+    check_frames(r, 0); /* 0..4 intact; what the abort left recovery keeps or cuts */
+    qsf_ring_close(r, NULL);
+}
+
+/* A process killed in the middle of undoing the rotations of an unpublished
+ * flush (after each manifest record, before its fsync) leaves a slot that
+ * opens, with every published frame intact. */
+static void kill_while_undoing_rotations_leaves_a_valid_slot(void **state) {
+    (void) state;
+    qsf_ring_opts o = sf_opts(4096, QSF_DUR_MEMORY);
+    for (uint64_t nth = 1; nth <= 3; nth++) {
+        char slot[600];
+        snprintf(slot, sizeof slot, "%s/f", rt_dir);
+        tu_rmtree(slot);
+        pid_t pid = fork();
+        if (pid == 0) {
+            qsf_ring *r;
+            if (qsf_ring_open(&o, &r, NULL, NULL) != QSF_OK)
+                _exit(2);
+            for (int64_t f = 0; f < 5; f++)
+                if (append_frame(r, f, NULL) != QSF_OK)
+                    _exit(3);
+            if (qsf_ring_txn_begin(r, NULL) != QSF_OK)
+                _exit(4);
+            txn_frames(r, 5, 150); /* three rotations */
+            qsf_fault_arm(QSF_FP_MANIFEST_WRITTEN, nth, QSF_FA_KILL);
+            qsf_ring_txn_abort(r, NULL);
+            _exit(5);
+        }
+        int st;
+        assert_int_equal(waitpid(pid, &st, 0), pid);
+        if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGKILL) /* killed at undo step nth */
+            fail_msg("child was not killed at undo step %" PRIu64 ": status %d", nth, st);
+        qsf_ring *r;
+        qsf_errinfo e;
+        if (qsf_ring_open(&o, &r, NULL, &e) != QSF_OK)
+            fail_msg("reopen after a kill at undo step %" PRIu64 ": %s", nth, e.msg);
+        check_frames(r, 0);
+        assert_true(qsf_ring_published_fsn(r) >= 4);
+        qsf_ring_close(r, NULL);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(enospc_spare_is_backpressure_then_retried, rt_setup,
@@ -400,6 +478,9 @@ int main(void) {
         cmocka_unit_test_setup_teardown(trim_unlink_failure_keeps_invariants, rt_setup,
                                         rt_teardown),
         cmocka_unit_test_setup_teardown(close_during_failures_then_reopen, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(abort_that_cannot_sync_latches, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(kill_while_undoing_rotations_leaves_a_valid_slot, rt_setup,
+                                        rt_teardown),
         cmocka_unit_test_setup_teardown(failed_manifest_sync_owes_the_rotation, rt_setup,
                                         rt_teardown),
     };

@@ -1,12 +1,14 @@
-/* Edge paths of the sender API against qwp-sink: the empty commit frame at
- * close (sf-behaviour.md §6.2), the FSN an empty flush returns (§4.5), wait's
- * argument checks (§6.1) and a terminal error waking a producer blocked on a
- * full ring (§5.3 / §8). */
+/* Edge paths of the sender API against qwp-sink: flushes that are all or
+ * nothing, close adding no frame of its own (sf-behaviour.md §6.2), the FSN an empty flush returns
+ * (§4.5), wait's argument checks (§6.1) and a terminal error waking a producer blocked on a full
+ * ring (§5.3 / §8). */
 #include "itest.h"
 
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+
+#define FAST_RECONNECT "reconnect_initial_backoff_millis=10;reconnect_max_backoff_millis=100;"
 
 static const uint8_t EMPTY_COMMIT[] = {0x51, 0x57, 0x50, 0x31, 0x01, 0x08, 0x00,
                                        0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00};
@@ -27,35 +29,79 @@ static int big_row(qsf_sender *s, int64_t k) {
 
 /* ---- a flush is all or nothing ---- */
 
-/* A flush split into deferred frames that cannot all be published (the ring
- * fills before the committing frame) is never delivered: close does not commit
- * what was sent, and says how many rows it dropped. */
-static void failed_split_flush_is_never_committed(void **state) {
+static int64_t publish_big_rows(qsf_sender *s, int64_t from, int64_t n) {
+    for (int64_t i = from; i < from + n; i++)
+        assert_int_equal(big_row(s, i), QSF_OK);
+    return from + n;
+}
+
+/* A flush split into deferred frames that the ring cannot take before its
+ * deadline (acknowledgements withheld) fails with nothing published and every
+ * row still buffered; once the server acknowledges again the same rows flush
+ * and arrive exactly once. Before, the leading deferred frames were published
+ * and close committed them with an empty frame: rows of a failed flush. */
+static void failed_split_flush_is_never_delivered(void **state) {
     (void) state;
     qsink_opts o = {.max_batch = 8192, .record_payloads = 1};
     qsink *sink = it_sink(&o);
     it_fault(sink, "withhold-ok conn=1"); /* nothing acked: the ring fills */
     char conf[512];
+    qsf_sender *s =
+        it_sender(it_conf(conf, sizeof conf, qsink_port(sink),
+                          "sf_max_segment_bytes=64k;sf_max_total_bytes=512k;"
+                          "sf_append_deadline_millis=100;auto_flush=off;" FAST_RECONNECT));
+    qsf_errinfo e;
+    int64_t k = publish_big_rows(s, 0, 300); /* ~300 KB: fits the empty ring */
+    assert_int_equal(qsf_flush(s, NULL, &e), QSF_OK);
+    int64_t first_frames = qsf_published_fsn(s) + 1;
+    k = publish_big_rows(s, k, 300); /* the ring holds the first flush, unacknowledged */
+    assert_int_equal(qsf_flush(s, NULL, &e), QSF_E_FULL);
+    assert_true(e.flags & QSF_ERRF_RETRIABLE);
+    assert_false(e.flags & QSF_ERRF_IN_DOUBT); /* nothing of it was published */
+    assert_int_equal(qsf_buffered_rows(s), 300);
+    assert_int_equal(qsf_published_fsn(s), first_frames - 1);
+    assert_int_equal(qsink_wait_frames(sink, first_frames, 20000), 0);
+    it_sleep_ms(100);
+    qsink_frame fr[256];
+    assert_int_equal(qsink_frames(sink, 1, fr, 256), first_frames); /* none of the second */
+    qsink_fault_clear(sink);
+    qsink_restart(sink); /* acks flow again; the first flush is replayed */
+    it_wait_acked(s, first_frames - 1);
+    int64_t fsn;
+    assert_int_equal(qsf_flush(s, &fsn, &e), QSF_OK); /* the same 300 rows, now */
+    it_wait_acked(s, fsn);
+    /* the first flush was committed but not acknowledged, so it is replayed
+     * once; the second arrives exactly once */
+    assert_int_equal(qsink_rows(sink, "t"), 300 * 2 + 300);
+    it_close_and_check(s, sink, "t", k, true);
+}
+
+/* A flush that can never fit the ring fails at once (not after the append
+ * deadline) with QSF_E_TOO_LARGE, not retriable, naming the sizes; nothing is
+ * published and the rows stay buffered until qsf_close drops them, saying so. */
+static void flush_that_can_never_fit_fails_at_once(void **state) {
+    (void) state;
+    qsink_opts o = {.max_batch = 8192, .record_payloads = 1};
+    qsink *sink = it_sink(&o);
+    char conf[512];
     qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink),
                                       "sf_max_segment_bytes=64k;sf_max_total_bytes=128k;"
-                                      "sf_append_deadline_millis=100;auto_flush=off;"
-                                      "close_flush_timeout_millis=500;"));
-    /* one flush of ~300 KB splits into ~7 KB frames; the ring cannot take them all */
-    int64_t n = 300;
-    for (int64_t i = 0; i < n; i++)
-        assert_int_equal(big_row(s, i), QSF_OK);
+                                      "sf_append_deadline_millis=600000;auto_flush=off;"));
+    publish_big_rows(s, 0, 300); /* ~300 KB into a ring of 128 KiB */
     qsf_errinfo e;
-    assert_int_equal(qsf_flush(s, NULL, &e), QSF_E_FULL);
+    assert_int_equal(qsf_flush(s, NULL, &e), QSF_E_TOO_LARGE); /* else: a 10-minute wait */
+    assert_false(e.flags & QSF_ERRF_RETRIABLE);
+    assert_non_null(strstr(e.msg, "sf_max_total_bytes=131072"));
+    assert_non_null(strstr(e.msg, "nothing was published"));
+    assert_int_equal(qsf_buffered_rows(s), 300);
+    assert_int_equal(qsf_published_fsn(s), -1);
     qsf_close_info ci = {.struct_size = sizeof ci};
     assert_int_equal(qsf_close_report(s, &ci, &e), QSF_E_DATA_LOSS);
-    assert_true(ci.rows_unpublished > 0);
-    assert_non_null(strstr(e.msg, "buffered rows dropped"));
-    it_sleep_ms(200);
-    assert_int_equal(qsink_rows(sink, "t"), 0); /* no row of the failed flush, ever */
-    qsink_frame fr[64];
-    int64_t total = qsink_frames(sink, 1, fr, 64);
-    for (int64_t i = 0; i < total; i++)
-        assert_true(fr[i].flags & 0x01); /* no committing frame was sent */
+    assert_int_equal(ci.rows_unpublished, 300);
+    assert_non_null(strstr(e.msg, "300 buffered rows dropped"));
+    assert_int_equal(qsink_rows(sink, "t"), 0);
+    qsink_frame fr[4];
+    assert_int_equal(qsink_frames(sink, 1, fr, 4), 0);
     qsink_stop(sink);
 }
 
@@ -205,7 +251,8 @@ static void terminal_error_wakes_a_blocked_producer(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(failed_split_flush_is_never_committed),
+        cmocka_unit_test(failed_split_flush_is_never_delivered),
+        cmocka_unit_test(flush_that_can_never_fit_fails_at_once),
         cmocka_unit_test(close_after_a_committing_frame_adds_no_empty_frame),
         cmocka_unit_test_setup_teardown(empty_flush_returns_the_published_fsn, it_setup_dir,
                                         it_teardown_dir),

@@ -445,6 +445,95 @@ static void latched_error_wakes_blocked_producer(void **state) {
     qsf_ring_close(r, NULL);
 }
 
+/* ---- a flush is published all or nothing ---- */
+
+static void txn_append_n(qsf_ring *r, int64_t from, int64_t n) {
+    uint8_t buf[128];
+    for (int64_t f = from; f < from + n; f++) {
+        int64_t got;
+        qsf_errinfo e;
+        size_t len = make_payload(f, buf, sizeof buf);
+        if (qsf_ring_txn_append(r, buf, len, &got, &e) != QSF_OK)
+            fail_msg("txn append of %" PRId64 ": %s", f, e.msg);
+        assert_int_equal(got, f);
+    }
+}
+
+/* The reader sees none of a flush's frames, across several rotations, until
+ * it commits; then all of them, in order. */
+static void txn_commit_publishes_at_once(bool sf) {
+    qsf_ring_opts o = opts(sf, 1024, 64 * 1024);
+    qsf_ring *r = rt_open(&o);
+    append_n(r, 0, 5);
+    qsf_ring_cursor c = {0};
+    assert_int_equal(qsf_ring_cursor_seek(r, &c, 5), 0); /* waiting at the end */
+    assert_int_equal(qsf_ring_txn_begin(r, NULL), QSF_OK);
+    txn_append_n(r, 5, 60); /* ~3.6 KiB: three rotations */
+    const uint8_t *p;
+    uint32_t len;
+    int64_t fsn;
+    assert_int_equal(qsf_ring_cursor_next(r, &c, &p, &len, &fsn), 0);
+    assert_int_equal(qsf_ring_published_fsn(r), 4);
+    assert_int_equal(read_all(r, 0), 5);
+    assert_int_equal(qsf_ring_txn_commit(r, NULL), QSF_OK);
+    assert_int_equal(qsf_ring_published_fsn(r), 64);
+    for (int64_t f = 5; f < 65; f++) {
+        assert_int_equal(qsf_ring_cursor_next(r, &c, &p, &len, &fsn), 1);
+        assert_int_equal(fsn, f);
+        check_payload(fsn, p, len);
+    }
+    qsf_ring_cursor_release(r, &c);
+    assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
+}
+
+static void txn_commit_publishes_at_once_memory(void **state) {
+    (void) state;
+    txn_commit_publishes_at_once(false);
+}
+
+static void txn_commit_publishes_at_once_sf(void **state) {
+    (void) state;
+    txn_commit_publishes_at_once(true);
+}
+
+/* An aborted flush leaves the ring as it was: its rotations undone (in SF mode
+ * the manifest's activeBase moves back), its FSNs given back, no frame of it
+ * readable, now or after a reopen. */
+static void txn_abort_takes_everything_back(bool sf) {
+    qsf_ring_opts o = opts(sf, 1024, 64 * 1024);
+    qsf_ring *r = rt_open(&o);
+    append_n(r, 0, 5);
+    int64_t owned = (int64_t) qsf_ring_owned_bytes(r);
+    assert_int_equal(qsf_ring_txn_begin(r, NULL), QSF_OK);
+    txn_append_n(r, 5, 60);
+    assert_int_equal(qsf_ring_txn_abort(r, NULL), QSF_OK);
+    assert_int_equal(qsf_ring_published_fsn(r), 4);
+    append_n(r, 5, 3); /* the FSNs are given again, to other frames */
+    assert_int_equal(read_all(r, 0), 8);
+    if (sf) /* at most a spare more (memory mode pools the buffers it took back) */
+        assert_true((int64_t) qsf_ring_owned_bytes(r) <= owned + 1024);
+    assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
+    if (!sf)
+        return;
+    assert_true(rt_count_files("t", ".sfa") <= 2);
+    qsf_recovery_report rep;
+    assert_int_equal(qsf_ring_open(&o, &r, &rep, NULL), QSF_OK);
+    assert_int_equal(rep.published_fsn, 7);
+    assert_int_equal(rep.frames, 8);
+    assert_int_equal(read_all(r, 0), 8);
+    assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
+}
+
+static void txn_abort_takes_everything_back_memory(void **state) {
+    (void) state;
+    txn_abort_takes_everything_back(false);
+}
+
+static void txn_abort_takes_everything_back_sf(void **state) {
+    (void) state;
+    txn_abort_takes_everything_back(true);
+}
+
 /* pending_bytes counts the frames above ackedFsn, not whole segments (it was
  * the whole active segment: 1,719,924 bytes with 0 frames pending). */
 static void pending_bytes_are_the_unacknowledged_frames(void **state) {
@@ -548,6 +637,11 @@ int main(void) {
         cmocka_unit_test_setup_teardown(too_large_fails_at_once, rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(latched_error_wakes_blocked_producer, rt_setup,
                                         rt_teardown),
+        cmocka_unit_test_setup_teardown(txn_commit_publishes_at_once_memory, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(txn_commit_publishes_at_once_sf, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(txn_abort_takes_everything_back_memory, rt_setup,
+                                        rt_teardown),
+        cmocka_unit_test_setup_teardown(txn_abort_takes_everything_back_sf, rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(pending_bytes_are_the_unacknowledged_frames, rt_setup,
                                         rt_teardown),
         cmocka_unit_test_setup_teardown(symdict_memory, rt_setup, rt_teardown),

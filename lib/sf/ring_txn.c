@@ -1,0 +1,179 @@
+/* A flush is published all or nothing (ring.h, qsf_ring_txn_*).
+ *
+ * Its frames are written where any frame goes (ring_append.c) but stay
+ * invisible: published_off of the segments they are in does not move, and a
+ * segment they filled is not sealed, so the reader neither sees them nor
+ * moves past them. Commit publishes and seals in chain order, then stores
+ * publishedFsn. Abort makes the ring as it was before the flush:
+ *
+ *   before:   ... [A: old frames | F1 F2]  ->  [B: F3 F4]  ->  [C: F5]    manifest activeBase = C
+ *   step 1:   zero C's frames (durable)          C is an empty active at the chain end: valid
+ *   step 2:   manifest activeBase = B (fsync)    C is now an empty extra (a spare): valid
+ *   repeat for B, then zero A from F1 on         A is the active again, publishedFsn unchanged
+ *
+ * Every state a crash can leave in between is a valid slot for qsf and for
+ * the other clients, and none of it was ever published, so nothing of the
+ * flush can be delivered. If an abort cannot be completed (the disk fails),
+ * the latch is set: the frames stay unpublished, and the next recovery
+ * removes them as the aborted flush they are. */
+#include "sf/ring_int.h"
+
+#include "err.h"
+#include "log.h"
+#include "os/os.h"
+#include "sf/sfa.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+
+int qsf_ring_txn_begin(qsf_ring *r, qsf_errinfo *err) {
+    if (r->txn.open)
+        return qsf_err_set(err, QSF_E_STATE, 0, 0, "a flush is already open on this ring");
+    if (qsf_latch_code(r->latch) || atomic_load_explicit(&r->dur_latched, memory_order_relaxed))
+        return qsf_ring_latched_error(r, err);
+    r->txn = (qsf_ring_txn){.open = true, .first_fsn = r->next_fsn};
+    return QSF_OK;
+}
+
+/* Seals every segment the flush filled and publishes the active one, in chain
+ * order, then publishedFsn: a reader that sees the FSN also sees the frame. */
+static void publish_all(qsf_ring *r) {
+    qsf_segment *s = r->txn.seg;
+    for (; s != r->active; s = atomic_load_explicit(&s->next, memory_order_relaxed))
+        qsf_seg_seal(s);
+    qsf_seg_publish(r->active);
+    atomic_store_explicit(&r->published_fsn, r->next_fsn - 1, memory_order_release);
+}
+
+/* Zeroes s from `off` on (`frames` frames), durably when `sync`: recovery must
+ * never find them again once the step after this one is taken. */
+static int zero_frames(qsf_ring *r, qsf_segment *s, uint64_t off, uint64_t frames, bool sync,
+                       qsf_errinfo *err) {
+    uint64_t end = s->append_off;
+    if (end <= off)
+        return QSF_OK;
+    qsf_seg_unwrite(s, off, frames);
+    int rc = r->sf && sync ? qsf_seg_sync_range(s, off, end, r->rec.slot.path, err) : QSF_OK;
+    qsf_seg_lower_durable(s, off); /* nothing at or above off is a frame */
+    return rc;
+}
+
+/* A segment taken back from the chain that cannot be the spare: gone. */
+static void drop_segment(qsf_ring *r, qsf_segment *s) {
+    if (r->sf)
+        QSF_OS->unlinkat(r->rec.slot.dirfd, s->name, 0); /* an empty extra: recovery would too */
+    uint64_t size = s->size;
+    pthread_mutex_lock(&r->mu);
+    bool pooled = !r->sf && r->npool < QSF_MEM_POOL;
+    if (pooled)
+        r->pool[r->npool++] = s;
+    else
+        qsf_ring_release_bytes_locked(r, size);
+    pthread_mutex_unlock(&r->mu);
+    if (!pooled)
+        qsf_seg_destroy(s);
+}
+
+/* Undoes the rotation from prev into s (the active one), whose frames all
+ * belong to the flush: steps 1 and 2 of the diagram. */
+static int unrotate(qsf_ring *r, qsf_segment *prev, qsf_segment *s, qsf_errinfo *err) {
+    int rc = zero_frames(r, s, QSF_SFA_HEADER_SIZE, s->frame_count, true, err);
+    if (rc == QSF_OK && r->sf) {
+        pthread_mutex_lock(&r->mf_mu);
+        rc = qsf_manifest_retract(&r->rec.manifest, prev->base_seq, err);
+        if (rc == QSF_OK)
+            rc = qsf_manifest_sync(&r->rec.manifest, err);
+        pthread_mutex_unlock(&r->mf_mu);
+    }
+    if (rc != QSF_OK)
+        return rc;
+    pthread_mutex_lock(&r->mu);
+    atomic_store_explicit(&prev->next, NULL, memory_order_release);
+    r->active = prev;
+    r->live--;
+    atomic_store_explicit(&r->plan_fsn, -1, memory_order_relaxed);
+    bool spare = !r->spare && !r->rotating && !r->planning;
+    if (spare) { /* empty again, its header durable: the next rotation rebases it */
+        s->early_woken = false;
+        r->spare = s;
+        qsf_ring_wake_producers_locked(r);
+    }
+    pthread_mutex_unlock(&r->mu);
+    if (!spare)
+        drop_segment(r, s);
+    return QSF_OK;
+}
+
+/* The segment before `s` in the chain, starting the walk at `from`. */
+static qsf_segment *before(qsf_segment *from, qsf_segment *s) {
+    qsf_segment *p = from;
+    while (atomic_load_explicit(&p->next, memory_order_relaxed) != s)
+        p = atomic_load_explicit(&p->next, memory_order_relaxed);
+    return p;
+}
+
+static int undo(qsf_ring *r, qsf_errinfo *err) {
+    qsf_ring_txn *t = &r->txn;
+    if (!t->seg)
+        return QSF_OK;
+    int rc = QSF_OK;
+    pthread_mutex_lock(&r->sync_mu); /* no barrier may mark the zeros durable meanwhile */
+    while (rc == QSF_OK && r->active != t->seg)
+        rc = unrotate(r, before(t->seg, r->active), r->active, err);
+    if (rc == QSF_OK)
+        rc = zero_frames(r, t->seg, t->off, t->seg->frame_count - t->frames_before,
+                         r->durability != QSF_DUR_MEMORY, err);
+    pthread_mutex_unlock(&r->sync_mu);
+    if (rc == QSF_OK)
+        r->next_fsn = t->first_fsn;
+    return rc;
+}
+
+int qsf_ring_txn_abort(qsf_ring *r, qsf_errinfo *err) {
+    if (!r->txn.open)
+        return QSF_OK;
+    int64_t first = r->txn.first_fsn, n = r->next_fsn - first;
+    int rc = undo(r, err);
+    r->txn.open = false;
+    if (rc != QSF_OK) {
+        qsf_latch_set(r->latch, rc,
+                      "cannot undo an unpublished flush of %" PRId64 " frames (FSN %" PRId64
+                      "..%" PRId64 "): %.300s; they were never sent, and the next sender's "
+                      "recovery removes them",
+                      n, first, first + n - 1, err ? err->msg : qsf_err_str(rc));
+        qsf_latch_get(r->latch, err);
+    }
+    return rc;
+}
+
+int qsf_ring_txn_commit(qsf_ring *r, qsf_errinfo *err) {
+    if (!r->txn.open)
+        return qsf_err_set(err, QSF_E_STATE, 0, 0, "no flush is open on this ring");
+    if (!r->txn.seg) {
+        r->txn.open = false;
+        return QSF_OK;
+    }
+    int rc = r->durability == QSF_DUR_APPEND ? qsf_dur_sync_written(r, err) : QSF_OK;
+    if (rc != QSF_OK) {
+        qsf_errinfo e;
+        if (qsf_ring_txn_abort(r, &e) != QSF_OK && err)
+            err->flags |= QSF_ERRF_IN_DOUBT; /* its bytes may still reach the disk */
+        return rc;
+    }
+    publish_all(r);
+    r->txn.open = false;
+    return QSF_OK;
+}
+
+int qsf_ring_append(qsf_ring *r, const void *payload, size_t len, int64_t *fsn_out,
+                    qsf_errinfo *err) {
+    int rc = qsf_ring_txn_begin(r, err);
+    if (rc != QSF_OK)
+        return rc;
+    rc = qsf_ring_txn_append(r, payload, len, fsn_out, err);
+    if (rc == QSF_OK)
+        return qsf_ring_txn_commit(r, err);
+    qsf_errinfo e;
+    qsf_ring_txn_abort(r, &e);
+    return rc;
+}
