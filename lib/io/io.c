@@ -40,6 +40,7 @@
 #define FRAMES_PER_WRITABLE 16    /* fairness: acks are never starved by sending */
 #define CLOSE_BOUND_NS      1000000000ll
 #define PAUSE_BOUND_NS      2000000000ll /* qsf_pause waits this long at most */
+#define WATERMARK_EVERY_NS  2000000ll    /* .ack-watermark writes: at most this often */
 #define MS                  1000000ll
 
 enum io_state { S_WAIT, S_CONNECTING, S_OPEN, S_CLOSING, S_PAUSED, S_TERMINAL, S_IDLE };
@@ -99,6 +100,8 @@ struct qsf_io {
     int gap_streak, cap_gap_streak;
     int64_t gap_since_ns, cap_gap_since_ns;
     int64_t last_warn_ns; /* reconnect warning throttle */
+    int64_t wm_write_ns;  /* when ackedFsn was last written to .ack-watermark */
+    bool wm_pending;      /* an advance not written yet: the next tick writes it */
     /* per connection */
     qsf_wiremap map;
     qsf_durable *dur;
@@ -299,17 +302,19 @@ static void mark_down(qsf_io *io) {
 /* Acknowledgements                                                          */
 /* ------------------------------------------------------------------------- */
 
+static void acked_advanced(qsf_io *io);
+
 /* Retires the recovered aborted tail once everything below it is acknowledged
  * (sf-behaviour.md §12.2): its frames are never sent. */
 static void maybe_retire_tail(qsf_io *io) {
     if (io->tail_retired || io->o.tail_end_fsn <= io->o.commit_boundary_fsn)
         return;
     if (qsf_ring_acked_fsn(io->ring) >= io->o.commit_boundary_fsn) {
-        qsf_ring_acknowledge(io->ring, io->o.tail_end_fsn);
         io->tail_retired = true;
         QSF_LOGI("retired the recovered aborted tail, fsn %" PRId64 "..%" PRId64,
                  io->o.commit_boundary_fsn + 1, io->o.tail_end_fsn);
-        signal_progress(io);
+        if (qsf_ring_acknowledge(io->ring, io->o.tail_end_fsn))
+            acked_advanced(io);
     }
 }
 
@@ -317,9 +322,30 @@ static bool in_aborted_tail(const qsf_io *io, int64_t fsn) {
     return fsn > io->o.commit_boundary_fsn && fsn <= io->o.tail_end_fsn;
 }
 
+/* ackedFsn advanced: .ack-watermark follows within WATERMARK_EVERY_NS (plus a
+ * tick), so a process killed now replays little (docs/DURABILITY.md). A record
+ * write, never a sync: nothing the producer waits for. */
+static void persist_acked(qsf_io *io) {
+    qsf_errinfo e;
+    if (qsf_ring_persist_acked(io->ring, &e) != QSF_OK)
+        QSF_LOGD("watermark write deferred: %s", e.msg);
+    io->wm_write_ns = now_ns();
+    io->wm_pending = false;
+}
+
+static void acked_advanced(qsf_io *io) {
+    signal_progress(io);
+    if (now_ns() - io->wm_write_ns >= WATERMARK_EVERY_NS) {
+        persist_acked(io);
+    } else if (!io->wm_pending) {
+        io->wm_pending = true;
+        qsf_ws_tick_in(io->ws, WATERMARK_EVERY_NS / 1000);
+    }
+}
+
 static void advance_ack(qsf_io *io, int64_t fsn) {
     if (qsf_ring_acknowledge(io->ring, fsn))
-        signal_progress(io);
+        acked_advanced(io);
     maybe_retire_tail(io);
 }
 
@@ -362,7 +388,7 @@ static void handle_durable(qsf_io *io, const qsf_response *r) {
     }
     if (fsn >= 0 && qsf_ring_acknowledge(io->ring, fsn)) {
         bump(&io->durable_trims);
-        signal_progress(io);
+        acked_advanced(io);
         maybe_retire_tail(io);
     }
 }
@@ -1059,6 +1085,8 @@ static void hook_wake(void *u) {
 static void hook_tick(void *u) {
     qsf_io *io = u;
     int64_t now = now_ns();
+    if (io->wm_pending)
+        persist_acked(io);
     apply_commands(io);
     switch (io->st) {
     case S_WAIT:

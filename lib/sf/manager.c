@@ -131,16 +131,18 @@ static void reattach(qsf_ring *r, qsf_segment **cand, int n) {
 }
 
 /* Steps 1-4: watermark record + sync, dir fsync, manifest headBase + sync. */
-static int trim_pre_barriers(qsf_ring *r, int64_t acked, int64_t new_head, qsf_errinfo *e) {
+static int trim_pre_barriers(qsf_ring *r, int64_t new_head, qsf_errinfo *e) {
     qsf_slot_recovered *rec = &r->rec;
-    int rc = qsf_watermark_write(&rec->watermark, acked, e);
+    /* The record holds ackedFsn as it is now (>= what the quantum trims),
+     * written by whoever came first; the sync runs outside wm_mu so the I/O
+     * thread's record writes never wait for the disk. */
+    int rc = qsf_ring_persist_acked(r, e);
     if (rc == QSF_OK)
         rc = qsf_watermark_sync(&rec->watermark, e);
     if (rc == QSF_OK)
         rc = qsf_fsync_dir(rec->slot.dirfd, rec->slot.path, e);
     if (rc != QSF_OK)
         return rc;
-    r->persisted_acked = acked;
     pthread_mutex_lock(&r->mf_mu);
     rc = qsf_manifest_write(&rec->manifest, new_head, rec->manifest.active_base, NULL, e);
     if (rc == QSF_OK)
@@ -229,7 +231,7 @@ static int trim_quantum(qsf_ring *r, bool force, qsf_errinfo *e) {
             reattach(r, cand, n);
             return QSF_E_IO; /* backing off after a failure */
         }
-        int rc = trim_pre_barriers(r, qsf_ring_acked_fsn(r), new_head, e);
+        int rc = trim_pre_barriers(r, new_head, e);
         stage_result(r, QSF_TRIM_PRE, rc == QSF_OK, now);
         if (rc != QSF_OK) {
             reattach(r, cand, n);
@@ -248,23 +250,17 @@ static int trim_quantum(qsf_ring *r, bool force, qsf_errinfo *e) {
     return rc == QSF_OK ? 1 : rc;
 }
 
-/* Quanta until nothing is trimmable or a stage fails. True if anything was
- * trimmable (so the plain watermark write is skipped). */
-static bool trim_pass(qsf_ring *r) {
+/* Quanta until nothing is trimmable or a stage fails. */
+static void trim_pass(qsf_ring *r) {
     if (r->sf && r->rec.watermark.fd < 0)
-        return false; /* disk trim is refused without a watermark file */
-    bool any = r->npending > 0;
+        return; /* disk trim is refused without a watermark file */
     qsf_errinfo e;
     e.msg[0] = 0;
     int rc;
     while ((rc = trim_quantum(r, false, &e)) == 1)
-        any = true;
-    if (rc < 0) {
-        any = true;
-        if (e.msg[0])
-            QSF_LOGD("trim deferred: %s", e.msg);
-    }
-    return any;
+        ;
+    if (rc < 0 && e.msg[0])
+        QSF_LOGD("trim deferred: %s", e.msg);
 }
 
 int qsf_mgr_trim_all(qsf_ring *r, qsf_errinfo *err) {
@@ -274,17 +270,10 @@ int qsf_mgr_trim_all(qsf_ring *r, qsf_errinfo *err) {
     return rc < 0 ? rc : QSF_OK;
 }
 
-/* Nothing to trim: keep .ack-watermark close to ackedFsn (record write only). */
+/* Keeps .ack-watermark close to ackedFsn (record write only; trim syncs). */
 static void persist_acked(qsf_ring *r) {
-    if (!r->sf || r->rec.watermark.fd < 0)
-        return;
-    int64_t acked = qsf_ring_acked_fsn(r);
-    if (acked == r->persisted_acked)
-        return;
     qsf_errinfo e;
-    if (qsf_watermark_write(&r->rec.watermark, acked, &e) == QSF_OK)
-        r->persisted_acked = acked;
-    else
+    if (qsf_ring_persist_acked(r, &e) != QSF_OK)
         QSF_LOGD("watermark write deferred: %s", e.msg);
 }
 
@@ -376,8 +365,9 @@ void qsf_mgr_pass(qsf_ring *r) {
     shrink_pool(r);
     provision_spare(r);
     qsf_plan_rotation(r);
-    if (!trim_pass(r))
-        persist_acked(r);
+    persist_acked(r); /* first: a slow trim barrier must not hold it back */
+    trim_pass(r);
+    persist_acked(r);
     periodic_checkpoint(r);
 }
 

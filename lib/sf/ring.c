@@ -75,7 +75,8 @@ static int init_sync(qsf_ring *r) {
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     int rc = pthread_mutex_init(&r->mu, NULL) | pthread_mutex_init(&r->mf_mu, NULL) |
              pthread_mutex_init(&r->dict_mu, NULL) | pthread_mutex_init(&r->sync_mu, NULL) |
-             pthread_cond_init(&r->space_cv, &ca) | pthread_cond_init(&r->mgr_cv, &ca);
+             pthread_mutex_init(&r->wm_mu, NULL) | pthread_cond_init(&r->space_cv, &ca) |
+             pthread_cond_init(&r->mgr_cv, &ca);
     pthread_condattr_destroy(&ca);
     return rc;
 }
@@ -216,6 +217,7 @@ static void ring_free(qsf_ring *r) {
     pthread_mutex_destroy(&r->mf_mu);
     pthread_mutex_destroy(&r->dict_mu);
     pthread_mutex_destroy(&r->sync_mu);
+    pthread_mutex_destroy(&r->wm_mu);
     pthread_cond_destroy(&r->space_cv);
     pthread_cond_destroy(&r->mgr_cv);
     qsf_latch_destroy(&r->own_latch);
@@ -274,9 +276,13 @@ static int remove_drained_slot(qsf_ring *r, qsf_errinfo *err) {
 
 static int close_drained(qsf_ring *r, qsf_errinfo *err) {
     int64_t acked = atomic_load(&r->acked_fsn);
+    pthread_mutex_lock(&r->wm_mu);
     int rc = qsf_watermark_write(&r->rec.watermark, acked, err);
     if (rc == QSF_OK)
         rc = qsf_watermark_sync(&r->rec.watermark, err);
+    if (rc == QSF_OK)
+        r->persisted_acked = acked;
+    pthread_mutex_unlock(&r->wm_mu);
     if (rc == QSF_OK)
         rc = qsf_mgr_trim_all(r, err);
     if (rc == QSF_OK)
@@ -294,13 +300,11 @@ static int close_sf(qsf_ring *r, qsf_errinfo *err) {
     if (rc == QSF_OK && drained)
         return close_drained(r, err);
     /* Keep the tail for the next opener; persist how far it was acknowledged. */
-    if (r->rec.watermark.fd >= 0 && acked != r->persisted_acked) {
-        qsf_errinfo e2;
-        int rc2 = qsf_watermark_write(&r->rec.watermark, acked, &e2);
-        if (rc2 != QSF_OK && rc == QSF_OK) {
-            qsf_err_copy(err, &e2);
-            rc = rc2;
-        }
+    qsf_errinfo e2;
+    int rc2 = qsf_ring_persist_acked(r, &e2);
+    if (rc2 != QSF_OK && rc == QSF_OK) {
+        qsf_err_copy(err, &e2);
+        rc = rc2;
     }
     return rc;
 }
@@ -382,6 +386,21 @@ uint64_t qsf_ring_owned_bytes(const qsf_ring *r) {
 
 uint64_t qsf_ring_backpressure_stalls(const qsf_ring *r) {
     return atomic_load(&r->stalls);
+}
+
+int qsf_ring_persist_acked(qsf_ring *r, qsf_errinfo *err) {
+    if (!r->sf || r->rec.watermark.fd < 0)
+        return QSF_OK;
+    int rc = QSF_OK;
+    pthread_mutex_lock(&r->wm_mu);
+    int64_t acked = qsf_ring_acked_fsn(r);
+    if (acked != r->persisted_acked) {
+        rc = qsf_watermark_write(&r->rec.watermark, acked, err);
+        if (rc == QSF_OK)
+            r->persisted_acked = acked;
+    }
+    pthread_mutex_unlock(&r->wm_mu);
+    return rc;
 }
 
 bool qsf_ring_acknowledge(qsf_ring *r, int64_t fsn) {

@@ -178,6 +178,13 @@ int qsf_ring_cursor_next(qsf_ring *r, qsf_ring_cursor *c, const uint8_t **payloa
 /* Unpins. The cursor must be sought again before use. */
 void qsf_ring_cursor_release(qsf_ring *r, qsf_ring_cursor *c);
 
+/* SF mode: writes ackedFsn into .ack-watermark (a record write, no sync) if it
+ * moved since the last write. The I/O thread calls it as acknowledgements
+ * arrive and the manager on every pass, so the persisted value follows the
+ * acks within milliseconds even while the manager waits on a slow disk
+ * barrier. Any thread. */
+int qsf_ring_persist_acked(qsf_ring *r, qsf_errinfo *err);
+
 /* Advances ackedFsn to min(fsn, published), forward only; wakes the manager and
  * any producer waiting for space. Returns true if it advanced. */
 bool qsf_ring_acknowledge(qsf_ring *r, int64_t fsn);

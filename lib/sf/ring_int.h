@@ -115,7 +115,12 @@ struct qsf_ring {
                                       succeeds no frame may go into the active segment */
     _Alignas(64) _Atomic int64_t published_fsn;
     _Alignas(64) _Atomic int64_t acked_fsn;
-    _Alignas(64) int64_t persisted_acked; /* manager: last value written to .ack-watermark */
+    /* .ack-watermark follows ackedFsn within milliseconds (qsf_ring_persist_acked):
+     * written by the I/O thread when acks advance and by the manager's passes,
+     * whichever comes first, so a manager stuck in a slow barrier does not hold
+     * it back. wm_mu orders those writes with trim's write + sync. */
+    _Alignas(64) pthread_mutex_t wm_mu;
+    int64_t persisted_acked; /* under wm_mu: last value written to .ack-watermark */
     /* Planned rotation (rotation_plan.c): the FSN at which the producer
      * switches to the spare whose header already holds it durably, or -1.
      * Written by the manager (under mu) and cleared by the producer; the

@@ -2,11 +2,14 @@
  * published is lost (sf-behaviour.md §4.4, §5.7, §7, §12, §14). */
 #include "itest.h"
 
+#include "bytes.h"
+#include "crc32c.h"
 #include "log.h"
 #include "os/os.h"
 
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -395,6 +398,76 @@ static void unreplayable_slot_is_quarantined_and_reported(void **state) {
     qsink_stop(sink);
 }
 
+/* ---- .ack-watermark follows the acknowledgements ---- */
+
+static _Atomic int hold_watermark_sync, watermark_syncs_held;
+static int slow_watermark_fsync(int fd) {
+    if (atomic_load(&hold_watermark_sync) && tu_fd_path_ends_with(fd, "/.ack-watermark")) {
+        atomic_fetch_add(&watermark_syncs_held, 1);
+        while (atomic_load(&hold_watermark_sync))
+            usleep(1000);
+    }
+    return fsync(fd);
+}
+
+/* The value a reopening sender would read from <slot>/.ack-watermark. */
+static int64_t persisted_watermark(const char *slot) {
+    char p[800];
+    snprintf(p, sizeof p, "%s/.ack-watermark", slot);
+    FILE *f = fopen(p, "rb");
+    uint8_t b[8192];
+    size_t n = f ? fread(b, 1, sizeof b, f) : 0;
+    if (f)
+        fclose(f);
+    int64_t best_gen = 0, fsn = -1;
+    for (int half = 0; n == sizeof b && half < 2; half++) {
+        const uint8_t *r = b + half * 4096;
+        int64_t gen = qsf_get_i64(r + 8);
+        if (qsf_get_u32(r) == 0x31574B41 && qsf_crc32c(r, 60) == qsf_get_u32(r + 60) &&
+            gen > best_gen) {
+            best_gen = gen;
+            fsn = qsf_get_i64(r + 16);
+        }
+    }
+    return fsn;
+}
+
+/* The persisted watermark follows the acknowledgements while the manager is
+ * stuck in a slow trim barrier. It was written only when a trim pass had
+ * nothing else to do: after a SIGKILL up to 1306 frames and 218 ms behind the
+ * sender's acked FSN, so a restart replayed that much. */
+static void watermark_follows_acks_while_the_manager_waits_for_the_disk(void **state) {
+    (void) state;
+    qsink *sink = it_sink(NULL);
+    char conf[1024], extra[700], slot[700];
+    snprintf(extra, sizeof extra, "sf_dir=%s;sender_id=wm;sf_max_segment_bytes=64k;", it_dir);
+    snprintf(slot, sizeof slot, "%s/wm", it_dir);
+    it_fault(sink, "withhold-ok conn=1"); /* nothing trimmed yet */
+    qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), extra));
+    int64_t fsn = it_publish(s, "t", 0, 20000, 100); /* 200 frames over several segments */
+    QSF_OS->fsync = slow_watermark_fsync;
+    atomic_store(&hold_watermark_sync, 1);
+    qsink_fault_clear(sink);
+    qsink_restart(sink); /* the replay is acknowledged: the manager starts to trim */
+    it_wait_acked(s, fsn);
+    for (int k = 0; k < 2000 && atomic_load(&watermark_syncs_held) == 0; k++)
+        it_sleep_ms(5); /* a trim quantum is stuck in the watermark's fsync */
+    int held = atomic_load(&watermark_syncs_held);
+    fsn = it_publish(s, "t", 20000, 20005, 1); /* acknowledged while it stays stuck */
+    it_wait_acked(s, fsn);
+    int64_t seen = -1;
+    for (int k = 0; k < 2000 && (seen = persisted_watermark(slot)) < fsn; k++)
+        it_sleep_ms(5);
+    atomic_store(&hold_watermark_sync, 0); /* before any assertion can end the test */
+    assert_true(held > 0);
+    assert_int_equal(seen, fsn); /* written while the manager still waited */
+    qsf_errinfo e;
+    assert_int_equal(qsf_close(s, &e), QSF_OK);
+    qsf_os_reset();
+    it_assert_rows(sink, "t", 20005, true); /* committed before the restart, then replayed */
+    qsink_stop(sink);
+}
+
 int main(void) {
     qsf_log_set(NULL, NULL, getenv("QSF_TEST_LOG") ? QSF_LOG_DEBUG : QSF_LOG_OFF);
     if (getenv("QSF_TEST_ONLY")) {
@@ -413,6 +486,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(outage_with_backlog_is_replayed_in_order, it_setup_dir,
                                         it_teardown_dir),
         cmocka_unit_test_setup_teardown(full_ring_says_why, it_setup_dir, it_teardown_dir),
+        cmocka_unit_test_setup_teardown(watermark_follows_acks_while_the_manager_waits_for_the_disk,
+                                        it_setup_dir, it_teardown_dir),
         cmocka_unit_test_setup_teardown(pause_idles_the_wire_and_resume_replays, it_setup_dir,
                                         it_teardown_dir),
         cmocka_unit_test_setup_teardown(durable_acks_trim_and_keepalive_pings_fetch_them,
