@@ -46,6 +46,7 @@ int qsf_ring_cursor_seek(qsf_ring *r, qsf_ring_cursor *c, int64_t fsn) {
         c->seg = s;
         c->offset = off;
         c->next_fsn = fsn;
+        c->epoch = atomic_load_explicit(&s->epoch, memory_order_acquire);
         rc = 0;
     }
     pthread_mutex_unlock(&r->mu);
@@ -64,6 +65,12 @@ int qsf_ring_cursor_next(qsf_ring *r, qsf_ring_cursor *c, const uint8_t **payloa
          * alone means nothing: the flush that filled s may still be open. */
         uint64_t sealed = atomic_load_explicit(&s->sealed_off, memory_order_acquire);
         uint64_t end = atomic_load_explicit(&s->published_off, memory_order_acquire);
+        uint32_t epoch = atomic_load_explicit(&s->epoch, memory_order_acquire);
+        if (epoch != c->epoch) { /* reused in place (ring_reuse.c): every frame was read */
+            c->epoch = epoch;
+            c->offset = QSF_SFA_HEADER_SIZE;
+            continue;
+        }
         if (c->offset < end) {
             c->offset = qsf_seg_frame_at(s, c->offset, payload, len);
             *fsn = c->next_fsn++;
@@ -78,6 +85,7 @@ int qsf_ring_cursor_next(qsf_ring *r, qsf_ring_cursor *c, const uint8_t **payloa
         atomic_fetch_sub(&s->pins, 1);
         c->seg = s = nx;
         c->offset = QSF_SFA_HEADER_SIZE;
+        c->epoch = atomic_load_explicit(&nx->epoch, memory_order_acquire);
     }
 }
 

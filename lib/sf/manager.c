@@ -24,18 +24,37 @@
 
 /* ---- spares (sf-format.md §9.2) ---- */
 
+/* ---- backoff ---- */
+
+bool qsf_backoff_due(const qsf_backoff *b, int64_t now) {
+    return now >= b->next_ns;
+}
+
+void qsf_backoff_result(qsf_backoff *b, bool ok, int64_t now) {
+    if (ok) {
+        b->delay_ns = 0;
+        b->next_ns = 0;
+        return;
+    }
+    b->delay_ns = b->delay_ns ? b->delay_ns * 2 : QSF_BACKOFF_MIN_NS;
+    if (b->delay_ns > QSF_BACKOFF_MAX_NS)
+        b->delay_ns = QSF_BACKOFF_MAX_NS;
+    b->next_ns = now + b->delay_ns;
+}
+
 static int create_spare(qsf_ring *r, qsf_segment **out, qsf_errinfo *err) {
     int64_t provisional = qsf_ring_published_fsn(r) + 1;
     if (!r->sf)
         return qsf_seg_new_mem(r->seg_bytes, provisional, out, err);
     const qsf_slot *sl = &r->rec.slot;
     char name[QSF_SEG_NAME_MAX];
-    uint64_t gen = r->next_gen++;
+    uint64_t gen = r->next_gen;
     qsf_seg_name(gen, name);
     int rc = qsf_seg_create_file(sl->dirfd, sl->path, name, gen, r->seg_bytes, provisional,
                                  QSF_SFA_FLAG_MANIFEST_REQUIRED, out, err);
     if (rc != QSF_OK)
-        return rc;
+        return rc; /* the partial file is gone: the name is free for the next attempt */
+    r->next_gen++;
     /* Only the start: these pages are dirty zeros that the header sync at
      * rotation writes out; the rest is populated just ahead of the producer. */
     if (r->durability == QSF_DUR_MEMORY)
@@ -65,11 +84,14 @@ static void provision_spare(qsf_ring *r) {
     qsf_ring_spare_from_pool_locked(r);
     bool need = !r->spare && !r->rotating && qsf_ring_spare_fits_locked(r);
     pthread_mutex_unlock(&r->mu);
-    if (!need)
-        return;
+    int64_t now = qsf_ring_now_ns();
+    if (!need || !qsf_backoff_due(&r->create_backoff, now))
+        return; /* a full disk is not asked again every millisecond */
     qsf_segment *s;
     qsf_errinfo e;
-    if (create_spare(r, &s, &e) != QSF_OK) {
+    int rc = create_spare(r, &s, &e);
+    qsf_backoff_result(&r->create_backoff, rc == QSF_OK, now);
+    if (rc != QSF_OK) {
         note_create_failure(r, &e);
         return;
     }
@@ -84,20 +106,11 @@ static void provision_spare(qsf_ring *r) {
 /* ---- trim (sf-format.md §9.4) ---- */
 
 static bool stage_due(const qsf_ring *r, int stage, int64_t now) {
-    return now >= r->trim_backoff[stage].next_ns;
+    return qsf_backoff_due(&r->trim_backoff[stage], now);
 }
 
 static void stage_result(qsf_ring *r, int stage, bool ok, int64_t now) {
-    qsf_backoff *b = &r->trim_backoff[stage];
-    if (ok) {
-        b->delay_ns = 0;
-        b->next_ns = 0;
-        return;
-    }
-    b->delay_ns = b->delay_ns ? b->delay_ns * 2 : QSF_BACKOFF_MIN_NS;
-    if (b->delay_ns > QSF_BACKOFF_MAX_NS)
-        b->delay_ns = QSF_BACKOFF_MAX_NS;
-    b->next_ns = now + b->delay_ns;
+    qsf_backoff_result(&r->trim_backoff[stage], ok, now);
 }
 
 /* Under mu: detaches up to 64 trimmable sealed segments from the head of the

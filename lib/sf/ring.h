@@ -162,6 +162,7 @@ typedef struct qsf_ring_cursor {
     void *seg;        /* pinned segment, opaque */
     uint64_t offset;  /* offset of the next frame within seg */
     int64_t next_fsn; /* FSN of the next frame */
+    uint32_t epoch;   /* seg's epoch when offset was taken */
 } qsf_ring_cursor;
 
 /* Positions the cursor at `fsn` (normally acked + 1), pinning its segment so the

@@ -284,6 +284,23 @@ static int never_fits(qsf_ring *r, uint32_t len, qsf_errinfo *err) {
                        r->cap_bytes, atomic_load(&r->dict_bytes), cap);
 }
 
+/* No spare can be created (the disk is full) but the active segment holds
+ * only acknowledged frames: it becomes the next segment itself. */
+static bool reuse_in_place(qsf_ring *r) {
+    pthread_mutex_lock(&r->mu);
+    bool ok = r->wait_cause == QSF_WAIT_CREATE && qsf_ring_reusable_locked(r);
+    pthread_mutex_unlock(&r->mu);
+    qsf_errinfo e;
+    if (!ok)
+        return false;
+    if (qsf_ring_reuse_active(r, &e) != QSF_OK) {
+        QSF_LOGW("cannot reuse the acknowledged active segment: %s", e.msg);
+        return false;
+    }
+    r->rotation_owed = false;
+    return true;
+}
+
 /* The active segment is full: rotate, or wait for a spare until the deadline. */
 static int append_slow(qsf_ring *r, const void *payload, uint32_t len, int64_t *fsn_out,
                        qsf_errinfo *err) {
@@ -303,7 +320,7 @@ static int append_slow(qsf_ring *r, const void *payload, uint32_t len, int64_t *
                 return qsf_ring_latched_error(r, err);
             continue;
         }
-        if (t == TRY_ROTATED) {
+        if (t == TRY_ROTATED || (t == TRY_WAIT && reuse_in_place(r))) {
             if (!write_frame(r, r->active, payload, len, fsn_out))
                 return qsf_err_set(err, QSF_E_INTERNAL, 0, 0,
                                    "frame of %u bytes did not fit "

@@ -154,6 +154,7 @@ struct qsf_ring {
     int64_t next_sync_ns; /* periodic checkpoint due */
     int64_t last_create_log_ns;
     bool create_logged;
+    qsf_backoff create_backoff; /* spare creation after a failure: 4 ms doubling to 1.024 s */
     qsf_backoff trim_backoff[QSF_TRIM_STAGES];
 };
 
@@ -180,6 +181,13 @@ void qsf_plan_rotation(qsf_ring *r);
  * and the error returned. Takes sync_mu. */
 int qsf_dur_sync_written(qsf_ring *r, qsf_errinfo *err);
 
+/* ---- ring_reuse.c ---- */
+/* Under mu: the active segment is the only live one, holds nothing
+ * unacknowledged and no spare is there: it may be reused in place. */
+bool qsf_ring_reusable_locked(const qsf_ring *r);
+/* Producer: reuses it (see ring_reuse.c for the barrier order). */
+int qsf_ring_reuse_active(qsf_ring *r, qsf_errinfo *err);
+
 /* ---- ring_append.c ---- */
 /* The latched terminal error, else the latched periodic checkpoint failure. */
 int qsf_ring_latched_error(qsf_ring *r, qsf_errinfo *err);
@@ -188,6 +196,11 @@ int qsf_ring_latched_error(qsf_ring *r, qsf_errinfo *err);
 /* Offset of frame `fsn` in s, walking published frames only; UINT64_MAX if the
  * segment's published frames end before it. */
 uint64_t qsf_ring_offset_of(const qsf_segment *s, int64_t fsn);
+
+/* Backoff bookkeeping (manager.c): a failed attempt doubles the delay from 4 ms
+ * to 1.024 s, a success clears it. */
+bool qsf_backoff_due(const qsf_backoff *b, int64_t now);
+void qsf_backoff_result(qsf_backoff *b, bool ok, int64_t now);
 
 /* ---- ring.c helpers used by the others ---- */
 int64_t qsf_ring_now_ns(void);

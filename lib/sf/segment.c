@@ -275,6 +275,21 @@ void qsf_seg_unwrite(qsf_segment *s, uint64_t off, uint64_t frames) {
     atomic_store_explicit(&s->written_off, off, memory_order_release);
 }
 
+void qsf_seg_reset_in_place(qsf_segment *s, int64_t base_seq) {
+    /* The epoch moves before any offset: a reader that sees a new offset
+     * (acquire) also sees the new epoch, and starts over from the header. */
+    atomic_fetch_add_explicit(&s->epoch, 1, memory_order_release);
+    memset(s->base + QSF_SFA_HEADER_SIZE, 0, s->append_off - QSF_SFA_HEADER_SIZE);
+    s->append_off = QSF_SFA_HEADER_SIZE;
+    s->frame_count = 0;
+    s->early_woken = false;
+    atomic_store_explicit(&s->written_off, QSF_SFA_HEADER_SIZE, memory_order_release);
+    atomic_store_explicit(&s->published_off, QSF_SFA_HEADER_SIZE, memory_order_release);
+    qsf_put_i64(s->base + 8, base_seq);
+    s->base_seq = base_seq;
+    s->header_durable = false;
+}
+
 void qsf_seg_lower_durable(qsf_segment *s, uint64_t off) {
     uint64_t d = atomic_load(&s->durable_off);
     if (d > off)

@@ -44,6 +44,7 @@ typedef struct qsf_segment {
     _Atomic uint64_t published_off; /* release by producer, acquire by reader */
     _Atomic uint64_t sealed_off;    /* final end once sealed, UINT64_MAX before */
     _Atomic uint64_t written_off;   /* append_off for other threads (barriers) */
+    _Atomic uint32_t epoch;         /* bumped when the segment is reused in place */
     bool early_woken;               /* producer woke the manager at 3/4 */
     /* Rarely written: chain link, pins, durability, file identity. */
     _Alignas(64) _Atomic(struct qsf_segment *) next; /* release-stored at rotation */
@@ -126,6 +127,12 @@ void qsf_seg_unwrite(qsf_segment *s, uint64_t off, uint64_t frames);
 
 /* durable_off = min(durable_off, off): nothing at or above off is a frame. */
 void qsf_seg_lower_durable(qsf_segment *s, uint64_t off);
+
+/* Reuses the segment in place (ring_reuse.c): zeroes every frame, writes
+ * `base_seq` into the header and starts over at offset 24, bumping the epoch
+ * first so a reader positioned at the old end starts over too (it must have
+ * read every frame). Producer only; the caller makes it durable. */
+void qsf_seg_reset_in_place(qsf_segment *s, int64_t base_seq);
 
 /* FSN the next frame appended to s would get. Producer only. */
 static inline int64_t qsf_seg_end_fsn(const qsf_segment *s) {

@@ -119,6 +119,41 @@ static void enospc_spare_is_backpressure_then_retried(void **state) {
     assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
 }
 
+/* A full disk with everything acknowledged never keeps the ring full: the
+ * acknowledged active segment is reused in place (it returned QSF_E_FULL for
+ * as long as the disk stayed full: observed for over 120 s). */
+static void acknowledged_segment_is_reused_when_no_spare_can_be_made(void **state) {
+    (void) state;
+    qsf_ring_opts o = sf_opts(4096, QSF_DUR_MEMORY);
+    qsf_ring *r = rt_open(&o);
+    RT_WAIT_UNTIL(rt_count_files("f", ".sfa") == 2 && qsf_ring_owned_bytes(r) >= 2 * 4096);
+    atomic_store(&nospace, 1);
+    QSF_OS->fallocate = maybe_enospc;
+    append_ok(r, 0, 74); /* fills the active segment and the spare */
+    qsf_ring_acknowledge(r, 73);
+    RT_WAIT_UNTIL(rt_count_files("f", ".sfa") == 1); /* the sealed one is trimmed */
+    qsf_errinfo e;
+    for (int64_t f = 74; f < 296; f++) { /* six times what the segment holds (37 frames) */
+        int rc = append_frame(r, f, &e);
+        if (rc != QSF_OK)
+            fail_msg("append %" PRId64 " with every frame acknowledged: %s", f, e.msg);
+        if (f < 286) /* the last ten stay unacknowledged */
+            qsf_ring_acknowledge(r, f);
+    }
+    assert_int_equal(rt_count_files("f", ".sfa"), 1); /* never a second file */
+    int64_t acked = qsf_ring_acked_fsn(r);
+    check_frames(r, acked + 1);
+    assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
+    qsf_os_reset();
+    atomic_store(&nospace, 0);
+    qsf_recovery_report rep;
+    assert_int_equal(qsf_ring_open(&o, &r, &rep, &e), QSF_OK);
+    assert_int_equal(rep.published_fsn, 295);
+    assert_true(rep.acked_fsn >= acked);
+    check_frames(r, rep.acked_fsn + 1);
+    assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
+}
+
 /* ---- EIO from a periodic checkpoint ---- */
 
 static _Atomic int sync_fails;
@@ -471,6 +506,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(enospc_spare_is_backpressure_then_retried, rt_setup,
                                         rt_teardown),
+        cmocka_unit_test_setup_teardown(acknowledged_segment_is_reused_when_no_spare_can_be_made,
+                                        rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(periodic_eio_latched_then_cleared, rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(rotation_waiting_for_failed_checkpoint, rt_setup,
                                         rt_teardown),
