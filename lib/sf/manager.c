@@ -96,11 +96,21 @@ static void provision_spare(qsf_ring *r) {
         return;
     }
     pthread_mutex_lock(&r->mu);
-    r->spare = s;
     r->create_err[0] = 0;
-    atomic_fetch_add(&r->owned_bytes, s->size);
-    qsf_ring_wake_producers_locked(r);
+    /* The producer may have found a spare meanwhile (a pooled buffer, a
+     * segment an aborted flush gave back): this one is not needed then. */
+    bool surplus = r->spare != NULL;
+    if (!surplus) {
+        r->spare = s;
+        atomic_fetch_add(&r->owned_bytes, s->size);
+        qsf_ring_wake_producers_locked(r);
+    }
     pthread_mutex_unlock(&r->mu);
+    if (surplus) {
+        if (r->sf)
+            QSF_OS->unlinkat(r->rec.slot.dirfd, s->name, 0);
+        qsf_seg_destroy(s);
+    }
 }
 
 /* ---- trim (sf-format.md §9.4) ---- */
