@@ -279,16 +279,33 @@ QSF_API void qsf_row_cancel(qsf_sender *s);
 /* Number of complete rows buffered and not yet flushed. Producer thread. */
 QSF_API size_t qsf_buffered_rows(const qsf_sender *s);
 
+/* Drops every buffered row (and the row being built): the application gives
+ * them up explicitly, for example after qsf_flush failed with QSF_E_TOO_LARGE.
+ * Returns the number of complete rows dropped (0 for a NULL sender, or when
+ * another thread is inside a call on the sender). Producer thread. */
+QSF_API size_t qsf_buffer_clear(qsf_sender *s);
+
 /* ------------------------------------------------------------------------- */
 /* Flush, wait, progress                                                     */
 /* ------------------------------------------------------------------------- */
 
-/* Encodes every buffered row and publishes the frames into the ring; returns at
- * once (after the data barrier with sf_durability=append). *fsn_out (may be NULL)
- * receives the FSN of the last frame published, or the current published FSN for
- * an empty flush (-1 if nothing was ever published). Errors: QSF_E_FULL (ring full
- * until sf_append_deadline_millis; the message names the cause), QSF_E_TOO_LARGE,
- * QSF_E_DURABILITY (frames stay published; in-doubt), a latched fatal error.
+/* Encodes every buffered row and publishes the frames into the ring, all or
+ * nothing: when it returns QSF_OK every row is published (and, with
+ * sf_durability=append, on stable storage); when it fails nothing is published,
+ * nothing of it will ever be delivered, and every row stays buffered for the
+ * next flush. A flush larger than the server's batch size is split into
+ * several frames that the server commits together. Returns at once otherwise:
+ * it never waits for acknowledgements. *fsn_out (may be NULL) receives the FSN
+ * of the last frame published, or the current published FSN for an empty flush
+ * (-1 if nothing was ever published).
+ * Errors: QSF_E_FULL (retriable: the ring stayed full until
+ * sf_append_deadline_millis; the message names the cause); QSF_E_TOO_LARGE (not
+ * retriable: the rows need more of the ring than sf_max_total_bytes allows;
+ * the message gives the sizes; flush fewer rows at a time, or give these up
+ * with qsf_buffer_clear); QSF_E_DURABILITY (append mode: the barrier failed;
+ * QSF_ERRF_IN_DOUBT only when even undoing the frames could not be made
+ * durable, so a host crash could still bring them back); a latched fatal error.
+ * A process that dies inside qsf_flush delivers all of that flush or none of it.
  * Producer thread. */
 QSF_API int qsf_flush(qsf_sender *s, int64_t *fsn_out, qsf_errinfo *err);
 

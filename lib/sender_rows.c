@@ -138,3 +138,13 @@ QSF_API void qsf_row_cancel(qsf_sender *s) {
 QSF_API size_t qsf_buffered_rows(const qsf_sender *s) {
     return s ? qsf_qwp_batch_rows(s->batch) : 0;
 }
+
+QSF_API size_t qsf_buffer_clear(qsf_sender *s) {
+    if (!s || atomic_exchange(&s->busy, 1))
+        return 0;
+    size_t n = qsf_qwp_batch_rows(s->batch);
+    qsf_qwp_batch_reset(s->batch);
+    s->first_row_ns = 0;
+    atomic_store(&s->busy, 0);
+    return n;
+}
