@@ -354,7 +354,7 @@ static int encode_one(qsf_qwp_encoder *e, qsf_qwp_batch *b, const qsf_qwp_enc_op
     int rc = plan_frame(e, b, o, &size);
     qsf_qwp_enc_opts alone = *o;
     if (rc == QSF_E_TOO_LARGE && o->row_frame_max > o->max_frame) {
-        uint64_t one = next_row_frame(b);
+        uint64_t one = next_row_frame(b) + 64; /* slack: the bound and the plan differ a little */
         alone.max_frame = one < o->row_frame_max ? (size_t) one : o->row_frame_max;
         rc = plan_frame(e, b, &alone, &size);
         o = &alone;

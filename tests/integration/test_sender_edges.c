@@ -112,6 +112,40 @@ static void flush_that_can_never_fit_fails_at_once(void **state) {
     qsink_stop(sink);
 }
 
+/* A row accepted by qsf_at_* can always be flushed: rows were checked against
+ * a fixed 1,992,294-byte limit whatever sf_max_segment_bytes was, so a 100 KB
+ * row in a 64 KiB segment was accepted and then every flush failed with
+ * QSF_E_TOO_LARGE, no call could remove it, and close dropped every row.
+ * Now the call that completes such a row refuses it, and the rows before it
+ * stay intact and flush. */
+static void row_too_large_for_the_segment_is_refused_by_its_at_call(void **state) {
+    (void) state;
+    qsink *sink = it_sink(NULL);
+    char conf[512];
+    qsf_sender *s = it_sender(
+        it_conf(conf, sizeof conf, qsink_port(sink), "sf_max_segment_bytes=64k;auto_flush=off;"));
+    qsf_errinfo e;
+    int64_t k = publish_big_rows(s, 0, 10);
+    static char blob[100000];
+    static double arr[12000];
+    int32_t shape[1] = {12000}; /* 96 KB of doubles */
+    for (int which = 0; which < 2; which++) {
+        assert_int_equal(qsf_table(s, "t", 1, &e), QSF_OK);
+        assert_int_equal(qsf_col_i64(s, "k", 1, 999, &e), QSF_OK);
+        if (which == 0)
+            assert_int_equal(qsf_col_binary(s, "b", 1, blob, sizeof blob, &e), QSF_OK);
+        else
+            assert_int_equal(qsf_col_f64_array(s, "a", 1, 1, shape, arr, &e), QSF_OK);
+        assert_int_equal(qsf_at_micros(s, 1700000000000000ll, &e), QSF_E_TOO_LARGE);
+        assert_non_null(strstr(e.msg, "the row was discarded"));
+        assert_int_equal(qsf_buffered_rows(s), 10); /* the rows before it are intact */
+    }
+    int64_t fsn;
+    assert_int_equal(qsf_flush(s, &fsn, &e), QSF_OK);
+    it_wait_acked(s, fsn);
+    it_close_and_check(s, sink, "t", k, false);
+}
+
 /* A close whose last frame commits adds no empty frame. */
 static void close_after_a_committing_frame_adds_no_empty_frame(void **state) {
     (void) state;
@@ -260,6 +294,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(failed_split_flush_is_never_delivered),
         cmocka_unit_test(flush_that_can_never_fit_fails_at_once),
+        cmocka_unit_test(row_too_large_for_the_segment_is_refused_by_its_at_call),
         cmocka_unit_test(close_after_a_committing_frame_adds_no_empty_frame),
         cmocka_unit_test_setup_teardown(empty_flush_returns_the_published_fsn, it_setup_dir,
                                         it_teardown_dir),
