@@ -1,6 +1,7 @@
-/* The qwp-sink executable: --help, a bad fault line, and a run with
- * --fault-file, --append and a JSON summary on SIGTERM. argv[1] is the path of
- * the qwp-sink binary. */
+/* The qwp-sink executable: --help, a bad fault line, a run with --fault-file,
+ * --append and a JSON summary on SIGTERM, the append file after a SIGKILL, and
+ * an append file that cannot be written. argv[1] is the path of the qwp-sink
+ * binary. */
 #include "sinktest.h"
 
 #include <signal.h>
@@ -143,6 +144,65 @@ static void periodic_stats(void **state) {
     tu_rmtree(dir);
 }
 
+static int count_lines(const char *path) {
+    size_t len;
+    uint8_t *b = tu_read_file(path, &len);
+    int n = 0;
+    for (size_t i = 0; i < len; i++)
+        n += b[i] == '\n';
+    free(b);
+    return n;
+}
+
+/* Every row an OK covers is in the append file when the OK arrives: a sink
+ * killed with SIGKILL right after it has lost none of them. Runs with and
+ * without --append-sync. */
+static void acknowledged_rows_survive_sigkill(void **state) {
+    (void) state;
+    for (int sync = 0; sync <= 1; sync++) {
+        char dir[256], rows[300];
+        tu_mkdtemp(dir, sizeof dir);
+        snprintf(rows, sizeof rows, "%s/rows.jsonl", dir);
+        char *args[] = {
+            (char *) EXE, "--port", "0", "--append", rows, sync ? "--append-sync" : NULL, NULL};
+        pid_t pid = spawn(dir, args);
+        uint16_t port = read_port(dir);
+        rawws w;
+        assert_int_equal(rawws_open(&w, port, NULL), 0);
+        assert_int_equal(rawws_send_binary_n(&w, RAWWS_SENSORS, sizeof RAWWS_SENSORS, 3), 0);
+        st_expect_ok(&w, 2);
+        assert_int_equal(rawws_send_binary(&w, RAWWS_SENSORS, sizeof RAWWS_SENSORS), 0);
+        st_expect_ok(&w, 3);
+        kill(pid, SIGKILL);
+        assert_int_equal(wait_exit(pid), -1);
+        rawws_close(&w);
+        assert_int_equal(count_lines(rows), 8); /* 4 acknowledged frames of 2 rows */
+        tu_rmtree(dir);
+    }
+}
+
+/* A sink that cannot write its append file sends no OK: the rows it could not
+ * store are never acknowledged (the client replays them elsewhere). */
+static void unwritable_append_file_withholds_oks(void **state) {
+    (void) state;
+    char dir[256];
+    tu_mkdtemp(dir, sizeof dir);
+    char *args[] = {(char *) EXE, "--port", "0", "--append", "/dev/full", NULL};
+    pid_t pid = spawn(dir, args);
+    uint16_t port = read_port(dir);
+    rawws w;
+    assert_int_equal(rawws_open(&w, port, NULL), 0);
+    assert_int_equal(rawws_send_binary(&w, RAWWS_SENSORS, sizeof RAWWS_SENSORS), 0);
+    st_expect_quiet(&w, 500);
+    rawws_close(&w);
+    kill(pid, SIGTERM);
+    assert_int_equal(wait_exit(pid), 0);
+    char *err = slurp(dir, "stderr");
+    assert_non_null(strstr(err, "/dev/full"));
+    free(err);
+    tu_rmtree(dir);
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: test_sink_cli PATH-TO-qwp-sink\n");
@@ -153,6 +213,8 @@ int main(int argc, char **argv) {
         cmocka_unit_test(help_and_bad_fault),
         cmocka_unit_test(run_with_fault_file_and_summary),
         cmocka_unit_test(periodic_stats),
+        cmocka_unit_test(acknowledged_rows_survive_sigkill),
+        cmocka_unit_test(unwritable_append_file_withholds_oks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
