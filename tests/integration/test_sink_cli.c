@@ -68,12 +68,11 @@ static uint16_t read_port(const char *dir) {
     for (int i = 0; i < 500; i++) {
         char line[256] = "";
         FILE *f = fopen(path, "r"); /* the child may not have created it yet */
-        if (f) {
-            if (!fgets(line, sizeof line, f))
-                line[0] = '\0';
+        while (f && !strstr(line, "listening on") && fgets(line, sizeof line, f))
+            ;
+        if (f)
             fclose(f);
-        }
-        char *p = strstr(line, "127.0.0.1:");
+        char *p = strstr(line, "listening on 127.0.0.1:") ? strstr(line, "127.0.0.1:") : NULL;
         int port = p ? atoi(p + 10) : 0;
         if (port > 0)
             return (uint16_t) port;
@@ -203,6 +202,32 @@ static void unwritable_append_file_withholds_oks(void **state) {
     tu_rmtree(dir);
 }
 
+/* A sink killed inside a write leaves a torn last line; the next sink on the
+ * file cuts it off instead of gluing its first row to it. */
+static void torn_last_line_is_cut(void **state) {
+    (void) state;
+    char dir[256], rows[300];
+    tu_mkdtemp(dir, sizeof dir);
+    snprintf(rows, sizeof rows, "%s/rows.jsonl", dir);
+    const char *before = "{\"table\":\"x\"}\n{\"table\":\"sens";
+    tu_write_file(rows, before, strlen(before));
+    char *args[] = {(char *) EXE, "--port", "0", "--append", rows, NULL};
+    pid_t pid = spawn(dir, args);
+    uint16_t port = read_port(dir);
+    rawws w;
+    assert_int_equal(rawws_open(&w, port, NULL), 0);
+    assert_int_equal(rawws_send_binary(&w, RAWWS_SENSORS, sizeof RAWWS_SENSORS), 0);
+    st_expect_ok(&w, 0);
+    rawws_close(&w);
+    kill(pid, SIGTERM);
+    assert_int_equal(wait_exit(pid), 0);
+    char *txt = slurp(dir, "rows.jsonl");
+    assert_true(strncmp(txt, "{\"table\":\"x\"}\n{\"table\":\"sensors\",\"id\":\"1\"", 39) == 0);
+    free(txt);
+    assert_int_equal(count_lines(rows), 3);
+    tu_rmtree(dir);
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: test_sink_cli PATH-TO-qwp-sink\n");
@@ -215,6 +240,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(periodic_stats),
         cmocka_unit_test(acknowledged_rows_survive_sigkill),
         cmocka_unit_test(unwritable_append_file_withholds_oks),
+        cmocka_unit_test(torn_last_line_is_cut),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,7 +7,8 @@
  *   only then is the acknowledgement queued
  *
  * So a sink killed at any moment (SIGKILL included) has in its file every row
- * it ever acknowledged; with sync, a host crash too. */
+ * it ever acknowledged; with sync, a host crash too. A kill inside a write can
+ * leave a torn last line, never acknowledged: the next open cuts it off. */
 #ifndef QSINK_APPENDLOG_H
 #define QSINK_APPENDLOG_H
 
@@ -24,7 +25,8 @@ struct appendlog {
     char path[512];
 };
 
-/* Opens (creates, appends to) path. 0, or -1 with a message. */
+/* Opens (creates, appends to) path; a torn last line left by a sink killed
+ * inside a write is cut off first. 0, or -1 with a message. */
 int appendlog_open(struct appendlog *a, const char *path, int sync, char *err, size_t cap);
 
 /* Whether rows are waiting to be written. */
