@@ -112,8 +112,9 @@ def _ghosts(j, index, counts, v, details):
         elif n > 0:
             v["in_doubt_partial"] += 1
             v["ghost_rows"] += n
-            details.append("%s, %s frames in the ring: %d of %d rows committed" % (
-                f.describe(), "?" if f.frames is None else f.frames, n, f.rows))
+            details.append("%s, %s frames in the ring: %d of %d rows committed%s" % (
+                f.describe(), "?" if f.frames is None else f.frames, n, f.rows,
+                "" if f.code is None else " (after an error: see docs/RELIABILITY.md)"))
 
 
 def _lost(j, counts, v, details):
@@ -188,6 +189,7 @@ def judge(j, ids, corrupt, kills):
     _window(j, kills, first, copies, v, details)
     v["dups"] = len(ids) - len(counts)
     v["flushes"] = len(j.flushes)
+    v["flush_errors"] = sum(1 for f in j.flushes if f.code not in (None, 0))
     v["rows"] = sum(f.rows for f in j.flushes if f.state == "ok")
     v["committed_rows"] = len(ids)
     v["split_flushes"] = sum(1 for f in j.flushes if f.frames is not None and f.frames > 1)
