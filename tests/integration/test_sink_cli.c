@@ -82,6 +82,19 @@ static uint16_t read_port(const char *dir) {
     return 0;
 }
 
+/* Runs the sink with args and opens a WebSocket session to it. */
+static pid_t start_session(const char *dir, char *const *args, rawws *w) {
+    pid_t pid = spawn(dir, args);
+    assert_int_equal(rawws_open(w, read_port(dir), NULL), 0);
+    return pid;
+}
+
+/* SIGTERM, and the sink must exit 0. */
+static void stop_sink(pid_t pid) {
+    kill(pid, SIGTERM);
+    assert_int_equal(wait_exit(pid), 0);
+}
+
 static void run_with_fault_file_and_summary(void **state) {
     (void) state;
     char dir[256], ff[300], rows[300];
@@ -95,17 +108,14 @@ static void run_with_fault_file_and_summary(void **state) {
     tu_write_file(ff, script, strlen(script));
     char *args[] = {(char *) EXE,   "--port", "0", "--fault-file", ff, "--append", rows,
                     "--key-column", "id",     NULL};
-    pid_t pid = spawn(dir, args);
-    uint16_t port = read_port(dir);
     rawws w;
-    assert_int_equal(rawws_open(&w, port, NULL), 0);
+    pid_t pid = start_session(dir, args, &w);
     st_expect_ok(&w, 9);
     assert_int_equal(rawws_send_binary_n(&w, RAWWS_SENSORS, sizeof RAWWS_SENSORS, 2), 0);
     st_expect_ok(&w, 1);
     st_expect_close(&w, 4002);
     rawws_close(&w);
-    kill(pid, SIGTERM);
-    assert_int_equal(wait_exit(pid), 0);
+    stop_sink(pid);
     char *out = slurp(dir, "stdout");
     assert_non_null(strstr(out, "\"connections\":1,"));
     assert_non_null(strstr(out, "\"rows\":{\"sensors\":4}"));
@@ -164,10 +174,8 @@ static void acknowledged_rows_survive_sigkill(void **state) {
         snprintf(rows, sizeof rows, "%s/rows.jsonl", dir);
         char *args[] = {
             (char *) EXE, "--port", "0", "--append", rows, sync ? "--append-sync" : NULL, NULL};
-        pid_t pid = spawn(dir, args);
-        uint16_t port = read_port(dir);
         rawws w;
-        assert_int_equal(rawws_open(&w, port, NULL), 0);
+        pid_t pid = start_session(dir, args, &w);
         assert_int_equal(rawws_send_binary_n(&w, RAWWS_SENSORS, sizeof RAWWS_SENSORS, 3), 0);
         st_expect_ok(&w, 2);
         assert_int_equal(rawws_send_binary(&w, RAWWS_SENSORS, sizeof RAWWS_SENSORS), 0);
@@ -187,15 +195,12 @@ static void unwritable_append_file_withholds_oks(void **state) {
     char dir[256];
     tu_mkdtemp(dir, sizeof dir);
     char *args[] = {(char *) EXE, "--port", "0", "--append", "/dev/full", NULL};
-    pid_t pid = spawn(dir, args);
-    uint16_t port = read_port(dir);
     rawws w;
-    assert_int_equal(rawws_open(&w, port, NULL), 0);
+    pid_t pid = start_session(dir, args, &w);
     assert_int_equal(rawws_send_binary(&w, RAWWS_SENSORS, sizeof RAWWS_SENSORS), 0);
     st_expect_quiet(&w, 500);
     rawws_close(&w);
-    kill(pid, SIGTERM);
-    assert_int_equal(wait_exit(pid), 0);
+    stop_sink(pid);
     char *err = slurp(dir, "stderr");
     assert_non_null(strstr(err, "/dev/full"));
     free(err);
@@ -212,15 +217,12 @@ static void torn_last_line_is_cut(void **state) {
     const char *before = "{\"table\":\"x\"}\n{\"table\":\"sens";
     tu_write_file(rows, before, strlen(before));
     char *args[] = {(char *) EXE, "--port", "0", "--append", rows, NULL};
-    pid_t pid = spawn(dir, args);
-    uint16_t port = read_port(dir);
     rawws w;
-    assert_int_equal(rawws_open(&w, port, NULL), 0);
+    pid_t pid = start_session(dir, args, &w);
     assert_int_equal(rawws_send_binary(&w, RAWWS_SENSORS, sizeof RAWWS_SENSORS), 0);
     st_expect_ok(&w, 0);
     rawws_close(&w);
-    kill(pid, SIGTERM);
-    assert_int_equal(wait_exit(pid), 0);
+    stop_sink(pid);
     char *txt = slurp(dir, "rows.jsonl");
     assert_true(strncmp(txt, "{\"table\":\"x\"}\n{\"table\":\"sensors\",\"id\":\"1\"", 39) == 0);
     free(txt);
