@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 
 #include "../../tools/qwp-sink/ack.c"
+#include "../../tools/qwp-sink/appendlog.c"
 #include "../../tools/qwp-sink/conn.c"
 #include "../../tools/qwp-sink/fault.c"
 #include "../../tools/qwp-sink/http.c"

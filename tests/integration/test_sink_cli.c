@@ -1,6 +1,7 @@
-/* The qwp-sink executable: --help, a bad fault line, and a run with
- * --fault-file, --append and a JSON summary on SIGTERM. argv[1] is the path of
- * the qwp-sink binary. */
+/* The qwp-sink executable: --help, a bad fault line, a run with --fault-file,
+ * --append and a JSON summary on SIGTERM, the append file after a SIGKILL, and
+ * an append file that cannot be written. argv[1] is the path of the qwp-sink
+ * binary. */
 #include "sinktest.h"
 
 #include <signal.h>
@@ -67,12 +68,11 @@ static uint16_t read_port(const char *dir) {
     for (int i = 0; i < 500; i++) {
         char line[256] = "";
         FILE *f = fopen(path, "r"); /* the child may not have created it yet */
-        if (f) {
-            if (!fgets(line, sizeof line, f))
-                line[0] = '\0';
+        while (f && !strstr(line, "listening on") && fgets(line, sizeof line, f))
+            ;
+        if (f)
             fclose(f);
-        }
-        char *p = strstr(line, "127.0.0.1:");
+        char *p = strstr(line, "listening on 127.0.0.1:") ? strstr(line, "127.0.0.1:") : NULL;
         int port = p ? atoi(p + 10) : 0;
         if (port > 0)
             return (uint16_t) port;
@@ -80,6 +80,19 @@ static uint16_t read_port(const char *dir) {
     }
     fail_msg("qwp-sink did not report its port");
     return 0;
+}
+
+/* Runs the sink with args and opens a WebSocket session to it. */
+static pid_t start_session(const char *dir, char *const *args, rawws *w) {
+    pid_t pid = spawn(dir, args);
+    assert_int_equal(rawws_open(w, read_port(dir), NULL), 0);
+    return pid;
+}
+
+/* SIGTERM, and the sink must exit 0. */
+static void stop_sink(pid_t pid) {
+    kill(pid, SIGTERM);
+    assert_int_equal(wait_exit(pid), 0);
 }
 
 static void run_with_fault_file_and_summary(void **state) {
@@ -95,17 +108,14 @@ static void run_with_fault_file_and_summary(void **state) {
     tu_write_file(ff, script, strlen(script));
     char *args[] = {(char *) EXE,   "--port", "0", "--fault-file", ff, "--append", rows,
                     "--key-column", "id",     NULL};
-    pid_t pid = spawn(dir, args);
-    uint16_t port = read_port(dir);
     rawws w;
-    assert_int_equal(rawws_open(&w, port, NULL), 0);
+    pid_t pid = start_session(dir, args, &w);
     st_expect_ok(&w, 9);
     assert_int_equal(rawws_send_binary_n(&w, RAWWS_SENSORS, sizeof RAWWS_SENSORS, 2), 0);
     st_expect_ok(&w, 1);
     st_expect_close(&w, 4002);
     rawws_close(&w);
-    kill(pid, SIGTERM);
-    assert_int_equal(wait_exit(pid), 0);
+    stop_sink(pid);
     char *out = slurp(dir, "stdout");
     assert_non_null(strstr(out, "\"connections\":1,"));
     assert_non_null(strstr(out, "\"rows\":{\"sensors\":4}"));
@@ -143,6 +153,83 @@ static void periodic_stats(void **state) {
     tu_rmtree(dir);
 }
 
+static int count_lines(const char *path) {
+    size_t len;
+    uint8_t *b = tu_read_file(path, &len);
+    int n = 0;
+    for (size_t i = 0; i < len; i++)
+        n += b[i] == '\n';
+    free(b);
+    return n;
+}
+
+/* Every row an OK covers is in the append file when the OK arrives: a sink
+ * killed with SIGKILL right after it has lost none of them. Runs with and
+ * without --append-sync. */
+static void acknowledged_rows_survive_sigkill(void **state) {
+    (void) state;
+    for (int sync = 0; sync <= 1; sync++) {
+        char dir[256], rows[300];
+        tu_mkdtemp(dir, sizeof dir);
+        snprintf(rows, sizeof rows, "%s/rows.jsonl", dir);
+        char *args[] = {
+            (char *) EXE, "--port", "0", "--append", rows, sync ? "--append-sync" : NULL, NULL};
+        rawws w;
+        pid_t pid = start_session(dir, args, &w);
+        assert_int_equal(rawws_send_binary_n(&w, RAWWS_SENSORS, sizeof RAWWS_SENSORS, 3), 0);
+        st_expect_ok(&w, 2);
+        assert_int_equal(rawws_send_binary(&w, RAWWS_SENSORS, sizeof RAWWS_SENSORS), 0);
+        st_expect_ok(&w, 3);
+        kill(pid, SIGKILL);
+        assert_int_equal(wait_exit(pid), -1);
+        rawws_close(&w);
+        assert_int_equal(count_lines(rows), 8); /* 4 acknowledged frames of 2 rows */
+        tu_rmtree(dir);
+    }
+}
+
+/* A sink that cannot write its append file sends no OK: the rows it could not
+ * store are never acknowledged (the client replays them elsewhere). */
+static void unwritable_append_file_withholds_oks(void **state) {
+    (void) state;
+    char dir[256];
+    tu_mkdtemp(dir, sizeof dir);
+    char *args[] = {(char *) EXE, "--port", "0", "--append", "/dev/full", NULL};
+    rawws w;
+    pid_t pid = start_session(dir, args, &w);
+    assert_int_equal(rawws_send_binary(&w, RAWWS_SENSORS, sizeof RAWWS_SENSORS), 0);
+    st_expect_quiet(&w, 500);
+    rawws_close(&w);
+    stop_sink(pid);
+    char *err = slurp(dir, "stderr");
+    assert_non_null(strstr(err, "/dev/full"));
+    free(err);
+    tu_rmtree(dir);
+}
+
+/* A sink killed inside a write leaves a torn last line; the next sink on the
+ * file cuts it off instead of gluing its first row to it. */
+static void torn_last_line_is_cut(void **state) {
+    (void) state;
+    char dir[256], rows[300];
+    tu_mkdtemp(dir, sizeof dir);
+    snprintf(rows, sizeof rows, "%s/rows.jsonl", dir);
+    const char *before = "{\"table\":\"x\"}\n{\"table\":\"sens";
+    tu_write_file(rows, before, strlen(before));
+    char *args[] = {(char *) EXE, "--port", "0", "--append", rows, NULL};
+    rawws w;
+    pid_t pid = start_session(dir, args, &w);
+    assert_int_equal(rawws_send_binary(&w, RAWWS_SENSORS, sizeof RAWWS_SENSORS), 0);
+    st_expect_ok(&w, 0);
+    rawws_close(&w);
+    stop_sink(pid);
+    char *txt = slurp(dir, "rows.jsonl");
+    assert_true(strncmp(txt, "{\"table\":\"x\"}\n{\"table\":\"sensors\",\"id\":\"1\"", 39) == 0);
+    free(txt);
+    assert_int_equal(count_lines(rows), 3);
+    tu_rmtree(dir);
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: test_sink_cli PATH-TO-qwp-sink\n");
@@ -153,6 +240,9 @@ int main(int argc, char **argv) {
         cmocka_unit_test(help_and_bad_fault),
         cmocka_unit_test(run_with_fault_file_and_summary),
         cmocka_unit_test(periodic_stats),
+        cmocka_unit_test(acknowledged_rows_survive_sigkill),
+        cmocka_unit_test(unwritable_append_file_withholds_oks),
+        cmocka_unit_test(torn_last_line_is_cut),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

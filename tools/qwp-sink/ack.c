@@ -87,6 +87,13 @@ static void put_entry(struct buf *b, const char *name, int64_t txn) {
     buf_append(b, t, 8);
 }
 
+/* An acknowledgement may only cover rows the append file already holds:
+ * writes what is pending. 1 when it is written (or there is no file). */
+static int rows_stored(struct conn *c) {
+    struct appendlog *a = c->sink->store.append;
+    return !a || appendlog_write(a) == 0;
+}
+
 void ack_send_ok(struct conn *c, int now) {
     if (c->highest <= c->last_ok || c->silent || c->withhold)
         return;
@@ -95,6 +102,8 @@ void ack_send_ok(struct conn *c, int now) {
             c->ok_due_ms = sink_now_ms() + c->delay_ok_ms;
         return;
     }
+    if (!rows_stored(c))
+        return; /* stays due: the next attempt writes again */
     struct buf b = {0};
     uint8_t h[11];
     h[0] = QS_OK;
@@ -122,7 +131,7 @@ void ack_send_forged(struct conn *c, int64_t seq) {
 /* Durable ack for tables whose watermark moved since the last one sent here. */
 static void durable_tick(struct conn *c) {
     struct qsink *s = c->sink;
-    if (!c->durable || c->silent || c->ndt == 0)
+    if (!c->durable || c->silent || c->ndt == 0 || !rows_stored(c))
         return;
     struct buf b = {0};
     uint8_t h[3] = {QS_DURABLE_ACK, 0, 0};
@@ -157,6 +166,7 @@ void ack_flush(struct conn *c) {
 void ack_end_of_read(struct conn *c) {
     if (c->processed_in_read == 0 || c->state != CS_WS)
         return;
+    rows_stored(c); /* one write per read, also when no OK goes out (withheld, delayed) */
     ack_send_ok(c, 0);
     durable_tick(c);
 }

@@ -28,7 +28,9 @@ static const char USAGE[] =
     "  --durable-lag-ms MS     ... and commits younger than MS\n"
     "  --ack batched|per-frame cumulative OK every 8 frames and per read (default), or per frame\n"
     "  --legacy                keep processing after an error (older servers)\n"
-    "  --append FILE           append committed rows to FILE as JSON lines\n"
+    "  --append FILE           append committed rows to FILE as JSON lines, written\n"
+    "                          (write(2)) before any OK or durable ack that covers them\n"
+    "  --append-sync           ... and fdatasync'ed before it (survives a host crash)\n"
     "  --key-column NAME       keep this column's values and report duplicate keys per\n"
     "                          table in the summary\n"
     "  --tls-cert PEM          serve wss with this certificate chain\n"
@@ -83,6 +85,7 @@ enum {
     O_STATS,
     O_HELP,
     O_KEY_COL,
+    O_APPEND_SYNC,
 };
 
 static const struct option LONGOPTS[] = {
@@ -108,6 +111,7 @@ static const struct option LONGOPTS[] = {
     {"stats-every", 1, 0, O_STATS},
     {"help", 0, 0, O_HELP},
     {"key-column", 1, 0, O_KEY_COL},
+    {"append-sync", 0, 0, O_APPEND_SYNC},
     {0, 0, 0, 0},
 };
 
@@ -188,6 +192,9 @@ static void parse_one(struct cli *c, int opt, const char *v) {
         break;
     case O_APPEND:
         c->o.append_path = v;
+        break;
+    case O_APPEND_SYNC:
+        c->o.append_sync = 1;
         break;
     case O_KEY_COL:
         c->o.key_column = v;

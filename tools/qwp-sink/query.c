@@ -259,6 +259,13 @@ int qsink_wait_idle(qsink *s, int timeout_ms) {
 
 /* ---- summary ---- */
 
+static void put_json_string(FILE *f, const char *name) {
+    struct buf b = {0};
+    if (json_string(&b, name) == 0)
+        fwrite(b.p, 1, b.len, f);
+    buf_free(&b);
+}
+
 /* ,"duplicates":{"t":n,...} for the tables that have the key column. */
 static void summary_dups(qsink *s, FILE *f) {
     if (!s->o.key_column)
@@ -271,7 +278,7 @@ static void summary_dups(qsink *s, FILE *f) {
         if (c < 0 || !t->cols[c].cells)
             continue;
         fputs(first ? "" : ",", f);
-        json_string(f, t->name);
+        put_json_string(f, t->name);
         fprintf(f, ":%" PRId64, count_dups(t, c));
         first = 0;
     }
@@ -292,7 +299,7 @@ int qsink_summary_json(qsink *s, char *out, size_t cap) {
             st->accepted, st->upgrades, st->rejected, st->frames, st->bytes);
     for (int i = 0; i < s->store.n; i++) {
         fputs(i ? "," : "", f);
-        json_string(f, s->store.t[i]->name);
+        put_json_string(f, s->store.t[i]->name);
         fprintf(f, ":%" PRId64, s->store.t[i]->rows);
     }
     fprintf(f, "}");

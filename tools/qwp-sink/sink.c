@@ -285,7 +285,7 @@ static void sink_free(struct qsink *s) {
     if (s->tls)
         SSL_CTX_free(s->tls);
     if (s->store.append)
-        fclose(s->store.append);
+        appendlog_close(s->store.append);
     store_free(&s->store);
     fault_clear(&s->faults);
     for (int i = 0; i < s->nrecs; i++) {
@@ -312,10 +312,12 @@ qsink *qsink_start(const qsink_opts *opts, char *err, size_t errcap) {
     copy_opts(s, opts ? opts : &defaults);
     store_init(&s->store, !s->o.no_values, s->o.key_column);
     s->store.log_commits = s->o.durable;
-    if (s->o.append_path && !(s->store.append = fopen(s->o.append_path, "a"))) {
-        fail(err, errcap, s->o.append_path, strerror(errno));
-        sink_free(s);
-        return NULL;
+    if (s->o.append_path) {
+        if (appendlog_open(&s->append, s->o.append_path, s->o.append_sync, err, errcap) != 0) {
+            sink_free(s);
+            return NULL;
+        }
+        s->store.append = &s->append;
     }
     if (setup_tls(s, err, errcap) != 0 || setup_listener(s, err, errcap) != 0 ||
         setup_loop(s, err, errcap) != 0 || pthread_create(&s->thr, NULL, loop, s) != 0) {

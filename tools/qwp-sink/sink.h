@@ -45,7 +45,9 @@ typedef struct qsink_opts {
     int no_frame_log;        /* keep no per-frame log (qsink_frames returns 0) */
     const char *tls_cert;    /* PEM certificate (chain): serve wss */
     const char *tls_key;     /* PEM private key */
-    const char *append_path; /* append committed rows as JSON lines to this file */
+    const char *append_path; /* append committed rows as JSON lines to this file; they
+                                are written to it before any ack that covers them */
+    int append_sync;         /* ... and fdatasync'ed before that ack */
 } qsink_opts;
 
 /* Starts a sink. Returns NULL on failure with a message in err (if non-NULL). */

@@ -108,6 +108,7 @@ struct qsink {
     SSL_CTX *tls;
     struct conn *conns;
     struct store store;
+    struct appendlog append; /* the --append file, when store.append points here */
     struct fault_set faults;
     qsink_stats st;
     struct crec **recs;

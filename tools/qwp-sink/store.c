@@ -1,6 +1,7 @@
 /* Rows per table (see store.h for the layout). */
 #include "store.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -305,8 +306,8 @@ static int committed(struct store *dst, struct stable *t, const struct stable *r
                      int64_t first_row, int64_t now_ms, store_commit_cb on_commit, void *user) {
     if (log_commit(dst, t, now_ms) != 0)
         return -1;
-    if (dst->append)
-        stable_append_json(dst->append, rows, first_row);
+    if (dst->append && stable_append_json(&dst->append->pend, rows, first_row) != 0)
+        return -1;
     if (on_commit)
         on_commit(user, t);
     return 0;

@@ -16,8 +16,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
+#include "appendlog.h"
 #include "buf.h"
 #include "msg.h"
 
@@ -61,9 +61,9 @@ struct store {
     struct stable **t;
     int n;
     int keep_values;
-    const char *key; /* with keep_values 0: keep the values of this column only */
-    int log_commits; /* keep commit times for durable-ack lag */
-    FILE *append;    /* committed rows as JSON lines, or NULL */
+    const char *key;          /* with keep_values 0: keep the values of this column only */
+    int log_commits;          /* keep commit times for durable-ack lag */
+    struct appendlog *append; /* committed rows as JSON lines, or NULL */
 };
 
 void store_init(struct store *s, int keep_values, const char *key);
@@ -97,11 +97,13 @@ int store_commit_direct(struct store *dst, const struct msg_table *t, int n, int
 
 int64_t store_rows_total(const struct store *s);
 
-/* Rows [first_row, rows) of t as JSON lines (needs values). */
-void stable_append_json(FILE *f, const struct stable *t, int64_t first_row);
+/* Appends rows [first_row, rows) of t to b as JSON lines (needs values).
+ * 0, or -1 on OOM. */
+int stable_append_json(struct buf *b, const struct stable *t, int64_t first_row);
 
-/* Writes s as a JSON string literal (quotes and escapes included). */
-void json_string(FILE *f, const char *s);
+/* Appends s to b as a JSON string literal (quotes and escapes included).
+ * 0, or -1 on OOM. */
+int json_string(struct buf *b, const char *s);
 
 /* Column index by name (case-insensitive), or -1. */
 int stable_col(const struct stable *t, const char *name);

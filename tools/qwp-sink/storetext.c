@@ -3,6 +3,7 @@
 #include "store.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 static void hex(char *out, size_t cap, const uint8_t *p, uint32_t n) {
@@ -41,38 +42,41 @@ int stable_cell_text(const struct stable *t, int64_t row, int col, char *out, si
     return 0;
 }
 
-void json_string(FILE *f, const char *s) {
-    fputc('"', f);
-    for (; *s; s++) {
+static int put_text(struct buf *b, const char *s) {
+    return buf_append(b, s, strlen(s));
+}
+
+int json_string(struct buf *b, const char *s) {
+    int rc = put_text(b, "\"");
+    for (; *s && rc == 0; s++) {
         unsigned char ch = (unsigned char) *s;
+        char esc[8] = {(char) ch, 0};
         if (ch == '"' || ch == '\\')
-            fprintf(f, "\\%c", ch);
+            snprintf(esc, sizeof esc, "\\%c", ch);
         else if (ch < 0x20)
-            fprintf(f, "\\u%04x", ch);
-        else
-            fputc(ch, f);
+            snprintf(esc, sizeof esc, "\\u%04x", ch);
+        rc = put_text(b, esc);
     }
-    fputc('"', f);
+    return rc | put_text(b, "\"");
 }
 
 /* One JSON object per row: {"table":"t","col":"text",...}. Values are JSON
  * strings so every type round-trips without loss; null cells are JSON null. */
-void stable_append_json(FILE *f, const struct stable *t, int64_t first_row) {
+int stable_append_json(struct buf *b, const struct stable *t, int64_t first_row) {
     char v[4096];
-    for (int64_t r = first_row; r < t->rows; r++) {
-        fputs("{\"table\":", f);
-        json_string(f, t->name);
+    size_t live = buf_live(b); /* appending may compact b: count from its head */
+    int rc = 0;
+    for (int64_t r = first_row; r < t->rows && rc == 0; r++) {
+        rc = put_text(b, "{\"table\":") | json_string(b, t->name);
         for (int c = 0; c < t->ncols; c++) {
             if (stable_cell_text(t, r, c, v, sizeof v) != 0)
                 continue;
-            fputc(',', f);
-            json_string(f, t->cols[c].name);
-            fputc(':', f);
-            if (t->cols[c].cells[r].null)
-                fputs("null", f);
-            else
-                json_string(f, v);
+            rc |= put_text(b, ",") | json_string(b, t->cols[c].name) | put_text(b, ":");
+            rc |= t->cols[c].cells[r].null ? put_text(b, "null") : json_string(b, v);
         }
-        fputs("}\n", f);
+        rc |= put_text(b, "}\n");
     }
+    if (rc)
+        b->len = b->off + live; /* no half row in the file */
+    return rc ? -1 : 0;
 }

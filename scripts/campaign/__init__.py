@@ -1,0 +1,1 @@
+"""The crash campaign behind scripts/crash-campaign (docs/RELIABILITY.md)."""
