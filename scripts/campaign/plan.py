@@ -58,7 +58,7 @@ def _producer(r, k):
         "after_begin": r.uniform(0.0, r.choice([0.002, 0.006])),  # in-*flush: after the begin
         "after_first": r.uniform(0.0, 0.01),  # first-flush: after its first flush returned
         "open_kill": r.uniform(0.0, 0.03),  # at-open
-        "self_kill": (r.randint(1, 3), r.randint(1, 3)),  # mid-publish: big flush, frames
+        "self_kill": (r.randint(2, 4), r.randint(1, 3)),  # mid-flush: big flush, quarters
         "sink_restart": r.uniform(0.02, 0.8) if r.random() < 0.5 else None,
         "sink_down": r.uniform(0.0, 0.3),
         "faults_after_restart": sink_faults(r),

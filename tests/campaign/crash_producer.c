@@ -18,8 +18,9 @@
  *   <name> drained returned <code> published <fsn> acked <fsn>   (--drain)
  *   <name> close returned <code>
  *
- * --self-kill N:F dies by SIGKILL in its Nth big flush once F frames of it are
- * in the ring (selfkill.h): the campaign's way to kill inside a split flush.
+ * --self-kill N:F dies by SIGKILL in its Nth big flush, F quarters (1..3) of the
+ * time the previous big flush took after it began (selfkill.h): the campaign's
+ * way to kill inside a split flush, while its frames are being written.
  *
  * After a flush error the program exits at once, or with --close-on-error
  * calls qsf_close first: close flushes the rows the failed flush left buffered
@@ -56,7 +57,7 @@ struct opts {
     long big_min, big_max, small_max;
     long pause_us;    /* up to this long between flushes */
     long kill_big;    /* --self-kill N:F: in the Nth big flush (1-based) ... */
-    long kill_frames; /* ... once F of its frames are published (selfkill.h) */
+    long kill_frames; /* ... F quarters of a big flush's time into it (selfkill.h) */
 };
 
 static int JFD = -1;
@@ -204,6 +205,9 @@ static void buffer_rows(const struct opts *o, qsf_sender *s, int64_t a, int64_t 
  * qsf_flush: nothing of these rows is published earlier, so a kill while they
  * are being buffered leaves nothing to account for (the next producer numbers
  * from the last begin record on). kill_in_it arms --self-kill for it. */
+/* How long the last big flush took, per row (the self-kill's yardstick). */
+static int64_t big_ns_per_row = 300;
+
 static int one_flush(const struct opts *o, qsf_sender *s, int64_t *next, long n, int big,
                      int kill_in_it) {
     int64_t a = *next, b = a + n - 1;
@@ -212,12 +216,15 @@ static int one_flush(const struct opts *o, qsf_sender *s, int64_t *next, long n,
        mono_us());
     *next = b + 1;
     selfkill k;
-    int armed = kill_in_it && selfkill_arm(&k, s, qsf_published_fsn(s) + o->kill_frames) == 0;
+    int armed = kill_in_it && selfkill_arm(&k, big_ns_per_row * n * o->kill_frames / 4) == 0;
     qsf_errinfo e = {0};
     int64_t fsn = -1;
+    long long t0 = mono_us();
     int rc = qsf_flush(s, &fsn, &e);
     if (armed)
-        selfkill_disarm(&k); /* it published fewer frames than that: the producer goes on */
+        selfkill_disarm(&k); /* it was faster this time: the producer goes on */
+    if (big && rc == QSF_OK)
+        big_ns_per_row = (mono_us() - t0) * 1000 / n;
     jr(o, "flush [%" PRId64 ",%" PRId64 "] returned %d fsn %" PRId64 " flags %u us %lld", a, b, rc,
        fsn, rc ? e.flags : 0u, mono_us());
     if (rc != QSF_OK)
@@ -326,7 +333,8 @@ static void parse(int argc, char **argv, struct opts *o) {
             o->close_on_error = 1;
             break;
         case 'k':
-            if (sscanf(optarg, "%ld:%ld", &o->kill_big, &o->kill_frames) != 2 || o->kill_frames < 1)
+            if (sscanf(optarg, "%ld:%ld", &o->kill_big, &o->kill_frames) != 2 ||
+                o->kill_frames < 1 || o->kill_frames > 3)
                 usage();
             break;
         case 'm':
