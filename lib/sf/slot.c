@@ -80,16 +80,21 @@ static void read_holder(int dirfd, const char *name, char out[32]) {
         snprintf(out, 32, "%.*s", (int) n, buf);
 }
 
-/* Rewrites <dir>/<name>.pid with "<pid>\n". Diagnostics only: failure is logged. */
-static void write_pid(int dirfd, const char *dir_path, const char *name) {
+/* Rewrites <dir>/<name>.pid with "<pid>\n". Diagnostics only: a failure is
+ * logged, except a hard link (the name may be another file's, outside the
+ * slot): that fails the lock, with nothing written. */
+static int write_pid(int dirfd, const char *dir_path, const char *name, qsf_errinfo *err) {
     char pidname[QSF_SLOT_NAME_MAX + 16], line[32];
     snprintf(pidname, sizeof pidname, "%s.pid", name);
     int n = snprintf(line, sizeof line, "%ld\n", (long) getpid());
     int fd = qsf_open_regular(dirfd, pidname, O_WRONLY | O_CREAT | O_TRUNC, NULL);
+    if (fd < 0 && errno == EMLINK)
+        return qsf_file_err(err, errno, "cannot write", dir_path, pidname);
     if (fd < 0 || qsf_pwrite_full(fd, line, (size_t) n, 0) != 0)
         QSF_LOGW("cannot write %s/%s: %s", dir_path, pidname, strerror(errno));
     if (fd >= 0)
         QSF_OS->close(fd);
+    return QSF_OK;
 }
 
 int qsf_lock_file(int dirfd, const char *dir_path, const char *name, const char *what, int *fd_out,
@@ -109,7 +114,11 @@ int qsf_lock_file(int dirfd, const char *dir_path, const char *name, const char 
                            "sf slot already in use by another process [slot=%s, holder=pid=%s]",
                            what, holder);
     }
-    write_pid(dirfd, dir_path, name);
+    int rc = write_pid(dirfd, dir_path, name, err);
+    if (rc != QSF_OK) {
+        QSF_OS->close(fd);
+        return rc;
+    }
     *fd_out = fd;
     return QSF_OK;
 }

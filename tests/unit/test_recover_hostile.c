@@ -11,6 +11,7 @@
 #include "sf/segfmt.h"
 #include "sf/symdict.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -323,6 +324,51 @@ static void delta_start_that_wraps_is_malformed(void **state) {
     qsf_slot_release(&r);
 }
 
+/* ---- hard links: a name in the slot must not be another file's ---- */
+
+/* A file outside the slot, hard-linked under a name qsf writes, must never be
+ * written through: the open fails naming the file and its link count. */
+static void expect_hard_link_refused(const char *dir, const char *name) {
+    const char *outside = st_path(st_root, "precious");
+    tu_write_file(outside, "keep me", 7);
+    unlink(st_path(dir, name)); /* made by an earlier open */
+    if (link(outside, st_path(dir, name)) != 0)
+        fail_msg("link %s: %s", name, strerror(errno));
+    const char *msg = st_open_fail(st_sfdir, QSF_E_IO);
+    if (!strstr(msg, name) || !strstr(msg, "2 hard links"))
+        fail_msg("%s: unexpected message: %s", name, msg);
+    expect_file(outside, (const uint8_t *) "keep me", 7);
+    unlink(st_path(dir, name));
+    unlink(outside);
+}
+
+static void hard_links_are_refused(void **state) {
+    (void) state;
+    const char *a[] = {"x"};
+    st_segment_str(st_slot, "sf-0000000000000001.sfa", SEG, F, 0, 1, a);
+    st_manifest(st_slot, 1, 0, 0);
+    expect_hard_link_refused(st_slot, QSF_NAME_SYMDICT);
+    expect_hard_link_refused(st_slot, QSF_NAME_LOCK_PID);
+    expect_hard_link_refused(st_slot, QSF_NAME_LOCK);
+    expect_hard_link_refused(st_slot, QSF_NAME_WATERMARK);
+    char locks[800];
+    snprintf(locks, sizeof locks, "%s/.slot-locks", st_sfdir);
+    mkdir(locks, 0700);
+    expect_hard_link_refused(locks, "default.lock.pid");
+    expect_hard_link_refused(locks, "default.lock");
+    /* a segment linked elsewhere is refused too, and not stamped or zeroed */
+    const char *outside = st_path(st_root, "seg-copy");
+    assert_int_equal(link(st_path(st_slot, "sf-0000000000000001.sfa"), outside), 0);
+    const char *msg = st_open_fail(st_sfdir, QSF_E_IO);
+    assert_non_null(strstr(msg, "sf-0000000000000001.sfa"));
+    assert_non_null(strstr(msg, "2 hard links"));
+    unlink(outside);
+    qsf_slot_recovered r;
+    st_open_ok(st_sfdir, &r);
+    assert_int_equal(r.published_fsn, 0);
+    qsf_slot_release(&r);
+}
+
 int main(void) {
 #define T(f) cmocka_unit_test_setup_teardown(f, st_setup, st_teardown)
     const struct CMUnitTest tests[] = {
@@ -341,6 +387,7 @@ int main(void) {
         T(zero_filled_files),
         T(malformed_delta_sections),
         T(delta_start_that_wraps_is_malformed),
+        T(hard_links_are_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
