@@ -64,7 +64,7 @@ static int apply_one(rc_state *st, rc_seg *s, qsf_errinfo *err) {
         return qsf_unlink_quiet(slot->dirfd, slot->path, s->info.name, err);
     }
     st->quarantined++;
-    return qsf_slot_quarantine_file(slot->dirfd, slot->path, s->info.name, err);
+    return qsf_slot_quarantine_file(slot->dirfd, slot->path, s->info.name, NULL, err);
 }
 
 /* Deletes extras and leftovers, then quarantines corrupt and torn files (only

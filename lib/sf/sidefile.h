@@ -135,6 +135,16 @@ int qsf_manifest_create(int slot_dirfd, const char *slot_path, int64_t head_base
 int qsf_manifest_write(qsf_manifest *m, int64_t head_base, int64_t active_base, bool *written,
                        qsf_errinfo *err);
 
+/* Recovery only: writes bounds the segments on disk prove, in either
+ * direction: headBase lowered to unacknowledged data below it, activeBase
+ * raised to a segment that continues the chain, or moved back over the
+ * segments of a cut interrupted flush (docs/FORMAT.md says why only recovery
+ * may move them back). Record write + fsync; unchanged bounds write nothing.
+ * The runtime uses qsf_manifest_write, which only moves forward. Errors as for
+ * qsf_manifest_write, QSF_E_INVAL for bounds that are not 0 <= head <= active;
+ * on failure the handle keeps its previous values. */
+int qsf_manifest_correct(qsf_manifest *m, int64_t head_base, int64_t active_base, qsf_errinfo *err);
+
 /* fsync of the manifest. QSF_E_DURABILITY on failure. */
 int qsf_manifest_sync(qsf_manifest *m, qsf_errinfo *err);
 
