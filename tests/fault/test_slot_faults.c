@@ -21,54 +21,6 @@
 #define SEG 4096
 #define F   QSF_SFA_FLAG_MANIFEST_REQUIRED
 
-/* ---- a snapshot of every file in the slot (names and bytes) ---- */
-
-typedef struct snap {
-    int n;
-    char names[32][256];
-    uint8_t *data[32];
-    size_t len[32];
-} snap;
-
-static void snap_take(snap *s) {
-    memset(s, 0, sizeof *s);
-    DIR *d = opendir(st_slot);
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (e->d_name[0] == '.' && (!e->d_name[1] || !strcmp(e->d_name, "..")))
-            continue;
-        if (!strcmp(e->d_name, ".lock") || !strcmp(e->d_name, ".lock.pid"))
-            continue;
-        assert_true(s->n < 32);
-        snprintf(s->names[s->n], sizeof s->names[0], "%s", e->d_name);
-        s->data[s->n] = tu_read_file(st_path(st_slot, e->d_name), &s->len[s->n]);
-        s->n++;
-    }
-    closedir(d);
-}
-
-static void snap_expect_same(const snap *before) {
-    snap now;
-    snap_take(&now);
-    assert_int_equal(now.n, before->n);
-    for (int i = 0; i < before->n; i++) {
-        int j = 0;
-        while (j < now.n && strcmp(now.names[j], before->names[i]) != 0)
-            j++;
-        if (j == now.n)
-            fail_msg("%s disappeared", before->names[i]);
-        assert_int_equal(now.len[j], before->len[i]);
-        assert_memory_equal(now.data[j], before->data[i], before->len[i]);
-    }
-    for (int i = 0; i < now.n; i++)
-        free(now.data[i]);
-}
-
-static void snap_free(snap *s) {
-    for (int i = 0; i < s->n; i++)
-        free(s->data[i]);
-}
-
 /* ---- fault wrappers ---- */
 
 static int calls, fail_at;
@@ -96,8 +48,8 @@ static void clean_slot(void) {
 static void eio_on_any_pread_aborts_untouched(void **state) {
     (void) state;
     clean_slot();
-    snap before;
-    snap_take(&before);
+    st_snap before;
+    st_snap_take(&before);
     QSF_OS->pread = eio_pread;
     int failures = 0;
     for (fail_at = 1;; fail_at++) {
@@ -113,10 +65,10 @@ static void eio_on_any_pread_aborts_untouched(void **state) {
         assert_int_equal(rc, QSF_E_IO); /* never "empty", never a fresh st_slot */
         assert_non_null(strstr(e.msg, st_slot));
         failures++;
-        snap_expect_same(&before);
+        st_snap_expect_same(&before);
     }
     assert_true(failures >= 5); /* header, frames, manifest, watermark, dictionary */
-    snap_free(&before);
+    st_snap_free(&before);
 }
 
 static int fallocs, falloc_fail_size;
@@ -160,16 +112,16 @@ static struct dirent *eio_readdir(DIR *d) {
 static void readdir_failure_is_operational(void **state) {
     (void) state;
     clean_slot();
-    snap before;
-    snap_take(&before);
+    st_snap before;
+    st_snap_take(&before);
     QSF_OS->readdir = eio_readdir;
     qsf_slot_recovered r;
     qsf_errinfo e;
     assert_int_equal(qsf_slot_open_sized(st_sfdir, "default", QSF_DUR_MEMORY, SEG, &r, &e),
                      QSF_E_IO);
     assert_non_null(strstr(e.msg, "cannot list slot directory"));
-    snap_expect_same(&before);
-    snap_free(&before);
+    st_snap_expect_same(&before);
+    st_snap_free(&before);
     /* an empty-looking directory must not have produced a fresh slot */
     assert_false(st_exists(st_path(st_slot, "sf-initial.sfa")));
 }
@@ -303,8 +255,8 @@ static void dictionary_open_error_is_operational(void **state) {
     st_segment(st_slot, "sf-0000000000000001.sfa", SEG, F, 0, 1, pp, l);
     st_manifest(st_slot, 1, 0, 0);
     st_watermark(st_slot, 1, -1);
-    snap before;
-    snap_take(&before);
+    st_snap before;
+    st_snap_take(&before);
     const int errs[] = {EMFILE, EIO, EACCES};
     QSF_OS->openat = failing_dict_openat;
     for (size_t i = 0; i < sizeof errs / sizeof errs[0]; i++) {
@@ -315,7 +267,7 @@ static void dictionary_open_error_is_operational(void **state) {
         assert_int_not_equal(rc, QSF_OK);
         assert_non_null(strstr(e.msg, QSF_NAME_SYMDICT));
         assert_false(st_exists(st_path(st_sfdir, "default.unreplayable-1")));
-        snap_expect_same(&before);
+        st_snap_expect_same(&before);
     }
     qsf_os_reset();
     /* a missing or symlinked file still falls back (tested in recover_hostile) */
@@ -324,7 +276,7 @@ static void dictionary_open_error_is_operational(void **state) {
     assert_false(r.data_loss);
     assert_int_equal(qsf_symdict_size(&r.symdict), 2);
     qsf_slot_release(&r);
-    snap_free(&before);
+    st_snap_free(&before);
 }
 
 int main(void) {
