@@ -195,11 +195,16 @@ static void apply_head(rc_state *st) {
     uint32_t kept = 0;
     for (uint32_t i = 0; i < st->ndata; i++) {
         rc_seg *s = st->data[i];
-        if (last_fsn(s) < m->head_base && last_fsn(s) <= st->wm) {
+        /* a segment ends before the next one begins (the count of a damaged
+         * one is only provisional here) */
+        int64_t last = last_fsn(s);
+        if (i + 1 < st->ndata && st->data[i + 1]->info.base_seq - 1 < last)
+            last = st->data[i + 1]->info.base_seq - 1;
+        if (last < m->head_base && last <= st->wm) {
             QSF_LOGI("deleting %s/%s: FSN %lld..%lld lies wholly below headBase %lld and is "
                      "acknowledged",
                      st->out->slot.path, s->info.name, (long long) s->info.base_seq,
-                     (long long) last_fsn(s), (long long) m->head_base);
+                     (long long) last, (long long) m->head_base);
             s->fate = RC_DELETE;
             continue;
         }

@@ -83,12 +83,27 @@ static void group_reset(group *g, int64_t start) {
     g->cur.exact = true;
 }
 
-static int on_slot(rc_state *st, rc_reader *r, const rc_slot *s, void *user, qsf_errinfo *err) {
-    group *g = user;
-    if (!s->intact) {
-        note_destroyed(st, g, s);
-        return QSF_OK;
+/* After the last FSN of a segment whose end is in doubt: frames may be
+ * missing here, so the flush open after this point is damaged. */
+static void note_doubt(rc_state *st, group *g, const rc_slot *s) {
+    const rc_seg *seg = s->seg;
+    if (!seg->tail_doubt || s->fsn != seg->info.base_seq + (int64_t) seg->info.frame_count - 1 ||
+        s->fsn < st->acked)
+        return;
+    if (g->cur.destroyed == 0 && !g->cur.seg) {
+        snprintf(g->cur.what, sizeof g->cur.what,
+                 "up to %llu frames may be missing after offset %llu (with damage earlier in the "
+                 "segment)",
+                 (unsigned long long) seg->tail_doubt, (unsigned long long) seg->info.last_good);
+        g->cur.seg = s->seg;
+        g->cur.off = seg->info.last_good;
     }
+    g->cur.destroyed += seg->tail_doubt;
+    g->cur.exact = false;
+    g->damaged = true;
+}
+
+static int on_intact(rc_state *st, rc_reader *r, const rc_slot *s, group *g, qsf_errinfo *err) {
     rc_frame_kind k;
     int rc = rc_frame_kind_of(r, s, &k, err);
     if (rc != QSF_OK)
@@ -104,6 +119,18 @@ static int on_slot(rc_state *st, rc_reader *r, const rc_slot *s, void *user, qsf
     }
     st->commit = s->fsn;
     group_reset(g, s->fsn + 1);
+    return rc;
+}
+
+static int on_slot(rc_state *st, rc_reader *r, const rc_slot *s, void *user, qsf_errinfo *err) {
+    group *g = user;
+    int rc = QSF_OK;
+    if (s->intact)
+        rc = on_intact(st, r, s, g, err);
+    else
+        note_destroyed(st, g, s);
+    if (rc == QSF_OK)
+        note_doubt(st, g, s);
     return rc;
 }
 

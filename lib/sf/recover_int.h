@@ -58,10 +58,14 @@ typedef struct rc_seg {
     rc_piece *pieces;     /* runs and gaps from offset 24, in file order */
     uint32_t npieces;
     uint32_t ngaps;
-    uint64_t intact;         /* intact frames */
-    uint64_t fill;           /* FSN slots lost after the last intact frame (sealed segment) */
-    uint64_t fill_ub;        /* most frames the bytes after the last intact frame can hold */
-    bool fill_exact;         /* fill is the exact count (fixed by the next segment's base) */
+    uint64_t intact;  /* intact frames */
+    uint64_t fill;    /* FSN slots lost after the last intact frame (sealed segment) */
+    uint64_t fill_ub; /* most frames the bytes after the last intact frame can hold */
+    bool fill_exact;  /* fill is the exact count (fixed by the next segment's base) */
+    /* frames may be missing after the last intact frame although no slot is
+     * there (the count went to earlier gaps of unknown count): at most this
+     * many. The group analysis treats the segment's end as damaged. */
+    uint64_t tail_doubt;
     bool unsalvaged;         /* the search stopped early: what follows was not looked at */
     bool member;             /* an empty segment taken into the chain (it lost all frames) */
     bool rewrite;            /* recovery rewrites it with placeholders */

@@ -12,8 +12,10 @@
  * what is left was lost after the last intact frame (a host crash loses a
  * sealed segment's unsynced tail while the next segment's header, synced at
  * rotation, survives). Those go to the end as placeholders, where the lost
- * frames were. In the active segment nothing fixes the count: a gap of
- * unknown count takes its upper bound. */
+ * frames were. When the gaps took every missing FSN but the end could have
+ * held some of them, the end is "in doubt": the flushes on both sides of it
+ * must not be joined (recover_groups.c). In the active segment nothing fixes
+ * the count: a gap of unknown count takes its upper bound. */
 #include "recover_int.h"
 
 #include "err.h"
@@ -95,6 +97,11 @@ int rc_number_sealed(rc_state *st, rc_seg *s, int64_t next_base, qsf_errinfo *er
     }
     s->fill = rem;
     s->fill_exact = b.unknown == 0;
+    /* Where the frames beyond one per unknown gap were is not known: if some
+     * could have been after the last intact frame, a flush may end there
+     * unseen (the FSNs above stay safe, the flushes must not be joined). */
+    uint64_t slack = total - b.known - b.unknown;
+    s->tail_doubt = b.unknown > 0 && s->fill == 0 && s->fill_ub > 0 ? slack : 0;
     rc_count_slots(s);
     return QSF_OK;
 }
