@@ -279,6 +279,145 @@ static void dictionary_open_error_is_operational(void **state) {
     st_snap_free(&before);
 }
 
+/* ---- a failure at any write or barrier of a repair ---- */
+
+static int io_calls, io_fail_at;
+static bool io_failed(void) {
+    return ++io_calls == io_fail_at;
+}
+static ssize_t f_pwrite(int fd, const void *b, size_t n, off_t off) {
+    if (io_failed()) {
+        errno = EIO;
+        return -1;
+    }
+    return pwrite(fd, b, n, off);
+}
+static int f_fsync(int fd) {
+    if (io_failed()) {
+        errno = EIO;
+        return -1;
+    }
+    return fsync(fd);
+}
+static int f_fdatasync(int fd) {
+    if (io_failed()) {
+        errno = EIO;
+        return -1;
+    }
+    return fdatasync(fd);
+}
+static int f_renameat(int od, const char *o, int nd, const char *n) {
+    if (io_failed()) {
+        errno = EIO;
+        return -1;
+    }
+    return renameat(od, o, nd, n);
+}
+static int f_fallocate(int fd, off_t off, off_t len) {
+    return io_failed() ? ENOSPC : posix_fallocate(fd, off, len);
+}
+
+static void faults_on(int n) {
+    io_calls = 0;
+    io_fail_at = n;
+    QSF_OS->pwrite = f_pwrite;
+    QSF_OS->fsync = f_fsync;
+    QSF_OS->fdatasync = f_fdatasync;
+    QSF_OS->renameat = f_renameat;
+    QSF_OS->fallocate = f_fallocate;
+}
+
+/* A frame of table "t" (kind 'C' commits, 'D' defers). */
+static void seg_of(const char *name, int64_t base, const char *kinds) {
+    static uint8_t buf[16][48];
+    const uint8_t *p[16];
+    uint32_t l[16];
+    int n = (int) strlen(kinds);
+    for (int i = 0; i < n; i++) {
+        l[i] = (uint32_t) st_qwp_table(buf[i], kinds[i] == 'D' ? 1 : 0, "t", 2, 40,
+                                       (uint8_t) ('a' + base + i));
+        p[i] = buf[i];
+    }
+    st_segment(st_slot, name, SEG, F, base, n, p, l);
+}
+
+/* A damaged sealed segment (rewritten), an interrupted flush across the next
+ * two (cut, activeBase moved back), a zero-filled spare (debris). */
+static void damaged_slot(void) {
+    seg_of(st_gen(1), 0, "CCCCCC");
+    seg_of(st_gen(2), 6, "CCD");
+    seg_of(st_gen(3), 9, "DD");
+    st_manifest(st_slot, 3, 0, 9);
+    st_patch(st_path(st_slot, st_gen(1)), 24 + 2 * 48 + 30, "!", 1); /* FSN 2 */
+    uint8_t zero[SEG] = {0};
+    tu_write_file(st_path(st_slot, st_gen(4)), zero, SEG);
+}
+
+typedef struct outcome {
+    int64_t published;
+    uint32_t n_retired;
+    qsf_fsn_span retired[4];
+    int frames[4];
+} outcome;
+
+static void outcome_of(const qsf_slot_recovered *r, outcome *o) {
+    memset(o, 0, sizeof *o);
+    o->published = r->published_fsn;
+    o->n_retired = r->n_retired;
+    memcpy(o->retired, r->retired, (r->n_retired < 4 ? r->n_retired : 4) * sizeof *o->retired);
+    for (int g = 1; g <= 3 && st_exists(st_path(st_slot, st_gen(g))); g++) {
+        st_frames f;
+        st_read_frames(st_path(st_slot, st_gen(g)), &f);
+        o->frames[g] = f.n;
+        st_frames_free(&f);
+    }
+}
+
+/* Every write and barrier of the repairs, failed in turn: the open fails (or
+ * goes on where the failure does not matter), and the next open reaches
+ * exactly the state an open without failures reaches. */
+static void every_repair_step_can_fail(void **state) {
+    (void) state;
+    damaged_slot();
+    st_snap before;
+    st_snap_take(&before);
+    qsf_slot_recovered r;
+    st_open_ok(st_sfdir, &r);
+    outcome want;
+    outcome_of(&r, &want);
+    qsf_slot_release(&r);
+    assert_int_equal(want.published, 7);
+    assert_int_equal(want.n_retired, 1);
+    int failed = 0;
+    for (int n = 1;; n++) {
+        tu_rmtree(st_slot);
+        mkdir(st_slot, 0700);
+        damaged_slot();
+        faults_on(n);
+        qsf_errinfo e;
+        int rc = qsf_slot_open_sized(st_sfdir, "default", QSF_DUR_MEMORY, SEG, &r, &e);
+        bool reached = io_calls >= n;
+        qsf_os_reset();
+        if (rc == QSF_OK)
+            qsf_slot_release(&r);
+        else
+            failed++;
+        if (!reached)
+            break;
+        st_open_ok(st_sfdir, &r);
+        outcome got;
+        outcome_of(&r, &got);
+        qsf_slot_release(&r);
+        if (memcmp(&got, &want, sizeof got) != 0)
+            fail_msg("after failing write/barrier %d (%s): the next open reached another state "
+                     "(published %lld, want %lld)",
+                     n, rc == QSF_OK ? "open went on" : e.msg, (long long) got.published,
+                     (long long) want.published);
+    }
+    assert_true(failed >= 10);
+    st_snap_free(&before);
+}
+
 int main(void) {
 #define T(f) cmocka_unit_test_setup_teardown(f, st_setup, st_teardown)
     const struct CMUnitTest tests[] = {
@@ -289,6 +428,7 @@ int main(void) {
         T(rename_failure_during_quarantine),
         T(unreplayable_slot_rename_failure),
         T(every_create_barrier_failure_fails_the_open),
+        T(every_repair_step_can_fail),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,6 +9,7 @@
 
 #include "os/os.h"
 #include "sf/recover.h"
+#include "sf/ring.h"
 #include "sf/segfmt.h"
 #include "sf/sidefile.h"
 
@@ -138,6 +139,42 @@ static void interrupted_flush_across_segments_moves_active_back(void **state) {
     qsf_slot_release(&r);
 }
 
+/* What the runtime gets from qsf_ring_open: the cut and the losses in the
+ * report, and a ring that goes on from the last committing frame. */
+static void ring_open_reports_the_cut_and_the_losses(void **state) {
+    (void) state;
+    seg(st_gen(1), 0, "CCCCCC");
+    seg(st_gen(2), 6, "CDD");
+    st_manifest(st_slot, 2, 0, 6);
+    st_patch(st_path(st_slot, st_gen(1)), 24 + 48 + 30, "!", 1); /* FSN 1 */
+    qsf_ring_opts o = {.sf_dir = st_sfdir,
+                       .sender_id = "default",
+                       .segment_bytes = SEG,
+                       .total_bytes = 1 << 20,
+                       .durability = QSF_DUR_MEMORY};
+    qsf_ring *ring;
+    qsf_recovery_report rep;
+    qsf_errinfo e;
+    assert_int_equal(qsf_ring_open(&o, &ring, &rep, &e), QSF_OK);
+    assert_int_equal(rep.published_fsn, 6);
+    assert_int_equal(rep.commit_boundary_fsn, 6);
+    assert_int_equal(rep.aborted_frames_cut, 2);
+    assert_int_equal(rep.aborted_from_fsn, 7);
+    assert_int_equal(rep.aborted_to_fsn, 8);
+    assert_int_equal(rep.aborted_rows_cut, 10);
+    assert_int_equal(rep.losses, 1);
+    assert_int_equal(rep.frames_lost, 2); /* FSN 1 destroyed, FSN 2 given up with it */
+    assert_int_equal(rep.quarantined_files, 1);
+    assert_false(rep.manifest_repaired);
+    assert_int_equal(qsf_ring_published_fsn(ring), 6);
+    int64_t fsn;
+    uint8_t p[48];
+    size_t l = st_qwp_table(p, 0, "t", 5, 40, 'q');
+    assert_int_equal(qsf_ring_append(ring, p, l, &fsn, &e), QSF_OK);
+    assert_int_equal(fsn, 7); /* where the cut frames were */
+    assert_int_equal(qsf_ring_close(ring, &e), QSF_OK);
+}
+
 /* ---- a crash at each step of the cut leaves a valid slot ---- */
 
 static int kill_on, hits;
@@ -214,6 +251,7 @@ int main(void) {
         T(new_frames_never_commit_an_old_partial_flush),
         T(acknowledged_deferred_frames_stay),
         T(interrupted_flush_across_segments_moves_active_back),
+        T(ring_open_reports_the_cut_and_the_losses),
         T(crash_at_each_step_of_the_cut),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
