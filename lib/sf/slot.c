@@ -421,7 +421,8 @@ static uint32_t prune_quarantine(int dirfd, const char *slot_path, uint32_t keep
         free(f);
         return 0;
     }
-    qsort(f, n, sizeof *f, qfile_newest_first);
+    if (n > 1)
+        qsort(f, n, sizeof *f, qfile_newest_first);
     for (uint32_t i = keep; i < n; i++) {
         if (QSF_OS->unlinkat(dirfd, f[i].name, 0) == 0) {
             QSF_LOGW("removed %s/%s: only the newest %d quarantined files are kept", slot_path,

@@ -330,7 +330,8 @@ typedef struct summary {
 static void summarize(const qsf_slot_recovered *r, summary *s) {
     s->published = r->published_fsn;
     s->n = r->n_retired < 256 ? r->n_retired : 256;
-    memcpy(s->spans, r->retired, s->n * sizeof *s->spans);
+    if (s->n)
+        memcpy(s->spans, r->retired, s->n * sizeof *s->spans);
 }
 
 /* The next open finds a valid slot: the same FSNs, the same retired spans

@@ -364,7 +364,8 @@ static void outcome_of(const qsf_slot_recovered *r, outcome *o) {
     memset(o, 0, sizeof *o);
     o->published = r->published_fsn;
     o->n_retired = r->n_retired;
-    memcpy(o->retired, r->retired, (r->n_retired < 4 ? r->n_retired : 4) * sizeof *o->retired);
+    if (r->n_retired)
+        memcpy(o->retired, r->retired, (r->n_retired < 4 ? r->n_retired : 4) * sizeof *o->retired);
     for (int g = 1; g <= 3 && st_exists(st_path(st_slot, st_gen(g))); g++) {
         st_frames f;
         st_read_frames(st_path(st_slot, st_gen(g)), &f);
