@@ -193,8 +193,7 @@ static void seed_and_analyse(rc_state *st, qsf_slot_inspection *in, qsf_errinfo 
     if (ignored)
         PROBLEM(in, "watermark %lld is above the last FSN %lld (would be ignored)",
                 (long long) st->wm, (long long) out->published_fsn);
-    if (look_dict(&out->slot, in, &out->symdict, err) != QSF_OK ||
-        rc_analyse_frames(st, err) != QSF_OK) {
+    if (rc_dict_finish(st, err) != QSF_OK) {
         in->verdict = err->code;
         snprintf(in->verdict_msg, sizeof in->verdict_msg, "%s", err->msg);
         return;
@@ -235,7 +234,12 @@ static int run_chain(rc_state *st, qsf_slot_inspection *in, qsf_errinfo *err) {
         return QSF_OK;
     }
     st->wm = in->watermark_valid ? in->watermark_fsn : -1;
-    rc = verdict_of(rc_plan(st, &e), &e, in, &stop, err);
+    rc = look_dict(&st->out->slot, in, &st->out->symdict, &e);
+    if (rc == QSF_OK)
+        rc = rc_dict_begin(st, &e);
+    if (rc == QSF_OK)
+        rc = rc_plan(st, &e);
+    rc = verdict_of(rc, &e, in, &stop, err);
     if (stop)
         return rc;
     note_plan(st, in);
@@ -358,6 +362,7 @@ int qsf_slot_inspect(const char *slot_path, qsf_slot_inspection *in, qsf_errinfo
     free(st.data);
     free(st.tmp);
     free(st.spans);
+    rc_dict_free(&st);
     free(buf);
     if (rc != QSF_OK)
         qsf_slot_inspection_free(in);

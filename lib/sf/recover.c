@@ -51,6 +51,7 @@ static void drop_pass(qsf_slot_recovered *out) {
 }
 
 static void state_free(rc_state *st) {
+    rc_dict_free(st);
     free(st->buf);
     for (uint32_t i = 0; i < st->nsegs; i++)
         free(st->segs[i].pieces);
@@ -177,9 +178,7 @@ static int finish_recovered(rc_state *st, int durability, qsf_errinfo *err) {
      * after the last committing one is acknowledged */
     out->commit_boundary_fsn = out->published_fsn;
     if (rc == QSF_OK)
-        rc = qsf_symdict_open(&out->symdict, out->slot.dirfd, out->slot.path, err);
-    if (rc == QSF_OK)
-        rc = rc_analyse_frames(st, err);
+        rc = rc_dict_finish(st, err);
     if (rc == QSF_OK && !out->data_loss)
         rc = rc_baseline(st, durability, err);
     fill_report(st);
@@ -258,6 +257,10 @@ static int recovery_pass(qsf_slot_recovered *out, rc_carry *carry, int durabilit
     if (rc == QSF_OK)
         rc = rc_build_chain(&st, &empty, err);
     *rerun = rc == QSF_OK && st.rerun;
+    if (rc == QSF_OK && !*rerun && !empty)
+        rc = qsf_symdict_open(&out->symdict, out->slot.dirfd, out->slot.path, err);
+    if (rc == QSF_OK && !*rerun && !empty)
+        rc = rc_dict_begin(&st, err);
     if (rc == QSF_OK && !*rerun && !empty)
         rc = rc_plan(&st, err);
     if (rc == QSF_OK && !*rerun && !empty && rc_plan_repairs(&st)) {

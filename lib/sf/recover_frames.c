@@ -1,6 +1,7 @@
-/* Recovery step 11 (sf-format.md §8.11): one ordered pass over every intact
- * frame of the chain (recover_walk.c), reading its delta symbol section with
- * lib/qwp/peek, rebuilds the dictionary from .symbol-dict plus the sections;
+/* Recovery step 11 (sf-format.md §8.11): during the one ordered pass over
+ * every FSN of the chain (recover_groups.c), each intact frame's delta symbol
+ * section, read with lib/qwp/peek, goes into the dictionary rebuilt from
+ * .symbol-dict plus the sections;
  * a mismatch, or a replayed frame that needs ids nobody can supply, makes the
  * slot unreplayable (fail closed, never guessed). A frame is replayed when it
  * is above ackedFsn, at or below the commit boundary and not in a flush
@@ -27,16 +28,24 @@ typedef struct strlist {
     uint32_t n, cap;
 } strlist;
 
-typedef struct fa_ctx {
+/* A frame whose section needs ids nobody can supply: fatal only if the frame
+ * will be replayed, which is known once every flush is judged (at the end). */
+typedef struct fa_gap {
+    int64_t fsn, start;
+    uint32_t have;
+} fa_gap;
+
+struct rc_dict {
     rc_state *st;
     uint32_t file_n; /* entries that came from .symbol-dict */
     strlist learned; /* entries learned from frames, ids file_n.. */
-    int64_t gap_fsn; /* lowest replayed FSN that needs missing ids */
-    int64_t gap_start;
-    uint32_t gap_have;
+    fa_gap *gaps;
+    uint32_t ngaps;
+    fa_gap gap; /* the lowest replayed one, when the walk is over */
     bool mismatch;
     char why[200];
-} fa_ctx;
+};
+typedef struct rc_dict fa_ctx;
 
 static void strlist_free(strlist *l) {
     for (uint32_t i = 0; i < l->n; i++)
@@ -134,17 +143,20 @@ static int read_section(rc_reader *r, const rc_slot *slot, uint64_t *start, strl
  * flush at the end, not in a flush given up. */
 static bool replayed(const rc_state *st, int64_t fsn) {
     bool in_cut = st->cut.from <= st->cut.to && fsn >= st->cut.from;
-    return fsn > st->out->acked_fsn && !in_cut && !rc_given_up(st, fsn);
+    return fsn > st->acked && !in_cut && !rc_given_up(st, fsn);
 }
 
 static void apply_section(fa_ctx *c, int64_t fsn, uint64_t start, strlist *sec) {
     uint32_t d = known(c);
     if (start > d) {
-        /* Needs ids nobody can supply; fatal only if the frame will be replayed. */
-        if (replayed(c->st, fsn) && fsn < c->gap_fsn) {
-            c->gap_fsn = fsn;
-            c->gap_start = (int64_t) start;
-            c->gap_have = d;
+        fa_gap *n = c->ngaps % 16 ? c->gaps : realloc(c->gaps, (c->ngaps + 16) * sizeof *n);
+        if (!n && !c->mismatch) {
+            c->mismatch = true;
+            snprintf(c->why, sizeof c->why, "out of memory rebuilding the dictionary");
+        }
+        if (n) {
+            c->gaps = n;
+            n[c->ngaps++] = (fa_gap){fsn, (int64_t) start, d};
         }
         return;
     }
@@ -184,18 +196,6 @@ static int analyse_section(fa_ctx *c, rc_reader *r, const rc_slot *s, qsf_errinf
     return rc;
 }
 
-/* One intact frame: its section, when it has one. */
-static int on_frame(rc_state *st, rc_reader *r, const rc_slot *s, void *user, qsf_errinfo *err) {
-    (void) st;
-    if (!s->intact)
-        return QSF_OK;
-    rc_frame_kind k;
-    int rc = rc_frame_kind_of(r, s, &k, err);
-    if (rc != QSF_OK || !k.qwp || !(k.flags & QSF_QWP_FLAG_DELTA_SYMBOL_DICT))
-        return rc;
-    return analyse_section(user, r, s, err);
-}
-
 static void mark_unreplayable(fa_ctx *c) {
     qsf_slot_recovered *out = c->st->out;
     out->data_loss = true;
@@ -204,23 +204,53 @@ static void mark_unreplayable(fa_ctx *c) {
     else
         snprintf(out->data_loss_reason, sizeof out->data_loss_reason,
                  "unreplayable: frame FSN %lld needs symbol ids from %lld but only %u are known",
-                 (long long) c->gap_fsn, (long long) c->gap_start, c->gap_have);
+                 (long long) c->gap.fsn, (long long) c->gap.start, c->gap.have);
 }
 
-int rc_analyse_frames(rc_state *st, qsf_errinfo *err) {
+int rc_dict_begin(rc_state *st, qsf_errinfo *err) {
+    st->dict = calloc(1, sizeof *st->dict);
+    if (!st->dict)
+        return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "no memory to rebuild the dictionary");
+    st->dict->st = st;
+    st->dict->file_n = qsf_symdict_size(&st->out->symdict);
+    return QSF_OK;
+}
+
+int rc_dict_frame(rc_state *st, rc_reader *r, const rc_slot *s, const rc_frame_kind *k,
+                  qsf_errinfo *err) {
+    if (!st->dict || !k->qwp || !(k->flags & QSF_QWP_FLAG_DELTA_SYMBOL_DICT))
+        return QSF_OK;
+    return analyse_section(st->dict, r, s, err);
+}
+
+/* The lowest replayed frame with a gap, once the flushes are judged. */
+static bool replayed_gap(fa_ctx *c) {
+    bool found = false;
+    for (uint32_t i = 0; i < c->ngaps; i++)
+        if (replayed(c->st, c->gaps[i].fsn) && (!found || c->gaps[i].fsn < c->gap.fsn)) {
+            c->gap = c->gaps[i];
+            found = true;
+        }
+    return found;
+}
+
+int rc_dict_finish(rc_state *st, qsf_errinfo *err) {
+    fa_ctx *c = st->dict;
     qsf_slot_recovered *out = st->out;
-    fa_ctx c = {.st = st, .gap_fsn = INT64_MAX};
-    c.file_n = qsf_symdict_size(&out->symdict);
-    int64_t first = out->segments[0].base_seq;
-    int rc = out->published_fsn >= first ? rc_walk(st, first, out->published_fsn, on_frame, &c, err)
-                                         : QSF_OK;
-    if (rc == QSF_OK) {
-        if (c.mismatch || c.gap_fsn != INT64_MAX)
-            mark_unreplayable(&c);
-        else if (c.learned.n > 0 && !st->dry_run) /* learned entries: one chunk in the file */
-            rc = qsf_symdict_append(&out->symdict, c.file_n, c.learned.n,
-                                    (const char *const *) c.learned.strs, c.learned.lens, err);
-    }
-    strlist_free(&c.learned);
+    int rc = QSF_OK;
+    if (c->mismatch || replayed_gap(c))
+        mark_unreplayable(c);
+    else if (c->learned.n > 0 && !st->dry_run) /* learned entries: one chunk in the file */
+        rc = qsf_symdict_append(&out->symdict, c->file_n, c->learned.n,
+                                (const char *const *) c->learned.strs, c->learned.lens, err);
     return rc;
+}
+
+void rc_dict_free(rc_state *st) {
+    if (!st->dict)
+        return;
+    strlist_free(&st->dict->learned);
+    free(st->dict->gaps);
+    free(st->dict);
+    st->dict = NULL;
 }

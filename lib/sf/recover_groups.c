@@ -10,8 +10,9 @@
  * whole: it is never partly delivered. A destroyed frame's flags are unknown,
  * so its group runs on to the next intact committing frame. Frames after the
  * last committing frame, above ackedFsn, are an interrupted flush: they are
- * cut (recover_repair.c). One walk finds all of it; a second one counts the
- * rows given up. */
+ * cut (recover_repair.c). One walk finds all of it (and feeds the dictionary
+ * rebuild, recover_frames.c); a second one, over what is given up only,
+ * counts its rows. */
 #include "recover_int.h"
 
 #include "err.h"
@@ -106,6 +107,9 @@ static void note_doubt(rc_state *st, group *g, const rc_slot *s) {
 static int on_intact(rc_state *st, rc_reader *r, const rc_slot *s, group *g, qsf_errinfo *err) {
     rc_frame_kind k;
     int rc = rc_frame_kind_of(r, s, &k, err);
+    if (rc != QSF_OK)
+        return rc;
+    rc = rc_dict_frame(st, r, s, &k, err);
     if (rc != QSF_OK)
         return rc;
     if (k.placeholder && s->fsn > st->acked)

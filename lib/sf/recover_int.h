@@ -132,9 +132,10 @@ typedef struct rc_state {
     /* flushes given up and the interrupted one at the end (see recover_groups.c) */
     rc_span *spans;
     uint32_t nspans;
-    int64_t commit; /* last committing FSN, INT64_MIN when none */
-    rc_span cut;    /* cut.from > cut.to: nothing to cut */
-    int64_t acked;  /* ackedFsn the plan is made against */
+    int64_t commit;       /* last committing FSN, INT64_MIN when none */
+    rc_span cut;          /* cut.from > cut.to: nothing to cut */
+    int64_t acked;        /* ackedFsn the plan is made against */
+    struct rc_dict *dict; /* the dictionary rebuild riding on the walk (NULL: none) */
 } rc_state;
 
 /* recover_scan.c */
@@ -252,9 +253,16 @@ int rc_apply_fates(rc_state *st, qsf_errinfo *err);
 int rc_stamp_flag(rc_state *st, rc_seg *s, qsf_errinfo *err);
 int rc_baseline(rc_state *st, int durability, qsf_errinfo *err);
 
-/* recover_frames.c: dictionary rebuild; sets out->data_loss and
- * out->data_loss_reason when the slot is unreplayable. */
-int rc_analyse_frames(rc_state *st, qsf_errinfo *err);
+/* recover_frames.c: the dictionary rebuild, fed by the flush walk (rc_plan):
+ * begin after out->symdict is open, each intact frame goes through
+ * rc_dict_frame, finish once acked and the given-up flushes are known (sets
+ * out->data_loss and out->data_loss_reason when the slot is unreplayable,
+ * appends the learned entries unless dry_run). */
+int rc_dict_begin(rc_state *st, qsf_errinfo *err);
+int rc_dict_frame(rc_state *st, rc_reader *r, const rc_slot *s, const rc_frame_kind *k,
+                  qsf_errinfo *err);
+int rc_dict_finish(rc_state *st, qsf_errinfo *err);
+void rc_dict_free(rc_state *st);
 
 /* recover_fresh.c */
 int rc_fresh_start(qsf_slot_recovered *out, uint64_t segment_bytes, qsf_errinfo *err);
