@@ -218,6 +218,7 @@ int rc_plan(rc_state *st, qsf_errinfo *err) {
 /* The plan changes files: record what it gives up, carry it out, run again. */
 static int repair_pass(rc_state *st, qsf_errinfo *err) {
     rc_carry *c = st->carry;
+    uint32_t first_new = c->nlosses;
     int rc = rc_record_losses(st, err);
     if (st->cut.from <= st->cut.to) {
         c->aborted_frames += (uint64_t) (st->cut.to - st->cut.from + 1);
@@ -233,8 +234,8 @@ static int repair_pass(rc_state *st, qsf_errinfo *err) {
             c->torn_bytes = st->segs[i].torn_bytes;
     if (rc == QSF_OK)
         rc = rc_repair(st, err);
-    for (uint32_t i = 0, k = 0; rc == QSF_OK && i < st->nsegs; i++)
-        for (; k < c->nlosses; k++) /* name each loss's quarantined copy */
+    for (uint32_t k = first_new; rc == QSF_OK && k < c->nlosses; k++)
+        for (uint32_t i = 0; i < st->nsegs; i++) /* name each loss's quarantined copy */
             if (strcmp(c->losses[k].file, st->segs[i].info.name) == 0 && st->segs[i].copy[0])
                 snprintf(c->losses[k].copy, sizeof c->losses[k].copy, "%s", st->segs[i].copy);
     return rc;

@@ -216,6 +216,30 @@ static void sealed_segment_count_is_exact(void **state) {
     expect_frames(st_gen(2), &b, "==");
 }
 
+/* Damage in two segments: each loss names its own file and copy. */
+static void each_loss_names_its_copy(void **state) {
+    (void) state;
+    frames a, b;
+    make(&a, "CCCCCC", 1);
+    make(&b, "CCCCCC", 10);
+    write_seg(st_gen(1), 0, &a);
+    write_seg(st_gen(2), 6, &b);
+    st_manifest(st_slot, 2, 0, 6);
+    flip_payload(st_gen(1), &a, 1);
+    flip_payload(st_gen(2), &b, 2);
+    qsf_slot_recovered r;
+    st_open_ok(st_sfdir, &r);
+    assert_int_equal(r.n_losses, 2);
+    for (uint32_t i = 0; i < 2; i++) {
+        const qsf_recovery_loss *l = &r.losses[i];
+        assert_string_equal(l->file, st_gen((int) i + 1));
+        assert_int_equal(strncmp(l->copy, l->file, strlen(l->file)), 0);
+        assert_non_null(strstr(l->copy, ".corrupt"));
+        assert_true(st_exists(st_path(st_slot, l->copy)));
+    }
+    qsf_slot_release(&r);
+}
+
 /* ---- item: whole flushes only ---- */
 
 /* c0 | d1 d2 c3 | c4: d2 destroyed, so the flush 1..3 is given up whole. In
@@ -468,6 +492,7 @@ int main(void) {
         T(chained_lengths_count_exactly),
         T(impossible_length_gives_an_upper_bound),
         T(sealed_segment_count_is_exact),
+        T(each_loss_names_its_copy),
         T(damaged_flush_is_given_up_whole),
         T(flush_spanning_segments_is_retired),
         T(damage_at_or_below_acked_loses_nothing),
