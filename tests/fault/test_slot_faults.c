@@ -327,26 +327,12 @@ static void faults_on(int n) {
     QSF_OS->fallocate = f_fallocate;
 }
 
-/* A frame of table "t" (kind 'C' commits, 'D' defers). */
-static void seg_of(const char *name, int64_t base, const char *kinds) {
-    static uint8_t buf[16][48];
-    const uint8_t *p[16];
-    uint32_t l[16];
-    int n = (int) strlen(kinds);
-    for (int i = 0; i < n; i++) {
-        l[i] = (uint32_t) st_qwp_table(buf[i], kinds[i] == 'D' ? 1 : 0, "t", 2, 40,
-                                       (uint8_t) ('a' + base + i));
-        p[i] = buf[i];
-    }
-    st_segment(st_slot, name, SEG, F, base, n, p, l);
-}
-
 /* A damaged sealed segment (rewritten), an interrupted flush across the next
  * two (cut, activeBase moved back), a zero-filled spare (debris). */
 static void damaged_slot(void) {
-    seg_of(st_gen(1), 0, "CCCCCC");
-    seg_of(st_gen(2), 6, "CCD");
-    seg_of(st_gen(3), 9, "DD");
+    st_segment_flushes(st_gen(1), SEG, 0, "CCCCCC", 2);
+    st_segment_flushes(st_gen(2), SEG, 6, "CCD", 2);
+    st_segment_flushes(st_gen(3), SEG, 9, "DD", 2);
     st_manifest(st_slot, 3, 0, 9);
     st_patch(st_path(st_slot, st_gen(1)), 24 + 2 * 48 + 30, "!", 1); /* FSN 2 */
     uint8_t zero[SEG] = {0};

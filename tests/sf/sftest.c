@@ -131,6 +131,21 @@ size_t st_qwp_table(uint8_t *out, uint8_t flags, const char *table, uint32_t row
     return len;
 }
 
+void st_segment_flushes(const char *name, uint64_t size, int64_t base, const char *kinds,
+                        uint32_t rows) {
+    static uint8_t buf[64][40];
+    const uint8_t *p[64];
+    uint32_t l[64];
+    int n = (int) strlen(kinds);
+    assert_true(n <= 64);
+    for (int i = 0; i < n; i++) {
+        l[i] = (uint32_t) st_qwp_table(buf[i], kinds[i] == 'D' ? 0x01 : 0, "t", rows, 40,
+                                       (uint8_t) ('a' + (base + i) % 26));
+        p[i] = buf[i];
+    }
+    st_segment(st_slot, name, size, QSF_SFA_FLAG_MANIFEST_REQUIRED, base, n, p, l);
+}
+
 void st_read_frames(const char *path, st_frames *f) {
     memset(f, 0, sizeof *f);
     size_t n;

@@ -45,6 +45,12 @@ size_t st_qwp(uint8_t *out, uint8_t flags, uint32_t start, int n, const char *co
 size_t st_qwp_table(uint8_t *out, uint8_t flags, const char *table, uint32_t rows, size_t len,
                     uint8_t fill);
 
+/* A segment of flushes (flags MANIFEST_REQUIRED) in st_slot: kinds[i] 'C'
+ * commits, 'D' defers; frame i is a 40-byte st_qwp_table frame of table "t"
+ * with `rows` rows, its filler depending on base + i. */
+void st_segment_flushes(const char *name, uint64_t size, int64_t base, const char *kinds,
+                        uint32_t rows);
+
 /* The frames of a segment file as any client reads them: from offset 24
  * while the CRCs validate. Fills up to max payload copies (malloc'd, freed by
  * st_frames_free) and their offsets; returns the count. */

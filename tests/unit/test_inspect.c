@@ -135,17 +135,9 @@ static void unsupported_and_unreplayable(void **state) {
  * verify` exits non-zero), and nothing is changed. */
 static void salvage_cut_debris_and_manifest_are_listed(void **state) {
     (void) state;
-    uint8_t b[8][48];
-    const uint8_t *p[8];
-    uint32_t l[8];
-    const char *kinds = "CCCCCCDD";
-    for (int i = 0; i < 8; i++) {
-        l[i] = (uint32_t) st_qwp_table(b[i], kinds[i] == 'D' ? 1 : 0, "t", 3, 40, 'a');
-        p[i] = b[i];
-    }
     const char *a[] = {"x", "y"};
     st_segment_str(st_slot, "sf-0000000000000001.sfa", SEG, F, 0, 2, a); /* below the head */
-    st_segment(st_slot, "sf-0000000000000002.sfa", SEG, F, 2, 8, p, l);
+    st_segment_flushes("sf-0000000000000002.sfa", SEG, 2, "CCCCCCDD", 3);
     st_manifest(st_slot, 3, 2, 2);
     st_watermark(st_slot, 1, 0); /* FSN 1 never acknowledged: the manifest is wrong */
     st_patch(st_path(st_slot, "sf-0000000000000002.sfa"), 24 + 2 * 48 + 30, "!", 1); /* FSN 4 */

@@ -26,16 +26,7 @@
 /* Segment `name` at `base` with frames of kinds ('C' commit, 'D' defer), each
  * of table "t" with 5 rows. */
 static void seg(const char *name, int64_t base, const char *kinds) {
-    static uint8_t buf[32][48];
-    const uint8_t *p[32];
-    uint32_t l[32];
-    int n = (int) strlen(kinds);
-    for (int i = 0; i < n; i++) {
-        l[i] = (uint32_t) st_qwp_table(buf[i], kinds[i] == 'D' ? 0x01 : 0, "t", 5, 40,
-                                       (uint8_t) ('a' + (base + i) % 26));
-        p[i] = buf[i];
-    }
-    st_segment(st_slot, name, SEG, F, base, n, p, l);
+    st_segment_flushes(name, SEG, base, kinds, 5);
 }
 
 static int valid_frames(const char *name) {
