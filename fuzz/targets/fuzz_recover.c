@@ -1,6 +1,7 @@
 /* Fuzz target: the input becomes a segment file in a fresh slot (the first byte
  * chooses whether a manifest and a .symbol-dict sit next to it); the slot is
- * recovered. No crash, and whatever recovery returns must be self-consistent. */
+ * recovered (salvage, flushes given up, the cut, all of it). No crash, and
+ * whatever recovery returns must be self-consistent. */
 #include "log.h"
 #include "os/os.h"
 #include "sf/recover.h"
@@ -59,6 +60,18 @@ static void check_result(const qsf_slot_recovered *r) {
                   s->base_seq);
     }
     check(r->watermark.fd >= 0 && r->manifest.fd >= 0);
+    /* retired spans: sorted, disjoint, above acked, within the chain */
+    for (uint32_t i = 0; i < r->n_retired; i++) {
+        check(r->retired[i].from <= r->retired[i].to);
+        check(r->retired[i].from > r->acked_fsn && r->retired[i].to <= r->published_fsn);
+        if (i > 0)
+            check(r->retired[i].from > r->retired[i - 1].to);
+    }
+    for (uint32_t i = 0; i < r->n_losses; i++)
+        check(r->losses[i].from_fsn <= r->losses[i].to_fsn && r->losses[i].file[0]);
+    check(r->n_losses == r->report.losses);
+    /* after recovery the last frame on disk commits (or there is none) */
+    check(r->commit_boundary_fsn == r->published_fsn);
 }
 
 /* Durability is not what is fuzzed: skip the syncs to keep the rate up. */

@@ -40,7 +40,7 @@
 #define FRAMES_PER_WRITABLE 16    /* fairness: acks are never starved by sending */
 #define CLOSE_BOUND_NS      1000000000ll
 #define PAUSE_BOUND_NS      2000000000ll /* qsf_pause waits this long at most */
-#define WATERMARK_EVERY_NS  1000000ll /* .ack-watermark writes: at most this often */
+#define WATERMARK_EVERY_NS  1000000ll    /* .ack-watermark writes: at most this often */
 #define MS                  1000000ll
 
 enum io_state { S_WAIT, S_CONNECTING, S_OPEN, S_CLOSING, S_PAUSED, S_TERMINAL, S_IDLE };

@@ -49,11 +49,20 @@ void qsf_qwp_encoder_free(qsf_qwp_encoder *e) {
     free(e);
 }
 
-size_t qsf_qwp_empty_commit(uint8_t out[QSF_QWP_EMPTY_COMMIT_LEN]) {
-    qsf_enc_header(out, QSF_QWP_FLAG_DELTA_SYMBOL_DICT, 0, 2);
+/* A table-less message whose delta section adds nothing (00 00). */
+static size_t empty_message(uint8_t out[QSF_QWP_EMPTY_COMMIT_LEN], uint8_t flags) {
+    qsf_enc_header(out, flags, 0, 2);
     out[12] = 0;
     out[13] = 0;
     return QSF_QWP_EMPTY_COMMIT_LEN;
+}
+
+size_t qsf_qwp_empty_commit(uint8_t out[QSF_QWP_EMPTY_COMMIT_LEN]) {
+    return empty_message(out, QSF_QWP_FLAG_DELTA_SYMBOL_DICT);
+}
+
+size_t qsf_qwp_placeholder(uint8_t out[QSF_QWP_PLACEHOLDER_LEN]) {
+    return empty_message(out, QSF_QWP_FLAG_DELTA_SYMBOL_DICT | QSF_QWP_FLAG_DEFER_COMMIT);
 }
 
 void qsf_enc_header(uint8_t *p, uint8_t flags, uint16_t tables, uint32_t payload) {

@@ -128,4 +128,11 @@ int qsf_qwp_catchup(qsf_qwp_encoder *e, uint32_t count, qsf_qwp_entry_fn get, vo
 #define QSF_QWP_EMPTY_COMMIT_LEN 14
 size_t qsf_qwp_empty_commit(uint8_t out[QSF_QWP_EMPTY_COMMIT_LEN]);
 
+/* Writes the 14-byte placeholder (flags 0x09: deferred, no tables, delta 00 00),
+ * 51 57 50 31 01 09 00 00 02 00 00 00 00 00, into out and returns 14. Recovery
+ * stores it in place of a frame it gave up on: it carries nothing, and being
+ * deferred it commits nothing (docs/FORMAT.md, "Salvage"). */
+#define QSF_QWP_PLACEHOLDER_LEN 14
+size_t qsf_qwp_placeholder(uint8_t out[QSF_QWP_PLACEHOLDER_LEN]);
+
 #endif

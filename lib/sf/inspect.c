@@ -22,6 +22,10 @@ static void add_line(char lines[][200], uint32_t *n, const char *fmt, ...)
 static void add_line(char lines[][200], uint32_t *n, const char *fmt, ...) {
     if (*n >= QSF_INSPECT_MAX_NOTES)
         return;
+    if (*n == QSF_INSPECT_MAX_NOTES - 1) { /* never drop lines silently */
+        snprintf(lines[(*n)++], 200, "(more lines left out)");
+        return;
+    }
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(lines[(*n)++], 200, fmt, ap);
@@ -109,50 +113,136 @@ static void note_fates(const rc_state *st, qsf_slot_inspection *in) {
         if (s->fate == RC_QUARANTINE)
             PROBLEM(in, "%s: %s (would be renamed %s.corrupt)", s->info.name,
                     s->corrupt ? "corrupt" : "torn and empty", s->info.name);
+        else if (s->fate == RC_DEBRIS)
+            PROBLEM(in, "%s: no header and nothing but zeros, no data (would be removed)",
+                    s->info.name);
         else if (s->fate == RC_DELETE)
             NOTE(in, "%s: %s (would be deleted)", s->info.name,
                  s->info.frame_count ? "acknowledged leftover below headBase" : "clean spare");
+        in->debris += s->fate == RC_DEBRIS;
     }
+    for (uint32_t i = 0; i < st->ntmp; i++)
+        PROBLEM(in, "%s: left by an interrupted rewrite (would be removed)", st->tmp[i]);
+    in->debris += st->ntmp;
+}
+
+/* ---- what the plan would repair or give up ---- */
+
+static void note_manifest(const rc_state *st, qsf_slot_inspection *in) {
+    const qsf_manifest *m = &st->out->manifest;
+    if (st->new_head >= 0)
+        PROBLEM(in,
+                "manifest headBase %lld lies above unacknowledged frames: would be lowered to "
+                "%lld (the data are kept)",
+                (long long) m->head_base, (long long) st->new_head);
+    if (st->new_active >= 0)
+        PROBLEM(in,
+                "manifest activeBase %lld lies below a segment that continues the chain: "
+                "would be raised to %lld",
+                (long long) m->active_base, (long long) st->new_active);
+    in->manifest_mismatch = st->new_head >= 0 || st->new_active >= 0;
+}
+
+static void note_span(const rc_span *sp, qsf_slot_inspection *in) {
+    if (sp->destroyed > 0) {
+        PROBLEM(in, "%.40s: %.90s: %s%llu frames destroyed, FSN %lld..%lld given up",
+                sp->seg->info.name, sp->what, sp->exact ? "" : "at most ",
+                (unsigned long long) sp->destroyed, (long long) sp->from, (long long) sp->to);
+        in->losses++;
+    }
+    in->frames_lost += (uint64_t) (sp->to - sp->from + 1);
+}
+
+static void note_plan(const rc_state *st, qsf_slot_inspection *in) {
+    note_manifest(st, in);
+    for (uint32_t i = 0; i < st->nsegs; i++)
+        if (st->segs[i].rewrite) {
+            PROBLEM(in, "%s: would be rewritten with placeholders (a copy kept as .corrupt)%s",
+                    st->segs[i].info.name,
+                    st->segs[i].unsalvaged ? "; part of it could not be searched" : "");
+            in->rewrites++;
+        }
+    for (uint32_t i = 0; i < st->nspans; i++) {
+        const rc_span *sp = &st->spans[i];
+        note_span(sp, in);
+        PROBLEM(in,
+                "FSN %lld..%lld: a flush with damaged or given-up frames; never sent (%llu "
+                "intact frames, %llu rows%s)",
+                (long long) sp->from, (long long) sp->to, (unsigned long long) sp->retired,
+                (unsigned long long) sp->rows, sp->uncounted ? " counted" : "");
+        in->retired_spans++;
+    }
+    const rc_span *c = &st->cut;
+    if (c->from > c->to)
+        return;
+    if (c->destroyed > 0)
+        note_span(c, in);
+    in->aborted_frames = (uint64_t) (c->to - c->from + 1);
+    PROBLEM(in,
+            "an interrupted flush of %llu frames (FSN %lld..%lld, %llu rows%s) was never "
+            "acknowledged (would be cut)",
+            (unsigned long long) in->aborted_frames, (long long) c->from, (long long) c->to,
+            (unsigned long long) c->rows, c->uncounted ? " counted" : "");
 }
 
 static void seed_and_analyse(rc_state *st, qsf_slot_inspection *in, qsf_errinfo *err) {
     qsf_slot_recovered *out = st->out;
     bool ignored = false;
-    int64_t wm = in->watermark_valid ? in->watermark_fsn : -1;
-    out->acked_fsn = rc_seed_acked(out->segments[0].base_seq, out->published_fsn, wm, &ignored);
+    out->acked_fsn = rc_seed_acked(out->segments[0].base_seq, out->published_fsn, st->wm, &ignored);
     in->acked_fsn = out->acked_fsn;
     if (ignored)
-        PROBLEM(in, "watermark %lld is above the last FSN %lld (would be ignored)", (long long) wm,
-                (long long) out->published_fsn);
-    if (look_dict(&out->slot, in, &out->symdict, err) != QSF_OK ||
-        rc_analyse_frames(st, err) != QSF_OK) {
+        PROBLEM(in, "watermark %lld is above the last FSN %lld (would be ignored)",
+                (long long) st->wm, (long long) out->published_fsn);
+    if (rc_dict_finish(st, err) != QSF_OK) {
         in->verdict = err->code;
         snprintf(in->verdict_msg, sizeof in->verdict_msg, "%s", err->msg);
         return;
     }
+    /* the last committing frame; frames after it (above acked) would be cut */
+    out->commit_boundary_fsn = st->cut.from <= st->cut.to ? st->cut.from - 1 : out->published_fsn;
     in->commit_boundary_fsn = out->commit_boundary_fsn;
     in->unreplayable = out->data_loss;
     if (out->data_loss)
         PROBLEM(in, "%.150s (an open would quarantine the slot)", out->data_loss_reason);
 }
 
-static int run_chain(rc_state *st, qsf_slot_inspection *in, qsf_errinfo *err) {
-    qsf_errinfo e;
-    bool empty = false;
-    int rc = rc_build_chain(st, &empty, &e);
+/* A failure of the chain rules is the verdict (what an open would fail
+ * with); running out of memory is the inspection's own error. *stop: the
+ * inspection goes no further. */
+static int verdict_of(int rc, const qsf_errinfo *e, qsf_slot_inspection *in, bool *stop,
+                      qsf_errinfo *err) {
+    *stop = rc != QSF_OK;
     if (rc == QSF_E_NOMEM)
-        return qsf_err_set(err, rc, 0, 0, "%s", e.msg);
+        return qsf_err_set(err, rc, 0, 0, "%s", e->msg);
     if (rc != QSF_OK) {
         in->verdict = rc;
-        snprintf(in->verdict_msg, sizeof in->verdict_msg, "%s", e.msg);
-        return QSF_OK;
+        snprintf(in->verdict_msg, sizeof in->verdict_msg, "%s", e->msg);
     }
+    return QSF_OK;
+}
+
+static int run_chain(rc_state *st, qsf_slot_inspection *in, qsf_errinfo *err) {
+    qsf_errinfo e;
+    bool empty = false, stop;
+    int rc = verdict_of(rc_build_chain(st, &empty, &e), &e, in, &stop, err);
+    if (stop)
+        return rc;
     note_fates(st, in);
     if (empty) {
         NOTE(in, "no live segment (none valid, or only spares of an interrupted drained "
                  "close): an open starts a fresh slot");
         return QSF_OK;
     }
+    st->wm = in->watermark_valid ? in->watermark_fsn : -1;
+    rc = look_dict(&st->out->slot, in, &st->out->symdict, &e);
+    if (rc == QSF_OK)
+        rc = rc_dict_begin(st, &e);
+    if (rc == QSF_OK)
+        rc = rc_plan(st, &e);
+    rc = verdict_of(rc, &e, in, &stop, err);
+    if (stop)
+        return rc;
+    note_plan(st, in);
     rc = rc_publish_chain(st, err);
     if (rc == QSF_OK)
         seed_and_analyse(st, in, &e);
@@ -257,15 +347,22 @@ int qsf_slot_inspect(const char *slot_path, qsf_slot_inspection *in, qsf_errinfo
                  ? QSF_OK
                  : qsf_err_set(err, QSF_E_IO, 0, errno, "cannot open slot directory %s: %s",
                                slot_path, strerror(errno));
-    rc_state st = {.out = out, .buf = buf, .dry_run = true};
+    rc_carry carry = {0};
+    rc_state st = {
+        .out = out, .carry = &carry, .buf = buf, .dry_run = true, .new_head = -1, .new_active = -1};
     if (rc == QSF_OK)
         rc = scan(&st, in, err);
     if (rc == QSF_OK)
         rc = collect_files(&st, in, err);
     qsf_slot_release(out);
     free(out);
+    for (uint32_t i = 0; i < st.nsegs; i++)
+        free(st.segs[i].pieces);
     free(st.segs);
     free(st.data);
+    free(st.tmp);
+    free(st.spans);
+    rc_dict_free(&st);
     free(buf);
     if (rc != QSF_OK)
         qsf_slot_inspection_free(in);

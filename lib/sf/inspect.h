@@ -20,7 +20,7 @@ typedef struct qsf_inspect_file {
     uint64_t torn_bytes; /* suffix after lastGood with a non-zero byte */
 } qsf_inspect_file;
 
-enum { QSF_INSPECT_MAX_NOTES = 16 };
+enum { QSF_INSPECT_MAX_NOTES = 32 };
 
 typedef struct qsf_slot_inspection {
     qsf_inspect_file *files; /* every *.sfa, live ones first in chain order */
@@ -40,6 +40,14 @@ typedef struct qsf_slot_inspection {
     uint32_t dict_entries, dict_chunks;
     uint64_t dict_bytes, dict_torn_bytes;
     bool unreplayable;
+    /* What an open would repair or give up (each also a problem line). */
+    uint32_t losses;         /* damaged regions (qsf_recovery_loss entries) */
+    uint64_t frames_lost;    /* FSNs an open would give up: destroyed + retired */
+    uint32_t rewrites;       /* segments an open would rewrite with placeholders */
+    uint32_t retired_spans;  /* given-up flushes (retired FSN spans) */
+    uint64_t aborted_frames; /* frames of an interrupted flush an open would cut */
+    uint32_t debris;         /* files an open would remove as holding no data */
+    bool manifest_mismatch;  /* the manifest's bounds contradict the segments */
     /* The verdict: QSF_OK, or the code and message an open would fail with. */
     int verdict;
     char verdict_msg[QSF_ERRINFO_MSG_MAX];

@@ -8,6 +8,7 @@
 #include "os/fileutil.h"
 #include "os/os.h"
 #include "sf/sfio.h"
+#include "sf/sfa.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -25,14 +26,24 @@ static void handles_init(qsf_slot_recovered *out) {
     qsf_symdict_init(&out->symdict);
 }
 
+static void free_results(qsf_slot_recovered *out) {
+    free(out->segments);
+    out->segments = NULL;
+    out->segment_count = out->active_index = 0;
+    free(out->retired);
+    out->retired = NULL;
+    out->n_retired = 0;
+    free(out->losses);
+    out->losses = NULL;
+    out->n_losses = 0;
+}
+
 /* Drops everything one recovery pass produced, keeping the slot and its locks. */
 static void drop_pass(qsf_slot_recovered *out) {
     qsf_watermark_close(&out->watermark);
     qsf_manifest_close(&out->manifest);
     qsf_symdict_destroy(&out->symdict);
-    free(out->segments);
-    out->segments = NULL;
-    out->segment_count = out->active_index = 0;
+    free_results(out);
     qsf_slot s = out->slot;
     memset(out, 0, sizeof *out);
     out->slot = s;
@@ -40,15 +51,21 @@ static void drop_pass(qsf_slot_recovered *out) {
 }
 
 static void state_free(rc_state *st) {
+    rc_dict_free(st);
     free(st->buf);
+    for (uint32_t i = 0; i < st->nsegs; i++)
+        free(st->segs[i].pieces);
     free(st->segs);
     free(st->data);
+    free(st->tmp);
+    free(st->spans);
     memset(st, 0, sizeof *st);
 }
 
 static void fill_report(rc_state *st) {
     qsf_slot_recovered *out = st->out;
     qsf_recovery_report *rep = &out->report;
+    const rc_carry *c = st->carry;
     rep->segments = out->segment_count;
     for (uint32_t i = 0; i < out->segment_count; i++) {
         rep->frames += out->segments[i].frame_count;
@@ -56,11 +73,23 @@ static void fill_report(rc_state *st) {
     }
     for (uint32_t i = 0; i < st->nsegs; i++)
         rep->torn_bytes += st->segs[i].torn_bytes;
-    rep->quarantined_files = st->quarantined;
+    if (c->torn_bytes > rep->torn_bytes) /* an earlier pass rewrote what was torn */
+        rep->torn_bytes = c->torn_bytes;
+    rep->quarantined_files = c->quarantined + st->quarantined;
+    rep->debris_removed = c->debris + st->debris;
     rep->acked_fsn = out->acked_fsn;
     rep->published_fsn = out->published_fsn;
     rep->commit_boundary_fsn = out->commit_boundary_fsn;
     rep->self_sufficient = out->symdict.self_sufficient;
+    rep->losses = c->nlosses;
+    rep->frames_lost = 0;
+    for (uint32_t i = 0; i < c->nlosses; i++)
+        rep->frames_lost += c->losses[i].frames_destroyed + c->losses[i].frames_retired;
+    rep->aborted_frames_cut = c->aborted_frames;
+    rep->aborted_from_fsn = c->aborted_frames ? c->aborted_from : -1;
+    rep->aborted_to_fsn = c->aborted_frames ? c->aborted_to : -1;
+    rep->aborted_rows_cut = c->aborted_rows;
+    rep->manifest_repaired = c->manifest_repaired;
 }
 
 /* ---- §8.7 migration ---- */
@@ -144,18 +173,77 @@ static int finish_recovered(rc_state *st, int durability, qsf_errinfo *err) {
     if (rc == QSF_OK)
         rc = seed_watermark(out, err);
     if (rc == QSF_OK)
-        rc = qsf_symdict_open(&out->symdict, out->slot.dirfd, out->slot.path, err);
+        rc = rc_publish_retired(st, err);
+    /* nothing was left to cut: the last frame on disk commits, or every frame
+     * after the last committing one is acknowledged */
+    out->commit_boundary_fsn = out->published_fsn;
     if (rc == QSF_OK)
-        rc = rc_analyse_frames(st, err);
+        rc = rc_dict_finish(st, err);
     if (rc == QSF_OK && !out->data_loss)
         rc = rc_baseline(st, durability, err);
     fill_report(st);
     return rc;
 }
 
-static int recovery_pass(qsf_slot_recovered *out, int durability, uint64_t seg_bytes, bool *rerun,
-                         qsf_errinfo *err) {
-    rc_state st = {.out = out};
+/* The .ack-watermark value as it is on disk, without repairing anything (the
+ * handle is opened later): -1 when the file is absent, has the wrong size or
+ * no valid record. */
+static int read_watermark(const qsf_slot *s, int64_t *wm, qsf_errinfo *err) {
+    *wm = -1;
+    uint64_t size = 0;
+    int fd = qsf_open_regular(s->dirfd, QSF_NAME_WATERMARK, O_RDONLY, &size);
+    if (fd < 0)
+        return errno == ENOENT
+                   ? QSF_OK
+                   : qsf_file_err(err, errno, "cannot open", s->path, QSF_NAME_WATERMARK);
+    uint8_t img[QSF_DUAL_FILE_SIZE];
+    int rc = size == QSF_DUAL_FILE_SIZE
+                 ? qsf_read_at(fd, img, sizeof img, 0, s->path, QSF_NAME_WATERMARK, err)
+                 : QSF_OK;
+    int64_t g, v;
+    if (rc == QSF_OK && size == QSF_DUAL_FILE_SIZE && qsf_akw_pick(img, &g, &v) == 0)
+        *wm = v;
+    QSF_OS->close(fd);
+    return rc;
+}
+
+int rc_plan(rc_state *st, qsf_errinfo *err) {
+    int64_t lowest = st->ndata > 0 ? st->data[0]->info.base_seq : st->active->info.base_seq;
+    int64_t published = st->active->info.base_seq + (int64_t) st->active->info.frame_count - 1;
+    bool ignored;
+    st->acked = rc_seed_acked(lowest, published, st->wm, &ignored);
+    return rc_plan_groups(st, err);
+}
+
+/* The plan changes files: record what it gives up, carry it out, run again. */
+static int repair_pass(rc_state *st, qsf_errinfo *err) {
+    rc_carry *c = st->carry;
+    uint32_t first_new = c->nlosses;
+    int rc = rc_record_losses(st, err);
+    if (st->cut.from <= st->cut.to) {
+        c->aborted_frames += (uint64_t) (st->cut.to - st->cut.from + 1);
+        c->aborted_rows += st->cut.rows;
+        c->aborted_from = c->aborted_frames == (uint64_t) (st->cut.to - st->cut.from + 1)
+                              ? st->cut.from
+                              : c->aborted_from;
+        c->aborted_to = st->cut.to;
+    }
+    c->manifest_repaired |= st->new_head >= 0 || st->new_active >= 0;
+    for (uint32_t i = 0; i < st->nsegs; i++)
+        if (st->segs[i].torn_bytes > c->torn_bytes)
+            c->torn_bytes = st->segs[i].torn_bytes;
+    if (rc == QSF_OK)
+        rc = rc_repair(st, err);
+    for (uint32_t k = first_new; rc == QSF_OK && k < c->nlosses; k++)
+        for (uint32_t i = 0; i < st->nsegs; i++) /* name each loss's quarantined copy */
+            if (strcmp(c->losses[k].file, st->segs[i].info.name) == 0 && st->segs[i].copy[0])
+                snprintf(c->losses[k].copy, sizeof c->losses[k].copy, "%s", st->segs[i].copy);
+    return rc;
+}
+
+static int recovery_pass(qsf_slot_recovered *out, rc_carry *carry, int durability,
+                         uint64_t seg_bytes, bool *rerun, qsf_errinfo *err) {
+    rc_state st = {.out = out, .carry = carry, .new_head = -1, .new_active = -1};
     st.buf = malloc(QSF_RECOVER_BUF);
     if (!st.buf)
         return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "no memory for the recovery buffer");
@@ -164,41 +252,74 @@ static int recovery_pass(qsf_slot_recovered *out, int durability, uint64_t seg_b
     if (rc == QSF_OK)
         rc = rc_scan_all(&st, err);
     if (rc == QSF_OK)
+        rc = read_watermark(&out->slot, &st.wm, err);
+    if (rc == QSF_OK)
         rc = qsf_manifest_open(out->slot.dirfd, out->slot.path, &out->manifest, err);
     if (rc == QSF_OK)
         rc = rc_build_chain(&st, &empty, err);
     *rerun = rc == QSF_OK && st.rerun;
+    if (rc == QSF_OK && !*rerun && !empty)
+        rc = qsf_symdict_open(&out->symdict, out->slot.dirfd, out->slot.path, err);
+    if (rc == QSF_OK && !*rerun && !empty)
+        rc = rc_dict_begin(&st, err);
+    if (rc == QSF_OK && !*rerun && !empty)
+        rc = rc_plan(&st, err);
+    if (rc == QSF_OK && !*rerun && !empty && rc_plan_repairs(&st)) {
+        rc = repair_pass(&st, err);
+        *rerun = true;
+    }
     if (rc == QSF_OK && !*rerun && empty)
         rc = rc_apply_fates(&st, err);
     if (rc == QSF_OK && !*rerun)
         rc = empty ? start_empty(&st, seg_bytes, err) : finish_recovered(&st, durability, err);
+    carry->debris += *rerun ? st.debris : 0;
+    carry->quarantined += *rerun ? st.quarantined : 0;
     out->next_generation = st.any_gen && st.max_gen + 1 > 1 ? st.max_gen + 1 : 1;
     state_free(&st);
     return rc;
 }
 
-/* §8.8 qsf rule: zeroed sealed residue is proven by one clean re-run. */
+#define RC_MAX_PASSES 4
+
+/* Repairs (zeroed sealed residue, rewrites, the cut, manifest corrections)
+ * are proven by a clean re-run (qsf rule). */
 static int recover_slot(qsf_slot_recovered *out, int durability, uint64_t seg_bytes,
                         qsf_errinfo *err) {
-    for (int attempt = 0; attempt < 2; attempt++) {
-        bool rerun = false;
-        int rc = recovery_pass(out, durability, seg_bytes, &rerun, err);
-        if (rc != QSF_OK || !rerun)
-            return rc;
-        drop_pass(out);
-        QSF_LOGW("slot %s: sealed residue zeroed; re-running recovery", out->slot.path);
+    rc_carry carry = {.aborted_from = -1, .aborted_to = -1};
+    int rc = QSF_OK;
+    bool rerun = true;
+    for (int pass = 0; rc == QSF_OK && rerun && pass < RC_MAX_PASSES; pass++) {
+        if (pass > 0) {
+            drop_pass(out);
+            QSF_LOGI("slot %s: repaired; re-running recovery to prove it", out->slot.path);
+        }
+        rc = recovery_pass(out, &carry, durability, seg_bytes, &rerun, err);
     }
-    return qsf_err_set(err, QSF_E_CORRUPT, 0, 0,
-                       "slot %s: residue after the last frame of a sealed segment was found again "
-                       "after sanitising it",
-                       out->slot.path);
+    if (rc == QSF_OK && rerun)
+        rc = qsf_err_set(err, QSF_E_CORRUPT, 0, 0,
+                         "slot %s: recovery repaired the slot %d times and still finds something "
+                         "to repair (residue after the last frame of a sealed segment, or damage "
+                         "that comes back)",
+                         out->slot.path, RC_MAX_PASSES);
+    if (rc == QSF_OK) {
+        out->losses = carry.losses;
+        out->n_losses = carry.nlosses;
+        carry.losses = NULL;
+    }
+    free(carry.losses);
+    return rc;
 }
 
 /* §7.4 + §12.3: set the unreplayable slot aside and start fresh under its name. */
 static int quarantine_and_restart(qsf_slot_recovered *out, uint64_t seg_bytes, qsf_errinfo *err) {
     char reason[sizeof out->data_loss_reason], path[sizeof out->report.quarantined_slot];
     snprintf(reason, sizeof reason, "%s", out->data_loss_reason);
+    qsf_recovery_loss *losses = out->losses; /* what was found before: still reported */
+    uint32_t nlosses = out->n_losses;
+    out->losses = NULL;
     drop_pass(out);
+    out->losses = losses;
+    out->n_losses = nlosses;
     int rc = qsf_slot_quarantine_slot(&out->slot, reason, path, sizeof path, err);
     if (rc == QSF_OK)
         rc = qsf_slot_recreate(&out->slot, err);
@@ -300,9 +421,7 @@ void qsf_slot_release(qsf_slot_recovered *r) {
     qsf_watermark_close(&r->watermark);
     qsf_manifest_close(&r->manifest);
     qsf_symdict_destroy(&r->symdict);
-    free(r->segments);
-    r->segments = NULL;
-    r->segment_count = 0;
+    free_results(r);
     qsf_slot_close(&r->slot);
 }
 

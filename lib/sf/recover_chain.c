@@ -1,6 +1,14 @@
 /* Recovery steps 5-8 (sf-format.md §8.5-§8.8): decide, from the scanned files
  * and the manifest, which segments form the chain, which one is active, and
- * which files are leftovers. Chain errors name the FSNs and files involved. */
+ * which files are leftovers. Chain errors name the FSNs and files involved.
+ *
+ * The chain's members are the valid segments with intact frames plus, in a
+ * manifest slot, the empty segments whose baseSeq lies between headBase and
+ * activeBase (a sealed segment that lost every frame in a host crash). Each
+ * sealed member's FSN count is fixed by the next member's baseSeq
+ * (recover_number.c). The manifest is checked against the data: it must not
+ * make recovery delete frames above the watermark, nor hide a segment that
+ * continues the chain (docs/FORMAT.md, "Manifest against the data"). */
 #include "recover_int.h"
 
 #include "err.h"
@@ -10,11 +18,11 @@
 #include <string.h>
 
 static bool is_data(const rc_seg *s) {
-    return !s->corrupt && s->info.frame_count > 0;
+    return !s->corrupt && s->intact > 0;
 }
 
 static bool is_empty_valid(const rc_seg *s) {
-    return !s->corrupt && s->info.frame_count == 0;
+    return !s->corrupt && s->intact == 0;
 }
 
 static int64_t last_fsn(const rc_seg *s) {
@@ -48,12 +56,18 @@ static int gap_error(rc_state *st, int64_t expected, int64_t got, const char *na
                        (long long) expected, (long long) got, st->out->slot.path, name);
 }
 
-/* prev.baseSeq + prev.frameCount == cur.baseSeq for consecutive data segments. */
-static int check_contiguous(rc_state *st, qsf_errinfo *err) {
-    for (uint32_t i = 1; i < st->ndata; i++) {
-        int64_t want = last_fsn(st->data[i - 1]) + 1;
-        if (st->data[i]->info.base_seq != want)
-            return gap_error(st, want, st->data[i]->info.base_seq, st->data[i]->info.name, err);
+/* Each sealed member's FSN count from the next member's baseSeq (the active
+ * segment's for the last): damaged frames and lost tails become placeholder
+ * slots, or the gap is an error (recover_number.c). */
+static int number_chain(rc_state *st, qsf_errinfo *err) {
+    uint32_t sealed = st->ndata;
+    if (sealed > 0 && st->data[sealed - 1] == st->active)
+        sealed--;
+    for (uint32_t i = 0; i < sealed; i++) {
+        int64_t next = i + 1 < sealed ? st->data[i + 1]->info.base_seq : st->active->info.base_seq;
+        int rc = rc_number_sealed(st, st->data[i], next, err);
+        if (rc != QSF_OK)
+            return rc;
     }
     return QSF_OK;
 }
@@ -64,9 +78,11 @@ static int check_contiguous(rc_state *st, qsf_errinfo *err) {
 static void assign_extras(rc_state *st) {
     for (uint32_t i = 0; i < st->nsegs; i++) {
         rc_seg *s = &st->segs[i];
-        if (s == st->active || s->fate != RC_KEEP || is_data(s))
+        if (s == st->active || s->fate != RC_KEEP || is_data(s) || s->member)
             continue;
-        s->fate = (s->corrupt || s->torn_bytes > 0) ? RC_QUARANTINE : RC_DELETE;
+        s->fate = s->debris                           ? RC_DEBRIS
+                  : (s->corrupt || s->torn_bytes > 0) ? RC_QUARANTINE
+                                                      : RC_DELETE;
     }
 }
 
@@ -75,8 +91,9 @@ static int zero_sealed(rc_state *st, bool *zeroed, qsf_errinfo *err) {
     *zeroed = false;
     for (uint32_t i = 0; i < st->ndata; i++) {
         rc_seg *s = st->data[i];
-        if (s == st->active || s->fate != RC_KEEP || s->residue_end == 0)
-            continue;
+        if (s == st->active || s->fate != RC_KEEP || s->residue_end == 0 || s->ngaps > 0 ||
+            s->fill > 0)
+            continue; /* a damaged member is rewritten whole instead (recover_repair.c) */
         int rc = st->dry_run ? QSF_OK : rc_zero_residue(st, s, err);
         if (rc != QSF_OK)
             return rc;
@@ -102,7 +119,7 @@ static int no_valid(rc_state *st, bool *empty, qsf_errinfo *err) {
                            st->out->slot.path, (long long) m->head_base,
                            (long long) m->active_base);
     for (uint32_t i = 0; i < st->nsegs; i++)
-        st->segs[i].fate = RC_QUARANTINE;
+        st->segs[i].fate = st->segs[i].debris ? RC_DEBRIS : RC_QUARANTINE;
     *empty = true;
     return QSF_OK;
 }
@@ -142,7 +159,7 @@ static int check_no_lost_head(rc_state *st, qsf_errinfo *err) {
     for (uint32_t i = 0; i < st->nsegs; i++) {
         const rc_seg *s = &st->segs[i];
         bool below = st->ndata > 0 && s->info.base_seq < st->data[0]->info.base_seq;
-        if (s->corrupt || (is_empty_valid(s) && s->torn_bytes > 0 && below))
+        if ((s->corrupt && !s->debris) || (is_empty_valid(s) && s->torn_bytes > 0 && below))
             return qsf_err_set(err, QSF_E_CORRUPT, 0, 0,
                                "cannot migrate slot %s without manifest: %s is %s and could be "
                                "the missing head of the chain",
@@ -153,13 +170,14 @@ static int check_no_lost_head(rc_state *st, qsf_errinfo *err) {
 }
 
 static int legacy_chain(rc_state *st, qsf_errinfo *err) {
-    int rc = check_contiguous(st, err);
-    if (rc == QSF_OK)
-        rc = check_no_lost_head(st, err);
+    int rc = check_no_lost_head(st, err);
     if (rc != QSF_OK)
         return rc;
     st->active = st->ndata > 0 ? st->data[st->ndata - 1] : pick_empty(st, true, 0);
     st->legacy = true;
+    rc = number_chain(st, err);
+    if (rc != QSF_OK)
+        return rc;
     assign_extras(st);
     bool zeroed;
     return zero_sealed(st, &zeroed, err);
@@ -167,38 +185,94 @@ static int legacy_chain(rc_state *st, qsf_errinfo *err) {
 
 /* ---- §8.8: slot with a manifest ---- */
 
-/* Drops acknowledged leftovers below headBase; fails on straddling and on
- * segments above activeBase. */
-static int apply_head(rc_state *st, qsf_errinfo *err) {
+/* Data below headBase. Trim persists the watermark (record + sync) before it
+ * moves headBase, so a segment wholly below the head whose frames are all at
+ * or below the watermark is an acknowledged leftover (deleted), and any other
+ * segment below the head (a frame above the watermark, or straddling the
+ * head) proves the manifest wrong: it is kept and the head is lowered to it. */
+static void apply_head(rc_state *st) {
     const qsf_manifest *m = &st->out->manifest;
     uint32_t kept = 0;
     for (uint32_t i = 0; i < st->ndata; i++) {
         rc_seg *s = st->data[i];
-        if (last_fsn(s) < m->head_base) {
-            QSF_LOGI("deleting %s/%s: FSN %lld..%lld lies wholly below headBase %lld",
+        /* a segment ends before the next one begins (the count of a damaged
+         * one is only provisional here) */
+        int64_t last = last_fsn(s);
+        if (i + 1 < st->ndata && st->data[i + 1]->info.base_seq - 1 < last)
+            last = st->data[i + 1]->info.base_seq - 1;
+        if (last < m->head_base && last <= st->wm) {
+            QSF_LOGI("deleting %s/%s: FSN %lld..%lld lies wholly below headBase %lld and is "
+                     "acknowledged",
                      st->out->slot.path, s->info.name, (long long) s->info.base_seq,
-                     (long long) last_fsn(s), (long long) m->head_base);
+                     (long long) last, (long long) m->head_base);
             s->fate = RC_DELETE;
             continue;
         }
-        if (s->info.base_seq < m->head_base || s->info.base_seq > m->active_base)
-            return qsf_err_set(
-                err, QSF_E_CORRUPT, 0, 0, "segment %s/%s (FSN %lld..%lld) %s %s %lld",
-                st->out->slot.path, s->info.name, (long long) s->info.base_seq,
-                (long long) last_fsn(s),
-                s->info.base_seq < m->head_base ? "straddles" : "lies above",
-                s->info.base_seq < m->head_base ? "manifest headBase" : "manifest activeBase",
-                (long long) (s->info.base_seq < m->head_base ? m->head_base : m->active_base));
+        if (s->info.base_seq < m->head_base && st->new_head < 0) {
+            QSF_LOGW("slot %s: manifest headBase %lld lies above %s (FSN %lld..%lld), which holds "
+                     "frames the watermark (%lld) says were never acknowledged: the manifest is "
+                     "wrong; keeping the segment and lowering headBase to %lld",
+                     st->out->slot.path, (long long) m->head_base, s->info.name,
+                     (long long) s->info.base_seq, (long long) last_fsn(s), (long long) st->wm,
+                     (long long) s->info.base_seq);
+            st->new_head = s->info.base_seq;
+        }
         st->data[kept++] = s;
     }
     st->ndata = kept;
-    return QSF_OK;
+}
+
+static int64_t head_of(const rc_state *st) {
+    return st->new_head >= 0 ? st->new_head : st->out->manifest.head_base;
+}
+
+/* Whether an empty segment's baseSeq lies inside the FSNs of a data member. */
+static bool inside_data(const rc_state *st, const rc_seg *e) {
+    for (uint32_t i = 0; i < st->ndata; i++) {
+        const rc_seg *d = st->data[i];
+        if (d->member)
+            continue;
+        if (e->info.base_seq >= d->info.base_seq && e->info.base_seq <= last_fsn(d))
+            return true;
+    }
+    return false;
+}
+
+/* Empty segments with baseSeq in [headBase, activeBase): sealed segments that
+ * lost every frame (spares always start at or above activeBase). One per
+ * baseSeq, the better one (pick_empty's order). */
+static void add_lost_members(rc_state *st, int64_t active_base) {
+    uint32_t ndata = st->ndata;
+    for (uint32_t i = 0; i < st->nsegs; i++) {
+        rc_seg *s = &st->segs[i];
+        int64_t b = s->info.base_seq;
+        if (!is_empty_valid(s) || s->fate != RC_KEEP || b < head_of(st) || b >= active_base ||
+            inside_data(st, s))
+            continue;
+        rc_seg *same = NULL;
+        for (uint32_t k = ndata; k < st->ndata; k++)
+            if (st->data[k]->info.base_seq == b)
+                same = st->data[k];
+        if (same && !better_empty(s, same))
+            continue;
+        if (same)
+            same->member = false;
+        s->member = true;
+        if (!same)
+            st->data[st->ndata++] = s;
+        else
+            for (uint32_t k = ndata; k < st->ndata; k++)
+                if (st->data[k] == same)
+                    st->data[k] = s;
+    }
+    qsort(st->data, st->ndata, sizeof *st->data, by_base);
 }
 
 /* The segment at activeBase: frames first, then a torn empty, then a clean empty. */
 static rc_seg *pick_active(rc_state *st, int64_t base) {
-    if (st->ndata > 0 && st->data[st->ndata - 1]->info.base_seq == base)
-        return st->data[st->ndata - 1];
+    for (uint32_t i = 0; i < st->ndata; i++)
+        if (!st->data[i]->member && st->data[i]->info.base_seq == base)
+            return st->data[i];
     rc_seg *torn = NULL, *clean = NULL;
     for (uint32_t i = 0; i < st->nsegs; i++) {
         rc_seg *s = &st->segs[i];
@@ -223,21 +297,60 @@ static bool drained_leftovers(rc_state *st) {
         return false;
     for (uint32_t i = 0; i < st->nsegs; i++) {
         const rc_seg *s = &st->segs[i];
-        if (s->fate == RC_KEEP && s->info.base_seq < m->active_base)
+        if (s->fate == RC_KEEP && !s->debris && s->info.base_seq < m->active_base)
             return false;
     }
     assign_extras(st);
     return true;
 }
 
-static int manifest_chain(rc_state *st, bool *empty, qsf_errinfo *err) {
+/* Data members above activeBase: the manifest missed a rotation if they
+ * continue the chain exactly from the segment at activeBase (the data decide:
+ * activeBase is raised); otherwise the open fails. */
+static int check_above_active(rc_state *st, qsf_errinfo *err) {
     const qsf_manifest *m = &st->out->manifest;
-    int rc = apply_head(st, err);
-    if (rc == QSF_OK)
-        rc = check_contiguous(st, err);
+    rc_seg *top = st->ndata > 0 ? st->data[st->ndata - 1] : NULL;
+    if (!top || top->info.base_seq <= m->active_base)
+        return QSF_OK;
+    rc_seg *prev = pick_active(st, m->active_base);
+    bool continues = prev != NULL;
+    for (uint32_t i = 0; i < st->ndata && continues; i++) {
+        rc_seg *s = st->data[i];
+        if (s->info.base_seq <= m->active_base)
+            continue;
+        continues =
+            prev->ngaps == 0 && prev->info.base_seq + (int64_t) prev->intact == s->info.base_seq;
+        prev = s;
+    }
+    if (!continues) {
+        for (uint32_t i = 0; i < st->ndata; i++)
+            if (st->data[i]->info.base_seq > m->active_base)
+                top = st->data[i];
+        return qsf_err_set(err, QSF_E_CORRUPT, 0, 0,
+                           "segment %s/%s (FSN %lld..%lld) lies above manifest activeBase %lld and "
+                           "does not continue the chain from it",
+                           st->out->slot.path, top->info.name, (long long) top->info.base_seq,
+                           (long long) last_fsn(top), (long long) m->active_base);
+    }
+    QSF_LOGW("slot %s: %s (FSN %lld..) lies above manifest activeBase %lld and continues the "
+             "chain: the manifest missed a rotation; activeBase raised to %lld",
+             st->out->slot.path, top->info.name, (long long) top->info.base_seq,
+             (long long) m->active_base, (long long) top->info.base_seq);
+    st->new_active = top->info.base_seq;
+    return QSF_OK;
+}
+
+static int64_t active_of(const rc_state *st) {
+    return st->new_active >= 0 ? st->new_active : st->out->manifest.active_base;
+}
+
+static int manifest_chain(rc_state *st, bool *empty, qsf_errinfo *err) {
+    apply_head(st);
+    int rc = check_above_active(st, err);
     if (rc != QSF_OK)
         return rc;
-    st->active = pick_active(st, m->active_base);
+    add_lost_members(st, active_of(st));
+    st->active = pick_active(st, active_of(st));
     if (!st->active && drained_leftovers(st)) {
         QSF_LOGW("slot %s: only spares left by an interrupted drained close; starting empty",
                  st->out->slot.path);
@@ -248,16 +361,15 @@ static int manifest_chain(rc_state *st, bool *empty, qsf_errinfo *err) {
         return qsf_err_set(err, QSF_E_CORRUPT, 0, 0,
                            "manifest activeBase %lld names no segment in %s (manifest references "
                            "missing data)",
-                           (long long) m->active_base, st->out->slot.path);
-    /* The chain starts at headBase and, with an empty active, ends right at it. */
+                           (long long) active_of(st), st->out->slot.path);
+    /* The chain starts at headBase: nothing can fill FSNs before its first segment. */
     int64_t first = st->ndata > 0 ? st->data[0]->info.base_seq : st->active->info.base_seq;
-    if (first != m->head_base)
-        return gap_error(st, m->head_base, first,
+    if (first != head_of(st))
+        return gap_error(st, head_of(st), first,
                          st->ndata > 0 ? st->data[0]->info.name : st->active->info.name, err);
-    if (st->active->info.frame_count == 0 && st->ndata > 0 &&
-        last_fsn(st->data[st->ndata - 1]) + 1 != m->active_base)
-        return gap_error(st, last_fsn(st->data[st->ndata - 1]) + 1, m->active_base,
-                         st->active->info.name, err);
+    rc = number_chain(st, err);
+    if (rc != QSF_OK)
+        return rc;
     assign_extras(st);
     bool zeroed;
     rc = zero_sealed(st, &zeroed, err);
@@ -285,7 +397,10 @@ int rc_publish_chain(rc_state *st, qsf_errinfo *err) {
 
 int rc_build_chain(rc_state *st, bool *empty, qsf_errinfo *err) {
     *empty = false;
-    if (st->nsegs == st->corrupt)
+    bool any_valid = false;
+    for (uint32_t i = 0; i < st->nsegs; i++)
+        any_valid |= !st->segs[i].corrupt;
+    if (!any_valid)
         return no_valid(st, empty, err);
     int rc = collect_data(st, err);
     if (rc != QSF_OK)

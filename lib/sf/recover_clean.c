@@ -29,17 +29,16 @@ static int data_sync(int fd, const char *dir, const char *name, qsf_errinfo *err
                        strerror(e));
 }
 
-/* Durably zeroes [lastGood, residue_end): an old frame beyond a tear, with a
- * valid CRC, must never line up with new appends and come back to life. */
-int rc_zero_residue(rc_state *st, rc_seg *s, qsf_errinfo *err) {
+/* Durably zeroes [from, to) of the segment (pwrite of zeros + fdatasync). */
+int rc_zero_range(rc_state *st, rc_seg *s, uint64_t from, uint64_t to, qsf_errinfo *err) {
     int fd;
     int rc = open_rw(st, s, &fd, err);
     if (rc != QSF_OK)
         return rc;
     memset(st->buf, 0, QSF_RECOVER_BUF);
     const char *dir = st->out->slot.path;
-    for (uint64_t pos = s->info.last_good; pos < s->residue_end && rc == QSF_OK;) {
-        uint64_t n = s->residue_end - pos;
+    for (uint64_t pos = from; pos < to && rc == QSF_OK;) {
+        uint64_t n = to - pos;
         size_t chunk = n < QSF_RECOVER_BUF ? (size_t) n : QSF_RECOVER_BUF;
         rc = qsf_write_at(fd, st->buf, chunk, pos, dir, s->info.name, err);
         pos += chunk;
@@ -47,36 +46,68 @@ int rc_zero_residue(rc_state *st, rc_seg *s, qsf_errinfo *err) {
     if (rc == QSF_OK)
         rc = data_sync(fd, dir, s->info.name, err);
     QSF_OS->close(fd);
-    if (rc == QSF_OK) {
-        QSF_LOGI("zeroed %llu residue bytes of %s/%s after offset %llu",
-                 (unsigned long long) (s->residue_end - s->info.last_good), dir, s->info.name,
-                 (unsigned long long) s->info.last_good);
+    if (rc == QSF_OK)
+        QSF_LOGI("zeroed %llu bytes of %s/%s after offset %llu", (unsigned long long) (to - from),
+                 dir, s->info.name, (unsigned long long) from);
+    return rc;
+}
+
+/* Durably zeroes [lastGood, residue_end): an old frame beyond a tear, with a
+ * valid CRC, must never line up with new appends and come back to life. */
+int rc_zero_residue(rc_state *st, rc_seg *s, qsf_errinfo *err) {
+    int rc = rc_zero_range(st, s, s->info.last_good, s->residue_end, err);
+    if (rc == QSF_OK)
         s->residue_end = 0;
-    }
     return rc;
 }
 
 static int apply_one(rc_state *st, rc_seg *s, qsf_errinfo *err) {
     const qsf_slot *slot = &st->out->slot;
-    if (s->fate == RC_DELETE) {
+    if (s->fate == RC_DELETE || s->fate == RC_DEBRIS) {
         QSF_LOGI("deleting %s/%s (%s)", slot->path, s->info.name,
-                 s->info.frame_count ? "acknowledged leftover" : "clean spare");
+                 s->fate == RC_DEBRIS  ? "no header and nothing but zeros: it holds no data"
+                 : s->info.frame_count ? "acknowledged leftover"
+                                       : "clean spare");
+        st->debris += s->fate == RC_DEBRIS;
         return qsf_unlink_quiet(slot->dirfd, slot->path, s->info.name, err);
     }
     st->quarantined++;
-    return qsf_slot_quarantine_file(slot->dirfd, slot->path, s->info.name, err);
+    uint32_t pruned = 0;
+    int rc = qsf_slot_quarantine_file(slot->dirfd, slot->path, s->info.name, &pruned, err);
+    st->debris += pruned;
+    return rc;
 }
 
-/* Deletes extras and leftovers, then quarantines corrupt and torn files (only
- * reached after the chain validated), then one directory fsync. */
+/* "<segment>.tmp" files: rewrites that never reached their rename (the
+ * original is still in place and is recovered as it is). */
+static int remove_tmp(rc_state *st, bool *changed, qsf_errinfo *err) {
+    const qsf_slot *slot = &st->out->slot;
+    for (uint32_t i = 0; i < st->ntmp; i++) {
+        QSF_LOGI("deleting %s/%s (an interrupted rewrite)", slot->path, st->tmp[i]);
+        int rc = qsf_unlink_quiet(slot->dirfd, slot->path, st->tmp[i], err);
+        if (rc != QSF_OK)
+            return rc;
+        st->debris++;
+        *changed = true;
+    }
+    st->ntmp = 0;
+    return QSF_OK;
+}
+
+/* Deletes extras, leftovers and debris, then quarantines corrupt and torn
+ * files (only reached after the chain validated), then one directory fsync. */
 int rc_apply_fates(rc_state *st, qsf_errinfo *err) {
     bool changed = false;
-    for (int pass = RC_DELETE; pass <= RC_QUARANTINE; pass++)
+    int rc = remove_tmp(st, &changed, err);
+    if (rc != QSF_OK)
+        return rc;
+    static const int order[] = {RC_DELETE, RC_DEBRIS, RC_QUARANTINE};
+    for (int pass = 0; pass < 3; pass++)
         for (uint32_t i = 0; i < st->nsegs; i++) {
             rc_seg *s = &st->segs[i];
-            if (s->fate != pass || s == st->active)
+            if (s->fate != order[pass] || s == st->active)
                 continue;
-            int rc = apply_one(st, s, err);
+            rc = apply_one(st, s, err);
             if (rc != QSF_OK)
                 return rc;
             changed = true;

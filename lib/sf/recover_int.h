@@ -1,29 +1,76 @@
 /* Internal state shared by the recovery modules:
  *   recover_scan.c    enumerate the slot, scan each *.sfa with pread (§8.2-8.3)
+ *   recover_salvage.c past a bad frame: find intact frames, count the destroyed ones
  *   recover_chain.c   classify, legacy/manifest chain rules, active selection (§8.5-8.8)
+ *   recover_number.c  FSN slots of damaged segments and of gaps (sealed counts)
+ *   recover_walk.c    the chain's FSNs in order: intact frames and destroyed slots
+ *   recover_groups.c  flushes: commit boundary, given-up groups, losses, the cut
+ *   recover_repair.c  rewrites with placeholders, the cut, manifest corrections
  *   recover_clean.c   deletes, quarantine, residue zeroing, durability baseline (§8.9, §8.12)
- *   recover_frames.c  commit boundary and dictionary rebuild (§8.11)
+ *   recover_frames.c  dictionary rebuild (§8.11)
  *   recover_fresh.c   fresh start and the create barriers (§8.13, §9.1)
  *   recover.c         qsf_slot_open orchestration, watermark seeding (§8.10), release
  */
 #ifndef QSF_RECOVER_INT_H
 #define QSF_RECOVER_INT_H
 
+#include "qwp/peek.h"
 #include "sf/recover.h"
+
+/* The smallest frame any client stores: 8-byte envelope + the 14-byte
+ * table-less message (every client sets FLAG_DELTA_SYMBOL_DICT, so a message
+ * is at least 12 + 2 bytes). A placeholder has exactly this size, so as many
+ * placeholders as frames were destroyed always fit where those frames were. */
+#define RC_MIN_FRAME 22
+
+/* At most this many damaged regions are tracked per segment; past them the
+ * rest of the file is left unsalvaged (kept in the quarantined copy). */
+#define RC_MAX_GAPS 4096
 
 /* What recovery decided to do with one scanned file. */
 enum rc_fate {
     RC_KEEP = 0,       /* live: sealed or active */
     RC_DELETE = 1,     /* clean empty spare, or wholly acknowledged leftover */
     RC_QUARANTINE = 2, /* corrupt file or torn empty extra: renamed to .corrupt */
+    RC_DEBRIS = 3,     /* holds no data (empty, or all zero): removed */
 };
 
+/* One stretch of a segment file, in file order: a run of intact frames, or a
+ * gap of damaged bytes between two intact frames. */
+enum rc_piece_kind { RC_RUN = 0, RC_GAP = 1 };
+typedef struct rc_piece {
+    uint64_t off, end; /* bytes [off, end) of the file */
+    uint64_t frames;   /* FSN slots: intact frames, or destroyed frames */
+    uint64_t ub;       /* RC_GAP: most frames the bytes can have held, (end - off) / 22 */
+    uint8_t kind;      /* enum rc_piece_kind */
+    bool exact;        /* RC_GAP: `frames` is known, not assumed */
+    bool chained;      /* RC_GAP: the count came from the unverified length fields */
+    bool bad_len;      /* RC_GAP: the first bad frame had an impossible length */
+} rc_piece;
+
 typedef struct rc_seg {
-    qsf_seg_info info;
+    qsf_seg_info info;    /* frame_count = FSN slots (intact + destroyed + fill) */
     bool corrupt;         /* header invalid: contents unknown */
+    bool debris;          /* no valid header and nothing but zeros: holds no data */
     uint64_t torn_bytes;  /* fileSize - lastGood when the suffix has a non-zero byte */
     uint64_t residue_end; /* offset after the last non-zero byte beyond lastGood */
     int fate;             /* enum rc_fate */
+    rc_piece *pieces;     /* runs and gaps from offset 24, in file order */
+    uint32_t npieces;
+    uint32_t ngaps;
+    uint64_t intact;  /* intact frames */
+    uint64_t fill;    /* FSN slots lost after the last intact frame (sealed segment) */
+    uint64_t fill_ub; /* most frames the bytes after the last intact frame can hold */
+    bool fill_exact;  /* fill is the exact count (fixed by the next segment's base) */
+    /* frames may be missing after the last intact frame although no slot is
+     * there (the count went to earlier gaps of unknown count): at most this
+     * many. The group analysis treats the segment's end as damaged. */
+    uint64_t tail_doubt;
+    bool unsalvaged;         /* the search stopped early: what follows was not looked at */
+    bool member;             /* an empty segment taken into the chain (it lost all frames) */
+    bool rewrite;            /* recovery rewrites it with placeholders */
+    int64_t first_destroyed; /* lowest destroyed FSN above acked in it (INT64_MAX: none) */
+    char copy[64];           /* name of its quarantined copy, once made */
 } rc_seg;
 
 /* A bounded pread window over one file (never a mapping). */
@@ -37,21 +84,58 @@ typedef struct rc_reader {
     size_t win_len;
 } rc_reader;
 
+/* A flush (group) recovery gives up: FSNs [from, to], with what it found. */
+typedef struct rc_span {
+    int64_t from, to;
+    uint64_t destroyed, retired, rows, uncounted;
+    bool exact;     /* every destroyed count in it is known */
+    bool cut;       /* the interrupted flush at the end: cut, not retired */
+    rc_seg *seg;    /* where the first damage is (NULL: only stored placeholders) */
+    uint64_t off;   /* its offset */
+    char what[160]; /* what the damage is */
+} rc_span;
+
+/* What earlier passes of one open did, reported by the last one. */
+typedef struct rc_carry {
+    qsf_recovery_loss *losses;
+    uint32_t nlosses;
+    uint64_t aborted_frames, aborted_rows;
+    int64_t aborted_from, aborted_to;
+    uint32_t debris, quarantined;
+    uint64_t torn_bytes;
+    bool manifest_repaired;
+} rc_carry;
+
 typedef struct rc_state {
     qsf_slot_recovered *out;
+    rc_carry *carry;
     uint8_t *buf; /* QSF_RECOVER_BUF scratch, shared by every reader */
     rc_seg *segs; /* every *.sfa found */
     uint32_t nsegs;
     uint32_t corrupt; /* files with an invalid header */
     uint64_t max_gen; /* highest "sf-<gen>.sfa" seen, 0 if none */
     bool any_gen;
-    rc_seg **data; /* valid segments with frames, sorted by baseSeq */
+    char (*tmp)[256]; /* "<segment>.tmp" left by an interrupted rewrite */
+    uint32_t ntmp;
+    rc_seg **data; /* chain members (valid segments with FSN slots), sorted by baseSeq */
     uint32_t ndata;
     rc_seg *active;       /* chosen active segment */
-    bool rerun;           /* sealed residue was zeroed: run recovery again (once) */
+    bool rerun;           /* something was repaired: run recovery again */
     bool legacy;          /* migrate a slot without manifest */
     bool dry_run;         /* inspection: decide, never write (no zeroing, no dictionary append) */
     uint32_t quarantined; /* files renamed to .corrupt (or removed) */
+    uint32_t debris;      /* files removed as holding no data */
+    /* the watermark value as read (never repaired here); -1 when absent */
+    int64_t wm;
+    /* manifest corrections the data prove (-1: none) */
+    int64_t new_head, new_active;
+    /* flushes given up and the interrupted one at the end (see recover_groups.c) */
+    rc_span *spans;
+    uint32_t nspans;
+    int64_t commit;       /* last committing FSN, INT64_MIN when none */
+    rc_span cut;          /* cut.from > cut.to: nothing to cut */
+    int64_t acked;        /* ackedFsn the plan is made against */
+    struct rc_dict *dict; /* the dictionary rebuild riding on the walk (NULL: none) */
 } rc_state;
 
 /* recover_scan.c */
@@ -64,6 +148,21 @@ int rc_read(rc_reader *r, uint64_t off, size_t want, const uint8_t **p, size_t *
 int rc_reader_open(rc_reader *r, const qsf_slot *slot, const char *name, uint8_t *buf, int flags,
                    qsf_errinfo *err);
 void rc_reader_close(rc_reader *r);
+/* CRC of the frame at off (length len, stored crc want); *ok = it matches. */
+int rc_frame_crc_ok(rc_reader *r, uint64_t off, uint32_t len, uint32_t want, bool *ok,
+                    qsf_errinfo *err);
+/* Adds a piece to s (QSF_E_NOMEM). */
+int rc_add_piece(rc_seg *s, const rc_piece *p, qsf_errinfo *err);
+
+/* recover_salvage.c: after the bad frame at `bad`, the offset of the next
+ * intact frame (*found = false when none). A candidate must look like a stored
+ * QWP message before its CRC is computed; *budget bounds the CRC bytes spent
+ * on candidates that fail (*out_of_budget when it ran out). */
+int rc_salvage_next(rc_reader *r, uint64_t bad, uint64_t *next, bool *found, uint64_t *budget,
+                    bool *out_of_budget, qsf_errinfo *err);
+/* The gap [off, end) before an intact frame: its count from the length fields
+ * when they chain exactly onto `end`, else the upper bound (bytes / 22). */
+int rc_count_gap(rc_reader *r, rc_piece *g, qsf_errinfo *err);
 
 /* recover_chain.c: returns QSF_OK with st->active set, or a chain error. Sets
  * *empty (st->active NULL) when the slot must start fresh: §8.5, or only the
@@ -73,19 +172,97 @@ int rc_build_chain(rc_state *st, bool *empty, qsf_errinfo *err);
 /* Fills out->segments (sealed oldest first, active last) and publishedFsn. */
 int rc_publish_chain(rc_state *st, qsf_errinfo *err);
 
+/* recover_number.c: the FSN slots of each sealed member, from the next
+ * member's baseSeq (its count is fixed): destroyed frames in gaps and after
+ * the last intact frame. QSF_E_CORRUPT when they cannot fit ("FSN gap ...")
+ * or the segment holds more frames than its FSN range. */
+int rc_number_sealed(rc_state *st, rc_seg *s, int64_t next_base, qsf_errinfo *err);
+/* Sum of a segment's FSN slots (pieces + fill) into info.frame_count. */
+void rc_count_slots(rc_seg *s);
+
+/* recover_walk.c: calls fn for every FSN of the chain in [from, to], in
+ * order: an intact frame (payload at off, len bytes) or a destroyed slot
+ * (intact false). fn returns QSF_OK to go on, or an error to stop. */
+typedef struct rc_slot {
+    int64_t fsn;
+    rc_seg *seg;
+    bool intact;
+    uint64_t off; /* intact: offset of the frame's envelope */
+    uint32_t len; /* intact: payload length */
+    const rc_piece *piece;
+} rc_slot;
+typedef int (*rc_walk_fn)(rc_state *st, rc_reader *r, const rc_slot *s, void *user,
+                          qsf_errinfo *err);
+int rc_walk(rc_state *st, int64_t from, int64_t to, rc_walk_fn fn, void *user, qsf_errinfo *err);
+
+/* What recovery needs of a stored frame's QWP header. */
+typedef struct rc_frame_kind {
+    bool qwp;         /* a QWP message (else opaque: committing) */
+    bool commits;     /* FLAG_DEFER_COMMIT clear (or opaque) */
+    bool placeholder; /* deferred and table-less */
+    uint16_t tables;
+    uint8_t flags;
+} rc_frame_kind;
+int rc_frame_kind_of(rc_reader *r, const rc_slot *s, rc_frame_kind *k, qsf_errinfo *err);
+/* The delta section of an intact frame, entry by entry through the window:
+ * *bad when it is malformed (the caller logs it and treats the frame as having
+ * none). rc_delta_next gives the file offset and length of the next entry's
+ * bytes (read them with rc_read; a string may be longer than the window). */
+typedef struct rc_delta {
+    qsf_qwp_hdr h;
+    uint64_t base; /* file offset of the message */
+    uint64_t start, count, i;
+    uint64_t pos; /* message offset of the next entry */
+} rc_delta;
+int rc_delta_open(rc_reader *r, const rc_slot *s, rc_delta *d, bool *bad, qsf_errinfo *err);
+int rc_delta_next(rc_reader *r, rc_delta *d, uint64_t *str, uint64_t *len, bool *bad,
+                  qsf_errinfo *err);
+/* Rows of an intact frame: *countable false for opaque frames and frames with
+ * more than one table (their row counts sit behind the first table's data). */
+int rc_frame_rows(rc_reader *r, const rc_slot *s, uint64_t *rows, bool *countable,
+                  qsf_errinfo *err);
+
+/* recover_groups.c: walks the chain once, finds the commit boundary, the
+ * flushes given up (a destroyed frame or a stored placeholder above acked) and
+ * the interrupted flush at the end, and counts their rows. */
+int rc_plan_groups(rc_state *st, qsf_errinfo *err);
+/* Whether fsn lies in a given-up flush (binary search). */
+bool rc_given_up(const rc_state *st, int64_t fsn);
+/* Fills out->retired from the given-up spans. */
+int rc_publish_retired(rc_state *st, qsf_errinfo *err);
+/* The loss entries of this pass (into st->carry). */
+int rc_record_losses(rc_state *st, qsf_errinfo *err);
+/* Whether the plan changes anything on disk. */
+bool rc_plan_repairs(const rc_state *st);
+
+/* recover_repair.c: carries the plan out (manifest, rewrites, cut), durably. */
+int rc_repair(rc_state *st, qsf_errinfo *err);
+
+/* recover.c: seeds st->acked from the chain and the watermark as read, then
+ * plans the flushes (rc_plan_groups). */
+int rc_plan(rc_state *st, qsf_errinfo *err);
+
 /* recover.c: ackedFsn = max(lowestBase - 1, watermark), or lowestBase - 1 when
  * that is above publishedFsn (*ignored set). watermark = -1 when absent. */
 int64_t rc_seed_acked(int64_t lowest_base, int64_t published, int64_t watermark, bool *ignored);
 
 /* recover_clean.c */
+int rc_zero_range(rc_state *st, rc_seg *s, uint64_t from, uint64_t to, qsf_errinfo *err);
 int rc_zero_residue(rc_state *st, rc_seg *s, qsf_errinfo *err);
 int rc_apply_fates(rc_state *st, qsf_errinfo *err);
 int rc_stamp_flag(rc_state *st, rc_seg *s, qsf_errinfo *err);
 int rc_baseline(rc_state *st, int durability, qsf_errinfo *err);
 
-/* recover_frames.c: commit boundary + dictionary rebuild; sets out->data_loss
- * and out->data_loss_reason when the slot is unreplayable. */
-int rc_analyse_frames(rc_state *st, qsf_errinfo *err);
+/* recover_frames.c: the dictionary rebuild, fed by the flush walk (rc_plan):
+ * begin after out->symdict is open, each intact frame goes through
+ * rc_dict_frame, finish once acked and the given-up flushes are known (sets
+ * out->data_loss and out->data_loss_reason when the slot is unreplayable,
+ * appends the learned entries unless dry_run). */
+int rc_dict_begin(rc_state *st, qsf_errinfo *err);
+int rc_dict_frame(rc_state *st, rc_reader *r, const rc_slot *s, const rc_frame_kind *k,
+                  qsf_errinfo *err);
+int rc_dict_finish(rc_state *st, qsf_errinfo *err);
+void rc_dict_free(rc_state *st);
 
 /* recover_fresh.c */
 int rc_fresh_start(qsf_slot_recovered *out, uint64_t segment_bytes, qsf_errinfo *err);

@@ -84,6 +84,23 @@ static int add_candidate(rc_state *st, const char *name, qsf_errinfo *err) {
     return QSF_OK;
 }
 
+/* "<name>.sfa.tmp": a segment rewrite that never reached its rename. */
+static bool is_rewrite_tmp(const char *name) {
+    size_t n = strlen(name);
+    return n > 8 && n < 256 && strcmp(name + n - 8, ".sfa.tmp") == 0;
+}
+
+static int add_tmp(rc_state *st, const char *name, qsf_errinfo *err) {
+    if (st->ntmp % 8 == 0) {
+        char(*n)[256] = realloc(st->tmp, (st->ntmp + 8) * sizeof *n);
+        if (!n)
+            return qsf_err_set(err, QSF_E_NOMEM, 0, ENOMEM, "no memory for the file list");
+        st->tmp = n;
+    }
+    snprintf(st->tmp[st->ntmp++], 256, "%s", name);
+    return QSF_OK;
+}
+
 static int list_error(const qsf_slot *slot, int e, qsf_errinfo *err) {
     return qsf_err_set(err, QSF_E_IO, 0, e,
                        "cannot list slot directory %s: %s (recovery aborted, files untouched)",
@@ -113,6 +130,8 @@ int rc_enumerate(rc_state *st, qsf_errinfo *err) {
         }
         if (qsf_is_segment_candidate(e->d_name) && strlen(e->d_name) < sizeof st->segs->info.name)
             rc = add_candidate(st, e->d_name, err);
+        else if (is_rewrite_tmp(e->d_name))
+            rc = add_tmp(st, e->d_name, err);
         else if (qsf_is_segment_candidate(e->d_name))
             QSF_LOGW("ignoring %s/%s: name too long", slot->path, e->d_name);
         if (rc != QSF_OK)
@@ -124,9 +143,8 @@ int rc_enumerate(rc_state *st, qsf_errinfo *err) {
 
 /* ---- scanning one segment ---- */
 
-/* CRC of one frame streamed through the window; *ok = stored CRC matches. */
-static int frame_crc_ok(rc_reader *r, uint64_t off, uint32_t len, uint32_t want, bool *ok,
-                        qsf_errinfo *err) {
+int rc_frame_crc_ok(rc_reader *r, uint64_t off, uint32_t len, uint32_t want, bool *ok,
+                    qsf_errinfo *err) {
     uint8_t lenb[4];
     qsf_put_u32(lenb, len);
     uint32_t s = qsf_crc32c_update(qsf_crc32c_begin(), lenb, 4);
@@ -148,30 +166,104 @@ static int frame_crc_ok(rc_reader *r, uint64_t off, uint32_t len, uint32_t want,
     return QSF_OK;
 }
 
-/* Walks frames from offset 24 while at least 8 bytes remain; stops at the first
- * bad length or CRC. Sets last_good and frame_count. */
-static int walk_frames(rc_reader *r, rc_seg *s, qsf_errinfo *err) {
-    uint64_t off = QSF_SFA_HEADER_SIZE;
-    while (r->size - off >= QSF_SFA_FRAME_OVERHEAD) {
-        const uint8_t *p;
-        size_t got;
-        int rc = rc_read(r, off, QSF_SFA_FRAME_OVERHEAD, &p, &got, err);
-        if (rc != QSF_OK)
-            return rc;
-        uint32_t crc = qsf_get_u32(p), len = qsf_get_u32(p + 4);
-        if ((len & 0x80000000u) || len > r->size - off - QSF_SFA_FRAME_OVERHEAD)
-            break;
-        bool ok = false;
-        rc = frame_crc_ok(r, off, len, crc, &ok, err);
-        if (rc != QSF_OK)
-            return rc;
-        if (!ok)
-            break;
-        off += QSF_SFA_FRAME_OVERHEAD + len;
-        s->info.frame_count++;
+int rc_add_piece(rc_seg *s, const rc_piece *p, qsf_errinfo *err) {
+    if (s->npieces % 8 == 0) {
+        rc_piece *n = realloc(s->pieces, (s->npieces + 8) * sizeof *n);
+        if (!n)
+            return qsf_err_set(err, QSF_E_NOMEM, 0, ENOMEM, "no memory for the segment map");
+        s->pieces = n;
     }
-    s->info.last_good = off;
+    s->pieces[s->npieces++] = *p;
     return QSF_OK;
+}
+
+/* Whether the frame at off validates; *len gets its payload length. A length
+ * with the top bit set or past the end is impossible (*impossible). */
+static int frame_at(rc_reader *r, uint64_t off, bool *ok, uint32_t *len, bool *impossible,
+                    qsf_errinfo *err) {
+    const uint8_t *p;
+    size_t got;
+    *ok = *impossible = false;
+    int rc = rc_read(r, off, QSF_SFA_FRAME_OVERHEAD, &p, &got, err);
+    if (rc != QSF_OK)
+        return rc;
+    uint32_t crc = qsf_get_u32(p);
+    *len = qsf_get_u32(p + 4);
+    if ((*len & 0x80000000u) || *len > r->size - off - QSF_SFA_FRAME_OVERHEAD) {
+        *impossible = true;
+        return QSF_OK;
+    }
+    return rc_frame_crc_ok(r, off, *len, crc, ok, err);
+}
+
+static int end_run(rc_seg *s, rc_piece *run, qsf_errinfo *err) {
+    if (run->frames == 0)
+        return QSF_OK;
+    s->intact += run->frames;
+    s->info.last_good = run->end;
+    int rc = rc_add_piece(s, run, err);
+    run->frames = 0;
+    return rc;
+}
+
+/* After the bad frame at off: a gap up to the next intact frame, if any
+ * (*next = its offset, 0 when none). */
+static int salvage(rc_reader *r, rc_seg *s, uint64_t off, bool impossible, uint64_t *budget,
+                   uint64_t *next, qsf_errinfo *err) {
+    *next = 0;
+    if (s->ngaps >= RC_MAX_GAPS) {
+        s->unsalvaged = true;
+        return QSF_OK;
+    }
+    bool found, out_of_budget;
+    int rc = rc_salvage_next(r, off, next, &found, budget, &out_of_budget, err);
+    if (rc != QSF_OK)
+        return rc;
+    s->unsalvaged = out_of_budget;
+    if (!found) {
+        *next = 0;
+        return QSF_OK;
+    }
+    rc_piece g = {.off = off, .end = *next, .kind = RC_GAP, .bad_len = impossible};
+    rc = rc_count_gap(r, &g, err);
+    if (rc == QSF_OK)
+        rc = rc_add_piece(s, &g, err);
+    s->ngaps++;
+    return rc;
+}
+
+/* Walks frames from offset 24 while at least 8 bytes remain. A bad frame
+ * followed by intact ones is a gap (salvage); with nothing intact after it,
+ * it is the end of data. Sets the pieces, intact and last_good. */
+static int walk_frames(rc_reader *r, rc_seg *s, qsf_errinfo *err) {
+    uint64_t off = QSF_SFA_HEADER_SIZE, budget = 2 * r->size + QSF_RECOVER_BUF;
+    rc_piece run = {.off = off, .end = off, .kind = RC_RUN};
+    s->info.last_good = off;
+    int rc = QSF_OK;
+    while (rc == QSF_OK && r->size - off >= QSF_SFA_FRAME_OVERHEAD) {
+        bool ok, impossible;
+        uint32_t len;
+        rc = frame_at(r, off, &ok, &len, &impossible, err);
+        if (rc == QSF_OK && ok) {
+            off += QSF_SFA_FRAME_OVERHEAD + len;
+            run.end = off;
+            run.frames++;
+            continue;
+        }
+        uint64_t next;
+        if (rc == QSF_OK)
+            rc = end_run(s, &run, err);
+        if (rc == QSF_OK)
+            rc = salvage(r, s, off, impossible, &budget, &next, err);
+        if (rc != QSF_OK || next == 0)
+            break;
+        off = next;
+        run = (rc_piece){.off = off, .end = off, .kind = RC_RUN};
+    }
+    if (rc == QSF_OK)
+        rc = end_run(s, &run, err);
+    rc_count_slots(s);
+    return rc;
 }
 
 /* Inspects the whole suffix [lastGood, size): any non-zero byte makes it a torn
@@ -210,10 +302,37 @@ static int size_recheck(rc_reader *r, qsf_errinfo *err) {
                        r->name, (unsigned long long) r->size, (unsigned long long) st.st_size);
 }
 
-static void mark_corrupt(rc_state *st, rc_seg *s, const char *why) {
-    QSF_LOGW("segment %s/%s is corrupt: %s", st->out->slot.path, s->info.name, why);
+/* Whether every byte of the file is zero (or it is empty). */
+static int all_zero(rc_reader *r, bool *zero, qsf_errinfo *err) {
+    *zero = true;
+    for (uint64_t pos = 0; pos < r->size && *zero;) {
+        const uint8_t *p;
+        size_t got;
+        int rc = rc_read(r, pos, QSF_RECOVER_BUF, &p, &got, err);
+        if (rc != QSF_OK)
+            return rc;
+        for (size_t i = 0; i < got && *zero; i++)
+            *zero = p[i] == 0;
+        pos += got;
+    }
+    return QSF_OK;
+}
+
+/* No valid header: a file of nothing but zeros (a spare whose header never
+ * reached the disk) holds no data and is debris; anything else is corrupt. */
+static int mark_corrupt(rc_state *st, rc_reader *r, rc_seg *s, const char *why, qsf_errinfo *err) {
+    bool zero;
+    int rc = all_zero(r, &zero, err);
+    if (rc != QSF_OK)
+        return rc;
     s->corrupt = true;
+    if (zero) {
+        s->debris = true;
+        return QSF_OK;
+    }
+    QSF_LOGW("segment %s/%s is corrupt: %s", st->out->slot.path, s->info.name, why);
     st->corrupt++;
+    return QSF_OK;
 }
 
 /* Header checks: bad size/magic/baseSeq -> corrupt; version/flags -> operational.
@@ -221,10 +340,8 @@ static void mark_corrupt(rc_state *st, rc_seg *s, const char *why) {
  * file could hold (at least 8 bytes each) must have an FSN, and baseSeq +
  * frameCount (the next FSN) must not overflow. */
 static int check_header(rc_state *st, rc_reader *r, rc_seg *s, qsf_errinfo *err) {
-    if (r->size < QSF_SFA_HEADER_SIZE) {
-        mark_corrupt(st, s, "shorter than the 24-byte header");
-        return QSF_OK;
-    }
+    if (r->size < QSF_SFA_HEADER_SIZE)
+        return mark_corrupt(st, r, s, "shorter than the 24-byte header", err);
     const uint8_t *p;
     size_t got;
     int rc = rc_read(r, 0, QSF_SFA_HEADER_SIZE, &p, &got, err);
@@ -237,12 +354,13 @@ static int check_header(rc_state *st, rc_reader *r, rc_seg *s, qsf_errinfo *err)
                            "segment %s/%s has unsupported version %u / flags 0x%02x (recovery "
                            "aborted, file left untouched)",
                            r->dir, r->name, h.version, h.flags);
-    if (v == QSF_SFA_CORRUPT)
-        mark_corrupt(st, s, h.base_seq < 0 ? "negative baseSeq" : "bad magic");
-    else if (h.base_seq > INT64_MAX - (int64_t) ((r->size - QSF_SFA_HEADER_SIZE) / 8))
-        mark_corrupt(st, s, "baseSeq too large (the FSNs of its frames would overflow)");
     s->info.base_seq = h.base_seq;
     s->info.flags = h.flags;
+    if (v == QSF_SFA_CORRUPT)
+        return mark_corrupt(st, r, s, h.base_seq < 0 ? "negative baseSeq" : "bad magic", err);
+    if (h.base_seq > INT64_MAX - (int64_t) ((r->size - QSF_SFA_HEADER_SIZE) / 8))
+        return mark_corrupt(st, r, s, "baseSeq too large (the FSNs of its frames would overflow)",
+                            err);
     return QSF_OK;
 }
 

@@ -56,6 +56,14 @@ typedef struct qsf_recovery_report {
     bool watermark_ignored;      /* .ack-watermark was above published */
     bool self_sufficient;        /* .symbol-dict unusable: frames must carry ids from 0 */
     char quarantined_slot[512];  /* non-empty if the slot was set aside as unreplayable */
+    uint32_t losses;             /* damaged regions whose frames were given up (see recover.h) */
+    uint64_t frames_lost;        /* FSNs given up above acked_fsn: destroyed + retired */
+    uint64_t aborted_frames_cut; /* frames of an interrupted flush removed from disk */
+    int64_t aborted_from_fsn;    /* their FSN span (-1, -1 when none) */
+    int64_t aborted_to_fsn;
+    uint64_t aborted_rows_cut; /* rows of the cut frames that could be counted */
+    uint32_t debris_removed;   /* empty segment files, temporary files, old quarantined files */
+    bool manifest_repaired;    /* the manifest's bounds were corrected from the segments */
 } qsf_recovery_report;
 
 /* Status the I/O side keeps current so a full ring can say why (sf-behaviour.md

@@ -80,9 +80,8 @@ static int unrotate(qsf_ring *r, qsf_segment *prev, qsf_segment *s, qsf_errinfo 
     int rc = zero_frames(r, s, QSF_SFA_HEADER_SIZE, s->frame_count, true, err);
     if (rc == QSF_OK && r->sf) {
         pthread_mutex_lock(&r->mf_mu);
-        rc = qsf_manifest_retract(&r->rec.manifest, prev->base_seq, err);
-        if (rc == QSF_OK)
-            rc = qsf_manifest_sync(&r->rec.manifest, err);
+        qsf_manifest *m = &r->rec.manifest;
+        rc = qsf_manifest_correct(m, m->head_base, prev->base_seq, err);
         pthread_mutex_unlock(&r->mf_mu);
     }
     if (rc != QSF_OK)

@@ -48,5 +48,6 @@
 #define QSF_MAX_TRIMS_PER_PASS      64
 #define QSF_MIN_LIVE_SEGMENTS       2
 #define QSF_MAX_QUARANTINE_ATTEMPTS 64
+#define QSF_MAX_QUARANTINED_KEPT    8 /* quarantined files kept per slot */
 
 #endif

@@ -7,35 +7,51 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
+/* Link count of the last file qsf_open_regular refused with EMLINK, for the
+ * message (qsf_file_err): per thread, read right after the refusal. */
+static _Thread_local unsigned long refused_links;
+
 int qsf_open_regular(int dirfd, const char *name, int flags, uint64_t *size) {
     /* O_NONBLOCK: a FIFO planted under an expected name would otherwise block
-     * the open forever; it has no effect on regular files (Linux, open(2)). */
-    int fd = QSF_OS->openat(dirfd, name, flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
+     * the open forever; it has no effect on regular files (Linux, open(2)).
+     * O_TRUNC waits until the file is known to be ours: a hard link to a file
+     * outside the slot must not be cut by the open that refuses it. */
+    int fd =
+        QSF_OS->openat(dirfd, name, (flags & ~O_TRUNC) | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
     if (fd < 0)
         return -1;
     struct stat st;
-    if (QSF_OS->fstat(fd, &st) != 0) {
-        int e = errno;
+    int e = 0;
+    if (QSF_OS->fstat(fd, &st) != 0)
+        e = errno;
+    else if (!S_ISREG(st.st_mode))
+        e = EINVAL;
+    else if (st.st_nlink > 1) { /* another name for the file: possibly outside the slot */
+        refused_links = (unsigned long) st.st_nlink;
+        e = EMLINK;
+    } else if ((flags & O_TRUNC) && QSF_OS->ftruncate(fd, 0) != 0)
+        e = errno;
+    if (e != 0) {
         QSF_OS->close(fd);
         errno = e;
         return -1;
     }
-    if (!S_ISREG(st.st_mode)) {
-        QSF_OS->close(fd);
-        errno = EINVAL;
-        return -1;
-    }
     if (size)
-        *size = (uint64_t) st.st_size;
+        *size = (flags & O_TRUNC) ? 0 : (uint64_t) st.st_size;
     return fd;
 }
 
 int qsf_file_err(qsf_errinfo *err, int sys_errno, const char *what, const char *dir,
                  const char *name) {
+    char links[64];
+    snprintf(links, sizeof links, "has %lu hard links (refused: it may be a file outside the slot)",
+             refused_links);
     const char *why = sys_errno == ELOOP                            ? "is a symbolic link (refused)"
+                      : sys_errno == EMLINK                         ? links
                       : sys_errno == EINVAL && strstr(what, "open") ? "not a regular file"
                                                                     : strerror(sys_errno);
     int code = qsf_code_from_errno(sys_errno);

@@ -11,9 +11,12 @@
 
 /* Opens <dir>/<name> with flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK (mode
  * 0600; O_NONBLOCK so a FIFO cannot block the open) and checks that it is a
- * regular file. Returns the fd, or -1 with errno (ELOOP for a symlink, EINVAL
- * for a non-regular file, ENXIO for a write-only FIFO without a reader); *size
- * gets the file size if non-NULL. */
+ * regular file with exactly one name: a hard link could be a file outside the
+ * slot, which qsf must never write. O_TRUNC is applied only after those
+ * checks. Returns the fd, or -1 with errno (ELOOP for a symlink, EINVAL for a
+ * non-regular file, EMLINK for a file with more than one hard link, ENXIO for
+ * a write-only FIFO without a reader); *size gets the file size if non-NULL.
+ * qsf_file_err right after an EMLINK names the link count. */
 int qsf_open_regular(int dirfd, const char *name, int flags, uint64_t *size);
 
 /* Fills err with an errno-derived code and "<what> <dir>/<name>: <strerror>". */

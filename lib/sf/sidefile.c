@@ -282,7 +282,7 @@ static void mf_init(qsf_manifest *m, const char *dir) {
  * earlier debris; removed if the rename fails), then the directory is synced. */
 static int mf_set_aside(int dirfd, const char *dir, qsf_errinfo *err) {
     QSF_LOGW("%s/%s has no valid record or a wrong size; setting it aside", dir, QSF_NAME_MANIFEST);
-    int rc = qsf_slot_quarantine_file(dirfd, dir, QSF_NAME_MANIFEST, err);
+    int rc = qsf_slot_quarantine_file(dirfd, dir, QSF_NAME_MANIFEST, NULL, err);
     return rc == QSF_OK ? qsf_fsync_dir(dirfd, dir, err) : rc;
 }
 
@@ -406,27 +406,29 @@ int qsf_manifest_write(qsf_manifest *m, int64_t head_base, int64_t active_base, 
     return QSF_OK;
 }
 
-int qsf_manifest_retract(qsf_manifest *m, int64_t active_base, qsf_errinfo *err) {
-    if (m->fd < 0)
-        return qsf_err_set(err, QSF_E_INVAL, 0, 0, "manifest retract: file not open");
-    if (active_base < m->head_base || active_base > m->active_base)
-        return qsf_err_set(
-            err, QSF_E_INTERNAL, 0, 0, "manifest retract to activeBase %lld outside [%lld, %lld]",
-            (long long) active_base, (long long) m->head_base, (long long) m->active_base);
+int qsf_manifest_correct(qsf_manifest *m, int64_t head_base, int64_t active_base,
+                         qsf_errinfo *err) {
+    if (m->fd < 0 || head_base < 0 || active_base < head_base)
+        return qsf_err_set(err, QSF_E_INVAL, 0, 0, "manifest correction to head %lld active %lld%s",
+                           (long long) head_base, (long long) active_base,
+                           m->fd < 0 ? ": file not open" : "");
     if (m->resync) {
         int rc = manifest_resync(m, err);
         if (rc != QSF_OK)
             return rc;
     }
-    if (active_base == m->active_base)
+    if (head_base == m->head_base && active_base == m->active_base)
         return QSF_OK;
     int64_t next = m->generation + 1;
     uint8_t rec[REC];
-    qsf_sfm_encode(rec, next, m->head_base, active_base);
+    qsf_sfm_encode(rec, next, head_base, active_base);
     int rc = rec_write(m->fd, rec, next, m->dir, QSF_NAME_MANIFEST, QSF_FP_MANIFEST_WRITTEN, err);
+    if (rc == QSF_OK)
+        rc = qsf_manifest_sync(m, err);
     if (rc != QSF_OK)
         return rc;
     m->generation = next;
+    m->head_base = head_base;
     m->active_base = active_base;
     return QSF_OK;
 }

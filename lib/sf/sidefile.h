@@ -135,13 +135,18 @@ int qsf_manifest_create(int slot_dirfd, const char *slot_path, int64_t head_base
 int qsf_manifest_write(qsf_manifest *m, int64_t head_base, int64_t active_base, bool *written,
                        qsf_errinfo *err);
 
-/* Moves activeBase BACK to `active_base` (headBase <= active_base <= the current
- * activeBase): the one write that may move a boundary backwards. Used only to
- * undo rotations of frames that were never published (an aborted flush): the
- * segments above `active_base` hold no frame by then (their frames were zeroed
- * first), so every state a crash can leave is a valid slot. No fsync: call
- * qsf_manifest_sync. */
-int qsf_manifest_retract(qsf_manifest *m, int64_t active_base, qsf_errinfo *err);
+/* Writes bounds that move in either direction: recovery's corrections from the
+ * segments on disk (headBase lowered to unacknowledged data below it,
+ * activeBase raised to a segment that continues the chain, or moved back over
+ * the segments of a cut interrupted flush), and the runtime's undoing of the
+ * rotations of a flush that was never published (ring_txn.c). In both cases
+ * the segments above a backward activeBase hold no frame any more (zeroed
+ * first), so every state a crash can leave is a valid slot (docs/FORMAT.md).
+ * Everything else uses qsf_manifest_write, which only moves forward. Record
+ * write + fsync; unchanged bounds write nothing. Errors as for
+ * qsf_manifest_write, QSF_E_INVAL for bounds that are not 0 <= head <= active;
+ * on failure the handle keeps its previous values. */
+int qsf_manifest_correct(qsf_manifest *m, int64_t head_base, int64_t active_base, qsf_errinfo *err);
 
 /* fsync of the manifest. QSF_E_DURABILITY on failure. */
 int qsf_manifest_sync(qsf_manifest *m, qsf_errinfo *err);

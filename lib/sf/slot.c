@@ -12,8 +12,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_CLOEXEC)
@@ -80,16 +82,21 @@ static void read_holder(int dirfd, const char *name, char out[32]) {
         snprintf(out, 32, "%.*s", (int) n, buf);
 }
 
-/* Rewrites <dir>/<name>.pid with "<pid>\n". Diagnostics only: failure is logged. */
-static void write_pid(int dirfd, const char *dir_path, const char *name) {
+/* Rewrites <dir>/<name>.pid with "<pid>\n". Diagnostics only: a failure is
+ * logged, except a hard link (the name may be another file's, outside the
+ * slot): that fails the lock, with nothing written. */
+static int write_pid(int dirfd, const char *dir_path, const char *name, qsf_errinfo *err) {
     char pidname[QSF_SLOT_NAME_MAX + 16], line[32];
     snprintf(pidname, sizeof pidname, "%s.pid", name);
     int n = snprintf(line, sizeof line, "%ld\n", (long) getpid());
     int fd = qsf_open_regular(dirfd, pidname, O_WRONLY | O_CREAT | O_TRUNC, NULL);
+    if (fd < 0 && errno == EMLINK)
+        return qsf_file_err(err, errno, "cannot write", dir_path, pidname);
     if (fd < 0 || qsf_pwrite_full(fd, line, (size_t) n, 0) != 0)
         QSF_LOGW("cannot write %s/%s: %s", dir_path, pidname, strerror(errno));
     if (fd >= 0)
         QSF_OS->close(fd);
+    return QSF_OK;
 }
 
 int qsf_lock_file(int dirfd, const char *dir_path, const char *name, const char *what, int *fd_out,
@@ -109,7 +116,11 @@ int qsf_lock_file(int dirfd, const char *dir_path, const char *name, const char 
                            "sf slot already in use by another process [slot=%s, holder=pid=%s]",
                            what, holder);
     }
-    write_pid(dirfd, dir_path, name);
+    int rc = write_pid(dirfd, dir_path, name, err);
+    if (rc != QSF_OK) {
+        QSF_OS->close(fd);
+        return rc;
+    }
     *fd_out = fd;
     return QSF_OK;
 }
@@ -338,8 +349,97 @@ static int rename_free(int dirfd, const char *from, const char *suffix, bool bar
     return 1;
 }
 
+/* ---- the quarantine cap ---- */
+
+/* "<x>.corrupt" or "<x>.corrupt-<digits>": a quarantined file. */
+static bool is_quarantined(const char *name) {
+    const char *p = strstr(name, ".corrupt");
+    while (p && strstr(p + 1, ".corrupt"))
+        p = strstr(p + 1, ".corrupt");
+    if (!p || p == name)
+        return false;
+    p += 8;
+    if (*p == '\0')
+        return true;
+    if (*p++ != '-' || *p == '\0')
+        return false;
+    return strspn(p, "0123456789") == strlen(p);
+}
+
+typedef struct qfile {
+    char name[256];
+    struct timespec ctime; /* set at the rename or copy that quarantined it */
+} qfile;
+
+static int qfile_newest_first(const void *a, const void *b) {
+    const qfile *x = a, *y = b;
+    if (x->ctime.tv_sec != y->ctime.tv_sec)
+        return x->ctime.tv_sec > y->ctime.tv_sec ? -1 : 1;
+    if (x->ctime.tv_nsec != y->ctime.tv_nsec)
+        return x->ctime.tv_nsec > y->ctime.tv_nsec ? -1 : 1;
+    return strcmp(y->name, x->name);
+}
+
+static int list_quarantined(int dirfd, qfile **out, uint32_t *n) {
+    *out = NULL;
+    *n = 0;
+    int fd = QSF_OS->openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+    DIR *d = fd >= 0 ? QSF_OS->fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            QSF_OS->close(fd);
+        return -1;
+    }
+    struct dirent *e;
+    int rc = 0;
+    while ((e = QSF_OS->readdir(d)) != NULL && rc == 0) {
+        struct stat st;
+        if (!is_quarantined(e->d_name) || strlen(e->d_name) >= sizeof(*out)->name ||
+            fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
+            continue;
+        qfile *m = *n % 16 ? *out : realloc(*out, (*n + 16) * sizeof **out);
+        if (!m) {
+            rc = -1;
+            break;
+        }
+        *out = m;
+        snprintf(m[*n].name, sizeof m[*n].name, "%s", e->d_name);
+        m[(*n)++].ctime = st.st_ctim;
+    }
+    QSF_OS->closedir(d);
+    return rc;
+}
+
+/* Keeps the newest `keep` quarantined files of the slot and removes the
+ * others (each logged): no sequence of crashes can fill the names. Returns
+ * how many were removed; a failure to list or remove only logs. */
+static uint32_t prune_quarantine(int dirfd, const char *slot_path, uint32_t keep) {
+    qfile *f;
+    uint32_t n, removed = 0;
+    if (list_quarantined(dirfd, &f, &n) != 0) {
+        QSF_LOGW("cannot list the quarantined files of %s: %s", slot_path, strerror(errno));
+        free(f);
+        return 0;
+    }
+    if (n > 1)
+        qsort(f, n, sizeof *f, qfile_newest_first);
+    for (uint32_t i = keep; i < n; i++) {
+        if (QSF_OS->unlinkat(dirfd, f[i].name, 0) == 0) {
+            QSF_LOGW("removed %s/%s: only the newest %d quarantined files are kept", slot_path,
+                     f[i].name, QSF_MAX_QUARANTINED_KEPT);
+            removed++;
+        } else
+            QSF_LOGW("cannot remove %s/%s: %s", slot_path, f[i].name, strerror(errno));
+    }
+    free(f);
+    return removed;
+}
+
 int qsf_slot_quarantine_file(int slot_dirfd, const char *slot_path, const char *name,
-                             qsf_errinfo *err) {
+                             uint32_t *pruned, qsf_errinfo *err) {
+    uint32_t p = prune_quarantine(slot_dirfd, slot_path, QSF_MAX_QUARANTINED_KEPT - 1);
+    if (pruned)
+        *pruned += p;
     char to[300];
     int r = rename_free(slot_dirfd, name, ".corrupt", true, to, sizeof to);
     if (r == 0) {
@@ -356,6 +456,73 @@ int qsf_slot_quarantine_file(int slot_dirfd, const char *slot_path, const char *
     if (QSF_OS->unlinkat(slot_dirfd, name, 0) == 0 || errno == ENOENT)
         return QSF_OK;
     return qsf_file_err(err, errno, "cannot quarantine or remove", slot_path, name);
+}
+
+/* Creates the first free "<name>.corrupt[-N]" with O_EXCL. */
+static int create_free(int dirfd, const char *slot_path, const char *name, char *to, size_t cap,
+                       int *fd, qsf_errinfo *err) {
+    for (int n = 1; n <= QSF_MAX_QUARANTINE_ATTEMPTS; n++) {
+        if (n == 1)
+            snprintf(to, cap, "%s.corrupt", name);
+        else
+            snprintf(to, cap, "%s.corrupt-%d", name, n);
+        *fd = QSF_OS->openat(dirfd, to, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (*fd >= 0)
+            return QSF_OK;
+        if (errno != EEXIST)
+            return qsf_file_err(err, errno, "cannot create", slot_path, to);
+    }
+    return qsf_err_set(err, QSF_E_IO, 0, 0,
+                       "cannot keep a copy of %s/%s: %s.corrupt and .corrupt-2..%d are all taken",
+                       slot_path, name, name, QSF_MAX_QUARANTINE_ATTEMPTS);
+}
+
+#define COPY_BUF (64 * 1024)
+
+static int copy_bytes(int in, int out, const char *slot_path, const char *from, const char *to,
+                      qsf_errinfo *err) {
+    uint8_t *buf = malloc(COPY_BUF);
+    if (!buf)
+        return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "no memory to copy %s", from);
+    int rc = QSF_OK;
+    for (uint64_t off = 0; rc == QSF_OK; off += COPY_BUF) {
+        size_t got = 0;
+        int r = qsf_pread_full(in, buf, COPY_BUF, (off_t) off, &got);
+        if (r < 0)
+            rc = qsf_file_err(err, errno, "cannot read", slot_path, from);
+        else if (got)
+            rc = qsf_write_at(out, buf, got, off, slot_path, to, err);
+        if (r != 0)
+            break;
+    }
+    free(buf);
+    return rc;
+}
+
+int qsf_slot_quarantine_copy(int slot_dirfd, const char *slot_path, const char *name, char *copy,
+                             size_t cap, uint32_t *pruned, qsf_errinfo *err) {
+    uint32_t p = prune_quarantine(slot_dirfd, slot_path, QSF_MAX_QUARANTINED_KEPT - 1);
+    if (pruned)
+        *pruned += p;
+    int in = qsf_open_regular(slot_dirfd, name, O_RDONLY, NULL);
+    if (in < 0)
+        return qsf_file_err(err, errno, "cannot open", slot_path, name);
+    int out = -1;
+    int rc = create_free(slot_dirfd, slot_path, name, copy, cap, &out, err);
+    if (rc == QSF_OK)
+        rc = copy_bytes(in, out, slot_path, name, copy, err);
+    if (rc == QSF_OK && QSF_OS->fsync(out) != 0)
+        rc = qsf_file_err(err, errno, "cannot sync", slot_path, copy);
+    QSF_OS->close(in);
+    if (out >= 0)
+        QSF_OS->close(out);
+    if (rc != QSF_OK && out >= 0)
+        QSF_OS->unlinkat(slot_dirfd, copy, 0);
+    if (rc == QSF_OK)
+        rc = qsf_fsync_dir(slot_dirfd, slot_path, err);
+    if (rc == QSF_OK)
+        QSF_LOGW("kept a copy of %s/%s as %s", slot_path, name, copy);
+    return rc;
 }
 
 static int rename_slot(qsf_slot *s, char *newname, size_t cap, qsf_errinfo *err) {

@@ -5,7 +5,7 @@
  *     <slot>/                         0700; <slot> = sender_id
  *       .lock  .lock.pid              slot lock (flock LOCK_EX|LOCK_NB), "<pid>\n"
  *       .failed                       one-line reason, excludes the slot from scans
- *       <name>.corrupt                a quarantined file
+ *       <name>.corrupt[-N]            a quarantined file (the newest 8 are kept)
  *     <slot>.unreplayable-<N>/        a quarantined slot (N = 1..64), with .failed
  *
  * Every file inside a slot is opened relative to the slot's directory
@@ -80,12 +80,24 @@ int qsf_slot_write_failed(int slot_dirfd, const char *slot_path, const char *rea
 
 /* Renames <slot>/<name> to <name>.corrupt, or to the first free
  * <name>.corrupt-<N> (N = 2..64) when earlier quarantines hold that name: an
- * older quarantined file is never replaced. If the rename fails the file is
- * removed instead. Fault point QSF_FP_QUARANTINE_RENAMED fires after the
- * rename; the caller fsyncs the directory. QSF_E_IO when both fail, or when all
- * 64 names are taken (the file is then left in place). */
+ * older quarantined file is never replaced. First the oldest quarantined files
+ * of the slot (by ctime) are removed so that, with this one, at most
+ * QSF_MAX_QUARANTINED_KEPT remain (each removal logged; *pruned, if non-NULL,
+ * is increased by their number): no sequence of crashes can fill the names.
+ * If the rename fails the file is removed instead. Fault point
+ * QSF_FP_QUARANTINE_RENAMED fires after the rename; the caller fsyncs the
+ * directory. QSF_E_IO when both fail, or when all 64 names are taken (the
+ * file is then left in place). */
 int qsf_slot_quarantine_file(int slot_dirfd, const char *slot_path, const char *name,
-                             qsf_errinfo *err);
+                             uint32_t *pruned, qsf_errinfo *err);
+
+/* Keeps a copy of <slot>/<name> as the first free <name>.corrupt[-N] (created
+ * with O_EXCL, the same cap as above), fsynced, then fsyncs the directory:
+ * the damaged bytes survive before recovery replaces the file. The name used
+ * goes to copy. QSF_E_IO / QSF_E_NOSPC / QSF_E_DURABILITY; no partial copy is
+ * left. */
+int qsf_slot_quarantine_copy(int slot_dirfd, const char *slot_path, const char *name, char *copy,
+                             size_t cap, uint32_t *pruned, qsf_errinfo *err);
 
 /* Sets a whole slot aside (§7.4): with the logical lock held and the slot's own
  * descriptors closed by the caller (s->dirfd and s->lock_fd may still be open:

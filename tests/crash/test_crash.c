@@ -14,6 +14,8 @@
  * its file's last sync is lost, as after a power cut. */
 #include "testutil.h"
 
+#include "shadow.h"
+
 #include "os/os.h"
 #include "sf/ring.h"
 #include "sf/sfa.h"
@@ -69,138 +71,6 @@ static qsf_ring_opts crash_opts(int durability) {
     return o;
 }
 
-/* ---- shadow of the durable state (child side) ---- */
-
-static pthread_mutex_t shadow_mu = PTHREAD_MUTEX_INITIALIZER;
-
-static bool is_lock_name(const char *n) {
-    return strcmp(n, QSF_NAME_LOCK) == 0 || strcmp(n, QSF_NAME_LOCK_PID) == 0;
-}
-
-/* Copies through a temporary name and renames it into place, so a SIGKILL in
- * the middle of a shadow update (the parent kills the child at any moment)
- * leaves the previous durable copy, never a torn one. */
-static void copy_file(const char *from, const char *to, bool zeros) {
-    int in = open(from, O_RDONLY);
-    if (in < 0)
-        return;
-    char tmp[1100];
-    snprintf(tmp, sizeof tmp, "%s.shadow-tmp", to);
-    int out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    struct stat st;
-    fstat(in, &st);
-    static char buf[1 << 16];
-    for (off_t off = 0; off < st.st_size;) {
-        ssize_t n =
-            zeros ? (st.st_size - off < (off_t) sizeof buf ? st.st_size - off : (off_t) sizeof buf)
-                  : pread(in, buf, sizeof buf, off);
-        if (zeros)
-            memset(buf, 0, (size_t) n);
-        if (n <= 0 || pwrite(out, buf, (size_t) n, off) != n)
-            break;
-        off += n;
-    }
-    close(in);
-    close(out);
-    rename(tmp, to);
-}
-
-/* Directory fsync: unlinks become durable; names created since appear with
- * whatever content was synced (zeros if none: only the preallocation). */
-static void shadow_dir_synced(void) {
-    DIR *d = opendir(shadow);
-    struct dirent *e;
-    char a[1024], b[1024];
-    while (d && (e = readdir(d))) {
-        if (e->d_type != DT_REG)
-            continue;
-        snprintf(a, sizeof a, "%s/%s", slot, e->d_name);
-        snprintf(b, sizeof b, "%s/%s", shadow, e->d_name);
-        if (access(a, F_OK) != 0)
-            unlink(b);
-    }
-    if (d)
-        closedir(d);
-    d = opendir(slot);
-    while (d && (e = readdir(d))) {
-        if (e->d_type != DT_REG || is_lock_name(e->d_name))
-            continue;
-        snprintf(a, sizeof a, "%s/%s", slot, e->d_name);
-        snprintf(b, sizeof b, "%s/%s", shadow, e->d_name);
-        if (access(b, F_OK) != 0)
-            copy_file(a, b, true);
-    }
-    if (d)
-        closedir(d);
-}
-
-static void shadow_file_synced(int fd) {
-    char link[64], path[1024], copy[1024], to[1024];
-    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-    ssize_t n = readlink(link, path, sizeof path - 1);
-    if (n <= 0)
-        return;
-    path[n] = 0;
-    snprintf(copy, sizeof copy, "%s", path);
-    if (strstr(path, "(deleted)") || strcmp(dirname(copy), slot) != 0)
-        return;
-    snprintf(copy, sizeof copy, "%s", path);
-    snprintf(to, sizeof to, "%s/%s", shadow, basename(copy));
-    if (!is_lock_name(basename(copy)))
-        copy_file(path, to, false);
-}
-
-static void shadow_synced(int fd) {
-    struct stat st;
-    if (fstat(fd, &st) != 0)
-        return;
-    pthread_mutex_lock(&shadow_mu);
-    if (S_ISDIR(st.st_mode))
-        shadow_dir_synced();
-    else
-        shadow_file_synced(fd);
-    pthread_mutex_unlock(&shadow_mu);
-}
-
-static int shadow_fsync(int fd) {
-    int rc = fsync(fd);
-    if (rc == 0)
-        shadow_synced(fd);
-    return rc;
-}
-
-static int shadow_fdatasync(int fd) {
-    int rc = fdatasync(fd);
-    if (rc == 0)
-        shadow_synced(fd);
-    return rc;
-}
-
-/* After the kill: the slot becomes exactly its durable shadow. */
-static void restore_shadow(void) {
-    DIR *d = opendir(slot);
-    struct dirent *e;
-    char a[1024], b[1024];
-    while (d && (e = readdir(d))) {
-        if (e->d_type != DT_REG || is_lock_name(e->d_name))
-            continue;
-        snprintf(a, sizeof a, "%s/%s", slot, e->d_name);
-        unlink(a);
-    }
-    if (d)
-        closedir(d);
-    d = opendir(shadow);
-    while (d && (e = readdir(d))) {
-        if (e->d_type != DT_REG || strstr(e->d_name, ".shadow-tmp"))
-            continue;
-        snprintf(a, sizeof a, "%s/%s", shadow, e->d_name);
-        snprintf(b, sizeof b, "%s/%s", slot, e->d_name);
-        copy_file(a, b, false);
-    }
-    if (d)
-        closedir(d);
-}
-
 /* ---- the child ---- */
 
 static void payload(int64_t fsn, uint8_t *buf, size_t *len) {
@@ -227,7 +97,7 @@ static void child_dict(qsf_ring *r, int out) {
 
 static void child_run(int durability, bool host_loss, int point, uint64_t nth, int out) {
     if (host_loss) {
-        mkdir(shadow, 0700);
+        shadow_init(slot, shadow);
         QSF_OS->fsync = shadow_fsync;
         QSF_OS->fdatasync = shadow_fdatasync;
     }
@@ -387,7 +257,8 @@ static void host_loss(int durability, const char *mode) {
         tu_rmtree(slot);
         tu_rmtree(shadow);
         seen s = run_child(durability, true, 0, 0, k);
-        restore_shadow();
+        shadow_init(slot, shadow); /* the parent's view of the same directories */
+        shadow_restore();
         /* periodic: only what a checkpoint covered survives, so only the
          * prefix property holds; append: every flush that returned survives. */
         check_recovered(&s, durability, durability == QSF_DUR_APPEND, what);

@@ -21,54 +21,6 @@
 #define SEG 4096
 #define F   QSF_SFA_FLAG_MANIFEST_REQUIRED
 
-/* ---- a snapshot of every file in the slot (names and bytes) ---- */
-
-typedef struct snap {
-    int n;
-    char names[32][256];
-    uint8_t *data[32];
-    size_t len[32];
-} snap;
-
-static void snap_take(snap *s) {
-    memset(s, 0, sizeof *s);
-    DIR *d = opendir(st_slot);
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (e->d_name[0] == '.' && (!e->d_name[1] || !strcmp(e->d_name, "..")))
-            continue;
-        if (!strcmp(e->d_name, ".lock") || !strcmp(e->d_name, ".lock.pid"))
-            continue;
-        assert_true(s->n < 32);
-        snprintf(s->names[s->n], sizeof s->names[0], "%s", e->d_name);
-        s->data[s->n] = tu_read_file(st_path(st_slot, e->d_name), &s->len[s->n]);
-        s->n++;
-    }
-    closedir(d);
-}
-
-static void snap_expect_same(const snap *before) {
-    snap now;
-    snap_take(&now);
-    assert_int_equal(now.n, before->n);
-    for (int i = 0; i < before->n; i++) {
-        int j = 0;
-        while (j < now.n && strcmp(now.names[j], before->names[i]) != 0)
-            j++;
-        if (j == now.n)
-            fail_msg("%s disappeared", before->names[i]);
-        assert_int_equal(now.len[j], before->len[i]);
-        assert_memory_equal(now.data[j], before->data[i], before->len[i]);
-    }
-    for (int i = 0; i < now.n; i++)
-        free(now.data[i]);
-}
-
-static void snap_free(snap *s) {
-    for (int i = 0; i < s->n; i++)
-        free(s->data[i]);
-}
-
 /* ---- fault wrappers ---- */
 
 static int calls, fail_at;
@@ -96,8 +48,8 @@ static void clean_slot(void) {
 static void eio_on_any_pread_aborts_untouched(void **state) {
     (void) state;
     clean_slot();
-    snap before;
-    snap_take(&before);
+    st_snap before;
+    st_snap_take(&before);
     QSF_OS->pread = eio_pread;
     int failures = 0;
     for (fail_at = 1;; fail_at++) {
@@ -113,10 +65,10 @@ static void eio_on_any_pread_aborts_untouched(void **state) {
         assert_int_equal(rc, QSF_E_IO); /* never "empty", never a fresh st_slot */
         assert_non_null(strstr(e.msg, st_slot));
         failures++;
-        snap_expect_same(&before);
+        st_snap_expect_same(&before);
     }
     assert_true(failures >= 5); /* header, frames, manifest, watermark, dictionary */
-    snap_free(&before);
+    st_snap_free(&before);
 }
 
 static int fallocs, falloc_fail_size;
@@ -160,16 +112,16 @@ static struct dirent *eio_readdir(DIR *d) {
 static void readdir_failure_is_operational(void **state) {
     (void) state;
     clean_slot();
-    snap before;
-    snap_take(&before);
+    st_snap before;
+    st_snap_take(&before);
     QSF_OS->readdir = eio_readdir;
     qsf_slot_recovered r;
     qsf_errinfo e;
     assert_int_equal(qsf_slot_open_sized(st_sfdir, "default", QSF_DUR_MEMORY, SEG, &r, &e),
                      QSF_E_IO);
     assert_non_null(strstr(e.msg, "cannot list slot directory"));
-    snap_expect_same(&before);
-    snap_free(&before);
+    st_snap_expect_same(&before);
+    st_snap_free(&before);
     /* an empty-looking directory must not have produced a fresh slot */
     assert_false(st_exists(st_path(st_slot, "sf-initial.sfa")));
 }
@@ -303,8 +255,8 @@ static void dictionary_open_error_is_operational(void **state) {
     st_segment(st_slot, "sf-0000000000000001.sfa", SEG, F, 0, 1, pp, l);
     st_manifest(st_slot, 1, 0, 0);
     st_watermark(st_slot, 1, -1);
-    snap before;
-    snap_take(&before);
+    st_snap before;
+    st_snap_take(&before);
     const int errs[] = {EMFILE, EIO, EACCES};
     QSF_OS->openat = failing_dict_openat;
     for (size_t i = 0; i < sizeof errs / sizeof errs[0]; i++) {
@@ -315,7 +267,7 @@ static void dictionary_open_error_is_operational(void **state) {
         assert_int_not_equal(rc, QSF_OK);
         assert_non_null(strstr(e.msg, QSF_NAME_SYMDICT));
         assert_false(st_exists(st_path(st_sfdir, "default.unreplayable-1")));
-        snap_expect_same(&before);
+        st_snap_expect_same(&before);
     }
     qsf_os_reset();
     /* a missing or symlinked file still falls back (tested in recover_hostile) */
@@ -324,7 +276,133 @@ static void dictionary_open_error_is_operational(void **state) {
     assert_false(r.data_loss);
     assert_int_equal(qsf_symdict_size(&r.symdict), 2);
     qsf_slot_release(&r);
-    snap_free(&before);
+    st_snap_free(&before);
+}
+
+/* ---- a failure at any write or barrier of a repair ---- */
+
+static int io_calls, io_fail_at;
+static bool io_failed(void) {
+    return ++io_calls == io_fail_at;
+}
+static ssize_t f_pwrite(int fd, const void *b, size_t n, off_t off) {
+    if (io_failed()) {
+        errno = EIO;
+        return -1;
+    }
+    return pwrite(fd, b, n, off);
+}
+static int f_fsync(int fd) {
+    if (io_failed()) {
+        errno = EIO;
+        return -1;
+    }
+    return fsync(fd);
+}
+static int f_fdatasync(int fd) {
+    if (io_failed()) {
+        errno = EIO;
+        return -1;
+    }
+    return fdatasync(fd);
+}
+static int f_renameat(int od, const char *o, int nd, const char *n) {
+    if (io_failed()) {
+        errno = EIO;
+        return -1;
+    }
+    return renameat(od, o, nd, n);
+}
+static int f_fallocate(int fd, off_t off, off_t len) {
+    return io_failed() ? ENOSPC : posix_fallocate(fd, off, len);
+}
+
+static void faults_on(int n) {
+    io_calls = 0;
+    io_fail_at = n;
+    QSF_OS->pwrite = f_pwrite;
+    QSF_OS->fsync = f_fsync;
+    QSF_OS->fdatasync = f_fdatasync;
+    QSF_OS->renameat = f_renameat;
+    QSF_OS->fallocate = f_fallocate;
+}
+
+/* A damaged sealed segment (rewritten), an interrupted flush across the next
+ * two (cut, activeBase moved back), a zero-filled spare (debris). */
+static void damaged_slot(void) {
+    st_segment_flushes(st_gen(1), SEG, 0, "CCCCCC", 2);
+    st_segment_flushes(st_gen(2), SEG, 6, "CCD", 2);
+    st_segment_flushes(st_gen(3), SEG, 9, "DD", 2);
+    st_manifest(st_slot, 3, 0, 9);
+    st_patch(st_path(st_slot, st_gen(1)), 24 + 2 * 48 + 30, "!", 1); /* FSN 2 */
+    uint8_t zero[SEG] = {0};
+    tu_write_file(st_path(st_slot, st_gen(4)), zero, SEG);
+}
+
+typedef struct outcome {
+    int64_t published;
+    uint32_t n_retired;
+    qsf_fsn_span retired[4];
+    int frames[4];
+} outcome;
+
+static void outcome_of(const qsf_slot_recovered *r, outcome *o) {
+    memset(o, 0, sizeof *o);
+    o->published = r->published_fsn;
+    o->n_retired = r->n_retired;
+    if (r->n_retired)
+        memcpy(o->retired, r->retired, (r->n_retired < 4 ? r->n_retired : 4) * sizeof *o->retired);
+    for (int g = 1; g <= 3 && st_exists(st_path(st_slot, st_gen(g))); g++) {
+        st_frames f;
+        st_read_frames(st_path(st_slot, st_gen(g)), &f);
+        o->frames[g] = f.n;
+        st_frames_free(&f);
+    }
+}
+
+/* Every write and barrier of the repairs, failed in turn: the open fails (or
+ * goes on where the failure does not matter), and the next open reaches
+ * exactly the state an open without failures reaches. */
+static void every_repair_step_can_fail(void **state) {
+    (void) state;
+    damaged_slot();
+    st_snap before;
+    st_snap_take(&before);
+    qsf_slot_recovered r;
+    st_open_ok(st_sfdir, &r);
+    outcome want;
+    outcome_of(&r, &want);
+    qsf_slot_release(&r);
+    assert_int_equal(want.published, 7);
+    assert_int_equal(want.n_retired, 1);
+    int failed = 0;
+    for (int n = 1;; n++) {
+        tu_rmtree(st_slot);
+        mkdir(st_slot, 0700);
+        damaged_slot();
+        faults_on(n);
+        qsf_errinfo e;
+        int rc = qsf_slot_open_sized(st_sfdir, "default", QSF_DUR_MEMORY, SEG, &r, &e);
+        bool reached = io_calls >= n;
+        qsf_os_reset();
+        if (rc == QSF_OK)
+            qsf_slot_release(&r);
+        else
+            failed++;
+        if (!reached)
+            break;
+        st_open_ok(st_sfdir, &r);
+        outcome got;
+        outcome_of(&r, &got);
+        qsf_slot_release(&r);
+        if (memcmp(&got, &want, sizeof got) != 0)
+            fail_msg("after failing write/barrier %d (%s): the next open reached another state "
+                     "(published %lld, want %lld)",
+                     n, rc == QSF_OK ? "open went on" : e.msg, (long long) got.published,
+                     (long long) want.published);
+    }
+    assert_true(failed >= 10);
+    st_snap_free(&before);
 }
 
 int main(void) {
@@ -337,6 +415,7 @@ int main(void) {
         T(rename_failure_during_quarantine),
         T(unreplayable_slot_rename_failure),
         T(every_create_barrier_failure_fails_the_open),
+        T(every_repair_step_can_fail),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

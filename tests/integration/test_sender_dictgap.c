@@ -1,10 +1,11 @@
 /* A recovered slot whose deferred tail needs symbol ids the client no longer
  * has (.symbol-dict lost its end in a host crash). Recovery judges the gap
  * against the commit boundary (sf-format.md §8.11): a gap in the aborted tail is
- * harmless because the tail is never sent (sf-behaviour.md §12.2), so the slot
- * is not quarantined, the pre-send guard of §5.3 never fires and nothing is
- * reported. (A gap at or below the boundary quarantines the slot: see
- * unreplayable_slot_is_quarantined_and_reported in test_sender_recovery.c.) */
+ * harmless because the tail is never sent (sf-behaviour.md §12.2; recovery cuts
+ * it from the disk, docs/FORMAT.md), so the slot is not quarantined, the
+ * pre-send guard of §5.3 never fires and nothing is reported. (A gap at or below the boundary
+ * quarantines the slot: see unreplayable_slot_is_quarantined_and_reported in
+ * test_sender_recovery.c.) */
 #include "itest.h"
 
 #include "sftest.h"
@@ -61,12 +62,11 @@ static void gap_in_the_aborted_tail_is_never_sent(void **state) {
     qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), extra));
     qsf_error_record r;
     assert_int_equal(qsf_poll_error(s, &r), 0); /* no DATA_LOSS: nothing quarantined */
-    assert_int_equal(qsf_published_fsn(s), 1);  /* the recovered frames are kept */
-    /* the committed frame is acknowledged, the tail acknowledged locally */
-    it_wait_acked(s, 1);
-    /* the sender goes on: its rows are delivered after the recovered frames */
+    assert_int_equal(qsf_published_fsn(s), 0);  /* the committed frame; the tail was cut */
+    it_wait_acked(s, 0);
+    /* the sender goes on: its rows are delivered after the recovered frame */
     int64_t fsn = it_publish(s, "t", 0, 20, 0);
-    assert_int_equal(fsn, 2);
+    assert_int_equal(fsn, 1);
     it_wait_acked(s, fsn);
     qsf_errinfo e;
     assert_int_equal(qsf_flush(s, NULL, &e), QSF_OK); /* no latched RESEND_REQUIRED */

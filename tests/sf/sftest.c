@@ -4,13 +4,16 @@
 #include "testutil.h"
 
 #include "bytes.h"
+#include "qwp/encoder.h"
 #include "os/os.h"
 #include "sf/segfmt.h"
 #include "sf/sidefile.h"
+#include "sf/slot.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 
 char st_root[512], st_sfdir[600], st_slot[700];
@@ -107,6 +110,159 @@ size_t st_qwp(uint8_t *out, uint8_t flags, uint32_t start, int n, const char *co
     qsf_put_u16(out + 6, 0);
     qsf_put_u32(out + 8, (uint32_t) (p - 12));
     return p;
+}
+
+size_t st_qwp_table(uint8_t *out, uint8_t flags, const char *table, uint32_t rows, size_t len,
+                    uint8_t fill) {
+    size_t p = 12, n = strlen(table);
+    out[p++] = 0; /* delta section: start 0, count 0 */
+    out[p++] = 0;
+    p += qsf_put_varint(out + p, n);
+    memcpy(out + p, table, n);
+    p += n;
+    p += qsf_put_varint(out + p, rows);
+    assert_true(p <= len);
+    memset(out + p, fill, len - p);
+    qsf_put_u32(out, QSF_QWP_MAGIC);
+    out[4] = 1;
+    out[5] = (uint8_t) (flags | 0x08);
+    qsf_put_u16(out + 6, 1);
+    qsf_put_u32(out + 8, (uint32_t) (len - 12));
+    return len;
+}
+
+void st_segment_flushes(const char *name, uint64_t size, int64_t base, const char *kinds,
+                        uint32_t rows) {
+    static uint8_t buf[64][40];
+    const uint8_t *p[64];
+    uint32_t l[64];
+    int n = (int) strlen(kinds);
+    assert_true(n <= 64);
+    for (int i = 0; i < n; i++) {
+        l[i] = (uint32_t) st_qwp_table(buf[i], kinds[i] == 'D' ? 0x01 : 0, "t", rows, 40,
+                                       (uint8_t) ('a' + (base + i) % 26));
+        p[i] = buf[i];
+    }
+    st_segment(st_slot, name, size, QSF_SFA_FLAG_MANIFEST_REQUIRED, base, n, p, l);
+}
+
+void st_read_frames(const char *path, st_frames *f) {
+    memset(f, 0, sizeof *f);
+    size_t n;
+    uint8_t *img = tu_read_file(path, &n);
+    uint64_t off = QSF_SFA_HEADER_SIZE;
+    while (n >= 8 && off <= n - 8 && f->n < 256) {
+        uint32_t len = qsf_get_u32(img + off + 4);
+        if (len > n - off - 8 || qsf_sfa_frame_crc(img + off + 8, len) != qsf_get_u32(img + off))
+            break;
+        f->p[f->n] = malloc(len ? len : 1);
+        memcpy(f->p[f->n], img + off + 8, len);
+        f->len[f->n] = len;
+        f->off[f->n++] = off;
+        off += 8 + len;
+    }
+    f->end = off;
+    free(img);
+}
+
+void st_expect_clean_after(const char *path, const st_frames *f) {
+    size_t sz;
+    uint8_t *img = tu_read_file(path, &sz);
+    for (size_t k = f->end; k < sz; k++)
+        if (img[k])
+            fail_msg("%s has a non-zero byte at %zu after its last frame", path, k);
+    free(img);
+}
+
+void st_expect_manifest(int64_t gen, int64_t head, int64_t active) {
+    size_t n;
+    uint8_t *img = tu_read_file(st_path(st_slot, QSF_NAME_MANIFEST), &n);
+    assert_int_equal(n, 8192);
+    int64_t g, h, a;
+    assert_int_equal(qsf_sfm_pick(img, &g, &h, &a), 0);
+    free(img);
+    if (gen > 0)
+        assert_int_equal(g, gen);
+    assert_int_equal(h, head);
+    assert_int_equal(a, active);
+}
+
+void st_frames_free(st_frames *f) {
+    for (int i = 0; i < f->n; i++)
+        free(f->p[i]);
+    f->n = 0;
+}
+
+bool st_is_placeholder(const uint8_t *p, uint32_t len) {
+    uint8_t want[QSF_QWP_PLACEHOLDER_LEN];
+    qsf_qwp_placeholder(want);
+    return len == sizeof want && memcmp(p, want, len) == 0;
+}
+
+bool st_is_empty_commit(const uint8_t *p, uint32_t len) {
+    uint8_t want[QSF_QWP_EMPTY_COMMIT_LEN];
+    qsf_qwp_empty_commit(want);
+    return len == sizeof want && memcmp(p, want, len) == 0;
+}
+
+int st_count_names(const char *dir, const char *prefix, const char *part) {
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    struct dirent *e;
+    int n = 0;
+    while ((e = readdir(d)))
+        if (strncmp(e->d_name, prefix, strlen(prefix)) == 0 && strstr(e->d_name, part))
+            n++;
+    closedir(d);
+    return n;
+}
+
+const char *st_gen(int g) {
+    static char names[4][24];
+    static int next;
+    char *n = names[next++ % 4];
+    qsf_segment_name((uint64_t) g, n);
+    return n;
+}
+
+void st_snap_take(st_snap *s) {
+    memset(s, 0, sizeof *s);
+    DIR *d = opendir(st_slot);
+    assert_non_null(d);
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.' && (!e->d_name[1] || !strcmp(e->d_name, "..")))
+            continue;
+        if (!strcmp(e->d_name, QSF_NAME_LOCK) || !strcmp(e->d_name, QSF_NAME_LOCK_PID))
+            continue;
+        assert_true(s->n < 32);
+        snprintf(s->names[s->n], sizeof s->names[0], "%s", e->d_name);
+        s->data[s->n] = tu_read_file(st_path(st_slot, e->d_name), &s->len[s->n]);
+        s->n++;
+    }
+    closedir(d);
+}
+
+void st_snap_expect_same(const st_snap *before) {
+    st_snap now;
+    st_snap_take(&now);
+    assert_int_equal(now.n, before->n);
+    for (int i = 0; i < before->n; i++) {
+        int j = 0;
+        while (j < now.n && strcmp(now.names[j], before->names[i]) != 0)
+            j++;
+        if (j == now.n)
+            fail_msg("%s disappeared", before->names[i]);
+        assert_int_equal(now.len[j], before->len[i]);
+        assert_memory_equal(now.data[j], before->data[i], before->len[i]);
+    }
+    st_snap_free(&now);
+}
+
+void st_snap_free(st_snap *s) {
+    for (int i = 0; i < s->n; i++)
+        free(s->data[i]);
+    s->n = 0;
 }
 
 void st_patch(const char *path, uint64_t off, const void *bytes, size_t n) {

@@ -38,6 +38,62 @@ void st_watermark(const char *dir, int64_t gen, int64_t fsn);
  * section starting at `start` with n entries. Returns its length. */
 size_t st_qwp(uint8_t *out, uint8_t flags, uint32_t start, int n, const char *const *strs);
 
+/* A QWP message with one table `table` of `rows` rows (flags | 0x08, delta
+ * 00 00, then the table's name and row count, then filler bytes up to `len`
+ * bytes in all; the filler is `fill` repeated). Recovery reads only that much
+ * of a table block. Returns len. */
+size_t st_qwp_table(uint8_t *out, uint8_t flags, const char *table, uint32_t rows, size_t len,
+                    uint8_t fill);
+
+/* A segment of flushes (flags MANIFEST_REQUIRED) in st_slot: kinds[i] 'C'
+ * commits, 'D' defers; frame i is a 40-byte st_qwp_table frame of table "t"
+ * with `rows` rows, its filler depending on base + i. */
+void st_segment_flushes(const char *name, uint64_t size, int64_t base, const char *kinds,
+                        uint32_t rows);
+
+/* The frames of a segment file as any client reads them: from offset 24
+ * while the CRCs validate. Fills up to max payload copies (malloc'd, freed by
+ * st_frames_free) and their offsets; returns the count. */
+typedef struct st_frames {
+    int n;
+    uint8_t *p[256];
+    uint32_t len[256];
+    uint64_t off[256];
+    uint64_t end; /* offset after the last valid frame */
+} st_frames;
+void st_read_frames(const char *path, st_frames *f);
+/* Fails if the file has a non-zero byte after the last valid frame (nothing
+ * could line up with appends). */
+void st_expect_clean_after(const char *path, const st_frames *f);
+void st_frames_free(st_frames *f);
+
+/* True if the payload is the 14-byte placeholder / the 14-byte empty commit. */
+bool st_is_placeholder(const uint8_t *p, uint32_t len);
+bool st_is_empty_commit(const uint8_t *p, uint32_t len);
+
+/* Number of names in dir starting with prefix and containing `part`. */
+int st_count_names(const char *dir, const char *prefix, const char *part);
+
+/* Fails unless sf-manifest.bin's winning record has these bounds (and this
+ * generation, when gen > 0). */
+void st_expect_manifest(int64_t gen, int64_t head, int64_t active);
+
+/* "sf-<16 hex>.sfa" for generation g, in a rotating static buffer (4 slots). */
+const char *st_gen(int g);
+
+/* Names and bytes of every file in st_slot except .lock and .lock.pid, to
+ * prove an operation changed nothing. */
+typedef struct st_snap {
+    int n;
+    char names[32][256];
+    uint8_t *data[32];
+    size_t len[32];
+} st_snap;
+void st_snap_take(st_snap *s);
+/* Fails unless st_slot holds exactly the snapshot's files and bytes. */
+void st_snap_expect_same(const st_snap *before);
+void st_snap_free(st_snap *s);
+
 /* Writes bytes at an offset of an existing file. */
 void st_patch(const char *path, uint64_t off, const void *bytes, size_t n);
 

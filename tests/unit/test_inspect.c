@@ -65,7 +65,7 @@ static void clean_manifest_slot(void **state) {
 static void gap_is_the_verdict(void **state) {
     (void) state;
     const char *a[] = {"a"};
-    st_segment_str(st_slot, "sf-0000000000000001.sfa", SEG, 0, 0, 1, a);
+    st_segment_str(st_slot, "sf-0000000000000001.sfa", 24 + 9, 0, 0, 1, a); /* full */
     st_segment_str(st_slot, "sf-0000000000000002.sfa", SEG, 0, 4, 1, a);
     qsf_slot_inspection in;
     inspect_ok(&in);
@@ -131,6 +131,54 @@ static void unsupported_and_unreplayable(void **state) {
     assert_int_equal(qsf_slot_inspect(st_path(st_root, "nope"), &in, &e), QSF_E_IO);
 }
 
+/* Everything an open would repair or give up is a problem line (so `qsf slot
+ * verify` exits non-zero), and nothing is changed. */
+static void salvage_cut_debris_and_manifest_are_listed(void **state) {
+    (void) state;
+    const char *a[] = {"x", "y"};
+    st_segment_str(st_slot, "sf-0000000000000001.sfa", SEG, F, 0, 2, a); /* below the head */
+    st_segment_flushes("sf-0000000000000002.sfa", SEG, 2, "CCCCCCDD", 3);
+    st_manifest(st_slot, 3, 2, 2);
+    st_watermark(st_slot, 1, 0); /* FSN 1 never acknowledged: the manifest is wrong */
+    st_patch(st_path(st_slot, "sf-0000000000000002.sfa"), 24 + 2 * 48 + 30, "!", 1); /* FSN 4 */
+    tu_write_file(st_path(st_slot, "sf-0000000000000003.sfa"), "", 0);
+    st_snap before;
+    st_snap_take(&before);
+    qsf_slot_inspection in;
+    inspect_ok(&in);
+    assert_int_equal(in.verdict, QSF_OK);
+    assert_true(in.manifest_mismatch);
+    assert_true(has_line(in.problems, in.nproblems, "would be lowered to 0"));
+    assert_int_equal(in.losses, 1);
+    assert_true(has_line(in.problems, in.nproblems, "CRC mismatch"));
+    assert_int_equal(in.rewrites, 1);
+    assert_int_equal(in.retired_spans, 1);
+    assert_true(has_line(in.problems, in.nproblems, "FSN 4..5"));
+    assert_int_equal(in.aborted_frames, 2);
+    assert_true(has_line(in.problems, in.nproblems, "interrupted flush of 2 frames (FSN 8..9"));
+    assert_int_equal(in.debris, 1);
+    assert_true(has_line(in.problems, in.nproblems, "nothing but zeros"));
+    assert_int_equal(in.commit_boundary_fsn, 7);
+    qsf_slot_inspection_free(&in);
+    st_snap_expect_same(&before);
+    st_snap_free(&before);
+    /* what the open then does matches */
+    qsf_slot_recovered r;
+    st_open_ok(st_sfdir, &r);
+    assert_int_equal(r.n_losses, 1);
+    assert_int_equal(r.n_retired, 1);
+    assert_int_equal(r.retired[0].from, 4);
+    assert_int_equal(r.retired[0].to, 5);
+    assert_int_equal(r.report.aborted_frames_cut, 2);
+    assert_int_equal(r.report.debris_removed, 1);
+    assert_true(r.report.manifest_repaired);
+    qsf_slot_release(&r);
+    inspect_ok(&in); /* now only the retired flush is left to say */
+    assert_int_equal(in.nproblems, 1);
+    assert_int_equal(in.retired_spans, 1);
+    qsf_slot_inspection_free(&in);
+}
+
 int main(void) {
 #define T(f) cmocka_unit_test_setup_teardown(f, st_setup, st_teardown)
     const struct CMUnitTest tests[] = {
@@ -138,6 +186,7 @@ int main(void) {
         T(gap_is_the_verdict),
         T(repairs_are_listed_not_made),
         T(unsupported_and_unreplayable),
+        T(salvage_cut_debris_and_manifest_are_listed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -20,14 +20,6 @@
 #define SEG 4096
 #define F   QSF_SFA_FLAG_MANIFEST_REQUIRED
 
-static const char *gen(int g) {
-    static char names[4][24];
-    static int next;
-    char *n = names[next++ % 4];
-    qsf_segment_name((uint64_t) g, n);
-    return n;
-}
-
 static uint8_t hdr_flags(const char *name) {
     size_t n;
     uint8_t *img = tu_read_file(st_path(st_slot, name), &n);
@@ -37,15 +29,7 @@ static uint8_t hdr_flags(const char *name) {
 }
 
 static void expect_manifest(int64_t g, int64_t head, int64_t active) {
-    size_t n;
-    uint8_t *img = tu_read_file(st_path(st_slot, QSF_NAME_MANIFEST), &n);
-    assert_int_equal(n, 8192);
-    int64_t gg, h, a;
-    assert_int_equal(qsf_sfm_pick(img, &gg, &h, &a), 0);
-    free(img);
-    assert_int_equal(gg, g);
-    assert_int_equal(h, head);
-    assert_int_equal(a, active);
+    st_expect_manifest(g, head, active);
 }
 
 /* QWP payloads built into static storage so several can be alive at once. */
@@ -120,18 +104,18 @@ static void fresh_slot_layout(void **state) {
 static void recovers_manifest_chain(void **state) {
     (void) state;
     const char *a[] = {"f0", "f1", "f2"}, *b[] = {"f3", "f4"};
-    st_segment_str(st_slot, gen(1), SEG, F, 0, 3, a);
-    uint64_t end = st_segment_str(st_slot, gen(2), SEG, F, 3, 2, b);
+    st_segment_str(st_slot, st_gen(1), SEG, F, 0, 3, a);
+    uint64_t end = st_segment_str(st_slot, st_gen(2), SEG, F, 3, 2, b);
     st_manifest(st_slot, 2, 0, 3);
     st_watermark(st_slot, 5, 1);
     qsf_slot_recovered r;
     st_open_ok(st_sfdir, &r);
     assert_false(r.fresh);
     assert_int_equal(r.segment_count, 2);
-    assert_string_equal(r.segments[0].name, gen(1));
+    assert_string_equal(r.segments[0].name, st_gen(1));
     assert_false(r.segments[0].active);
     assert_int_equal(r.segments[0].generation, 1);
-    assert_string_equal(r.segments[1].name, gen(2));
+    assert_string_equal(r.segments[1].name, st_gen(2));
     assert_true(r.segments[1].active);
     assert_int_equal(r.active_index, 1);
     assert_int_equal(r.segments[1].last_good, end);
@@ -151,25 +135,30 @@ static void recovers_manifest_chain(void **state) {
 static void gap_in_legacy_slot_names_both_fsns(void **state) {
     (void) state;
     const char *a[] = {"a", "b", "c"}, *b[] = {"f"};
-    st_segment_str(st_slot, QSF_NAME_INITIAL, SEG, 0, 0, 3, a);
-    st_segment_str(st_slot, gen(1), SEG, 0, 5, 1, b);
+    /* a full segment: the missing FSNs 3..4 cannot have been in it (with room
+     * for them, a host crash lost them there, see test_recover_salvage.c) */
+    st_segment_str(st_slot, QSF_NAME_INITIAL, 24 + 3 * 9, 0, 0, 3, a);
+    st_segment_str(st_slot, st_gen(1), SEG, 0, 5, 1, b);
     const char *msg = st_open_fail(st_sfdir, QSF_E_CORRUPT);
     assert_non_null(strstr(msg, "FSN gap in recovered segments: expected 3 but got 5"));
     /* untouched: no migration, no stamp */
     assert_false(st_exists(st_path(st_slot, QSF_NAME_MANIFEST)));
     assert_int_equal(hdr_flags(QSF_NAME_INITIAL), 0);
-    assert_int_equal(hdr_flags(gen(1)), 0);
+    assert_int_equal(hdr_flags(st_gen(1)), 0);
 }
 
 static void gap_in_manifest_slot(void **state) {
     (void) state;
     const char *a[] = {"a", "b"}, *b[] = {"f"};
-    st_segment_str(st_slot, gen(1), SEG, F, 0, 2, a);
-    st_segment_str(st_slot, gen(3), SEG, F, 4, 1, b);
+    st_segment_str(st_slot, st_gen(1), SEG, F, 0, 2, a);
+    st_segment_str(st_slot, st_gen(3), SEG, F, 4, 1, b);
     st_manifest(st_slot, 3, 0, 4);
+    /* gen 2 (FSN 2..3) removed by hand from a full gen 1: no room to fill */
+    st_segment_str(st_slot, st_gen(1), 24 + 2 * 9, F, 0, 2, a);
     const char *msg = st_open_fail(st_sfdir, QSF_E_CORRUPT);
     assert_non_null(strstr(msg, "expected 2 but got 4"));
-    assert_true(st_exists(st_path(st_slot, gen(1))));
+    assert_non_null(strstr(msg, "do not fit as placeholders"));
+    assert_true(st_exists(st_path(st_slot, st_gen(1))));
 }
 
 static void manifest_references_missing_data(void **state) {
@@ -179,14 +168,14 @@ static void manifest_references_missing_data(void **state) {
     assert_non_null(strstr(msg, "manifest references durable data"));
     /* active segment missing while older data is present */
     const char *a[] = {"a", "b"};
-    st_segment_str(st_slot, gen(1), SEG, F, 0, 2, a);
+    st_segment_str(st_slot, st_gen(1), SEG, F, 0, 2, a);
     st_manifest(st_slot, 4, 0, 7);
     msg = st_open_fail(st_sfdir, QSF_E_CORRUPT);
     assert_non_null(strstr(msg, "activeBase 7 names no segment"));
     /* head does not match the first segment */
     st_manifest(st_slot, 4, 1, 1);
-    st_segment_str(st_slot, gen(1), SEG, F, 3, 2, a);
-    st_segment_str(st_slot, gen(2), SEG, F, 1, 0, a);
+    st_segment_str(st_slot, st_gen(1), SEG, F, 3, 2, a);
+    st_segment_str(st_slot, st_gen(2), SEG, F, 1, 0, a);
     msg = st_open_fail(st_sfdir, QSF_E_CORRUPT);
     assert_non_null(strstr(msg, "lies above"));
 }
@@ -194,10 +183,10 @@ static void manifest_references_missing_data(void **state) {
 static void flagged_segment_without_manifest(void **state) {
     (void) state;
     const char *a[] = {"a"};
-    st_segment_str(st_slot, gen(1), SEG, F, 0, 1, a);
+    st_segment_str(st_slot, st_gen(1), SEG, F, 0, 1, a);
     const char *msg = st_open_fail(st_sfdir, QSF_E_CORRUPT);
     assert_non_null(strstr(msg, "MANIFEST_REQUIRED"));
-    assert_non_null(strstr(msg, gen(1)));
+    assert_non_null(strstr(msg, st_gen(1)));
 }
 
 static void collapsed_manifest_starts_empty(void **state) {
@@ -235,7 +224,7 @@ static void corrupt_files_without_valid_segment(void **state) {
 static void watermark_above_published_is_ignored(void **state) {
     (void) state;
     const char *a[] = {"a", "b"};
-    st_segment_str(st_slot, gen(1), SEG, F, 10, 2, a);
+    st_segment_str(st_slot, st_gen(1), SEG, F, 10, 2, a);
     st_manifest(st_slot, 1, 10, 10);
     st_watermark(st_slot, 2, 50);
     qsf_slot_recovered r;
@@ -259,12 +248,12 @@ static void watermark_above_published_is_ignored(void **state) {
 static void torn_tail_reported_and_residue_zeroed(void **state) {
     (void) state;
     const char *a[] = {"one", "two", "three"};
-    uint64_t end = st_segment_str(st_slot, gen(1), SEG, F, 0, 3, a);
+    uint64_t end = st_segment_str(st_slot, st_gen(1), SEG, F, 0, 3, a);
     st_manifest(st_slot, 1, 0, 0);
     /* break frame 1's payload: frame 2 stays valid beyond the tear */
     uint64_t f1 = 24 + 8 + 3;
-    st_patch(st_path(st_slot, gen(1)), f1 + 8, "X", 1);
-    st_patch(st_path(st_slot, gen(1)), 3000, "\x07", 1);
+    st_patch(st_path(st_slot, st_gen(1)), f1 + 8, "X", 1);
+    st_patch(st_path(st_slot, st_gen(1)), 3000, "\x07", 1);
     qsf_slot_recovered r;
     st_open_ok(st_sfdir, &r);
     assert_int_equal(r.segments[0].frame_count, 1);
@@ -273,7 +262,7 @@ static void torn_tail_reported_and_residue_zeroed(void **state) {
     assert_int_equal(r.published_fsn, 0);
     qsf_slot_release(&r);
     size_t n;
-    uint8_t *img = tu_read_file(st_path(st_slot, gen(1)), &n);
+    uint8_t *img = tu_read_file(st_path(st_slot, st_gen(1)), &n);
     for (size_t i = f1; i < n; i++)
         assert_int_equal(img[i], 0);
     free(img);
@@ -287,13 +276,13 @@ static void torn_tail_reported_and_residue_zeroed(void **state) {
 static void corrupt_file_quarantined_after_chain_validates(void **state) {
     (void) state;
     const char *a[] = {"a"};
-    st_segment_str(st_slot, gen(1), SEG, F, 0, 1, a);
-    st_segment_str(st_slot, gen(3), SEG, F, 5, 1, a);
+    st_segment_str(st_slot, st_gen(1), 24 + 9, F, 0, 1, a); /* full: FSN 1..4 cannot be filled */
+    st_segment_str(st_slot, st_gen(3), SEG, F, 5, 1, a);
     st_manifest(st_slot, 1, 0, 5);
     tu_write_file(st_path(st_slot, "junk.sfa"), "not a segment at all, no magic", 30);
     st_open_fail(st_sfdir, QSF_E_CORRUPT); /* gap: nothing is quarantined */
     assert_true(st_exists(st_path(st_slot, "junk.sfa")));
-    unlink(st_path(st_slot, gen(3)));
+    unlink(st_path(st_slot, st_gen(3)));
     st_manifest(st_slot, 1, 0, 0);
     qsf_slot_recovered r;
     st_open_ok(st_sfdir, &r);
@@ -306,49 +295,92 @@ static void corrupt_file_quarantined_after_chain_validates(void **state) {
 static void leftovers_below_head_are_deleted(void **state) {
     (void) state;
     const char *a[] = {"a", "b", "c"}, *b[] = {"d", "e"};
-    st_segment_str(st_slot, gen(1), SEG, F, 0, 3, a);
-    st_segment_str(st_slot, gen(2), SEG, F, 3, 2, b);
+    st_segment_str(st_slot, st_gen(1), SEG, F, 0, 3, a);
+    st_segment_str(st_slot, st_gen(2), SEG, F, 3, 2, b);
     st_manifest(st_slot, 3, 3, 3);
+    st_watermark(st_slot, 1, 2); /* trim persisted the watermark before moving the head */
     qsf_slot_recovered r;
     st_open_ok(st_sfdir, &r);
+    assert_false(r.report.manifest_repaired);
     assert_int_equal(r.segment_count, 1);
-    assert_string_equal(r.segments[0].name, gen(2));
+    assert_string_equal(r.segments[0].name, st_gen(2));
     assert_int_equal(r.acked_fsn, 2);
     assert_int_equal(r.next_generation, 3);
     qsf_slot_release(&r);
-    assert_false(st_exists(st_path(st_slot, gen(1))));
+    assert_false(st_exists(st_path(st_slot, st_gen(1))));
 }
 
-static void straddling_segment_fails(void **state) {
+/* Trim persists the watermark (record + sync) before it moves headBase, so a
+ * segment below headBase holding a frame above the watermark proves the
+ * manifest wrong: the data are kept and the head is lowered to them. */
+static void manifest_head_beyond_unacked_data_is_lowered(void **state) {
     (void) state;
-    const char *a[] = {"a", "b", "c"}, *b[] = {"d"};
-    st_segment_str(st_slot, gen(1), SEG, F, 0, 3, a);
-    st_segment_str(st_slot, gen(2), SEG, F, 3, 1, b);
+    const char *a[] = {"a", "b", "c"}, *b[] = {"d", "e"};
+    st_segment_str(st_slot, st_gen(1), SEG, F, 0, 3, a);
+    st_segment_str(st_slot, st_gen(2), SEG, F, 3, 2, b);
+    st_manifest(st_slot, 3, 3, 3);
+    st_watermark(st_slot, 2, 1); /* FSN 2 was never acknowledged */
+    qsf_slot_recovered r;
+    st_open_ok(st_sfdir, &r);
+    assert_true(r.report.manifest_repaired);
+    assert_int_equal(r.segment_count, 2);
+    assert_string_equal(r.segments[0].name, st_gen(1));
+    assert_int_equal(r.acked_fsn, 1);
+    assert_int_equal(r.published_fsn, 4);
+    qsf_slot_release(&r);
+    assert_true(st_exists(st_path(st_slot, st_gen(1))));
+    expect_manifest(4, 0, 3);
+    /* a straddling segment: the same, whatever the watermark */
     st_manifest(st_slot, 3, 2, 3);
+    st_watermark(st_slot, 2, 2);
+    st_open_ok(st_sfdir, &r);
+    assert_true(r.report.manifest_repaired);
+    assert_int_equal(r.segment_count, 2);
+    assert_int_equal(r.acked_fsn, 2);
+    qsf_slot_release(&r);
+    expect_manifest(4, 0, 3);
+}
+
+/* activeBase below a data segment that continues the chain: the manifest
+ * missed a rotation, the data decide. One that does not continue it fails. */
+static void manifest_active_behind_the_data(void **state) {
+    (void) state;
+    const char *a[] = {"a", "b"}, *b[] = {"c"};
+    st_segment_str(st_slot, st_gen(1), SEG, F, 0, 2, a);
+    st_segment_str(st_slot, st_gen(2), SEG, F, 2, 1, b);
+    st_manifest(st_slot, 3, 0, 0);
+    qsf_slot_recovered r;
+    st_open_ok(st_sfdir, &r);
+    assert_true(r.report.manifest_repaired);
+    assert_int_equal(r.segment_count, 2);
+    assert_int_equal(r.published_fsn, 2);
+    qsf_slot_release(&r);
+    expect_manifest(4, 0, 2);
+    st_segment_str(st_slot, st_gen(3), SEG, F, 7, 1, b); /* FSN 3..6 nowhere */
+    st_manifest(st_slot, 3, 0, 2);
     const char *msg = st_open_fail(st_sfdir, QSF_E_CORRUPT);
-    assert_non_null(strstr(msg, "straddles manifest headBase 2"));
-    assert_true(st_exists(st_path(st_slot, gen(1))));
+    assert_non_null(strstr(msg, "lies above manifest activeBase 2"));
 }
 
 static void empty_active_at_chain_end_and_spares(void **state) {
     (void) state;
     const char *a[] = {"a", "b"};
-    st_segment_str(st_slot, gen(1), SEG, F, 0, 2, a);
-    st_segment_str(st_slot, gen(2), SEG, F, 2, 0, a); /* committed rotation, no frame yet */
-    st_segment_str(st_slot, gen(3), SEG, F, 2, 0, a); /* clean spare */
-    st_segment_str(st_slot, gen(4), SEG, F, 9, 0, a); /* torn spare */
-    st_patch(st_path(st_slot, gen(4)), 100, "\x01", 1);
+    st_segment_str(st_slot, st_gen(1), SEG, F, 0, 2, a);
+    st_segment_str(st_slot, st_gen(2), SEG, F, 2, 0, a); /* committed rotation, no frame yet */
+    st_segment_str(st_slot, st_gen(3), SEG, F, 2, 0, a); /* clean spare */
+    st_segment_str(st_slot, st_gen(4), SEG, F, 9, 0, a); /* torn spare */
+    st_patch(st_path(st_slot, st_gen(4)), 100, "\x01", 1);
     st_manifest(st_slot, 2, 0, 2);
     qsf_slot_recovered r;
     st_open_ok(st_sfdir, &r);
     assert_int_equal(r.segment_count, 2);
-    assert_string_equal(r.segments[1].name, gen(2));
+    assert_string_equal(r.segments[1].name, st_gen(2));
     assert_true(r.segments[1].active);
     assert_int_equal(r.published_fsn, 1);
     assert_int_equal(r.report.quarantined_files, 1);
     assert_int_equal(r.next_generation, 5);
     qsf_slot_release(&r);
-    assert_false(st_exists(st_path(st_slot, gen(3))));
+    assert_false(st_exists(st_path(st_slot, st_gen(3))));
     assert_true(st_exists(st_path(st_slot, "sf-0000000000000004.sfa.corrupt")));
 }
 
@@ -356,21 +388,21 @@ static void legacy_slot_is_migrated(void **state) {
     (void) state;
     const char *a[] = {"a", "b"}, *b[] = {"c"};
     st_segment_str(st_slot, QSF_NAME_INITIAL, SEG, 0, 0, 2, a);
-    st_segment_str(st_slot, gen(1), SEG, 0, 2, 1, b);
-    st_segment_str(st_slot, gen(2), SEG, 0, 3, 0, b); /* clean spare */
+    st_segment_str(st_slot, st_gen(1), SEG, 0, 2, 1, b);
+    st_segment_str(st_slot, st_gen(2), SEG, 0, 3, 0, b); /* clean spare */
     qsf_slot_recovered r;
     st_open_ok(st_sfdir, &r);
     assert_int_equal(r.segment_count, 2);
     assert_string_equal(r.segments[0].name, QSF_NAME_INITIAL);
-    assert_string_equal(r.segments[1].name, gen(1));
+    assert_string_equal(r.segments[1].name, st_gen(1));
     assert_int_equal(r.segments[1].flags, F);
     assert_int_equal(r.published_fsn, 2);
     assert_int_equal(r.next_generation, 3);
     qsf_slot_release(&r);
     expect_manifest(1, 0, 2);
     assert_int_equal(hdr_flags(QSF_NAME_INITIAL), F);
-    assert_int_equal(hdr_flags(gen(1)), F);
-    assert_false(st_exists(st_path(st_slot, gen(2))));
+    assert_int_equal(hdr_flags(st_gen(1)), F);
+    assert_false(st_exists(st_path(st_slot, st_gen(2))));
     st_open_ok(st_sfdir, &r); /* now a manifest st_slot */
     assert_int_equal(r.published_fsn, 2);
     qsf_slot_release(&r);
@@ -379,9 +411,9 @@ static void legacy_slot_is_migrated(void **state) {
 static void legacy_refuses_when_head_could_be_lost(void **state) {
     (void) state;
     const char *a[] = {"a"};
-    st_segment_str(st_slot, gen(2), SEG, 0, 5, 1, a);
-    st_segment_str(st_slot, gen(1), SEG, 0, 0, 0, a);
-    st_patch(st_path(st_slot, gen(1)), 200, "\x09", 1); /* torn, no valid frame, base below */
+    st_segment_str(st_slot, st_gen(2), SEG, 0, 5, 1, a);
+    st_segment_str(st_slot, st_gen(1), SEG, 0, 0, 0, a);
+    st_patch(st_path(st_slot, st_gen(1)), 200, "\x09", 1); /* torn, no valid frame, base below */
     const char *msg = st_open_fail(st_sfdir, QSF_E_CORRUPT);
     assert_non_null(strstr(msg, "missing head"));
     assert_false(st_exists(st_path(st_slot, QSF_NAME_MANIFEST)));
@@ -390,9 +422,9 @@ static void legacy_refuses_when_head_could_be_lost(void **state) {
 static void sealed_residue_is_zeroed_and_proven(void **state) {
     (void) state;
     const char *a[] = {"a", "b"}, *b[] = {"c"};
-    uint64_t end = st_segment_str(st_slot, gen(1), SEG, F, 0, 2, a);
-    st_segment_str(st_slot, gen(2), SEG, F, 2, 1, b);
-    st_patch(st_path(st_slot, gen(1)), end + 5, "junk", 4);
+    uint64_t end = st_segment_str(st_slot, st_gen(1), SEG, F, 0, 2, a);
+    st_segment_str(st_slot, st_gen(2), SEG, F, 2, 1, b);
+    st_patch(st_path(st_slot, st_gen(1)), end + 5, "junk", 4);
     st_manifest(st_slot, 2, 0, 2);
     qsf_slot_recovered r;
     st_open_ok(st_sfdir, &r);
@@ -400,7 +432,7 @@ static void sealed_residue_is_zeroed_and_proven(void **state) {
     assert_int_equal(r.segments[0].frame_count, 2);
     qsf_slot_release(&r);
     size_t n;
-    uint8_t *img = tu_read_file(st_path(st_slot, gen(1)), &n);
+    uint8_t *img = tu_read_file(st_path(st_slot, st_gen(1)), &n);
     for (size_t i = end; i < n; i++)
         assert_int_equal(img[i], 0);
     free(img);
@@ -416,19 +448,23 @@ static void aborted_deferred_tail_sets_commit_boundary(void **state) {
     p[1] = qwp(0x08, 0, 0, NULL, &l[1]);
     p[2] = qwp(0x09, 0, 0, NULL, &l[2]);
     p[3] = qwp(0x09, 0, 0, NULL, &l[3]);
-    st_segment(st_slot, gen(1), SEG, F, 0, 4, p, l);
+    st_segment(st_slot, st_gen(1), SEG, F, 0, 4, p, l);
     st_manifest(st_slot, 1, 0, 0);
     qsf_slot_recovered r;
     st_open_ok(st_sfdir, &r);
-    assert_int_equal(r.published_fsn, 3);
+    /* FSN 2..3 belong to a flush whose process died: cut (test_recover_cut.c) */
+    assert_int_equal(r.published_fsn, 1);
     assert_int_equal(r.commit_boundary_fsn, 1);
     assert_int_equal(r.report.commit_boundary_fsn, 1);
+    assert_int_equal(r.report.aborted_frames_cut, 2);
     qsf_slot_release(&r);
     /* every recovered frame deferred: the whole range is the aborted tail */
-    st_segment(st_slot, gen(1), SEG, F, 7, 2, p + 2, l + 2);
+    st_segment(st_slot, st_gen(1), SEG, F, 7, 2, p + 2, l + 2);
     st_manifest(st_slot, 2, 7, 7);
     st_open_ok(st_sfdir, &r);
+    assert_int_equal(r.published_fsn, 6);
     assert_int_equal(r.commit_boundary_fsn, 6);
+    assert_int_equal(r.report.aborted_frames_cut, 2);
     qsf_slot_release(&r);
 }
 
@@ -439,10 +475,10 @@ static void dictionary_rebuilt_across_segments_oldest_trimmed(void **state) {
     const uint8_t *p[3];
     uint32_t l[3];
     p[0] = qwp(0x08, 2, 1, c, &l[0]);
-    st_segment(st_slot, gen(4), SEG, F, 5, 1, p, l);
+    st_segment(st_slot, st_gen(4), SEG, F, 5, 1, p, l);
     p[1] = qwp(0x0C, 3, 1, d, &l[1]);
     p[2] = qwp(0x08, 1, 4, bcde, &l[2]);
-    st_segment(st_slot, gen(5), SEG, F, 6, 2, p + 1, l + 1);
+    st_segment(st_slot, st_gen(5), SEG, F, 6, 2, p + 1, l + 1);
     st_manifest(st_slot, 7, 5, 6);
     st_watermark(st_slot, 7, 4);
     qsf_slot_recovered r;
@@ -469,7 +505,7 @@ static void missing_ids_below_acked_are_harmless(void **state) {
     uint32_t l[2];
     p[0] = qwp(0x08, 3, 1, x, &l[0]); /* needs ids 1..2: never replayed (acked) */
     p[1] = qwp(0x08, 1, 1, b, &l[1]);
-    st_segment(st_slot, gen(1), SEG, F, 0, 2, p, l);
+    st_segment(st_slot, st_gen(1), SEG, F, 0, 2, p, l);
     st_manifest(st_slot, 1, 0, 0);
     st_watermark(st_slot, 1, 0);
     qsf_slot_recovered r;
@@ -488,7 +524,7 @@ static void gap_in_aborted_tail_is_harmless(void **state) {
     uint32_t l[2];
     p[0] = qwp(0x08, 0, 0, NULL, &l[0]);
     p[1] = qwp(0x09, 4, 1, x, &l[1]); /* deferred, never committed, never sent */
-    st_segment(st_slot, gen(1), SEG, F, 0, 2, p, l);
+    st_segment(st_slot, st_gen(1), SEG, F, 0, 2, p, l);
     st_manifest(st_slot, 1, 0, 0);
     qsf_slot_recovered r;
     st_open_ok(st_sfdir, &r);
@@ -510,7 +546,7 @@ static void expect_quarantined_and_fresh(qsf_slot_recovered *r, const char *why)
     uint8_t *txt = tu_read_file(st_path(want, ".failed"), &n);
     assert_true(n > 0 && memcmp(txt, "unreplayable", 12) == 0);
     free(txt);
-    assert_true(st_exists(st_path(want, gen(1))));              /* nothing deleted */
+    assert_true(st_exists(st_path(want, st_gen(1))));           /* nothing deleted */
     assert_true(st_exists(st_path(st_slot, QSF_NAME_INITIAL))); /* fresh st_slot */
     assert_true(st_exists(st_path(st_slot, ".lock")));
 }
@@ -523,7 +559,7 @@ static void expect_unreplayable(uint32_t start, const char *sym, const char *why
     const uint8_t *p[1];
     uint32_t l[1];
     p[0] = qwp(0x08, start, 1, x, &l[0]);
-    st_segment(st_slot, gen(1), SEG, F, 0, 1, p, l);
+    st_segment(st_slot, st_gen(1), SEG, F, 0, 1, p, l);
     st_manifest(st_slot, 1, 0, 0);
     qsf_slot_recovered r;
     st_open_ok(st_sfdir, &r);
@@ -548,7 +584,7 @@ static void self_sufficient_slot_without_dictionary(void **state) {
     uint32_t l[2];
     p[0] = qwp(0x08, 0, 2, ab, &l[0]);
     p[1] = qwp(0x08, 0, 3, abc, &l[1]);
-    st_segment(st_slot, gen(1), SEG, F, 0, 2, p, l);
+    st_segment(st_slot, st_gen(1), SEG, F, 0, 2, p, l);
     st_manifest(st_slot, 1, 0, 0);
     qsf_slot_recovered r;
     st_open_ok(st_sfdir, &r);
@@ -571,8 +607,8 @@ static int count_fdatasync(int fd) {
 static void append_mode_syncs_recovered_range(void **state) {
     (void) state;
     const char *a[] = {"a"};
-    st_segment_str(st_slot, gen(1), SEG, F, 0, 1, a);
-    st_segment_str(st_slot, gen(2), SEG, F, 1, 1, a);
+    st_segment_str(st_slot, st_gen(1), SEG, F, 0, 1, a);
+    st_segment_str(st_slot, st_gen(2), SEG, F, 1, 1, a);
     st_manifest(st_slot, 1, 0, 1);
     dict_file(1, a);
     QSF_OS->fdatasync = count_fdatasync;
@@ -595,8 +631,8 @@ static void append_mode_syncs_recovered_range(void **state) {
  * "manifest references missing data". */
 static void spare_left_by_drained_close_starts_empty(void **state) {
     (void) state;
-    st_segment_str(st_slot, gen(2), SEG, F, 8, 0, NULL); /* provisional base 8 */
-    st_manifest(st_slot, 3, 5, 5);                       /* active at 5 is gone */
+    st_segment_str(st_slot, st_gen(2), SEG, F, 8, 0, NULL); /* provisional base 8 */
+    st_manifest(st_slot, 3, 5, 5);                          /* active at 5 is gone */
     st_watermark(st_slot, 4, 7);
     qsf_slot_recovered r;
     st_open_ok(st_sfdir, &r);
@@ -605,12 +641,12 @@ static void spare_left_by_drained_close_starts_empty(void **state) {
     assert_int_equal(r.acked_fsn, -1);
     assert_int_equal(r.next_generation, 3); /* names stay unique */
     qsf_slot_release(&r);
-    assert_false(st_exists(st_path(st_slot, gen(2))));
+    assert_false(st_exists(st_path(st_slot, st_gen(2))));
     expect_manifest(1, 0, 0);
     /* a torn spare is set aside, not deleted */
     unlink(st_path(st_slot, QSF_NAME_INITIAL));
-    st_segment_str(st_slot, gen(2), SEG, F, 8, 0, NULL);
-    st_patch(st_path(st_slot, gen(2)), 100, "x", 1);
+    st_segment_str(st_slot, st_gen(2), SEG, F, 8, 0, NULL);
+    st_patch(st_path(st_slot, st_gen(2)), 100, "x", 1);
     st_manifest(st_slot, 3, 5, 5);
     st_open_ok(st_sfdir, &r);
     assert_true(r.fresh);
@@ -619,7 +655,7 @@ static void spare_left_by_drained_close_starts_empty(void **state) {
     assert_true(st_exists(st_path(st_slot, "sf-0000000000000002.sfa.corrupt")));
     /* with headBase != activeBase the missing active held unacknowledged data */
     unlink(st_path(st_slot, QSF_NAME_INITIAL));
-    st_segment_str(st_slot, gen(2), SEG, F, 8, 0, NULL);
+    st_segment_str(st_slot, st_gen(2), SEG, F, 8, 0, NULL);
     st_manifest(st_slot, 3, 4, 5);
     const char *msg = st_open_fail(st_sfdir, QSF_E_CORRUPT);
     assert_non_null(strstr(msg, "activeBase 5 names no segment"));
@@ -639,16 +675,16 @@ static int adopt(qsf_errinfo *e) {
 static void adopting_a_corrupt_slot_marks_it_failed(void **state) {
     (void) state;
     const char *a[] = {"a", "b"}, *b[] = {"f"};
-    st_segment_str(st_slot, gen(1), SEG, F, 0, 2, a);
-    st_segment_str(st_slot, gen(3), SEG, F, 4, 1, b);
+    st_segment_str(st_slot, st_gen(1), 24 + 2 * 9, F, 0, 2, a); /* full: the gap cannot be filled */
+    st_segment_str(st_slot, st_gen(3), SEG, F, 4, 1, b);
     st_manifest(st_slot, 3, 0, 4);
     qsf_errinfo e;
     assert_int_equal(adopt(&e), QSF_E_CORRUPT);
     assert_non_null(strstr(e.msg, "expected 2 but got 4"));
     assert_non_null(strstr(e.msg, "marked .failed"));
     assert_true(st_exists(st_path(st_slot, QSF_NAME_FAILED)));
-    assert_true(st_exists(st_path(st_slot, gen(1))));
-    assert_true(st_exists(st_path(st_slot, gen(3))));
+    assert_true(st_exists(st_path(st_slot, st_gen(1))));
+    assert_true(st_exists(st_path(st_slot, st_gen(3))));
     assert_int_equal(adopt(&e), QSF_E_INVAL); /* from now on it is left alone */
     assert_non_null(strstr(e.msg, "marked .failed"));
 }
@@ -690,7 +726,8 @@ int main(void) {
         T(torn_tail_reported_and_residue_zeroed),
         T(corrupt_file_quarantined_after_chain_validates),
         T(leftovers_below_head_are_deleted),
-        T(straddling_segment_fails),
+        T(manifest_head_beyond_unacked_data_is_lowered),
+        T(manifest_active_behind_the_data),
         T(empty_active_at_chain_end_and_spares),
         T(legacy_slot_is_migrated),
         T(legacy_refuses_when_head_could_be_lost),

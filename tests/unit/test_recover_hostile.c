@@ -11,6 +11,7 @@
 #include "sf/segfmt.h"
 #include "sf/symdict.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,7 +181,9 @@ static void zero_filled_files(void **state) {
     qsf_slot_recovered r;
     st_open_ok(st_sfdir, &r);
     assert_true(r.fresh);
-    assert_int_equal(r.report.quarantined_files, 1);
+    assert_int_equal(r.report.quarantined_files, 0); /* it holds no data: removed */
+    assert_int_equal(r.report.debris_removed, 1);
+    assert_false(st_exists(st_path(st_slot, "sf-0000000000000003.sfa")));
     assert_false(r.symdict.self_sufficient); /* fresh st_slot: a new dictionary */
     qsf_slot_release(&r);
     assert_int_equal(st_size(st_path(st_slot, QSF_NAME_SYMDICT)), 8);
@@ -323,6 +326,125 @@ static void delta_start_that_wraps_is_malformed(void **state) {
     qsf_slot_release(&r);
 }
 
+/* ---- hard links: a name in the slot must not be another file's ---- */
+
+/* A file outside the slot, hard-linked under a name qsf writes, must never be
+ * written through: the open fails naming the file and its link count. */
+static void expect_hard_link_refused(const char *dir, const char *name) {
+    const char *outside = st_path(st_root, "precious");
+    tu_write_file(outside, "keep me", 7);
+    unlink(st_path(dir, name)); /* made by an earlier open */
+    if (link(outside, st_path(dir, name)) != 0)
+        fail_msg("link %s: %s", name, strerror(errno));
+    const char *msg = st_open_fail(st_sfdir, QSF_E_IO);
+    if (!strstr(msg, name) || !strstr(msg, "2 hard links"))
+        fail_msg("%s: unexpected message: %s", name, msg);
+    expect_file(outside, (const uint8_t *) "keep me", 7);
+    unlink(st_path(dir, name));
+    unlink(outside);
+}
+
+static void hard_links_are_refused(void **state) {
+    (void) state;
+    const char *a[] = {"x"};
+    st_segment_str(st_slot, "sf-0000000000000001.sfa", SEG, F, 0, 1, a);
+    st_manifest(st_slot, 1, 0, 0);
+    expect_hard_link_refused(st_slot, QSF_NAME_SYMDICT);
+    expect_hard_link_refused(st_slot, QSF_NAME_LOCK_PID);
+    expect_hard_link_refused(st_slot, QSF_NAME_LOCK);
+    expect_hard_link_refused(st_slot, QSF_NAME_WATERMARK);
+    char locks[800];
+    snprintf(locks, sizeof locks, "%s/.slot-locks", st_sfdir);
+    mkdir(locks, 0700);
+    expect_hard_link_refused(locks, "default.lock.pid");
+    expect_hard_link_refused(locks, "default.lock");
+    /* a segment linked elsewhere is refused too, and not stamped or zeroed */
+    const char *outside = st_path(st_root, "seg-copy");
+    assert_int_equal(link(st_path(st_slot, "sf-0000000000000001.sfa"), outside), 0);
+    const char *msg = st_open_fail(st_sfdir, QSF_E_IO);
+    assert_non_null(strstr(msg, "sf-0000000000000001.sfa"));
+    assert_non_null(strstr(msg, "2 hard links"));
+    unlink(outside);
+    qsf_slot_recovered r;
+    st_open_ok(st_sfdir, &r);
+    assert_int_equal(r.published_fsn, 0);
+    qsf_slot_release(&r);
+}
+
+/* ---- debris that must not grow ---- */
+
+/* A never-synced spare comes back after a host crash as an empty or all-zero
+ * file: it holds no data and is removed, never renamed .corrupt. */
+static void empty_and_zero_segments_are_removed(void **state) {
+    (void) state;
+    const char *a[] = {"x"};
+    st_segment_str(st_slot, "sf-0000000000000001.sfa", SEG, F, 0, 1, a);
+    st_manifest(st_slot, 1, 0, 0);
+    tu_write_file(st_path(st_slot, "sf-0000000000000002.sfa"), "", 0);
+    uint8_t *zero = calloc(1, SEG);
+    tu_write_file(st_path(st_slot, "sf-0000000000000003.sfa"), zero, SEG);
+    free(zero);
+    qsf_slot_recovered r;
+    st_open_ok(st_sfdir, &r);
+    assert_int_equal(r.report.debris_removed, 2);
+    assert_int_equal(r.report.quarantined_files, 0);
+    assert_int_equal(r.next_generation, 4); /* names stay unique */
+    qsf_slot_release(&r);
+    assert_false(st_exists(st_path(st_slot, "sf-0000000000000002.sfa")));
+    assert_false(st_exists(st_path(st_slot, "sf-0000000000000003.sfa")));
+    assert_int_equal(st_count_names(st_slot, "sf-", ".corrupt"), 0);
+}
+
+/* No sequence of crashes can make an open fail for lack of names: with every
+ * .corrupt name of a file taken, the oldest quarantined files go (logged) and
+ * at most 8 are kept. */
+static void quarantine_is_capped(void **state) {
+    (void) state;
+    const char *a[] = {"x"};
+    st_segment_str(st_slot, "sf-0000000000000001.sfa", SEG, F, 0, 1, a);
+    st_manifest(st_slot, 1, 0, 0);
+    tu_write_file(st_path(st_slot, "sf-0000000000000009.sfa.corrupt"), "old", 3);
+    for (int i = 2; i <= 64; i++) {
+        char n[64];
+        snprintf(n, sizeof n, "sf-0000000000000009.sfa.corrupt-%d", i);
+        tu_write_file(st_path(st_slot, n), "old", 3);
+    }
+    tu_write_file(st_path(st_slot, "sf-0000000000000009.sfa"), "garbage!", 8);
+    qsf_slot_recovered r;
+    st_open_ok(st_sfdir, &r);
+    assert_int_equal(r.report.quarantined_files, 1);
+    assert_true(r.report.debris_removed >= 56);
+    qsf_slot_release(&r);
+    assert_int_equal(st_count_names(st_slot, "sf-", ".corrupt"), 8);
+    assert_false(st_exists(st_path(st_slot, "sf-0000000000000009.sfa")));
+    /* the newest one is the file just set aside */
+    bool found = false;
+    for (int i = 1; i <= 64 && !found; i++) {
+        char n[64];
+        if (i == 1)
+            snprintf(n, sizeof n, "sf-0000000000000009.sfa.corrupt");
+        else
+            snprintf(n, sizeof n, "sf-0000000000000009.sfa.corrupt-%d", i);
+        if (st_exists(st_path(st_slot, n)) && st_size(st_path(st_slot, n)) == 8)
+            found = true;
+    }
+    assert_true(found);
+}
+
+/* A rewrite interrupted before its rename leaves a temporary file: removed. */
+static void stale_rewrite_file_is_removed(void **state) {
+    (void) state;
+    const char *a[] = {"x"};
+    st_segment_str(st_slot, "sf-0000000000000001.sfa", SEG, F, 0, 1, a);
+    st_manifest(st_slot, 1, 0, 0);
+    st_segment_str(st_slot, "sf-0000000000000001.sfa.tmp", SEG, F, 0, 1, a);
+    qsf_slot_recovered r;
+    st_open_ok(st_sfdir, &r);
+    assert_int_equal(r.report.debris_removed, 1);
+    qsf_slot_release(&r);
+    assert_false(st_exists(st_path(st_slot, "sf-0000000000000001.sfa.tmp")));
+}
+
 int main(void) {
 #define T(f) cmocka_unit_test_setup_teardown(f, st_setup, st_teardown)
     const struct CMUnitTest tests[] = {
@@ -341,6 +463,10 @@ int main(void) {
         T(zero_filled_files),
         T(malformed_delta_sections),
         T(delta_start_that_wraps_is_malformed),
+        T(hard_links_are_refused),
+        T(empty_and_zero_segments_are_removed),
+        T(quarantine_is_capped),
+        T(stale_rewrite_file_is_removed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -209,6 +209,40 @@ static void manifest_create_and_forward_only_updates(void **state) {
     close(dfd);
 }
 
+static int fsyncs;
+static int count_fsync(int fd) {
+    fsyncs++;
+    return fsync(fd);
+}
+
+/* Recovery's correction moves either bound in either direction (the data on
+ * disk prove it), and makes it durable before returning. */
+static void manifest_correction_moves_back_and_syncs(void **state) {
+    (void) state;
+    int dfd = dirfd_of();
+    qsf_manifest m;
+    qsf_errinfo e;
+    assert_int_equal(qsf_manifest_create(dfd, dir, 4, 9, &m, &e), QSF_OK);
+    QSF_OS->fsync = count_fsync;
+    fsyncs = 0;
+    assert_int_equal(qsf_manifest_correct(&m, 2, 6, &e), QSF_OK);
+    assert_int_equal(fsyncs, 1);
+    assert_int_equal(m.head_base, 2);
+    assert_int_equal(m.active_base, 6);
+    assert_int_equal(m.generation, 2);
+    assert_int_equal(qsf_manifest_correct(&m, 2, 6, &e), QSF_OK); /* unchanged: nothing */
+    assert_int_equal(m.generation, 2);
+    assert_int_equal(qsf_manifest_correct(&m, 7, 6, &e), QSF_E_INVAL);
+    assert_int_equal(m.head_base, 2);
+    qsf_os_reset();
+    qsf_manifest_close(&m);
+    assert_int_equal(qsf_manifest_open(dfd, dir, &m, &e), QSF_OK);
+    assert_int_equal(m.head_base, 2);
+    assert_int_equal(m.active_base, 6);
+    qsf_manifest_close(&m);
+    close(dfd);
+}
+
 static int fail_next_fsync(int fd) {
     (void) fd;
     qsf_os_reset(); /* once */
@@ -322,6 +356,7 @@ static void generation_at_int64_max_is_renumbered(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(manifest_correction_moves_back_and_syncs, setup, teardown),
         cmocka_unit_test(akw_vectors),
         cmocka_unit_test(sfm_vectors),
         cmocka_unit_test(decode_rejects_bad_records),

@@ -199,20 +199,30 @@ static void failed_marker_and_file_quarantine(void **state) {
     assert_memory_equal(txt, "dictionary gap at FSN 7\n", n);
     free(txt);
     tu_write_file(st_path(s.path, "bad.sfa"), "xx", 2);
-    assert_int_equal(qsf_slot_quarantine_file(s.dirfd, s.path, "bad.sfa", &e), QSF_OK);
+    assert_int_equal(qsf_slot_quarantine_file(s.dirfd, s.path, "bad.sfa", NULL, &e), QSF_OK);
     assert_false(st_exists(st_path(s.path, "bad.sfa")));
     assert_true(st_exists(st_path(s.path, "bad.sfa.corrupt")));
-    /* every quarantine name taken: the file stays, nothing earlier is replaced */
+    /* every quarantine name taken: the oldest go (only 8 are kept), the new
+     * one takes a free name, no file is replaced by another */
     for (int i = 2; i <= 64; i++) {
         char n[64];
         snprintf(n, sizeof n, "bad.sfa.corrupt-%d", i);
         tu_write_file(st_path(s.path, n), "old", 3);
     }
-    tu_write_file(st_path(s.path, "bad.sfa"), "new", 3);
-    assert_int_equal(qsf_slot_quarantine_file(s.dirfd, s.path, "bad.sfa", &e), QSF_E_IO);
-    assert_non_null(strstr(e.msg, "all taken"));
-    assert_int_equal(st_size(st_path(s.path, "bad.sfa")), 3);
-    assert_int_equal(st_size(st_path(s.path, "bad.sfa.corrupt")), 2);
+    tu_write_file(st_path(s.path, "bad.sfa"), "new!", 4);
+    uint32_t pruned = 0;
+    assert_int_equal(qsf_slot_quarantine_file(s.dirfd, s.path, "bad.sfa", &pruned, &e), QSF_OK);
+    assert_int_equal(pruned, 64 - 7);
+    assert_false(st_exists(st_path(s.path, "bad.sfa")));
+    assert_int_equal(st_count_names(s.path, "bad.sfa.corrupt", ""), 8);
+    int found = 0;
+    for (int i = 1; i <= 64; i++) {
+        char n[64];
+        snprintf(n, sizeof n, i == 1 ? "bad.sfa.corrupt" : "bad.sfa.corrupt-%d", i);
+        if (st_exists(st_path(s.path, n)) && st_size(st_path(s.path, n)) == 4)
+            found++;
+    }
+    assert_int_equal(found, 1);
     qsf_slot_close(&s);
 }
 

@@ -1,0 +1,267 @@
+/* Flushes (docs/FORMAT.md, "Whole flushes only"). A flush may be several
+ * frames, FLAG_DEFER_COMMIT on all but the last; a group is the frames after
+ * one committing frame up to and including the next committing frame:
+ *
+ *   ... C | D D C | C | D D ...
+ *           group   group  interrupted flush (no committing frame after it)
+ *
+ * A group with a destroyed frame, or with a stored placeholder (qsf stores a
+ * deferred table-less frame only as a placeholder), above ackedFsn is given up
+ * whole: it is never partly delivered. A destroyed frame's flags are unknown,
+ * so its group runs on to the next intact committing frame. Frames after the
+ * last committing frame, above ackedFsn, are an interrupted flush: they are
+ * cut (recover_repair.c). One walk finds all of it (and feeds the dictionary
+ * rebuild, recover_frames.c); a second one, over what is given up only,
+ * counts its rows. */
+#include "recover_int.h"
+
+#include "err.h"
+#include "log.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct group {
+    int64_t start; /* first FSN of the open group */
+    rc_span cur;   /* damage found in it so far */
+    bool damaged;
+} group;
+
+static int64_t chain_first(const rc_state *st) {
+    return st->ndata > 0 ? st->data[0]->info.base_seq : st->active->info.base_seq;
+}
+
+static int64_t chain_last(const rc_state *st) {
+    return st->active->info.base_seq + (int64_t) st->active->info.frame_count - 1;
+}
+
+static void describe(const rc_slot *s, rc_span *sp) {
+    const rc_seg *g = s->seg;
+    if (!s->piece) {
+        int64_t from = g->info.base_seq + (int64_t) (g->info.frame_count - g->fill);
+        snprintf(sp->what, sizeof sp->what,
+                 "FSN gap: FSN %lld..%lld missing after offset %llu (lost with the unsynced tail "
+                 "in a host crash)",
+                 (long long) from, (long long) (from + (int64_t) g->fill - 1),
+                 (unsigned long long) g->info.last_good);
+        sp->off = g->info.last_good;
+    } else {
+        snprintf(sp->what, sizeof sp->what, "%s at offset %llu",
+                 s->piece->bad_len ? "impossible frame length" : "CRC mismatch",
+                 (unsigned long long) s->piece->off);
+        sp->off = s->piece->off;
+    }
+    sp->seg = s->seg;
+}
+
+static void note_destroyed(rc_state *st, group *g, const rc_slot *s) {
+    if (s->fsn < s->seg->first_destroyed)
+        s->seg->first_destroyed = s->fsn;
+    if (s->fsn <= st->acked)
+        return;
+    if (g->cur.destroyed == 0 && !g->cur.seg)
+        describe(s, &g->cur);
+    g->cur.destroyed++;
+    g->cur.exact &= s->piece ? s->piece->exact : s->seg->fill_exact;
+    g->damaged = true;
+}
+
+static int push_span(rc_state *st, const rc_span *sp, qsf_errinfo *err) {
+    if (st->nspans % 16 == 0) {
+        rc_span *n = realloc(st->spans, (st->nspans + 16) * sizeof *n);
+        if (!n)
+            return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "no memory for the given-up flushes");
+        st->spans = n;
+    }
+    st->spans[st->nspans++] = *sp;
+    return QSF_OK;
+}
+
+static void group_reset(group *g, int64_t start) {
+    memset(g, 0, sizeof *g);
+    g->start = start;
+    g->cur.exact = true;
+}
+
+/* After the last FSN of a segment whose end is in doubt: frames may be
+ * missing here, so the flush open after this point is damaged. */
+static void note_doubt(rc_state *st, group *g, const rc_slot *s) {
+    const rc_seg *seg = s->seg;
+    if (!seg->tail_doubt || s->fsn != seg->info.base_seq + (int64_t) seg->info.frame_count - 1 ||
+        s->fsn < st->acked)
+        return;
+    if (g->cur.destroyed == 0 && !g->cur.seg) {
+        snprintf(g->cur.what, sizeof g->cur.what,
+                 "up to %llu frames may be missing after offset %llu (with damage earlier in the "
+                 "segment)",
+                 (unsigned long long) seg->tail_doubt, (unsigned long long) seg->info.last_good);
+        g->cur.seg = s->seg;
+        g->cur.off = seg->info.last_good;
+    }
+    g->cur.destroyed += seg->tail_doubt;
+    g->cur.exact = false;
+    g->damaged = true;
+}
+
+static int on_intact(rc_state *st, rc_reader *r, const rc_slot *s, group *g, qsf_errinfo *err) {
+    rc_frame_kind k;
+    int rc = rc_frame_kind_of(r, s, &k, err);
+    if (rc != QSF_OK)
+        return rc;
+    rc = rc_dict_frame(st, r, s, &k, err);
+    if (rc != QSF_OK)
+        return rc;
+    if (k.placeholder && s->fsn > st->acked)
+        g->damaged = true;
+    if (!k.commits)
+        return QSF_OK;
+    if (g->damaged) {
+        g->cur.from = g->start > st->acked ? g->start : st->acked + 1;
+        g->cur.to = s->fsn;
+        rc = push_span(st, &g->cur, err);
+    }
+    st->commit = s->fsn;
+    group_reset(g, s->fsn + 1);
+    return rc;
+}
+
+static int on_slot(rc_state *st, rc_reader *r, const rc_slot *s, void *user, qsf_errinfo *err) {
+    group *g = user;
+    int rc = QSF_OK;
+    if (s->intact)
+        rc = on_intact(st, r, s, g, err);
+    else
+        note_destroyed(st, g, s);
+    if (rc == QSF_OK)
+        note_doubt(st, g, s);
+    return rc;
+}
+
+/* Rows and intact frames of a given-up or cut span. */
+static int on_counted(rc_state *st, rc_reader *r, const rc_slot *s, void *user, qsf_errinfo *err) {
+    (void) st;
+    rc_span *sp = user;
+    if (!s->intact)
+        return QSF_OK;
+    rc_frame_kind k;
+    int rc = rc_frame_kind_of(r, s, &k, err);
+    if (rc != QSF_OK || k.placeholder)
+        return rc;
+    uint64_t rows;
+    bool countable;
+    rc = rc_frame_rows(r, s, &rows, &countable, err);
+    sp->retired++;
+    sp->rows += rows;
+    sp->uncounted += countable ? 0 : 1;
+    return rc;
+}
+
+static int count_span(rc_state *st, rc_span *sp, qsf_errinfo *err) {
+    sp->retired = sp->rows = sp->uncounted = 0;
+    return rc_walk(st, sp->from, sp->to, on_counted, sp, err);
+}
+
+int rc_plan_groups(rc_state *st, qsf_errinfo *err) {
+    st->commit = INT64_MIN;
+    st->cut = (rc_span){.from = 0, .to = -1};
+    for (uint32_t i = 0; i < st->nsegs; i++)
+        st->segs[i].first_destroyed = INT64_MAX;
+    int64_t first = chain_first(st), last = chain_last(st);
+    group g;
+    group_reset(&g, first);
+    int rc = rc_walk(st, first, last, on_slot, &g, err);
+    if (rc == QSF_OK && g.start <= last && last > st->acked) {
+        st->cut = g.cur;
+        st->cut.from = g.start > st->acked ? g.start : st->acked + 1;
+        st->cut.to = last;
+        st->cut.cut = true;
+    }
+    for (uint32_t i = 0; rc == QSF_OK && i < st->nspans; i++)
+        rc = count_span(st, &st->spans[i], err);
+    if (rc == QSF_OK && st->cut.from <= st->cut.to)
+        rc = count_span(st, &st->cut, err);
+    int64_t cut_from = st->cut.from <= st->cut.to ? st->cut.from : INT64_MAX;
+    for (uint32_t i = 0; i < st->nsegs; i++)
+        st->segs[i].rewrite = st->segs[i].first_destroyed < cut_from;
+    return rc;
+}
+
+bool rc_given_up(const rc_state *st, int64_t fsn) {
+    uint32_t lo = 0, hi = st->nspans;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (st->spans[mid].to < fsn)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < st->nspans && st->spans[lo].from <= fsn;
+}
+
+int rc_publish_retired(rc_state *st, qsf_errinfo *err) {
+    qsf_slot_recovered *out = st->out;
+    free(out->retired);
+    out->retired = NULL;
+    out->n_retired = 0;
+    if (st->nspans == 0)
+        return QSF_OK;
+    out->retired = calloc(st->nspans, sizeof *out->retired);
+    if (!out->retired)
+        return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "no memory for the retired spans");
+    for (uint32_t i = 0; i < st->nspans; i++) {
+        const rc_span *sp = &st->spans[i];
+        uint32_t n = out->n_retired;
+        if (n > 0 && out->retired[n - 1].to + 1 == sp->from)
+            out->retired[n - 1].to = sp->to; /* adjacent flushes: one span */
+        else
+            out->retired[out->n_retired++] = (qsf_fsn_span){sp->from, sp->to};
+    }
+    return QSF_OK;
+}
+
+static int add_loss(rc_state *st, const rc_span *sp, qsf_errinfo *err) {
+    rc_carry *c = st->carry;
+    qsf_recovery_loss *n = realloc(c->losses, (c->nlosses + 1) * sizeof *n);
+    if (!n)
+        return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "no memory for the recovery report");
+    c->losses = n;
+    qsf_recovery_loss *l = &n[c->nlosses++];
+    memset(l, 0, sizeof *l);
+    l->from_fsn = sp->from;
+    l->to_fsn = sp->to;
+    l->frames_destroyed = sp->destroyed;
+    l->destroyed_exact = sp->exact;
+    l->frames_retired = sp->retired;
+    l->rows = sp->rows;
+    l->frames_uncounted = sp->uncounted;
+    snprintf(l->file, sizeof l->file, "%s", sp->seg->info.name);
+    l->offset = sp->off;
+    snprintf(l->what, sizeof l->what, "%s", sp->what);
+    QSF_LOGE("data loss in slot %s: %s: %s; %s%llu damaged frames and %llu intact frames of the "
+             "same flushes (%llu rows%s) are given up, FSN %lld..%lld",
+             st->out->slot.path, l->file, l->what, sp->exact ? "" : "at most ",
+             (unsigned long long) l->frames_destroyed, (unsigned long long) l->frames_retired,
+             (unsigned long long) l->rows, l->frames_uncounted ? " counted" : "",
+             (long long) l->from_fsn, (long long) l->to_fsn);
+    return QSF_OK;
+}
+
+int rc_record_losses(rc_state *st, qsf_errinfo *err) {
+    int rc = QSF_OK;
+    for (uint32_t i = 0; rc == QSF_OK && i < st->nspans; i++)
+        if (st->spans[i].destroyed > 0)
+            rc = add_loss(st, &st->spans[i], err);
+    if (rc == QSF_OK && st->cut.from <= st->cut.to && st->cut.destroyed > 0)
+        rc = add_loss(st, &st->cut, err);
+    return rc;
+}
+
+bool rc_plan_repairs(const rc_state *st) {
+    if (st->new_head >= 0 || st->new_active >= 0 || st->cut.from <= st->cut.to)
+        return true;
+    for (uint32_t i = 0; i < st->nsegs; i++)
+        if (st->segs[i].rewrite)
+            return true;
+    return false;
+}

@@ -1,0 +1,285 @@
+/* Carrying out the plan (docs/FORMAT.md, "Salvage" and "Cutting an
+ * interrupted flush"), each step durable before the next, so that a crash
+ * between any two leaves a slot that a later open (of qsf or of another
+ * client) reads as valid and repairs the same way:
+ *
+ *   1. manifest bounds the data prove (record write + fsync)
+ *   2. each damaged segment below the cut: a quarantined copy of it (synced,
+ *      dir fsync), then the rewritten segment under "<name>.tmp" (placeholders
+ *      for destroyed frames and for the given-up members, fsync), renamed over
+ *      the original, dir fsync
+ *   3. the interrupted flush: from the active segment down to the one holding
+ *      its first frame, each segment's frames are zeroed (fdatasync) and then
+ *      activeBase moves back to the segment before it (record + fsync), which
+ *      leaves the zeroed one a clean spare; finally the segment holding the
+ *      first frame is cut there (zeroed, or rewritten up to it)
+ *
+ * Recovery then runs again and proves the result. */
+#include "recover_int.h"
+
+#include "bytes.h"
+#include "err.h"
+#include "log.h"
+#include "os/fileutil.h"
+#include "os/os.h"
+#include "qwp/encoder.h"
+#include "sf/segfmt.h"
+#include "sf/sfio.h"
+#include "sf/sidefile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int64_t last_fsn(const rc_seg *s) {
+    return s->info.base_seq + (int64_t) s->info.frame_count - 1;
+}
+
+/* ---- writing the rewritten segment ---- */
+
+typedef struct writer {
+    int fd;
+    const char *dir, *name;
+    uint8_t *buf; /* QSF_RECOVER_BUF */
+    size_t used;
+    uint64_t off, size; /* file offset of buf[0]; file size */
+} writer;
+
+static int w_flush(writer *w, qsf_errinfo *err) {
+    int rc = w->used ? qsf_write_at(w->fd, w->buf, w->used, w->off, w->dir, w->name, err) : QSF_OK;
+    w->off += w->used;
+    w->used = 0;
+    return rc;
+}
+
+static int w_put(writer *w, const uint8_t *p, size_t n, qsf_errinfo *err) {
+    if (w->off + w->used + n > w->size)
+        return qsf_err_set(err, QSF_E_CORRUPT, 0, 0,
+                           "cannot rewrite %s/%s: the placeholders do not fit in %llu bytes (a gap "
+                           "smaller than the smallest frame)",
+                           w->dir, w->name, (unsigned long long) w->size);
+    while (n > 0) {
+        size_t k = QSF_RECOVER_BUF - w->used < n ? QSF_RECOVER_BUF - w->used : n;
+        memcpy(w->buf + w->used, p, k);
+        w->used += k;
+        p += k;
+        n -= k;
+        if (w->used == QSF_RECOVER_BUF) {
+            int rc = w_flush(w, err);
+            if (rc != QSF_OK)
+                return rc;
+        }
+    }
+    return QSF_OK;
+}
+
+/* A 22-byte frame holding the placeholder (deferred) or the empty commit. */
+static int w_empty(writer *w, bool commits, qsf_errinfo *err) {
+    uint8_t msg[QSF_QWP_PLACEHOLDER_LEN], frame[QSF_SFA_FRAME_OVERHEAD + sizeof msg];
+    size_t n = commits ? qsf_qwp_empty_commit(msg) : qsf_qwp_placeholder(msg);
+    qsf_sfa_frame_encode(frame, msg, (uint32_t) n);
+    return w_put(w, frame, sizeof frame, err);
+}
+
+static int w_copy(writer *w, rc_reader *r, uint64_t off, uint64_t n, qsf_errinfo *err) {
+    while (n > 0) {
+        const uint8_t *p;
+        size_t got;
+        int rc = rc_read(r, off, n < QSF_RECOVER_BUF ? (size_t) n : QSF_RECOVER_BUF, &p, &got, err);
+        if (rc == QSF_OK && got == 0)
+            rc = qsf_err_set(err, QSF_E_IO, 0, 0, "%s/%s changed during recovery", r->dir, r->name);
+        if (rc == QSF_OK)
+            rc = w_put(w, p, got, err);
+        if (rc != QSF_OK)
+            return rc;
+        off += got;
+        n -= got;
+    }
+    return QSF_OK;
+}
+
+/* Each FSN of the segment: kept, or a placeholder (destroyed, or a member of
+ * a given-up flush; its committing member becomes the empty commit, so the
+ * flushes after it stay flushes of their own). */
+static int on_rewrite(rc_state *st, rc_reader *r, const rc_slot *s, void *user, qsf_errinfo *err) {
+    writer *w = user;
+    if (!s->intact)
+        return w_empty(w, false, err);
+    if (!rc_given_up(st, s->fsn))
+        return w_copy(w, r, s->off, QSF_SFA_FRAME_OVERHEAD + (uint64_t) s->len, err);
+    rc_frame_kind k;
+    int rc = rc_frame_kind_of(r, s, &k, err);
+    return rc == QSF_OK ? w_empty(w, k.commits, err) : rc;
+}
+
+static int read_header(rc_state *st, rc_seg *s, uint8_t h[QSF_SFA_HEADER_SIZE], qsf_errinfo *err) {
+    int fd = qsf_open_regular(st->out->slot.dirfd, s->info.name, O_RDONLY, NULL);
+    if (fd < 0)
+        return qsf_file_err(err, errno, "cannot open segment", st->out->slot.path, s->info.name);
+    int rc = qsf_read_at(fd, h, QSF_SFA_HEADER_SIZE, 0, st->out->slot.path, s->info.name, err);
+    QSF_OS->close(fd);
+    return rc;
+}
+
+static int sync_file(int fd, const char *dir, const char *name, qsf_errinfo *err) {
+    if (QSF_OS->fsync(fd) == 0)
+        return QSF_OK;
+    int e = errno;
+    return qsf_err_set(err, QSF_E_DURABILITY, 0, e, "fsync of %s/%s failed: %s", dir, name,
+                       strerror(e));
+}
+
+/* The new image into "<name>.tmp": header, FSNs base..limit-1, zeros. */
+static int write_tmp(rc_state *st, rc_seg *s, const char *tmp, int64_t limit, qsf_errinfo *err) {
+    const qsf_slot *sl = &st->out->slot;
+    uint8_t h[QSF_SFA_HEADER_SIZE];
+    int rc = read_header(st, s, h, err);
+    if (rc == QSF_OK)
+        rc = qsf_unlink_quiet(sl->dirfd, sl->path, tmp, err);
+    writer w = {.fd = -1, .dir = sl->path, .name = tmp, .size = s->info.file_size};
+    if (rc == QSF_OK)
+        rc = qsf_create_prealloc(sl->dirfd, sl->path, tmp, s->info.file_size, &w.fd, err);
+    if (rc != QSF_OK)
+        return rc;
+    w.buf = malloc(QSF_RECOVER_BUF);
+    rc = w.buf ? w_put(&w, h, sizeof h, err)
+               : qsf_err_set(err, QSF_E_NOMEM, 0, 0, "no memory to rewrite %s", s->info.name);
+    int64_t to = limit - 1 < last_fsn(s) ? limit - 1 : last_fsn(s);
+    if (rc == QSF_OK && to >= s->info.base_seq)
+        rc = rc_walk(st, s->info.base_seq, to, on_rewrite, &w, err);
+    if (rc == QSF_OK)
+        rc = w_flush(&w, err);
+    if (rc == QSF_OK)
+        rc = sync_file(w.fd, sl->path, tmp, err);
+    free(w.buf);
+    QSF_OS->close(w.fd);
+    if (rc != QSF_OK)
+        QSF_OS->unlinkat(sl->dirfd, tmp, 0);
+    return rc;
+}
+
+/* Step 2 for one segment (limit: first FSN not to keep, INT64_MAX for all). */
+static int rewrite(rc_state *st, rc_seg *s, int64_t limit, qsf_errinfo *err) {
+    const qsf_slot *sl = &st->out->slot;
+    char tmp[300];
+    snprintf(tmp, sizeof tmp, "%s.tmp", s->info.name);
+    uint32_t pruned = 0;
+    int rc = qsf_slot_quarantine_copy(sl->dirfd, sl->path, s->info.name, s->copy, sizeof s->copy,
+                                      &pruned, err);
+    st->debris += pruned;
+    st->quarantined += rc == QSF_OK;
+    if (rc == QSF_OK)
+        rc = write_tmp(st, s, tmp, limit, err);
+    if (rc == QSF_OK && QSF_OS->renameat(sl->dirfd, tmp, sl->dirfd, s->info.name) != 0) {
+        rc = qsf_file_err(err, errno, "cannot rename the rewritten segment", sl->path, tmp);
+        QSF_OS->unlinkat(sl->dirfd, tmp, 0);
+    }
+    if (rc == QSF_OK)
+        rc = qsf_fsync_dir(sl->dirfd, sl->path, err);
+    if (rc == QSF_OK)
+        QSF_LOGW("segment %s/%s rewritten with placeholders for what was damaged or given up; "
+                 "the damaged file is kept as %s",
+                 sl->path, s->info.name, s->copy);
+    return rc;
+}
+
+/* ---- the cut ---- */
+
+/* File offset where FSN fsn's bytes start (it is an intact frame, the first
+ * slot of a gap, or the first frame lost at the end). */
+typedef struct find {
+    int64_t fsn;
+    uint64_t off;
+} find;
+
+static int on_find(rc_state *st, rc_reader *r, const rc_slot *s, void *user, qsf_errinfo *err) {
+    (void) st;
+    (void) r;
+    (void) err;
+    find *f = user;
+    f->off = s->off;
+    return QSF_OK;
+}
+
+static int zero_from(rc_state *st, rc_seg *s, uint64_t from, qsf_errinfo *err) {
+    uint64_t end = s->residue_end > s->info.last_good ? s->residue_end : s->info.last_good;
+    for (uint32_t i = 0; i < s->npieces; i++)
+        if (s->pieces[i].end > end)
+            end = s->pieces[i].end;
+    return end > from ? rc_zero_range(st, s, from, end, err) : QSF_OK;
+}
+
+static rc_seg *segment_of(const rc_state *st, int64_t fsn) {
+    for (uint32_t i = 0; i < st->ndata; i++)
+        if (st->data[i]->info.base_seq <= fsn && fsn <= last_fsn(st->data[i]))
+            return st->data[i];
+    return st->active;
+}
+
+static rc_seg *chain_before(const rc_state *st, const rc_seg *s) {
+    for (uint32_t i = 1; i < st->ndata; i++)
+        if (st->data[i] == s)
+            return st->data[i - 1];
+    return st->ndata > 0 && st->data[st->ndata - 1] != s ? st->data[st->ndata - 1] : NULL;
+}
+
+static int manifest_to(rc_state *st, int64_t head, int64_t active, qsf_errinfo *err) {
+    qsf_manifest *m = &st->out->manifest;
+    if (m->fd < 0)
+        return QSF_OK; /* a legacy slot: its manifest is made after recovery */
+    if (head != m->head_base || active != m->active_base)
+        QSF_LOGW("%s/%s: correcting headBase %lld -> %lld, activeBase %lld -> %lld from the "
+                 "segments",
+                 m->dir, QSF_NAME_MANIFEST, (long long) m->head_base, (long long) head,
+                 (long long) m->active_base, (long long) active);
+    return qsf_manifest_correct(m, head, active, err);
+}
+
+static int cut(rc_state *st, qsf_errinfo *err) {
+    rc_seg *k = segment_of(st, st->cut.from), *j = st->active;
+    int rc = QSF_OK;
+    while (rc == QSF_OK && j != k) {
+        rc_seg *prev = chain_before(st, j);
+        rc = zero_from(st, j, QSF_SFA_HEADER_SIZE, err); /* an empty active at the chain end */
+        if (rc == QSF_OK)
+            rc = manifest_to(st, st->out->manifest.head_base, prev->info.base_seq, err);
+        j = prev;
+    }
+    if (rc != QSF_OK)
+        return rc;
+    if (k->rewrite)
+        return rewrite(st, k, st->cut.from, err);
+    find f = {.fsn = st->cut.from, .off = 0};
+    rc = rc_walk(st, st->cut.from, st->cut.from, on_find, &f, err);
+    return rc == QSF_OK ? zero_from(st, k, f.off, err) : rc;
+}
+
+static void log_cut(const rc_state *st) {
+    const rc_span *c = &st->cut;
+    QSF_LOGW("slot %s: an interrupted flush of %lld frames (FSN %lld..%lld, %llu rows%s) was never "
+             "acknowledged and was discarded",
+             st->out->slot.path, (long long) (c->to - c->from + 1), (long long) c->from,
+             (long long) c->to, (unsigned long long) c->rows, c->uncounted ? " counted" : "");
+}
+
+int rc_repair(rc_state *st, qsf_errinfo *err) {
+    int rc = QSF_OK;
+    if (st->new_head >= 0 || st->new_active >= 0)
+        rc = manifest_to(st, st->new_head >= 0 ? st->new_head : st->out->manifest.head_base,
+                         st->new_active >= 0 ? st->new_active : st->out->manifest.active_base, err);
+    bool cutting = st->cut.from <= st->cut.to;
+    rc_seg *k = cutting ? segment_of(st, st->cut.from) : NULL;
+    for (uint32_t i = 0; rc == QSF_OK && i < st->nsegs; i++) {
+        rc_seg *s = &st->segs[i];
+        if (s->rewrite && (!k || s->info.base_seq < k->info.base_seq))
+            rc = rewrite(st, s, INT64_MAX, err);
+    }
+    if (rc == QSF_OK && cutting) {
+        log_cut(st);
+        rc = cut(st, err);
+    }
+    st->rerun = true;
+    return rc;
+}

@@ -1,0 +1,202 @@
+/* The chain's FSNs in order (sealed members oldest first, then the active
+ * segment): each one is an intact frame, read with pread through the shared
+ * window, or a destroyed slot (a gap's frame, or a frame a sealed segment lost
+ * at its end) that recovery fills with a placeholder. Also what recovery reads
+ * of a stored frame's QWP header (lib/qwp/peek). */
+#include "recover_int.h"
+
+#include "bytes.h"
+#include "err.h"
+#include "qwp/peek.h"
+#include "qwp/types.h"
+#include "sf/sfa.h"
+
+#include <fcntl.h>
+
+static uint32_t chain_len(const rc_state *st) {
+    bool active_is_data = st->ndata > 0 && st->data[st->ndata - 1] == st->active;
+    return st->ndata + (active_is_data ? 0 : 1);
+}
+
+static rc_seg *chain_at(const rc_state *st, uint32_t i) {
+    return i < st->ndata && st->data[i] != st->active ? st->data[i] : st->active;
+}
+
+typedef struct walker {
+    rc_state *st;
+    rc_reader *r;
+    int64_t from, to, fsn;
+    rc_walk_fn fn;
+    void *user;
+} walker;
+
+static int visit(walker *w, rc_slot *s, qsf_errinfo *err) {
+    s->fsn = w->fsn++;
+    if (s->fsn < w->from || s->fsn > w->to)
+        return QSF_OK;
+    return w->fn(w->st, w->r, s, w->user, err);
+}
+
+static int walk_run(walker *w, rc_seg *seg, const rc_piece *p, qsf_errinfo *err) {
+    uint64_t off = p->off;
+    for (uint64_t k = 0; k < p->frames && w->fsn <= w->to; k++) {
+        const uint8_t *b;
+        size_t got;
+        int rc = rc_read(w->r, off, QSF_SFA_FRAME_OVERHEAD, &b, &got, err);
+        if (rc != QSF_OK)
+            return rc;
+        uint32_t len = qsf_get_u32(b + 4);
+        if (got < QSF_SFA_FRAME_OVERHEAD || off + QSF_SFA_FRAME_OVERHEAD + len > p->end)
+            return qsf_err_set(err, QSF_E_IO, 0, 0, "segment %s/%s changed during recovery",
+                               w->r->dir, seg->info.name);
+        rc_slot s = {.seg = seg, .intact = true, .off = off, .len = len, .piece = p};
+        rc = visit(w, &s, err);
+        if (rc != QSF_OK)
+            return rc;
+        off += QSF_SFA_FRAME_OVERHEAD + len;
+    }
+    return QSF_OK;
+}
+
+static int walk_destroyed(walker *w, rc_seg *seg, const rc_piece *p, uint64_t n, qsf_errinfo *err) {
+    for (uint64_t k = 0; k < n && w->fsn <= w->to; k++) {
+        rc_slot s = {
+            .seg = seg, .intact = false, .off = p ? p->off : seg->info.last_good, .piece = p};
+        int rc = visit(w, &s, err);
+        if (rc != QSF_OK)
+            return rc;
+    }
+    return QSF_OK;
+}
+
+static int walk_segment(walker *w, rc_seg *seg, qsf_errinfo *err) {
+    int rc = rc_reader_open(w->r, &w->st->out->slot, seg->info.name, w->st->buf, O_RDONLY, err);
+    w->fsn = seg->info.base_seq;
+    for (uint32_t i = 0; rc == QSF_OK && i < seg->npieces && w->fsn <= w->to; i++) {
+        const rc_piece *p = &seg->pieces[i];
+        rc = p->kind == RC_RUN ? walk_run(w, seg, p, err)
+                               : walk_destroyed(w, seg, p, p->frames, err);
+    }
+    if (rc == QSF_OK)
+        rc = walk_destroyed(w, seg, NULL, seg->fill, err);
+    rc_reader_close(w->r);
+    return rc;
+}
+
+int rc_walk(rc_state *st, int64_t from, int64_t to, rc_walk_fn fn, void *user, qsf_errinfo *err) {
+    rc_reader r = {.fd = -1};
+    walker w = {.st = st, .r = &r, .from = from, .to = to, .fn = fn, .user = user};
+    uint32_t n = st->active ? chain_len(st) : 0;
+    for (uint32_t i = 0; i < n; i++) {
+        rc_seg *seg = chain_at(st, i);
+        int64_t last = seg->info.base_seq + (int64_t) seg->info.frame_count - 1;
+        if (seg->info.frame_count == 0 || last < from)
+            continue;
+        if (seg->info.base_seq > to)
+            break;
+        int rc = walk_segment(&w, seg, err);
+        if (rc != QSF_OK)
+            return rc;
+    }
+    return QSF_OK;
+}
+
+/* ---- a stored frame's QWP header ---- */
+
+int rc_frame_kind_of(rc_reader *r, const rc_slot *s, rc_frame_kind *k, qsf_errinfo *err) {
+    *k = (rc_frame_kind){.commits = true};
+    const uint8_t *p;
+    size_t got = 0;
+    size_t want = s->len < QSF_QWP_HEADER_LEN ? s->len : QSF_QWP_HEADER_LEN;
+    int rc = rc_read(r, s->off + QSF_SFA_FRAME_OVERHEAD, want, &p, &got, err);
+    qsf_qwp_hdr h;
+    if (rc != QSF_OK || qsf_qwp_peek_header(p, got, &h) != QSF_QWP_PEEK_OK)
+        return rc; /* not a QWP message: opaque, committing (the server judges it) */
+    k->qwp = true;
+    k->flags = h.flags;
+    k->tables = h.table_count;
+    k->commits = !(h.flags & QSF_QWP_FLAG_DEFER_COMMIT);
+    k->placeholder = qsf_qwp_peek_is_placeholder(&h);
+    return QSF_OK;
+}
+
+int rc_delta_open(rc_reader *r, const rc_slot *s, rc_delta *d, bool *bad, qsf_errinfo *err) {
+    const uint8_t *p;
+    size_t got;
+    uint64_t base = s->off + QSF_SFA_FRAME_OVERHEAD;
+    int rc = rc_read(r, base, s->len < QSF_RECOVER_BUF ? s->len : QSF_RECOVER_BUF, &p, &got, err);
+    size_t need;
+    *bad = true;
+    if (rc != QSF_OK || qsf_qwp_peek_header(p, got, &d->h) != QSF_QWP_PEEK_OK)
+        return rc;
+    qsf_qwp_delta_info di;
+    *bad = qsf_qwp_peek_delta(p, got, &d->h, &di, &need) != QSF_QWP_PEEK_OK;
+    d->base = base;
+    d->start = di.start;
+    d->count = di.count;
+    d->pos = di.entries;
+    d->i = 0;
+    return QSF_OK;
+}
+
+int rc_delta_next(rc_reader *r, rc_delta *d, uint64_t *str, uint64_t *len, bool *bad,
+                  qsf_errinfo *err) {
+    uint64_t end = QSF_QWP_HEADER_LEN + (uint64_t) d->h.payload_length;
+    const uint8_t *p;
+    size_t got, need;
+    uint64_t want = end - d->pos < 4096 ? end - d->pos : 4096;
+    int rc = rc_read(r, d->base + d->pos, (size_t) want, &p, &got, err);
+    if (rc != QSF_OK)
+        return rc;
+    uint64_t pos = d->pos, s = 0;
+    int v = qsf_qwp_peek_delta_entry(p, got, d->pos, &d->h, &pos, &s, len, &need);
+    /* SHORT with the length known: a string longer than the window */
+    *bad = v == QSF_QWP_PEEK_BAD || (v == QSF_QWP_PEEK_SHORT && s == 0);
+    if (*bad)
+        return QSF_OK;
+    *str = d->base + s;
+    d->pos = s + *len;
+    d->i++;
+    return QSF_OK;
+}
+
+int rc_frame_rows(rc_reader *r, const rc_slot *s, uint64_t *rows, bool *countable,
+                  qsf_errinfo *err) {
+    *rows = 0;
+    *countable = false;
+    rc_frame_kind k;
+    int rc = rc_frame_kind_of(r, s, &k, err);
+    if (rc != QSF_OK || !k.qwp || k.tables > 1)
+        return rc;
+    if (k.tables == 0) {
+        *countable = true;
+        return QSF_OK;
+    }
+    rc_delta d = {0};
+    bool bad = false;
+    uint64_t off = QSF_QWP_HEADER_LEN;
+    if (k.flags & QSF_QWP_FLAG_DELTA_SYMBOL_DICT) {
+        rc = rc_delta_open(r, s, &d, &bad, err);
+        uint64_t str, len;
+        while (rc == QSF_OK && !bad && d.i < d.count)
+            rc = rc_delta_next(r, &d, &str, &len, &bad, err);
+        off = d.pos;
+    } else {
+        rc = rc_delta_open(r, s, &d, &bad, err); /* only for the header */
+        bad = false;
+    }
+    if (rc != QSF_OK || bad)
+        return rc;
+    const uint8_t *p;
+    size_t got, need;
+    uint64_t end = QSF_QWP_HEADER_LEN + (uint64_t) d.h.payload_length;
+    uint64_t want = end > off ? (end - off < 4096 ? end - off : 4096) : 0;
+    rc = rc_read(r, d.base + off, (size_t) want, &p, &got, err);
+    qsf_qwp_table_info t;
+    if (rc == QSF_OK &&
+        qsf_qwp_peek_table_at(p, got, off, &d.h, off, &t, &need) == QSF_QWP_PEEK_OK) {
+        *rows = t.rows;
+        *countable = true;
+    }
+    return rc;
+}

@@ -1,0 +1,229 @@
+/* Host-loss simulation for the crash tests (see shadow.h). */
+#include "shadow.h"
+
+#include "sf/sfa.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char slot[512], shadow[512];
+
+void shadow_init(const char *slot_dir, const char *shadow_dir) {
+    snprintf(slot, sizeof slot, "%s", slot_dir);
+    snprintf(shadow, sizeof shadow, "%s", shadow_dir);
+    mkdir(shadow, 0700);
+}
+
+static pthread_mutex_t shadow_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static bool is_lock_name(const char *n) {
+    return strcmp(n, QSF_NAME_LOCK) == 0 || strcmp(n, QSF_NAME_LOCK_PID) == 0;
+}
+
+/* Copies through a temporary name and renames it into place, so a SIGKILL in
+ * the middle of a shadow update (the parent kills the child at any moment)
+ * leaves the previous durable copy, never a torn one. */
+static void copy_file(const char *from, const char *to, bool zeros) {
+    int in = open(from, O_RDONLY);
+    if (in < 0)
+        return;
+    char tmp[1100];
+    snprintf(tmp, sizeof tmp, "%s.shadow-tmp", to);
+    int out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    struct stat st;
+    fstat(in, &st);
+    static char buf[1 << 16];
+    for (off_t off = 0; off < st.st_size;) {
+        ssize_t n =
+            zeros ? (st.st_size - off < (off_t) sizeof buf ? st.st_size - off : (off_t) sizeof buf)
+                  : pread(in, buf, sizeof buf, off);
+        if (zeros)
+            memset(buf, 0, (size_t) n);
+        if (n <= 0 || pwrite(out, buf, (size_t) n, off) != n)
+            break;
+        off += n;
+    }
+    close(in);
+    close(out);
+    rename(tmp, to);
+}
+
+/* Directory fsync: unlinks become durable; names created since appear with
+ * whatever content was synced (zeros if none: only the preallocation). */
+static void shadow_dir_synced(void) {
+    DIR *d = opendir(shadow);
+    struct dirent *e;
+    char a[1024], b[1024];
+    while (d && (e = readdir(d))) {
+        if (e->d_type != DT_REG)
+            continue;
+        snprintf(a, sizeof a, "%s/%s", slot, e->d_name);
+        snprintf(b, sizeof b, "%s/%s", shadow, e->d_name);
+        if (access(a, F_OK) != 0)
+            unlink(b);
+    }
+    if (d)
+        closedir(d);
+    d = opendir(slot);
+    while (d && (e = readdir(d))) {
+        if (e->d_type != DT_REG || is_lock_name(e->d_name))
+            continue;
+        snprintf(a, sizeof a, "%s/%s", slot, e->d_name);
+        snprintf(b, sizeof b, "%s/%s", shadow, e->d_name);
+        if (access(b, F_OK) != 0)
+            copy_file(a, b, true);
+    }
+    if (d)
+        closedir(d);
+}
+
+static void shadow_file_synced(int fd) {
+    char link[64], path[1024], copy[1024], to[1024];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, path, sizeof path - 1);
+    if (n <= 0)
+        return;
+    path[n] = 0;
+    snprintf(copy, sizeof copy, "%s", path);
+    if (strstr(path, "(deleted)") || strcmp(dirname(copy), slot) != 0)
+        return;
+    snprintf(copy, sizeof copy, "%s", path);
+    snprintf(to, sizeof to, "%s/%s", shadow, basename(copy));
+    if (!is_lock_name(basename(copy)))
+        copy_file(path, to, false);
+}
+
+static void shadow_synced(int fd) {
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return;
+    pthread_mutex_lock(&shadow_mu);
+    if (S_ISDIR(st.st_mode))
+        shadow_dir_synced();
+    else
+        shadow_file_synced(fd);
+    pthread_mutex_unlock(&shadow_mu);
+}
+
+int shadow_fsync(int fd) {
+    int rc = fsync(fd);
+    if (rc == 0)
+        shadow_synced(fd);
+    return rc;
+}
+
+int shadow_fdatasync(int fd) {
+    int rc = fdatasync(fd);
+    if (rc == 0)
+        shadow_synced(fd);
+    return rc;
+}
+
+/* After the kill: the slot becomes exactly its durable shadow. */
+void shadow_restore(void) {
+    DIR *d = opendir(slot);
+    struct dirent *e;
+    char a[1024], b[1024];
+    while (d && (e = readdir(d))) {
+        if (e->d_type != DT_REG || is_lock_name(e->d_name))
+            continue;
+        snprintf(a, sizeof a, "%s/%s", slot, e->d_name);
+        unlink(a);
+    }
+    if (d)
+        closedir(d);
+    d = opendir(shadow);
+    while (d && (e = readdir(d))) {
+        if (e->d_type != DT_REG || strstr(e->d_name, ".shadow-tmp"))
+            continue;
+        snprintf(a, sizeof a, "%s/%s", shadow, e->d_name);
+        snprintf(b, sizeof b, "%s/%s", slot, e->d_name);
+        copy_file(a, b, false);
+    }
+    if (d)
+        closedir(d);
+}
+
+/* ---- a power cut that lets some unsynced pages through ---- */
+
+static uint8_t *slurp(const char *path, size_t *len) {
+    int fd = open(path, O_RDONLY);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return NULL;
+    }
+    uint8_t *b = malloc((size_t) st.st_size + 1);
+    *len = (size_t) st.st_size;
+    if (b && pread(fd, b, *len, 0) != (ssize_t) *len) {
+        free(b);
+        b = NULL;
+    }
+    close(fd);
+    return b;
+}
+
+/* The durable copy `dur` with pieces of the live copy let through. */
+static void mix(uint8_t *dur, size_t dlen, const uint8_t *live, size_t llen, size_t unit,
+                unsigned keep, unsigned *seed) {
+    size_t n = dlen < llen ? dlen : llen;
+    for (size_t off = 0; off < n; off += unit) {
+        size_t k = n - off < unit ? n - off : unit;
+        if (memcmp(dur + off, live + off, k) != 0 && (unsigned) (rand_r(seed) % 100) < keep)
+            memcpy(dur + off, live + off, k);
+    }
+}
+
+void shadow_restore_mixed(size_t unit, unsigned keep_percent, unsigned *seed) {
+    char live_dir[600];
+    snprintf(live_dir, sizeof live_dir, "%s.live", slot);
+    rename(slot, live_dir);
+    mkdir(slot, 0700);
+    DIR *d = opendir(shadow);
+    struct dirent *e;
+    char a[1100], b[1100];
+    while (d && (e = readdir(d))) {
+        if (e->d_type != DT_REG || strstr(e->d_name, ".shadow-tmp"))
+            continue;
+        snprintf(a, sizeof a, "%s/%s", shadow, e->d_name);
+        snprintf(b, sizeof b, "%s/%s", live_dir, e->d_name);
+        size_t dl = 0, ll = 0;
+        uint8_t *dur = slurp(a, &dl), *live = slurp(b, &ll);
+        if (dur && live)
+            mix(dur, dl, live, ll, unit, keep_percent, seed);
+        snprintf(b, sizeof b, "%s/%s", slot, e->d_name);
+        int fd = open(b, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (fd >= 0 && dur && dl)
+            (void) !pwrite(fd, dur, dl, 0);
+        if (fd >= 0)
+            close(fd);
+        free(dur);
+        free(live);
+    }
+    if (d)
+        closedir(d);
+    /* the lock files (and whatever else is not a slot file) come back as they are */
+    snprintf(a, sizeof a, "%s/%s", live_dir, QSF_NAME_LOCK);
+    snprintf(b, sizeof b, "%s/%s", slot, QSF_NAME_LOCK);
+    rename(a, b);
+    snprintf(a, sizeof a, "%s/%s", live_dir, QSF_NAME_LOCK_PID);
+    snprintf(b, sizeof b, "%s/%s", slot, QSF_NAME_LOCK_PID);
+    rename(a, b);
+    d = opendir(live_dir);
+    while (d && (e = readdir(d))) {
+        snprintf(a, sizeof a, "%s/%s", live_dir, e->d_name);
+        unlink(a);
+    }
+    if (d)
+        closedir(d);
+    rmdir(live_dir);
+}
