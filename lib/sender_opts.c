@@ -87,8 +87,6 @@ int qsf_io_conf_build(const qsf_conf *c, const qsf_recovery_report *r, qsf_io_co
         .max_frame_rejections = (int) c->max_frame_rejections,
         .poison_window_ms = c->poison_min_escalation_window_millis,
         .initial_mode = initial_mode(c),
-        .commit_boundary_fsn = r->commit_boundary_fsn,
-        .tail_end_fsn = r->published_fsn > r->commit_boundary_fsn ? r->published_fsn : -1,
         .recovered_published_fsn = r->published_fsn,
         .self_sufficient = r->self_sufficient,
     };

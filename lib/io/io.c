@@ -99,13 +99,15 @@ struct qsf_io {
     /* drainer escalation (qsf_io_opts.drainer) */
     int gap_streak, cap_gap_streak;
     int64_t gap_since_ns, cap_gap_since_ns;
-    int64_t last_warn_ns; /* reconnect warning throttle */
-    int64_t wm_write_ns;  /* when ackedFsn was last written to .ack-watermark */
-    bool wm_pending;      /* an advance not written yet: the next tick writes it */
+    int64_t last_warn_ns;        /* reconnect warning throttle */
+    int64_t wm_write_ns;         /* when ackedFsn was last written to .ack-watermark */
+    const qsf_fsn_span *retired; /* flushes recovery gave up (the ring's), sorted */
+    uint32_t n_retired, next_retired;
+    bool wm_pending; /* an advance not written yet: the next tick writes it */
     /* per connection */
     qsf_wiremap map;
     qsf_durable *dur;
-    bool durable, sent_data, cursor_ok, tail_retired;
+    bool durable, sent_data, cursor_ok;
     int64_t err_wire;      /* wireSeq of the first error on this connection, -1 */
     int64_t replay_target; /* published FSN when the connection opened */
     int64_t last_sent_fsn;
@@ -304,22 +306,32 @@ static void mark_down(qsf_io *io) {
 
 static void acked_advanced(qsf_io *io);
 
-/* Retires the recovered aborted tail once everything below it is acknowledged
- * (sf-behaviour.md §12.2): its frames are never sent. */
-static void maybe_retire_tail(qsf_io *io) {
-    if (io->tail_retired || io->o.tail_end_fsn <= io->o.commit_boundary_fsn)
-        return;
-    if (qsf_ring_acked_fsn(io->ring) >= io->o.commit_boundary_fsn) {
-        io->tail_retired = true;
-        QSF_LOGI("retired the recovered aborted tail, fsn %" PRId64 "..%" PRId64,
-                 io->o.commit_boundary_fsn + 1, io->o.tail_end_fsn);
-        if (qsf_ring_acknowledge(io->ring, io->o.tail_end_fsn))
+/* Retires the flushes recovery gave up (qsf_ring_retired): their frames are
+ * never sent; once everything before one is acknowledged it is acknowledged
+ * locally, so trim and the watermark move past it. Per sender, not per
+ * connection. */
+static void retire_given_up(qsf_io *io) {
+    while (io->next_retired < io->n_retired) {
+        const qsf_fsn_span *sp = &io->retired[io->next_retired];
+        if (qsf_ring_acked_fsn(io->ring) < sp->from - 1)
+            return;
+        io->next_retired++;
+        QSF_LOGI("frames %" PRId64 "..%" PRId64 " (a flush recovery gave up) retired unsent",
+                 sp->from, sp->to);
+        if (qsf_ring_acknowledge(io->ring, sp->to))
             acked_advanced(io);
     }
 }
 
-static bool in_aborted_tail(const qsf_io *io, int64_t fsn) {
-    return fsn > io->o.commit_boundary_fsn && fsn <= io->o.tail_end_fsn;
+/* Whether fsn belongs to a flush recovery gave up (the spans are sorted). */
+static bool given_up(const qsf_io *io, int64_t fsn) {
+    for (uint32_t i = io->next_retired; i < io->n_retired; i++) {
+        if (fsn < io->retired[i].from)
+            return false;
+        if (fsn <= io->retired[i].to)
+            return true;
+    }
+    return false;
 }
 
 /* ackedFsn advanced: .ack-watermark follows within WATERMARK_EVERY_NS (plus a
@@ -346,7 +358,7 @@ static void acked_advanced(qsf_io *io) {
 static void advance_ack(qsf_io *io, int64_t fsn) {
     if (qsf_ring_acknowledge(io->ring, fsn))
         acked_advanced(io);
-    maybe_retire_tail(io);
+    retire_given_up(io);
 }
 
 static void handle_ok(qsf_io *io, const qsf_response *r) {
@@ -389,7 +401,7 @@ static void handle_durable(qsf_io *io, const qsf_response *r) {
     if (fsn >= 0 && qsf_ring_acknowledge(io->ring, fsn)) {
         bump(&io->durable_trims);
         acked_advanced(io);
-        maybe_retire_tail(io);
+        retire_given_up(io);
     }
 }
 
@@ -691,7 +703,7 @@ static void hook_open(void *u, const qsf_ws_hs *hs) {
     io->durable = hs->durable_granted;
     atomic_store(&io->durable_on, io->durable);
     reset_connection(io);
-    maybe_retire_tail(io);
+    retire_given_up(io);
     int64_t start = qsf_ring_acked_fsn(io->ring) + 1;
     io->replay_target = atomic_load(&io->ever_connected) ? qsf_ring_published_fsn(io->ring)
                                                          : io->o.recovered_published_fsn;
@@ -770,7 +782,7 @@ static bool send_next(qsf_io *io) {
     do {
         if (!io->cursor_ok || !qsf_ring_cursor_next(io->ring, &io->cur, &p, &len, &fsn))
             return false;
-    } while (in_aborted_tail(io, fsn)); /* never sent (§12.2) */
+    } while (given_up(io, fsn)); /* never sent */
     if (!dictionary_ok(io, p, len, fsn))
         return false;
     if (send_copy(io, p, len) < 0 || qsf_wiremap_push(&io->map, fsn) < 0) {
@@ -1105,7 +1117,7 @@ static void hook_tick(void *u) {
         break;
     case S_OPEN:
         keepalive(io, now);
-        maybe_retire_tail(io);
+        retire_given_up(io);
         if (qsf_ring_published_fsn(io->ring) > io->last_sent_fsn ||
             io->next_catchup < io->n_catchup)
             qsf_ws_want_writable(io->ws); /* safety net; wakes are coalesced */
@@ -1182,6 +1194,7 @@ static int io_alloc(const qsf_io_opts *o, qsf_ring *ring, qsf_inbox *inbox, qsf_
     io->ring = ring;
     io->inbox = inbox;
     io->latch = latch;
+    io->retired = qsf_ring_retired(ring, &io->n_retired);
     pthread_mutex_init(&io->mu, NULL);
     pthread_cond_init(&io->cv, NULL);
     atomic_store(&io->highest_ok, qsf_ring_acked_fsn(ring));

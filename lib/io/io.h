@@ -43,9 +43,6 @@ typedef struct qsf_io_opts {
     int max_frame_rejections;
     int64_t poison_window_ms;
     int initial_mode; /* enum qsf_io_initial */
-    /* recovered aborted tail (frames never sent): (commit_boundary, tail_end] */
-    int64_t commit_boundary_fsn;
-    int64_t tail_end_fsn;
     int64_t recovered_published_fsn; /* frames up to it count as replayed */
     bool self_sufficient;            /* frames carry their own dictionary: no catch-up */
     /* An orphan drainer's connection (sf-behaviour.md §13) gives up (terminal)

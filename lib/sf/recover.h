@@ -50,27 +50,6 @@ typedef struct qsf_seg_info {
     bool active;          /* the one segment the producer appends to */
 } qsf_seg_info;
 
-/* An inclusive range of FSNs. */
-typedef struct qsf_fsn_span {
-    int64_t from, to;
-} qsf_fsn_span;
-
-/* One damaged region of the slot and what recovery gave up because of it
- * (docs/FORMAT.md, "Salvage"). Frames given up are never sent: their FSNs are
- * retired spans. */
-typedef struct qsf_recovery_loss {
-    int64_t from_fsn, to_fsn;  /* FSNs given up: never sent */
-    uint64_t frames_destroyed; /* frames whose bytes were damaged (now placeholders) */
-    bool destroyed_exact;      /* false: frames_destroyed is an upper bound */
-    uint64_t frames_retired;   /* intact frames given up with their damaged group */
-    uint64_t rows;             /* rows of the given-up intact frames that could be counted */
-    uint64_t frames_uncounted; /* intact given-up frames whose rows could not be counted */
-    char file[256];            /* the damaged file */
-    uint64_t offset;           /* where the damage starts */
-    char copy[256];            /* the quarantined copy of the damaged bytes ("" if none) */
-    char what[160];            /* e.g. "CRC mismatch at offset 1000000" */
-} qsf_recovery_loss;
-
 /* Everything qsf_slot_open hands to the runtime. Owned by the caller's struct;
  * released with qsf_slot_release. The runtime may keep it for the life of the
  * ring and use the handles in place. */

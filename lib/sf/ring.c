@@ -337,6 +337,20 @@ void qsf_ring_set_status_fn(qsf_ring *r, qsf_ring_status_fn fn, void *user) {
     pthread_mutex_unlock(&r->mu);
 }
 
+const qsf_fsn_span *qsf_ring_retired(const qsf_ring *r, uint32_t *n) {
+    *n = r->sf ? r->rec.n_retired : 0;
+    return *n ? r->rec.retired : NULL;
+}
+
+const qsf_recovery_loss *qsf_ring_losses(const qsf_ring *r, uint32_t *n) {
+    *n = r->sf ? r->rec.n_losses : 0;
+    return *n ? r->rec.losses : NULL;
+}
+
+const char *qsf_ring_slot_path(const qsf_ring *r) {
+    return r->sf ? r->rec.slot.path : NULL;
+}
+
 qsf_latch *qsf_ring_latch(qsf_ring *r) {
     return r->latch;
 }

@@ -43,6 +43,27 @@ typedef struct qsf_ring_opts {
                          open fails (QSF_E_CORRUPT) instead of being set aside and restarted */
 } qsf_ring_opts;
 
+/* An inclusive range of FSNs. */
+typedef struct qsf_fsn_span {
+    int64_t from, to;
+} qsf_fsn_span;
+
+/* One damaged region of the slot and what recovery gave up because of it
+ * (docs/FORMAT.md, "Salvage"). Frames given up are never sent: their FSNs are
+ * retired spans. */
+typedef struct qsf_recovery_loss {
+    int64_t from_fsn, to_fsn;  /* FSNs given up: never sent */
+    uint64_t frames_destroyed; /* frames whose bytes were damaged (now placeholders) */
+    bool destroyed_exact;      /* false: frames_destroyed is an upper bound */
+    uint64_t frames_retired;   /* intact frames given up with their damaged group */
+    uint64_t rows;             /* rows of the given-up intact frames that could be counted */
+    uint64_t frames_uncounted; /* intact given-up frames whose rows could not be counted */
+    char file[256];            /* the damaged file */
+    uint64_t offset;           /* where the damage starts */
+    char copy[256];            /* the quarantined copy of the damaged bytes ("" if none) */
+    char what[160];            /* e.g. "CRC mismatch at offset 1000000" */
+} qsf_recovery_loss;
+
 /* What recovery found (sf-format.md §8.14); filled by qsf_ring_open. */
 typedef struct qsf_recovery_report {
     uint32_t segments;
@@ -134,6 +155,16 @@ int qsf_ring_append(qsf_ring *r, const void *payload, size_t len, int64_t *fsn_o
 
 /* Largest payload one frame may have (segment_bytes - 32). */
 size_t qsf_ring_max_payload(const qsf_ring *r);
+
+/* What recovery gave up (SF mode; none in memory mode): the FSN spans of
+ * whole flushes the reader must never send (acknowledged locally once
+ * everything before one is acknowledged), sorted and disjoint; and the losses
+ * to report, one per damaged place. Valid for the life of the ring. */
+const qsf_fsn_span *qsf_ring_retired(const qsf_ring *r, uint32_t *n);
+const qsf_recovery_loss *qsf_ring_losses(const qsf_ring *r, uint32_t *n);
+
+/* The slot directory ("<sf_dir>/<sender_id>"), NULL in memory mode. */
+const char *qsf_ring_slot_path(const qsf_ring *r);
 
 /* The latch the ring reads (opts.latch, or its own). */
 qsf_latch *qsf_ring_latch(qsf_ring *r);
