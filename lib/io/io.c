@@ -318,8 +318,13 @@ static void retire_given_up(qsf_io *io) {
         io->next_retired++;
         QSF_LOGI("frames %" PRId64 "..%" PRId64 " (a flush recovery gave up) retired unsent",
                  sp->from, sp->to);
+        /* done, as far as anyone waiting is concerned, at either level */
+        if (atomic_load(&io->highest_ok) < sp->to)
+            atomic_store(&io->highest_ok, sp->to);
         if (qsf_ring_acknowledge(io->ring, sp->to))
             acked_advanced(io);
+        else
+            signal_progress(io);
     }
 }
 

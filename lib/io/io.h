@@ -42,7 +42,7 @@ typedef struct qsf_io_opts {
     int64_t reconnect_max_duration_ms; /* initial_connect_retry=on only */
     int max_frame_rejections;
     int64_t poison_window_ms;
-    int initial_mode; /* enum qsf_io_initial */
+    int initial_mode;                /* enum qsf_io_initial */
     int64_t recovered_published_fsn; /* frames up to it count as replayed */
     bool self_sufficient;            /* frames carry their own dictionary: no catch-up */
     /* An orphan drainer's connection (sf-behaviour.md §13) gives up (terminal)

@@ -4,8 +4,10 @@
  * of qsf_close, with the FSN span and the counts (docs/FORMAT.md, "Salvage"). */
 #include "itest.h"
 
+#include "bytes.h"
 #include "log.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -35,6 +37,48 @@ static void flip_byte(const char *id, const char *file, off_t off) {
     b ^= 0x5A;
     assert_int_equal(pwrite(fd, &b, 1, off), 1);
     close(fd);
+}
+
+/* Flips a byte in the payload of frame `fsn` of slot `id`, wherever it is. */
+static void damage_frame(const char *id, int64_t fsn) {
+    char dir[800];
+    snprintf(dir, sizeof dir, "%s/%s", it_dir, id);
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    struct dirent *de;
+    char best[300] = "";
+    int64_t best_base = -1;
+    while ((de = readdir(d))) {
+        size_t l = strlen(de->d_name);
+        if (l < 4 || strcmp(de->d_name + l - 4, ".sfa") != 0)
+            continue;
+        char p[1200];
+        snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+        int fd = open(p, O_RDONLY);
+        uint8_t h[32];
+        if (fd >= 0 && pread(fd, h, 32, 0) == 32 && qsf_get_u32(h + 28) > 0) { /* has frames */
+            int64_t base = qsf_get_i64(h + 8);
+            if (base <= fsn && base > best_base) {
+                best_base = base;
+                snprintf(best, sizeof best, "%s", de->d_name);
+            }
+        }
+        if (fd >= 0)
+            close(fd);
+    }
+    closedir(d);
+    assert_true(best_base >= 0);
+    char p[1200];
+    snprintf(p, sizeof p, "%s/%s", dir, best);
+    int fd = open(p, O_RDONLY);
+    off_t off = 24;
+    for (int64_t f = best_base; f < fsn; f++) {
+        uint8_t len[4];
+        assert_int_equal(pread(fd, len, 4, off + 4), 4);
+        off += 8 + qsf_get_u32(len);
+    }
+    close(fd);
+    flip_byte(id, best, off + 8 + 20);
 }
 
 /* Every flush of ROWS_PER_FLUSH keys arrived whole or not at all; returns how
@@ -150,7 +194,8 @@ static void flush_split_over_segments_is_given_up_whole(void **state) {
     qsf_error_record r;
     assert_int_equal(qsf_poll_error(s, &r), 1);
     assert_int_equal(r.category, QSF_CAT_DATA_LOSS);
-    it_wait_acked(s, qsf_published_fsn(s));
+    /* waiting for everything works although no OK covers the given-up frames */
+    assert_int_equal(qsf_wait(s, qsf_published_fsn(s), QSF_WAIT_OK, 10000, &e), QSF_OK);
     assert_int_equal(qsf_close(s, &e), QSF_E_DATA_LOSS);
     /* no part of the big flush arrived; every other flush did, whole */
     for (int64_t i = 0; i < qsink_rows(sink, "t"); i++) {
@@ -164,12 +209,49 @@ static void flush_split_over_segments_is_given_up_whole(void **state) {
     qsink_stop(sink);
 }
 
+/* The given-up flush is the last one in the slot: no OK will ever cover its
+ * FSNs, yet a wait for everything published returns (retiring it counts as
+ * progress at both levels), and close says what was lost. */
+static void wait_returns_when_the_last_flush_was_given_up(void **state) {
+    (void) state;
+    qsf_sender *s = offline_sender("w", "sf_max_segment_bytes=64k;auto_flush=off;");
+    it_publish(s, "t", 0, 2 * ROWS_PER_FLUSH, ROWS_PER_FLUSH);
+    int64_t before = qsf_published_fsn(s);
+    static char pad[200];
+    memset(pad, 'p', sizeof pad);
+    qsf_errinfo e;
+    for (int64_t k = 2 * ROWS_PER_FLUSH; k < 3 * ROWS_PER_FLUSH; k++) { /* ~230 KB, split */
+        assert_int_equal(qsf_table(s, "t", 1, &e), QSF_OK);
+        assert_int_equal(qsf_col_i64(s, "k", 1, k, &e), QSF_OK);
+        assert_int_equal(qsf_col_varchar(s, "pad", 3, pad, sizeof pad, &e), QSF_OK);
+        assert_int_equal(qsf_at_micros(s, 1700000000000000ll + k, &e), QSF_OK);
+    }
+    assert_int_equal(qsf_flush(s, NULL, &e), QSF_OK);
+    assert_true(qsf_published_fsn(s) > before + 1);
+    assert_int_equal(qsf_close(s, &e), QSF_E_TIMEOUT);
+    damage_frame("w", before + 1); /* the big flush's first frame */
+
+    qsink *sink = it_sink(NULL);
+    char conf[1024], extra[700];
+    snprintf(extra, sizeof extra, "sf_dir=%s;sender_id=w;sf_max_segment_bytes=64k;", it_dir);
+    s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), extra));
+    qsf_error_record r;
+    assert_int_equal(qsf_poll_error(s, &r), 1);
+    assert_int_equal(r.category, QSF_CAT_DATA_LOSS);
+    assert_int_equal(r.to_fsn, qsf_published_fsn(s)); /* the last flush */
+    assert_int_equal(qsf_wait(s, qsf_published_fsn(s), QSF_WAIT_OK, 10000, &e), QSF_OK);
+    assert_int_equal(qsf_close(s, &e), QSF_E_DATA_LOSS);
+    qsink_stop(sink);
+}
+
 int main(void) {
     qsf_log_set(NULL, NULL, getenv("QSF_TEST_LOG") ? QSF_LOG_DEBUG : QSF_LOG_OFF);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(flipped_byte_loses_one_flush_and_says_so, it_setup_dir,
                                         it_teardown_dir),
         cmocka_unit_test_setup_teardown(flush_split_over_segments_is_given_up_whole, it_setup_dir,
+                                        it_teardown_dir),
+        cmocka_unit_test_setup_teardown(wait_returns_when_the_last_flush_was_given_up, it_setup_dir,
                                         it_teardown_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
