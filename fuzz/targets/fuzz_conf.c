@@ -2,7 +2,7 @@
  * leak. When a string parses, its canonical form (with secrets) must parse to
  * an equal configuration, and the canonical form must be a fixed point. The
  * dump must never show a secret value. */
-#include "conf.h"
+#include "conf/conf.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -5,7 +5,7 @@
 
 #include "testutil.h"
 
-#include "conf.h"
+#include "conf/conf.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -3,7 +3,7 @@
  * docs_configuration test compares the committed copy byte for byte.) */
 #include "conf_testutil.h"
 
-#include "conf_impl.h"
+#include "conf/impl.h"
 
 #include <stdlib.h>
 

@@ -1,6 +1,6 @@
 /* Every key: its default, its type's syntax, and the edges of its range (below,
  * at, above). Expected values are written out here, independently of the
- * property table, so a wrong row in conf_keys.def fails a test. */
+ * property table, so a wrong row in conf/keys.def fails a test. */
 #include "conf_testutil.h"
 
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* qsf-confdoc: writes docs/CONFIGURATION.md rendered from the property table.
  *   qsf-confdoc <path>          write the file
  *   qsf-confdoc --check <path>  exit 1 if the file differs (names the first line) */
-#include "conf.h"
+#include "conf/conf.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -10,7 +10,7 @@
  * U+007F..U+009F). One pass, linear in the length; values are unescaped into one
  * scratch buffer reused for every pair.
  */
-#include "conf_impl.h"
+#include "conf/impl.h"
 #include "err.h"
 
 #include <stdio.h>

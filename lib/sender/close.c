@@ -1,7 +1,7 @@
 /* qsf_close: publish what is buffered, drain (bounded), stop, and tell the
  * application exactly what was left behind (sf-behaviour.md §6.2, and the
  * contract in include/qsf.h). */
-#include "sender_int.h"
+#include "sender/internal.h"
 
 #include "err.h"
 #include "log.h"

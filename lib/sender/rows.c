@@ -1,6 +1,6 @@
 /* The public row API: thin wrappers over the codec's row buffer, each behind the
  * in-use latch and the latched terminal error. */
-#include "sender_int.h"
+#include "sender/internal.h"
 
 /* Runs one batch call inside the producer guard. */
 #define ROW_CALL(s, err, call)                                                                     \

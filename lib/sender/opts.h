@@ -5,7 +5,7 @@
 #ifndef QSF_SENDER_OPTS_H
 #define QSF_SENDER_OPTS_H
 
-#include "conf.h"
+#include "conf/conf.h"
 #include "io/io.h"
 #include "sf/ring.h"
 

@@ -3,9 +3,9 @@
 #ifndef QSF_SENDER_INT_H
 #define QSF_SENDER_INT_H
 
-#include "backlog.h"
-#include "conf.h"
-#include "drain.h"
+#include "sender/backlog.h"
+#include "conf/conf.h"
+#include "sender/drain.h"
 #include "inbox.h"
 #include "io/io.h"
 #include "latch.h"

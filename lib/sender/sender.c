@@ -1,9 +1,9 @@
 /* Public API glue: sender lifecycle, flush, wait, pause, close, stats, errors
  * (sf-behaviour.md §4.5, §6, §9, §10, §15). */
-#include "sender_int.h"
+#include "sender/internal.h"
 
 #include "err.h"
-#include "sender_opts.h"
+#include "sender/opts.h"
 #include "log.h"
 #include "os/os.h"
 #include "qwp/types.h"

@@ -1,6 +1,6 @@
 /* Value types of the connect string (reference/connect-string.md §2): parsing a
  * value text into its typed field, with range checks from the property table. */
-#include "conf_impl.h"
+#include "conf/impl.h"
 #include "err.h"
 
 #include <stdio.h>

@@ -17,7 +17,7 @@
 #ifndef QSF_DRAIN_H
 #define QSF_DRAIN_H
 
-#include "conf.h"
+#include "conf/conf.h"
 
 #include <stdint.h>
 

@@ -1,12 +1,12 @@
 /* Orphan adoption: the scan and the drainer pool (see drain.h). */
-#include "drain.h"
+#include "sender/drain.h"
 
 #include "err.h"
 #include "inbox.h"
 #include "io/io.h"
 #include "log.h"
 #include "os/os.h"
-#include "sender_opts.h"
+#include "sender/opts.h"
 #include "sf/sfa.h"
 #include "sf/slot.h"
 

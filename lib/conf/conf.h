@@ -1,7 +1,7 @@
 /* Internal view of a parsed connect string (see reference/connect-string.md and
  * the generated docs/CONFIGURATION.md).
  *
- * struct qsf_conf has one typed field per key of conf_keys.def, named exactly
+ * struct qsf_conf has one typed field per key of conf/keys.def, named exactly
  * after the key. Values are already effective: defaults applied, mode-dependent
  * defaults resolved (sf_max_total_bytes), implications applied (tls_ca with
  * tls_roots, initial_connect_retry promoted by reconnect_*). Field types:
@@ -65,7 +65,7 @@ enum qsf_conf_chars {
 /* QSF_CONF_KEY_<key> indexes the property table. */
 enum qsf_conf_key {
 #define QSF_CONF_KEY(key, ...) QSF_CONF_KEY_##key,
-#include "conf_keys.def"
+#include "conf/keys.def"
     QSF_CONF_NKEYS
 };
 
@@ -136,7 +136,7 @@ struct qsf_conf {
     struct qsf_addr *addrs;
     size_t n_addrs;
 #define QSF_CONF_KEY(key, alias, group, type, ...) QSF_CONF_FIELD_##type(key)
-#include "conf_keys.def"
+#include "conf/keys.def"
 
     /* bookkeeping, not keys */
     size_t addr_cap;
@@ -145,7 +145,7 @@ struct qsf_conf {
     const char *key_derived[QSF_CONF_NKEYS]; /* why an unset key differs from its default */
 };
 
-/* One row of the property table (see conf_keys.def for the columns). */
+/* One row of the property table (see conf/keys.def for the columns). */
 struct qsf_conf_keydesc {
     const char *name;
     const char *alias;
@@ -191,7 +191,7 @@ size_t qsf_conf_to_string(const qsf_conf *c, bool include_secrets, char *buf, si
  * (NULL on allocation failure). */
 char *qsf_conf_render_docs(void);
 
-/* Property-table helpers (conf_table.c). */
+/* Property-table helpers (conf/table.c). */
 const struct qsf_conf_keydesc *qsf_conf_find_key(const char *name, size_t len);
 const struct qsf_conf_rejected *qsf_conf_find_rejected(const char *name, size_t len);
 const struct qsf_conf_keydesc *qsf_conf_find_key_nocase(const char *name, size_t len);

@@ -3,7 +3,7 @@
  * `outcome` texts and checked by its function, in table order. A rule either
  * rejects the configuration (QSF_E_CONF naming the keys and their positions) or
  * resolves an effective value and records why in key_derived (shown in dumps). */
-#include "conf_impl.h"
+#include "conf/impl.h"
 #include "err.h"
 
 #define K(name)      QSF_CONF_KEY_##name

@@ -1,6 +1,6 @@
 /* The ring's and the I/O thread's options from the connect string (see
- * sender_opts.h). */
-#include "sender_opts.h"
+ * sender/opts.h). */
+#include "sender/opts.h"
 
 #include "err.h"
 #include "qsf.h"

@@ -1,5 +1,5 @@
 /* Per-flush record of the unacknowledged backlog (see backlog.h). */
-#include "backlog.h"
+#include "sender/backlog.h"
 
 #include <string.h>
 

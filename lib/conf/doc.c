@@ -1,7 +1,7 @@
-/* Renders docs/CONFIGURATION.md from the property table (conf_keys.def) and the
- * rule table (conf_rules.c). The committed file is regenerated with
+/* Renders docs/CONFIGURATION.md from the property table (conf/keys.def) and the
+ * rule table (conf/rules.c). The committed file is regenerated with
  * `ninja -C build docs-configuration`; a unit test compares it byte for byte. */
-#include "conf_impl.h"
+#include "conf/impl.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +9,7 @@
 static const char intro[] =
     "# Configuration\n"
     "\n"
-    "<!-- Generated from lib/conf_keys.def and lib/conf_rules.c by\n"
+    "<!-- Generated from lib/conf/keys.def and lib/conf/rules.c by\n"
     "     `ninja -C build docs-configuration`. Do not edit by hand. -->\n"
     "\n"
     "qsf is configured with QuestDB's connect string, the format every QuestDB client\n"

@@ -9,7 +9,7 @@
  * index keyed by (lower-case host, port), so a string with many entries parses
  * in linear time.
  */
-#include "conf_impl.h"
+#include "conf/impl.h"
 #include "err.h"
 
 #include <arpa/inet.h>

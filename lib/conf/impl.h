@@ -2,7 +2,7 @@
 #ifndef QSF_CONF_IMPL_H
 #define QSF_CONF_IMPL_H
 
-#include "conf.h"
+#include "conf/conf.h"
 
 #include <stdarg.h>
 
@@ -75,7 +75,7 @@ void qsf_conf_put_addr(struct qsf_sbuf *b, const struct qsf_addr *a);
 /* Appends a size in its shortest exact form ("4m", "65537"). */
 void qsf_conf_put_size(struct qsf_sbuf *b, uint64_t v);
 
-/* Cross-key rules and effective values (conf_rules.c). */
+/* Cross-key rules and effective values (conf/rules.c). */
 int qsf_conf_apply_rules(qsf_conf *c, qsf_errinfo *err);
 
 /* The rules as documented: condition and outcome, for docs/CONFIGURATION.md. */

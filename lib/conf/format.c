@@ -1,7 +1,7 @@
 /* Writing configurations out: values in canonical form, the canonical connect
  * string (qsf_conf_to_string) and the effective-configuration dump
  * (qsf_conf_dump). Secrets are written as *** unless the caller asks for them. */
-#include "conf_impl.h"
+#include "conf/impl.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /* qsf_conf lifecycle: parse (lexer -> per-key values -> cross-key rules), from
  * the environment, clone, compare, free. */
-#include "conf_impl.h"
+#include "conf/impl.h"
 #include "err.h"
 
 #include <stdlib.h>
@@ -19,7 +19,7 @@ static int apply_defaults(qsf_conf *c, qsf_errinfo *err) {
         if (!d->def)
             continue;
         int rc = qsf_conf_set_value(c, d, d->name, d->def, strlen(d->def), 0, err);
-        if (rc == QSF_E_CONF) /* a bad row in conf_keys.def; every unit test catches it */
+        if (rc == QSF_E_CONF) /* a bad row in conf/keys.def; every unit test catches it */
             return qsf_err_set(err, QSF_E_INTERNAL, 0, 0, "the default of %s does not parse",
                                d->name);
         if (rc != QSF_OK)

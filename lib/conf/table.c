@@ -1,5 +1,5 @@
-/* The property table built from conf_keys.def, and lookups over it. */
-#include "conf.h"
+/* The property table built from conf/keys.def, and lookups over it. */
+#include "conf/conf.h"
 
 #include <stddef.h>
 #include <string.h>
@@ -23,12 +23,12 @@ const struct qsf_conf_keydesc qsf_conf_keys[QSF_CONF_NKEYS] = {
     {#key, alias, QSF_CONF_G_##group, QSF_CONF_T_##type,        def,  min,                         \
      max,  words, QSF_CONF_C_##chars, QSF_CONF_OFF_##type(key), ddef, drule,                       \
      dmean},
-#include "conf_keys.def"
+#include "conf/keys.def"
 };
 
 const struct qsf_conf_rejected qsf_conf_rejected_keys[] = {
 #define QSF_CONF_REJECTED(key, why) {#key, why},
-#include "conf_keys.def"
+#include "conf/keys.def"
 };
 const size_t qsf_conf_n_rejected = sizeof qsf_conf_rejected_keys / sizeof qsf_conf_rejected_keys[0];
 
