@@ -53,6 +53,7 @@ typedef struct qsf_io_opts {
      * cap_gap_window_ms. */
     bool drainer;
     int64_t cap_gap_window_ms;
+    const struct qsf_ws_ops *ws_ops; /* the WebSocket layer; NULL: libwebsockets */
 } qsf_io_opts;
 
 /* Starts the thread and, for initial modes off/on, waits for the first

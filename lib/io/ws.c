@@ -492,3 +492,19 @@ void qsf_ws_cancel(qsf_ws *ws) {
 void qsf_ws_tick_in(qsf_ws *ws, int64_t us) {
     lws_sul_schedule(ws->ctx, 0, &ws->tick, tick_cb, us);
 }
+
+const qsf_ws_ops qsf_ws_lws = {
+    .create = qsf_ws_new,
+    .destroy = qsf_ws_free,
+    .connect = qsf_ws_connect,
+    .active = qsf_ws_active,
+    .pre = qsf_ws_pre,
+    .send_binary_from = qsf_ws_send_binary_from,
+    .send_ping = qsf_ws_send_ping,
+    .choked = qsf_ws_choked,
+    .want_writable = qsf_ws_want_writable,
+    .close = qsf_ws_close,
+    .service = qsf_ws_service,
+    .cancel = qsf_ws_cancel,
+    .tick_in = qsf_ws_tick_in,
+};

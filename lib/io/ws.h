@@ -98,4 +98,27 @@ void qsf_ws_cancel(qsf_ws *ws);
 /* Arms the tick timer `us` microseconds from now (replaces a pending one). */
 void qsf_ws_tick_in(qsf_ws *ws, int64_t us);
 
+/* The WebSocket layer as the I/O thread uses it: one table of functions, so
+ * the connection state machine runs against libwebsockets (qsf_ws_lws, the
+ * functions above) or, in tests, against a fake without a socket. Every entry
+ * has the contract of the function of the same name above. */
+typedef struct qsf_ws_ops {
+    int (*create)(const qsf_ws_conf *conf, const qsf_ws_hooks *hooks, void *user, qsf_ws **out,
+                  qsf_errinfo *err);
+    void (*destroy)(qsf_ws *ws);
+    int (*connect)(qsf_ws *ws, const char *host, int port, qsf_errinfo *err);
+    bool (*active)(const qsf_ws *ws);
+    size_t (*pre)(void);
+    int (*send_binary_from)(qsf_ws *ws, uint8_t *buf, const uint8_t *src, size_t len);
+    int (*send_ping)(qsf_ws *ws);
+    bool (*choked)(const qsf_ws *ws);
+    void (*want_writable)(qsf_ws *ws);
+    void (*close)(qsf_ws *ws, int code, bool abort);
+    void (*service)(qsf_ws *ws);
+    void (*cancel)(qsf_ws *ws);
+    void (*tick_in)(qsf_ws *ws, int64_t us);
+} qsf_ws_ops;
+
+extern const qsf_ws_ops qsf_ws_lws;
+
 #endif

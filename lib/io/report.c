@@ -1,0 +1,125 @@
+/* What the I/O thread tells the application: error records for the inbox,
+ * the terminal latch, the outcome of the initial connect, and the status line
+ * a full ring quotes (sf-behaviour.md §4.4, §8.4). */
+#include "io/io_int.h"
+
+#include "err.h"
+#include "log.h"
+#include "os/os.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+void qsf_io_record_init(qsf_io *io, qsf_error_record *r, int cat, int status, int64_t wire,
+                        int64_t from, int64_t to) {
+    memset(r, 0, sizeof *r);
+    r->category = cat;
+    r->policy = qsf_category_policy(cat);
+    r->status = status;
+    r->wire_seq = wire;
+    r->from_fsn = from;
+    r->to_fsn = to;
+    r->timestamp_us = QSF_OS->wall_us();
+    qsf_io_host_name(io, io->c.host, r->endpoint, sizeof r->endpoint);
+}
+
+/* QSF_E_* an error record stands for (qsf_stats.last_error_code). */
+static int record_code(const qsf_error_record *r) {
+    switch (r->category) {
+    case QSF_CAT_SECURITY_ERROR:
+        return r->status < 0 ? QSF_E_AUTH : QSF_E_SERVER;
+    case QSF_CAT_PROTOCOL_VIOLATION:
+        return QSF_E_PROTOCOL;
+    case QSF_CAT_DATA_LOSS:
+        return QSF_E_DATA_LOSS;
+    default:
+        return QSF_E_SERVER;
+    }
+}
+
+void qsf_io_report(qsf_io *io, const qsf_error_record *r, int code) {
+    atomic_store(&io->x.last_error_code, code ? code : record_code(r));
+    qsf_inbox_push(io->inbox, r);
+}
+
+void qsf_io_unacked_span(qsf_io *io, int64_t *from, int64_t *to) {
+    *from = qsf_ring_acked_fsn(io->ring) + 1;
+    *to = qsf_ring_published_fsn(io->ring);
+}
+
+void qsf_io_set_last_error(qsf_io *io, const char *msg) {
+    pthread_mutex_lock(&io->x.mu);
+    snprintf(io->x.last_error, sizeof io->x.last_error, "%s", msg);
+    pthread_mutex_unlock(&io->x.mu);
+}
+
+qsf_verdict qsf_io_latch(qsf_io *io, int code, const qsf_error_record *rec) {
+    if (!qsf_latch_code(io->latch))
+        qsf_io_report(io, rec, code);
+    qsf_latch_set(io->latch, code, "%s", rec->message);
+    return (qsf_verdict){QSF_V_TERMINAL, 0, false};
+}
+
+qsf_verdict qsf_io_latch_violation(qsf_io *io, int code, const char *msg) {
+    qsf_error_record r;
+    int64_t from, to;
+    qsf_io_unacked_span(io, &from, &to);
+    qsf_io_record_init(io, &r, QSF_CAT_PROTOCOL_VIOLATION, -1, -1, from, to);
+    snprintf(r.message, sizeof r.message, "%s", msg);
+    return qsf_io_latch(io, code, &r);
+}
+
+void qsf_io_init_outcome(qsf_io *io, int state, int code, const char *msg) {
+    pthread_mutex_lock(&io->x.mu);
+    if (io->x.init_state == 0) {
+        io->x.init_state = state;
+        if (state < 0)
+            qsf_err_set(&io->x.init_err, code, 0, 0, "%s", msg);
+        pthread_cond_broadcast(&io->x.cv);
+    }
+    pthread_mutex_unlock(&io->x.mu);
+}
+
+/* A creation waiting for the first connection fails with the latched error,
+ * qsf_io_wait callers wake, and the I/O thread is woken to close its
+ * connection (it may be another thread that latched). */
+void qsf_io_on_latched(void *user, int code) {
+    qsf_io *io = user;
+    (void) code;
+    pthread_mutex_lock(&io->x.mu);
+    if (io->x.init_state == 0) {
+        io->x.init_state = -1;
+        qsf_latch_get(io->latch, &io->x.init_err);
+    }
+    pthread_cond_broadcast(&io->x.cv);
+    pthread_mutex_unlock(&io->x.mu);
+    if (io->ws)
+        io->ws_ops->cancel(io->ws);
+}
+
+void qsf_io_status(void *arg, char *buf, size_t cap) {
+    qsf_io *io = arg;
+    if (atomic_load(&io->x.paused)) {
+        snprintf(buf, cap, "wire paused");
+        return;
+    }
+    pthread_mutex_lock(&io->x.mu);
+    if (atomic_load(&io->x.connected)) {
+        snprintf(buf, cap,
+                 "connected to %s, acknowledgements not keeping up (server slow, or "
+                 "sf_max_total_bytes too small); acked FSN %" PRId64 " of published %" PRId64,
+                 io->x.cur_host, qsf_ring_acked_fsn(io->ring), qsf_ring_published_fsn(io->ring));
+    } else {
+        time_t t = (time_t) (io->x.down_since_us / 1000000);
+        struct tm tm;
+        char when[32] = "?";
+        if (gmtime_r(&t, &tm))
+            strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+        snprintf(buf, cap,
+                 "not connected, %" PRIu64 " reconnect attempts since %s (last error: %s)",
+                 io->x.attempts_since_down, when, io->x.last_error[0] ? io->x.last_error : "none");
+    }
+    pthread_mutex_unlock(&io->x.mu);
+}
