@@ -101,7 +101,7 @@ static qsf_verdict on_ok(qsf_io *io, const qsf_response *r) {
     qsf_poison_ok(&io->l.poison, fsn);
     if (!c->durable)
         advance_ack(io, fsn);
-    else if (qsf_durable_push_ok(c->dur, fsn, r) < 0)
+    else if (qsf_durack_push_ok(c->dur, fsn, r) < 0)
         return qsf_io_latch_violation(io, QSF_E_NOMEM,
                                       "out of memory queueing an OK for durable matching");
     qsf_io_signal_progress(io);
@@ -115,7 +115,7 @@ static qsf_verdict on_durable(qsf_io *io, const qsf_response *r) {
         return qsf_v_continue();
     }
     qsf_io_bump(&io->x.durable_acks);
-    int64_t fsn = qsf_durable_apply(c->dur, r);
+    int64_t fsn = qsf_durack_apply(c->dur, r);
     if (fsn == -2)
         return qsf_io_latch_violation(io, QSF_E_NOMEM, "out of memory merging a durable ack");
     if (fsn >= 0 && qsf_ring_acknowledge(io->ring, fsn)) {

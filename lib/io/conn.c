@@ -36,7 +36,7 @@ void qsf_conn_init(qsf_conn *c) {
 static void conn_reset(qsf_io *io) {
     qsf_conn *c = &io->c;
     qsf_wiremap_reset(&c->map);
-    qsf_durable_reset(c->dur);
+    qsf_durack_reset(c->dur);
     c->err_wire = -1;
     c->sent_data = false;
     c->durable = false;
@@ -52,7 +52,7 @@ void qsf_conn_free(qsf_io *io) {
     free(c->catchup);
     qsf_ring_cursor_release(io->ring, &c->cur);
     qsf_wiremap_free(&c->map);
-    qsf_durable_free(c->dur);
+    qsf_durack_free(c->dur);
 }
 
 /* ---- what the application sees of it ---- */

@@ -172,7 +172,7 @@ static int io_alloc(const qsf_io_opts *o, qsf_ring *ring, qsf_inbox *inbox, qsf_
     qsf_io *io = calloc(1, sizeof *io);
     if (io)
         qsf_conn_init(&io->c);
-    if (!io || copy_opts(io, o) < 0 || !(io->c.dur = qsf_durable_new()) ||
+    if (!io || copy_opts(io, o) < 0 || !(io->c.dur = qsf_durack_new()) ||
         qsf_qwp_encoder_new(&io->l.enc, err) != QSF_OK) {
         qsf_io_free(io);
         return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "out of memory creating the I/O thread");

@@ -19,7 +19,7 @@
 #ifndef QSF_IO_INT_H
 #define QSF_IO_INT_H
 
-#include "io/durable.h"
+#include "io/durack.h"
 #include "io/hosts.h"
 #include "io/io.h"
 #include "io/policy.h"
@@ -137,7 +137,7 @@ typedef struct qsf_conn {
     int64_t deadline_ns; /* of the attempt, or of our close */
     uint32_t dict_known; /* symbol ids the server knows on it */
     qsf_wiremap map;
-    qsf_durable *dur;
+    qsf_durack *dur;
     qsf_ring_cursor cur;
     qsf_send_frame *catchup;
     size_t n_catchup, next_catchup, cap_catchup;

@@ -179,7 +179,7 @@ bool qsf_send_due(const qsf_io *io) {
 
 void qsf_send_keepalive(qsf_io *io, int64_t now) {
     qsf_conn *c = &io->c;
-    if (!c->durable || io->o.keepalive_ms <= 0 || !qsf_durable_pending(c->dur))
+    if (!c->durable || io->o.keepalive_ms <= 0 || !qsf_durack_pending(c->dur))
         return;
     if (now - c->last_send_ns < io->o.keepalive_ms * QSF_IO_MS || io->ws_ops->choked(io->ws))
         return;

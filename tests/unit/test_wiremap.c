@@ -1,7 +1,7 @@
 /* wireSeq -> FSN run FIFO and durable-ack matching (sf-behaviour.md §5.2, §5.7). */
 #include "testutil.h"
 
-#include "io/durable.h"
+#include "io/durack.h"
 #include "io/wiremap.h"
 #include "qwp/response.h"
 
@@ -68,7 +68,7 @@ static qsf_response parse(const char *hex, uint8_t *buf) {
 static void durable_ack_pops_only_covered_oks_in_order(void **state) {
     (void) state;
     uint8_t b1[256], b2[256], b3[256], d1[256], d2[256];
-    qsf_durable *d = qsf_durable_new();
+    qsf_durack *d = qsf_durack_new();
     /* OK sensors->42 (fsn 5), OK with no tables (fsn 6), OK SENSORS->43 (fsn 7) */
     qsf_response ok1 = parse("00 07 00 00 00 00 00 00 00 01 00 07 00 73 65 6E 73 6F 72 73 "
                              "2A 00 00 00 00 00 00 00",
@@ -77,23 +77,23 @@ static void durable_ack_pops_only_covered_oks_in_order(void **state) {
     qsf_response ok3 = parse("00 09 00 00 00 00 00 00 00 01 00 07 00 53 45 4E 53 4F 52 53 "
                              "2B 00 00 00 00 00 00 00",
                              b3);
-    assert_int_equal(qsf_durable_push_ok(d, 5, &ok1), 0);
-    assert_int_equal(qsf_durable_push_ok(d, 6, &ok2), 0);
-    assert_int_equal(qsf_durable_push_ok(d, 7, &ok3), 0);
+    assert_int_equal(qsf_durack_push_ok(d, 5, &ok1), 0);
+    assert_int_equal(qsf_durack_push_ok(d, 6, &ok2), 0);
+    assert_int_equal(qsf_durack_push_ok(d, 7, &ok3), 0);
     /* durable sensors->40: nothing covered */
     qsf_response da = parse("02 01 00 07 00 73 65 6E 73 6F 72 73 28 00 00 00 00 00 00 00", d1);
-    assert_int_equal(qsf_durable_apply(d, &da), -1);
-    assert_int_equal(qsf_durable_pending(d), 3);
+    assert_int_equal(qsf_durack_apply(d, &da), -1);
+    assert_int_equal(qsf_durack_pending(d), 3);
     /* durable sensors->42: pops OK 5 and the table-less OK 6, not OK 7 (needs 43) */
     qsf_response db = parse("02 01 00 07 00 73 65 6E 73 6F 72 73 2A 00 00 00 00 00 00 00", d2);
-    assert_int_equal(qsf_durable_apply(d, &db), 6);
-    assert_int_equal(qsf_durable_pending(d), 1);
-    qsf_durable_reset(d);
-    assert_int_equal(qsf_durable_pending(d), 0);
+    assert_int_equal(qsf_durack_apply(d, &db), 6);
+    assert_int_equal(qsf_durack_pending(d), 1);
+    qsf_durack_reset(d);
+    assert_int_equal(qsf_durack_pending(d), 0);
     /* after a reset the watermark is gone: the same OK is not durable */
-    assert_int_equal(qsf_durable_push_ok(d, 7, &ok3), 0);
-    assert_int_equal(qsf_durable_apply(d, &da), -1);
-    qsf_durable_free(d);
+    assert_int_equal(qsf_durack_push_ok(d, 7, &ok3), 0);
+    assert_int_equal(qsf_durack_apply(d, &da), -1);
+    qsf_durack_free(d);
 }
 
 int main(void) {

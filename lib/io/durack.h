@@ -1,34 +1,34 @@
-/* Durable-ack matching (qwp-ingress.md §8.1, sf-behaviour.md §5.7).
+/* Durable-ack matching (qsf_durack) (qwp-ingress.md §8.1, sf-behaviour.md §5.7).
  *
  * With durable ack granted, every OK is queued with the FSN it confirmed and the
  * per-table seqTxns it listed. A durable ack max-merges per-table watermarks;
  * the longest run of queued OKs from the head whose tables are all covered is
  * popped, and the FSN of the last popped OK becomes the new ackedFsn. Table names
  * match case-insensitively. Per connection: discard everything on reconnect. */
-#ifndef QSF_IO_DURABLE_H
-#define QSF_IO_DURABLE_H
+#ifndef QSF_IO_DURACK_H
+#define QSF_IO_DURACK_H
 
 #include "qwp/response.h"
 
 #include <stdbool.h>
 #include <stdint.h>
 
-typedef struct qsf_durable qsf_durable;
+typedef struct qsf_durack qsf_durack;
 
-qsf_durable *qsf_durable_new(void);
-void qsf_durable_free(qsf_durable *d);
+qsf_durack *qsf_durack_new(void);
+void qsf_durack_free(qsf_durack *d);
 
 /* Forgets every queued OK and watermark (new connection). */
-void qsf_durable_reset(qsf_durable *d);
+void qsf_durack_reset(qsf_durack *d);
 
 /* Queues an OK that confirmed frames up to ok_fsn. Returns -1 on OOM. */
-int qsf_durable_push_ok(qsf_durable *d, int64_t ok_fsn, const qsf_response *ok);
+int qsf_durack_push_ok(qsf_durack *d, int64_t ok_fsn, const qsf_response *ok);
 
 /* Merges a durable ack; returns the FSN to acknowledge, or -1 if nothing popped.
  * -2 on OOM. */
-int64_t qsf_durable_apply(qsf_durable *d, const qsf_response *dack);
+int64_t qsf_durack_apply(qsf_durack *d, const qsf_response *dack);
 
 /* Queued OKs not yet durable. */
-size_t qsf_durable_pending(const qsf_durable *d);
+size_t qsf_durack_pending(const qsf_durack *d);
 
 #endif

@@ -1,5 +1,5 @@
 /* Durable-ack matching: a FIFO of OKs and a per-table watermark map. */
-#include "io/durable.h"
+#include "io/durack.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -16,15 +16,15 @@ typedef struct queued_ok {
     size_t n;
 } queued_ok;
 
-struct qsf_durable {
+struct qsf_durack {
     queued_ok *q; /* ring buffer of OKs */
     size_t head, count, cap;
     entry *marks; /* durable watermark per table */
     size_t nmarks, capmarks;
 };
 
-qsf_durable *qsf_durable_new(void) {
-    return calloc(1, sizeof(qsf_durable));
+qsf_durack *qsf_durack_new(void) {
+    return calloc(1, sizeof(qsf_durack));
 }
 
 static void free_ok(queued_ok *o) {
@@ -35,7 +35,7 @@ static void free_ok(queued_ok *o) {
     o->n = 0;
 }
 
-void qsf_durable_reset(qsf_durable *d) {
+void qsf_durack_reset(qsf_durack *d) {
     for (size_t i = 0; i < d->count; i++)
         free_ok(&d->q[(d->head + i) % d->cap]);
     d->head = d->count = 0;
@@ -44,10 +44,10 @@ void qsf_durable_reset(qsf_durable *d) {
     d->nmarks = 0;
 }
 
-void qsf_durable_free(qsf_durable *d) {
+void qsf_durack_free(qsf_durack *d) {
     if (!d)
         return;
-    qsf_durable_reset(d);
+    qsf_durack_reset(d);
     free(d->q);
     free(d->marks);
     free(d);
@@ -62,7 +62,7 @@ static char *dup_name(const char *s, size_t n) {
     return p;
 }
 
-static int grow_queue(qsf_durable *d) {
+static int grow_queue(qsf_durack *d) {
     size_t cap = d->cap ? d->cap * 2 : 16;
     queued_ok *nq = malloc(cap * sizeof *nq);
     if (!nq)
@@ -76,7 +76,7 @@ static int grow_queue(qsf_durable *d) {
     return 0;
 }
 
-int qsf_durable_push_ok(qsf_durable *d, int64_t ok_fsn, const qsf_response *ok) {
+int qsf_durack_push_ok(qsf_durack *d, int64_t ok_fsn, const qsf_response *ok) {
     if (d->count == d->cap && grow_queue(d) < 0)
         return -1;
     queued_ok o = {ok_fsn, NULL, 0};
@@ -99,14 +99,14 @@ int qsf_durable_push_ok(qsf_durable *d, int64_t ok_fsn, const qsf_response *ok) 
     return 0;
 }
 
-static entry *find_mark(qsf_durable *d, const char *name, size_t n) {
+static entry *find_mark(qsf_durack *d, const char *name, size_t n) {
     for (size_t i = 0; i < d->nmarks; i++)
         if (strlen(d->marks[i].name) == n && strncasecmp(d->marks[i].name, name, n) == 0)
             return &d->marks[i];
     return NULL;
 }
 
-static int merge_mark(qsf_durable *d, const qsf_resp_table *t) {
+static int merge_mark(qsf_durack *d, const qsf_resp_table *t) {
     entry *e = find_mark(d, t->name, t->name_len);
     if (e) {
         if (t->seq_txn > e->seq_txn)
@@ -128,7 +128,7 @@ static int merge_mark(qsf_durable *d, const qsf_resp_table *t) {
     return 0;
 }
 
-static bool ok_is_durable(qsf_durable *d, const queued_ok *o) {
+static bool ok_is_durable(qsf_durack *d, const queued_ok *o) {
     for (size_t i = 0; i < o->n; i++) {
         entry *e = find_mark(d, o->tables[i].name, strlen(o->tables[i].name));
         if (!e || e->seq_txn < o->tables[i].seq_txn)
@@ -137,7 +137,7 @@ static bool ok_is_durable(qsf_durable *d, const queued_ok *o) {
     return true;
 }
 
-int64_t qsf_durable_apply(qsf_durable *d, const qsf_response *dack) {
+int64_t qsf_durack_apply(qsf_durack *d, const qsf_response *dack) {
     size_t pos = 0;
     qsf_resp_table t;
     while (qsf_response_table(dack, &pos, &t))
@@ -153,6 +153,6 @@ int64_t qsf_durable_apply(qsf_durable *d, const qsf_response *dack) {
     return fsn;
 }
 
-size_t qsf_durable_pending(const qsf_durable *d) {
+size_t qsf_durack_pending(const qsf_durack *d) {
     return d->count;
 }
