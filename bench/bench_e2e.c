@@ -6,9 +6,12 @@
  *    flush is one ~64 KiB frame, through the ring, the I/O thread and WebSocket
  *    into the in-process qwp-sink (no_values: it decodes and counts), timed until
  *    the last frame is acknowledged;
+ *    and memory mode once more with every frame through lws_write instead of
+ *    the direct ws:// path (lib/io/ws_fast.h), which is what that path buys;
  * 3. small rows (a trades schema) memory vs SF: rows/s until acknowledged;
  * 4. ack latency: one row, flush, until its OK arrives; percentiles.
  * One JSON object per result on stdout, a human line per result on stderr. */
+#include "io/ws_fast.h"
 #include "qsf.h"
 #include "sink.h"
 
@@ -247,6 +250,16 @@ int main(int argc, char **argv) {
     fprintf(stderr,
             "qsf 64 KiB frames     memory %6.0f MB/s (%.2f of raw)  sf %6.0f MB/s (time x%.2f)\n",
             mem, mem / raw, sfm, mem / sfm);
+    /* memory mode through lws_write: what the direct path buys */
+    atomic_store(&qsf_ws_fast_enabled, false);
+    double lws_rows, lws = big_frames(NULL, &lws_rows);
+    atomic_store(&qsf_ws_fast_enabled, true);
+    printf("{\"bench\":\"e2e_frames\",\"mode\":\"memory\",\"send_path\":\"lws_write\","
+           "\"frame_bytes\":%d,\"mb_per_s\":%.0f,\"rows_per_s\":%.0f,\"vs_raw_tcp\":%.3f,"
+           "\"direct_path_speedup\":%.3f}\n",
+           ROWS_FRAME * (PAD + 24), lws, lws_rows, lws / raw, mem / lws);
+    fprintf(stderr, "qsf 64 KiB frames     memory, lws_write %6.0f MB/s (direct path x%.2f)\n", lws,
+            mem / lws);
     /* the same with 64 MiB segments: 16x fewer rotations (and their barriers) */
     char sf64[600];
     snprintf(sf64, sizeof sf64, "%s;sender_id=e2e64;sf_max_segment_bytes=64m", dir);

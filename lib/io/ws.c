@@ -1,19 +1,13 @@
 /* libwebsockets client glue: one context per sender, owned by the I/O thread. */
 #include "io/ws.h"
 
-#include "io/wsmask.h"
+#include "io/ws_fast.h"
 
 #include "err.h"
 #include "log.h"
 #include "qwp/utf8.h"
 
-#include <errno.h>
 #include <libwebsockets.h>
-#include <linux/sockios.h>
-#include <openssl/rand.h>
-#include <poll.h>
-#include <sys/ioctl.h>
-#include <sys/socket.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,8 +36,7 @@ struct qsf_ws {
     uint8_t *rx;
     size_t rx_len, rx_cap;
     bool rx_binary, rx_broken;
-    uint8_t keys[4096]; /* masking keys from OpenSSL's CSPRNG, 4 bytes each */
-    size_t key_pos;
+    qsf_ws_fast fast; /* the direct send path (ws_fast.h) */
 };
 
 size_t qsf_ws_pre(void) {
@@ -302,7 +295,7 @@ int qsf_ws_new(const qsf_ws_conf *conf, const qsf_ws_hooks *hooks, void *user, q
     ws->conf = *conf;
     ws->hooks = *hooks;
     ws->user = user;
-    ws->key_pos = sizeof ws->keys; /* filled on first use */
+    qsf_ws_fast_init(&ws->fast);
     ws->protocols[0].name = QSF_WS_PROTO_NAME;
     ws->protocols[0].callback = ws_callback;
     struct lws_context_creation_info info;
@@ -380,70 +373,14 @@ bool qsf_ws_active(const qsf_ws *ws) {
     return ws->active;
 }
 
-/* ---- fast send path (plain ws) ----
- * lws masks client payloads one byte at a time, which costs more than the rest
- * of the I/O thread together. For plain connections qsf writes the frame itself
- * (header in the LWS_PRE headroom, payload masked 8 bytes at a time) when lws
- * holds no partial write and the kernel send buffer has room for the whole
- * frame, so a frame never stays half-written when control returns to lws
- * (which may then write a PONG or a CLOSE of its own). */
-
-static const uint8_t *next_key(qsf_ws *ws) {
-    if (ws->key_pos + 4 > sizeof ws->keys) {
-        if (RAND_bytes(ws->keys, sizeof ws->keys) != 1)
-            return NULL;
-        ws->key_pos = 0;
-    }
-    ws->key_pos += 4;
-    return ws->keys + ws->key_pos - 4;
-}
-
-static bool kernel_room_for(int fd, size_t n) {
-    int sndbuf = 0, outq = 0;
-    socklen_t l = sizeof sndbuf;
-    if (getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, &l) != 0 || ioctl(fd, SIOCOUTQ, &outq) != 0)
-        return false;
-    return outq >= 0 && sndbuf > 0 && (size_t) sndbuf > (size_t) outq + n;
-}
-
-/* Writes p[0..n) completely; waits for POLLOUT (bounded) on a short write. */
-static int send_all(int fd, const uint8_t *p, size_t n) {
-    for (int waits = 0; n > 0;) {
-        ssize_t k = send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (k > 0) {
-            p += k;
-            n -= (size_t) k;
-            continue;
-        }
-        if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-            return -1;
-        struct pollfd pf = {fd, POLLOUT, 0};
-        if (++waits > 50 || poll(&pf, 1, 100) < 0)
-            return -1;
-    }
-    return 0;
-}
-
-static bool fast_path_ok(qsf_ws *ws, size_t len) {
-    return !ws->conf.tls && !lws_partial_buffered(ws->wsi) &&
-           kernel_room_for(lws_get_socket_fd(ws->wsi), len + QSF_WS_HDR_MAX);
-}
-
-/* Masks src into buf's payload area (in place when src is that area), puts the
- * header in front and writes it all. */
-static int fast_send(qsf_ws *ws, uint8_t *buf, const uint8_t *src, size_t len, const uint8_t *key) {
-    uint8_t *payload = buf + LWS_PRE;
-    qsf_ws_mask_copy(payload, src, len, key);
-    size_t h = qsf_ws_put_header(payload, len, key);
-    return send_all(lws_get_socket_fd(ws->wsi), payload - h, h + len);
-}
-
 int qsf_ws_send_binary_from(qsf_ws *ws, uint8_t *buf, const uint8_t *src, size_t len) {
     if (!ws->wsi || !ws->open)
         return -1;
-    const uint8_t *key;
-    if (fast_path_ok(ws, len) && (key = next_key(ws)) != NULL)
-        return fast_send(ws, buf, src, len, key);
+    if (!ws->conf.tls) {
+        int rc = qsf_ws_fast_send(&ws->fast, ws->wsi, buf, src, len);
+        if (rc <= 0)
+            return rc;
+    }
     if (src != buf + LWS_PRE)
         memcpy(buf + LWS_PRE, src, len);
     int n = lws_write(ws->wsi, buf + LWS_PRE, len, LWS_WRITE_BINARY);
@@ -452,6 +389,10 @@ int qsf_ws_send_binary_from(qsf_ws *ws, uint8_t *buf, const uint8_t *src, size_t
 
 int qsf_ws_send_binary(qsf_ws *ws, uint8_t *buf, size_t len) {
     return qsf_ws_send_binary_from(ws, buf, buf + LWS_PRE, len);
+}
+
+uint64_t qsf_ws_fast_frames(const qsf_ws *ws) {
+    return ws->fast.frames;
 }
 
 int qsf_ws_send_ping(qsf_ws *ws) {

@@ -98,6 +98,9 @@ void qsf_ws_cancel(qsf_ws *ws);
 /* Arms the tick timer `us` microseconds from now (replaces a pending one). */
 void qsf_ws_tick_in(qsf_ws *ws, int64_t us);
 
+/* Frames this ws sent on the direct path of plain connections (ws_fast.h). */
+uint64_t qsf_ws_fast_frames(const qsf_ws *ws);
+
 /* The WebSocket layer as the I/O thread uses it: one table of functions, so
  * the connection state machine runs against libwebsockets (qsf_ws_lws, the
  * functions above) or, in tests, against a fake without a socket. Every entry
