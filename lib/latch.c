@@ -2,6 +2,7 @@
 #include "latch.h"
 
 #include "err.h"
+#include "qsf_assert.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -35,6 +36,7 @@ void qsf_latch_unsubscribe(qsf_latch *l, qsf_latch_fn fn, void *user) {
 }
 
 bool qsf_latch_set(qsf_latch *l, int code, const char *fmt, ...) {
+    qsf_assert(code < 0); /* a QSF_E_* code: 0 would read as "not latched" */
     if (qsf_latch_code(l))
         return false;
     pthread_mutex_lock(&l->mu);
@@ -44,7 +46,8 @@ bool qsf_latch_set(qsf_latch *l, int code, const char *fmt, ...) {
         va_start(ap, fmt);
         qsf_err_vset(&l->terminal, code, QSF_ERRF_FATAL, 0, fmt, ap);
         va_end(ap);
-        /* The message is complete before anyone can see the code. */
+        /* The message is complete before anyone can see the code; the code
+         * is written once and never changes (the latch is monotonic). */
         atomic_store_explicit(&l->code, code, memory_order_release);
     }
     pthread_mutex_unlock(&l->mu);

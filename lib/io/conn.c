@@ -12,6 +12,7 @@
 
 #include "err.h"
 #include "log.h"
+#include "qsf_assert.h"
 #include "os/os.h"
 
 #include <inttypes.h>
@@ -129,6 +130,7 @@ void qsf_conn_close(qsf_io *io, enum qsf_close_why why, bool abort) {
             c->why = why;
         return;
     }
+    qsf_assert(io->l.st == QSF_IO_OPEN || io->l.st == QSF_IO_CONNECTING); /* something to close */
     c->why = why;
     qsf_io_set_state(io, QSF_IO_CLOSING);
     c->deadline_ns = qsf_io_now_ns() + QSF_IO_CLOSE_NS;

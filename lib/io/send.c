@@ -6,6 +6,7 @@
 
 #include "err.h"
 #include "log.h"
+#include "qsf_assert.h"
 #include "qwp/peek.h"
 #include "qwp/types.h"
 
@@ -141,6 +142,7 @@ static qsf_verdict send_next(qsf_io *io, bool *sent) {
         if (!c->cursor_ok || !qsf_ring_cursor_next(io->ring, &c->cur, &p, &len, &fsn))
             return qsf_v_continue();
     } while (qsf_ack_given_up(io, fsn)); /* never sent */
+    qsf_assert(fsn > c->last_sent_fsn);  /* strict FSN order on a connection */
     qsf_verdict v = check_dictionary(io, p, len, fsn);
     if (v.kind != QSF_V_CONTINUE)
         return v;
