@@ -362,6 +362,10 @@ typedef struct qsf_stats {
     int active_drainers;         /* drainers working on a slot now */
     uint64_t drainers_succeeded; /* orphan slots fully drained (their files removed) */
     uint64_t drainers_failed;    /* orphan slots given up on (marked .failed) */
+    /* liveness */
+    uint64_t connections_lost;  /* connections that ended without an orderly close */
+    uint64_t liveness_timeouts; /* of those, found dead by qsf: nothing received while an
+                                   answer was owed, or no acknowledgement in time */
 } qsf_stats;
 
 /* Fills *out with a consistent-enough snapshot. Any thread. */
@@ -379,6 +383,7 @@ enum {
     QSF_CAT_UNKNOWN = 100,
     QSF_CAT_PROTOCOL_VIOLATION = 101,
     QSF_CAT_DATA_LOSS = 102,
+    QSF_CAT_CONNECTION = 103, /* the connection failed: lost, dead, or no endpoint reachable */
 };
 
 /* Policies of qsf_error_record.policy. */

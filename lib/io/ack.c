@@ -96,8 +96,11 @@ static qsf_verdict on_ok(qsf_io *io, const qsf_response *r) {
     int64_t fsn = qsf_wiremap_ack(&c->map, seq);
     if (fsn < 0)
         return qsf_v_continue();
-    if (fsn > atomic_load(&io->x.highest_ok))
+    if (fsn > atomic_load(&io->x.highest_ok)) {
         atomic_store(&io->x.highest_ok, fsn);
+        qsf_backoff_progress(&io->l.backoff); /* only progress resets the backoff */
+    }
+    qsf_live_acked(io, qsf_io_now_ns());
     qsf_poison_ok(&io->l.poison, fsn);
     if (!c->durable)
         advance_ack(io, fsn);
@@ -145,17 +148,23 @@ static void table_of(qsf_io *io, int64_t fsn, qsf_error_record *rec) {
     qsf_ring_cursor_release(io->ring, &cur);
 }
 
-qsf_verdict qsf_ack_strike(qsf_io *io, int64_t fsn, bool *escalated) {
-    *escalated = qsf_poison_strike(&io->l.poison, fsn);
-    if (!*escalated)
-        return qsf_v_continue();
+int64_t qsf_ack_head_of_line(const qsf_io *io) {
+    int64_t h = qsf_ring_acked_fsn(io->ring), ok = atomic_load(&((qsf_io *) io)->x.highest_ok);
+    h = (ok > h ? ok : h) + 1;
+    return h <= qsf_ring_published_fsn(io->ring) ? h : -1;
+}
+
+bool qsf_ack_strike(qsf_io *io, int64_t fsn) {
+    if (fsn < 0 || !qsf_poison_strike(&io->l.poison, fsn))
+        return false;
     qsf_error_record r;
     qsf_io_record_init(io, &r, QSF_CAT_PROTOCOL_VIOLATION, -1, -1, fsn, fsn);
     snprintf(r.message, sizeof r.message,
              "frame at fsn=%" PRId64 " rejected %d consecutive times with no acceptance at or "
              "beyond it -- poisoned frame",
              fsn, io->l.poison.strikes);
-    return qsf_io_latch(io, QSF_E_PROTOCOL, &r);
+    qsf_io_latch(io, QSF_E_PROTOCOL, &r);
+    return true;
 }
 
 /* sf-behaviour.md §8.2: TERMINAL latches; RETRIABLE_OTHER rotates the host;
@@ -179,23 +188,13 @@ static qsf_verdict on_error(qsf_io *io, const qsf_response *r) {
     if (rec.policy == QSF_POLICY_TERMINAL)
         return qsf_io_latch(io, QSF_E_SERVER, &rec);
     qsf_io_report(io, &rec, 0);
-    const qsf_io_opts *o = &io->o;
-    if (rec.policy == QSF_POLICY_RETRIABLE_OTHER)
-        return (qsf_verdict){QSF_V_OTHER,
-                             qsf_recycle_delay_ms(&io->l.pacer, qsf_ring_acked_fsn(io->ring),
-                                                  o->backoff_initial_ms, o->backoff_max_ms,
-                                                  &io->l.rng),
-                             false};
-    if (fsn < 0) /* a catch-up frame: no strike */
-        return (qsf_verdict){QSF_V_RETRY, 0, false};
-    bool poisoned;
-    qsf_verdict v = qsf_ack_strike(io, fsn, &poisoned);
-    if (poisoned)
-        return v;
-    return (qsf_verdict){
-        QSF_V_RETRY,
-        qsf_pacing_ms(io->l.poison.strikes, o->backoff_initial_ms, o->backoff_max_ms, &io->l.rng),
-        false};
+    if (rec.policy == QSF_POLICY_RETRIABLE_OTHER) /* the node cannot take writes: no strike */
+        return (qsf_verdict){QSF_V_OTHER, QSF_PACE_LOSS, false};
+    /* A rejected catch-up frame holds up the first frame not yet acknowledged:
+     * the strike is against that one (head of line). */
+    if (qsf_ack_strike(io, fsn >= 0 ? fsn : qsf_ack_head_of_line(io)))
+        return qsf_v_terminal();
+    return (qsf_verdict){QSF_V_RETRY, QSF_PACE_REFUSAL, false};
 }
 
 qsf_verdict qsf_ack_message(qsf_io *io, const uint8_t *p, size_t n) {

@@ -21,7 +21,6 @@
 #include <string.h>
 
 #define DRAINER_STREAK 16
-#define WARN_EVERY_NS  (5000 * QSF_IO_MS) /* "not connected" warnings, at most (§7.2) */
 
 /* ---- per-connection state ---- */
 
@@ -141,7 +140,9 @@ void qsf_conn_leave(qsf_io *io, enum qsf_close_why why) {
     switch (io->l.st) {
     case QSF_IO_OPEN:
     case QSF_IO_CONNECTING:
-        qsf_conn_close(io, why, io->l.st == QSF_IO_CONNECTING);
+        /* a CLOSE that cannot even be written (the peer stopped reading) is
+         * not waited for */
+        qsf_conn_close(io, why, io->l.st == QSF_IO_CONNECTING || io->ws_ops->choked(io->ws));
         break;
     case QSF_IO_CLOSING:
         qsf_conn_close(io, why, false); /* only raises why */
@@ -177,19 +178,34 @@ void qsf_conn_apply(qsf_io *io, qsf_verdict v) {
     case QSF_V_RETRY:
         if (io->l.st == QSF_IO_CLOSING)
             return; /* already on its way out; its reason stands */
-        c->retry_delay_ms = v.delay_ms;
+        c->pace = v.pace;
         qsf_conn_close(io, v.kind == QSF_V_OTHER ? QSF_WHY_OTHER : QSF_WHY_RETRY, v.abort);
         return;
+    }
+}
+
+/* The delay before the next attempt after a failure paced `pace`. */
+static int64_t reconnect_delay(qsf_io *io, qsf_pace pace) {
+    switch (pace) {
+    case QSF_PACE_NONE:
+        return 0;
+    case QSF_PACE_LOSS:
+        return qsf_backoff_next(&io->l.backoff, true);
+    case QSF_PACE_REFUSAL:
+        return qsf_backoff_next(&io->l.backoff, false);
+    default:
+        qsf_backoff_next(&io->l.backoff, false);
+        return io->o.backoff_max_ms;
     }
 }
 
 /* Our close (or abort) finished: nothing of the connection remains. */
 static void closed_by_us(qsf_io *io) {
     enum qsf_close_why why = io->c.why;
-    int64_t delay = io->c.retry_delay_ms;
+    qsf_pace pace = io->c.pace;
     conn_reset(io);
     note_down(io);
-    settle(io, why, delay);
+    settle(io, why, why == QSF_WHY_RETRY || why == QSF_WHY_OTHER ? reconnect_delay(io, pace) : 0);
 }
 
 /* ---- attempts ---- */
@@ -238,22 +254,28 @@ static qsf_verdict attempt_failed(qsf_io *io, int outcome, const char *why, int 
     if (io->x.init_state == 0)
         qsf_err_set(&io->x.init_err, code, QSF_ERRF_RETRIABLE, 0, "%s", msg);
     pthread_mutex_unlock(&io->x.mu);
-    return (qsf_verdict){QSF_V_RETRY, 0, false};
+    return (qsf_verdict){QSF_V_RETRY, QSF_PACE_NONE, false};
 }
 
-/* At most every WARN_EVERY_NS while no endpoint can be reached. */
-static void warn_unreachable(qsf_io *io, int64_t sleep_ms) {
-    int64_t now = qsf_io_now_ns();
-    if (io->l.last_warn_ns && now - io->l.last_warn_ns < WARN_EVERY_NS)
-        return;
-    io->l.last_warn_ns = now;
-    char last[256];
+/* No endpoint could be reached: reported once per outage, and again when the
+ * cause changes (not once per attempt). */
+static void report_unreachable(qsf_io *io, int64_t sleep_ms) {
+    qsf_io_loop *l = &io->l;
+    char last[256], msg[400];
     pthread_mutex_lock(&io->x.mu);
     snprintf(last, sizeof last, "%s", io->x.last_error);
     pthread_mutex_unlock(&io->x.mu);
-    QSF_LOGW("not connected: every endpoint failed (last error: %s); next round in %" PRId64
-             " ms; publishing continues into the ring",
+    if (l->down_reported && strncmp(last, l->down_cause, sizeof l->down_cause - 1) == 0) {
+        QSF_LOGD("every endpoint failed again (%s); next round in %" PRId64 " ms", last, sleep_ms);
+        return;
+    }
+    l->down_reported = true;
+    snprintf(l->down_cause, sizeof l->down_cause, "%.159s", last);
+    snprintf(msg, sizeof msg,
+             "not connected: every endpoint failed (last error: %.250s); retrying with backoff "
+             "(next round in %" PRId64 " ms); publishing continues into the ring",
              last, sleep_ms);
+    qsf_io_report_connection(io, msg);
 }
 
 /* Whether a round in which `gaps` of the attempts met an endpoint without
@@ -298,9 +320,11 @@ static void round_exhausted(qsf_io *io) {
         qsf_io_set_state(io, QSF_IO_STOPPED);
         return;
     }
-    int64_t sleep_ms = qsf_hosts_round_sleep_ms(&l->hosts);
-    QSF_LOGD("all endpoints unreachable; next round in %" PRId64 " ms", sleep_ms);
-    warn_unreachable(io, sleep_ms);
+    /* a round of role rejections (a primary moving) sleeps one fixed step */
+    int64_t sleep_ms = qsf_hosts_all_role_rejected(&l->hosts)
+                           ? io->o.backoff_initial_ms
+                           : qsf_backoff_next(&l->backoff, false);
+    report_unreachable(io, sleep_ms);
     qsf_hosts_new_round(&l->hosts);
     qsf_conn_schedule(io, sleep_ms);
 }
@@ -315,7 +339,7 @@ void qsf_conn_start_attempt(qsf_io *io) {
     c->host = h;
     c->timed_out = false;
     c->why = QSF_WHY_NONE;
-    c->retry_delay_ms = 0;
+    c->pace = QSF_PACE_NONE;
     if (atomic_load(&io->x.ever_connected))
         qsf_io_bump(&io->x.reconnect_attempts);
     pthread_mutex_lock(&io->x.mu);
@@ -390,7 +414,7 @@ static qsf_verdict catchup_failed(qsf_io *io, const qsf_errinfo *e) {
     }
     r.policy = QSF_POLICY_RETRIABLE;
     qsf_io_report(io, &r, 0);
-    return (qsf_verdict){QSF_V_OTHER, io->o.backoff_max_ms, false};
+    return (qsf_verdict){QSF_V_OTHER, QSF_PACE_LONGEST, false};
 }
 
 /* The upgrade succeeded: a fresh connection replays from ackedFsn + 1. */
@@ -400,7 +424,7 @@ static qsf_verdict opened(qsf_io *io, const qsf_ws_hs *hs) {
     qsf_hosts_report(&l->hosts, c->host, QSF_ATTEMPT_OK);
     l->durable_gaps = 0;
     l->gap_streak = 0;
-    l->last_warn_ns = 0;
+    l->down_reported = false;
     atomic_store(&io->x.max_batch, hs->max_batch);
     conn_reset(io);
     c->durable = hs->durable_granted;
@@ -417,6 +441,7 @@ static qsf_verdict opened(qsf_io *io, const qsf_ws_hs *hs) {
     c->cursor_ok = qsf_ring_cursor_seek(io->ring, &c->cur, start) == 0;
     qsf_io_set_state(io, QSF_IO_OPEN);
     c->last_send_ns = qsf_io_now_ns();
+    qsf_live_opened(io, c->last_send_ns);
     note_connected(io);
     qsf_io_init_outcome(io, 1, 0, NULL);
     io->ws_ops->want_writable(io->ws);
@@ -436,6 +461,7 @@ static void on_open(void *u, const qsf_ws_hs *hs) {
         note_durable_gap(io, why);
     qsf_verdict v = attempt_failed(io, QSF_ATTEMPT_TRANSPORT, why, QSF_E_CONNECT);
     /* refused: drop it; its end moves on to the next host of the round */
+    io->c.pace = QSF_PACE_NONE;
     qsf_conn_close(io, v.kind == QSF_V_TERMINAL ? QSF_WHY_TERMINAL : QSF_WHY_RETRY, true);
 }
 
@@ -471,8 +497,17 @@ static void on_connect_fail(void *u, const qsf_ws_fail *f) {
 
 static void on_message(void *u, const uint8_t *p, size_t n) {
     qsf_io *io = u;
-    if (io->l.st == QSF_IO_OPEN || io->l.st == QSF_IO_CLOSING)
-        qsf_conn_apply(io, qsf_ack_message(io, p, n));
+    if (io->l.st != QSF_IO_OPEN && io->l.st != QSF_IO_CLOSING)
+        return;
+    qsf_verdict v = qsf_ack_message(io, p, n);
+    qsf_live_received(io, qsf_io_now_ns()); /* after the OK popped what it covers */
+    qsf_conn_apply(io, v);
+}
+
+static void on_pong(void *u) {
+    qsf_io *io = u;
+    if (io->l.st == QSF_IO_OPEN)
+        qsf_live_received(io, qsf_io_now_ns());
 }
 
 static void on_violation(void *u, const char *why) {
@@ -489,39 +524,32 @@ static void on_writable(void *u) {
 }
 
 /* The peer closed, or the connection was lost (§7.2, §8.3): the host is
- * demoted; an orderly close reconnects paced by progress, a loss after data
- * was sent is a strike against the first frame not confirmed. */
+ * demoted; an orderly close reconnects at once the first time, a loss is
+ * reported and, after data was sent, counts a strike against the first frame
+ * not confirmed. Either backs off while no progress is made. */
 static void lost(qsf_io *io, int code, const char *reason) {
     qsf_conn *c = &io->c;
-    bool had_data = c->sent_data;
-    int64_t suspect = qsf_ring_acked_fsn(io->ring);
-    if (atomic_load(&io->x.highest_ok) > suspect)
-        suspect = atomic_load(&io->x.highest_ok);
-    suspect++;
-    QSF_LOGI("connection to %s closed (code %d%s%s)", io->x.cur_host, code,
-             reason && *reason ? ": " : "", reason ? reason : "");
+    bool orderly = code == 1000 || code == 1001;
+    int64_t suspect = c->sent_data ? qsf_ack_head_of_line(io) : -1;
+    char msg[400];
+    snprintf(msg, sizeof msg, "connection to %.100s %s (code %d%s%.200s)", io->x.cur_host,
+             orderly ? "closed by the server" : "lost", code, reason && *reason ? ": " : "",
+             reason ? reason : "");
+    if (orderly) {
+        QSF_LOGI("%s", msg);
+        qsf_io_set_last_error(io, msg);
+    } else {
+        qsf_io_bump(&io->x.connections_lost);
+        qsf_io_report_connection(io, msg);
+    }
     conn_reset(io);
     note_down(io);
-    qsf_io_set_last_error(io, reason && *reason ? reason
-                              : code == 1006    ? "connection lost"
-                                                : "closed");
     qsf_hosts_demote(&io->l.hosts, c->host);
-    if (code == 1000 || code == 1001) { /* orderly: no strike, zero-progress pacing */
-        const qsf_io_opts *o = &io->o;
-        qsf_conn_schedule(io, qsf_recycle_delay_ms(&io->l.pacer, qsf_ring_acked_fsn(io->ring),
-                                                   o->backoff_initial_ms, o->backoff_max_ms,
-                                                   &io->l.rng));
+    if (!orderly && qsf_ack_strike(io, suspect)) {
+        settle(io, QSF_WHY_TERMINAL, 0);
         return;
     }
-    if (had_data && suspect <= qsf_ring_published_fsn(io->ring)) {
-        bool poisoned;
-        qsf_ack_strike(io, suspect, &poisoned);
-        if (poisoned) {
-            settle(io, QSF_WHY_TERMINAL, 0);
-            return;
-        }
-    }
-    qsf_conn_schedule(io, 0); /* the first attempt after a loss is immediate */
+    qsf_conn_schedule(io, reconnect_delay(io, QSF_PACE_LOSS));
 }
 
 static void on_closed(void *u, int code, const char *reason) {
@@ -539,4 +567,5 @@ void qsf_conn_hooks(qsf_ws_hooks *h) {
     h->on_violation = on_violation;
     h->on_writable = on_writable;
     h->on_closed = on_closed;
+    h->on_pong = on_pong;
 }

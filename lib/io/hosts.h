@@ -3,11 +3,10 @@
  * Each address has a state; a round tries every address once, best state first
  * (HEALTHY < UNKNOWN < TRANSIENT_REJECT < TRANSPORT_ERROR < TOPOLOGY_REJECT), ties
  * in `addr` order, the last host that worked first of all (sticky healthy). When a
- * round is exhausted the caller sleeps qsf_hosts_round_sleep_ms() and a new round
- * starts with a fresh ranking. Backoff doubles per exhausted round from `initial`
- * to `max`, with equal jitter: the sleep is b + uniform[0, b). A round in which
- * every host was role-rejected sleeps one fixed `initial` instead. Single-threaded
- * (the I/O thread). */
+ * round is exhausted the caller sleeps (backoff.h; a round in which every host
+ * was role-rejected sleeps one fixed `reconnect_initial_backoff_millis` instead:
+ * qsf_hosts_all_role_rejected) and a new round starts with a fresh ranking.
+ * Single-threaded (the I/O thread). */
 #ifndef QSF_IO_HOSTS_H
 #define QSF_IO_HOSTS_H
 
@@ -41,11 +40,9 @@ typedef struct qsf_hosts {
     int sticky;               /* last host that worked, -1 if none */
     int role_rejects;         /* role rejects in the current round */
     int attempts;             /* attempts in the current round */
-    int64_t initial_ms, max_ms, backoff_ms;
-    uint64_t rng;
 } qsf_hosts;
 
-void qsf_hosts_init(qsf_hosts *h, int n, int64_t initial_ms, int64_t max_ms, uint64_t seed);
+void qsf_hosts_init(qsf_hosts *h, int n);
 
 /* Next host of the current round (starting a round if none is active), or -1
  * when the round is exhausted (sleep, then call qsf_hosts_new_round). */
@@ -57,13 +54,10 @@ void qsf_hosts_report(qsf_hosts *h, int i, int outcome);
 /* Demotes a host that broke after its upgrade (mid-stream) to TRANSPORT_ERROR. */
 void qsf_hosts_demote(qsf_hosts *h, int i);
 
-/* Sleep before the next round, and advances the backoff (doubling, capped). */
-int64_t qsf_hosts_round_sleep_ms(qsf_hosts *h);
+/* Whether every attempt of the round that just ended was role-rejected (421). */
+bool qsf_hosts_all_role_rejected(const qsf_hosts *h);
 
 /* Starts a fresh round (ranking recomputed). */
 void qsf_hosts_new_round(qsf_hosts *h);
-
-/* Equal jitter: b + uniform[0, b). Shared with poison pacing. */
-int64_t qsf_jitter_ms(uint64_t *rng, int64_t b);
 
 #endif

@@ -96,6 +96,8 @@ static void on_tick(void *u) {
     apply_commands(io);
     attempt_if_due(io, now);
     qsf_conn_tick(io, now);
+    if (io->l.st == QSF_IO_OPEN)
+        qsf_conn_apply(io, qsf_live_tick(io, now));
     if (io->l.st == QSF_IO_OPEN) {
         qsf_send_keepalive(io, now);
         qsf_ack_retire_given_up(io);
@@ -159,10 +161,10 @@ static void loop_init(qsf_io *io, const qsf_io_opts *o) {
     qsf_io_loop *l = &io->l;
     l->st = QSF_IO_WAIT;
     l->prev_host = -1;
-    l->rng = (uint64_t) qsf_io_now_ns() ^ (uint64_t) (uintptr_t) io;
-    qsf_hosts_init(&l->hosts, o->n_addrs, o->backoff_initial_ms, o->backoff_max_ms, l->rng);
+    qsf_hosts_init(&l->hosts, o->n_addrs);
     qsf_poison_init(&l->poison, o->max_frame_rejections, o->poison_window_ms);
-    l->pacer.last_progress = -2;
+    qsf_backoff_init(&l->backoff, o->backoff_initial_ms, o->backoff_max_ms,
+                     (uint64_t) qsf_io_now_ns() ^ (uint64_t) (uintptr_t) io);
     l->init_deadline_ns = qsf_io_now_ns() + o->reconnect_max_duration_ms * QSF_IO_MS;
     l->retired = qsf_ring_retired(io->ring, &l->n_retired);
 }
@@ -377,6 +379,8 @@ void qsf_io_stats(const qsf_io *cio, qsf_stats *out) {
     out->paused = atomic_load(&x->paused);
     out->ever_connected = atomic_load(&x->ever_connected);
     out->last_error_code = atomic_load(&x->last_error_code);
+    out->connections_lost = atomic_load(&x->connections_lost);
+    out->liveness_timeouts = atomic_load(&x->liveness_timeouts);
     pthread_mutex_lock(&x->mu);
     snprintf(out->current_host, sizeof out->current_host, "%s", out->connected ? x->cur_host : "");
     pthread_mutex_unlock(&x->mu);

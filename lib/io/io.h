@@ -38,6 +38,11 @@ typedef struct qsf_io_opts {
     int64_t connect_timeout_ms; /* <= 0: operating-system default */
     int64_t auth_timeout_ms;
     int64_t keepalive_ms; /* durable_ack_keepalive_interval_millis; <= 0 disables */
+    /* Liveness (docs/CONFIGURATION.md; each <= 0 disables): a PING after
+     * ping_interval_ms without anything received; a connection is dead when
+     * nothing arrived for liveness_timeout_ms while an answer is owed, or when
+     * sent frames stay unacknowledged for ack_timeout_ms. */
+    int64_t ping_interval_ms, liveness_timeout_ms, ack_timeout_ms;
     int64_t backoff_initial_ms, backoff_max_ms;
     int64_t reconnect_max_duration_ms; /* initial_connect_retry=on only */
     int max_frame_rejections;

@@ -5,6 +5,7 @@
  *   conn.c    a connection's life: attempts, the upgrade, closes, what comes next
  *   send.c    what goes out: dictionary catch-up, replay, live frames, keepalive
  *   ack.c     what comes in: OKs, durable acks, errors, poison strikes, retirement
+ *   live.c    liveness: PINGs, and the deadlines that find a connection dead
  *   report.c  error records, the terminal latch, the status line
  *
  * The state of a qsf_io has three lifetimes, kept apart:
@@ -19,6 +20,7 @@
 #ifndef QSF_IO_INT_H
 #define QSF_IO_INT_H
 
+#include "io/backoff.h"
 #include "io/durack.h"
 #include "io/hosts.h"
 #include "io/io.h"
@@ -36,7 +38,7 @@
 
 #define QSF_IO_TICK_US      20000        /* timer cadence: deadlines, keepalive, safety wake */
 #define QSF_IO_MS           1000000ll    /* nanoseconds per millisecond */
-#define QSF_IO_CLOSE_NS     1000000000ll /* an orderly close may take this long */
+#define QSF_IO_CLOSE_NS     500000000ll  /* an orderly close may take this long */
 #define QSF_IO_PAUSE_NS     2000000000ll /* qsf_pause waits this long at most */
 #define QSF_IO_WATERMARK_NS 1000000ll    /* .ack-watermark writes: at most this often */
 
@@ -65,19 +67,31 @@ enum qsf_close_why {
 /* What an event asks of the connection. */
 typedef enum qsf_verdict_kind {
     QSF_V_CONTINUE, /* nothing changes */
-    QSF_V_RETRY,    /* close; reconnect (the same round) after delay_ms */
-    QSF_V_OTHER,    /* close; demote the host, try another first, after delay_ms */
+    QSF_V_RETRY,    /* close; reconnect (the same round) after the backoff */
+    QSF_V_OTHER,    /* close; demote the host, try another first, after the backoff */
     QSF_V_TERMINAL, /* the latch was set: close, no further attempts */
 } qsf_verdict_kind;
 
+/* How long the reconnect after a failed connection waits (backoff.h). */
+typedef enum qsf_pace {
+    QSF_PACE_NONE,    /* an attempt failed: the next host of the round at once */
+    QSF_PACE_LOSS,    /* the connection was lost: the first reconnect is immediate */
+    QSF_PACE_REFUSAL, /* the server refused something: back off from the start */
+    QSF_PACE_LONGEST, /* nothing will change soon: reconnect_max_backoff_millis */
+} qsf_pace;
+
 typedef struct qsf_verdict {
     qsf_verdict_kind kind;
-    int64_t delay_ms;
+    qsf_pace pace;
     bool abort; /* drop at once (the frame was lost on the wire) instead of CLOSE 1000 */
 } qsf_verdict;
 
 static inline qsf_verdict qsf_v_continue(void) {
-    return (qsf_verdict){QSF_V_CONTINUE, 0, false};
+    return (qsf_verdict){QSF_V_CONTINUE, QSF_PACE_LOSS, false};
+}
+
+static inline qsf_verdict qsf_v_terminal(void) {
+    return (qsf_verdict){QSF_V_TERMINAL, QSF_PACE_LOSS, false};
 }
 
 typedef struct qsf_send_frame {
@@ -91,7 +105,7 @@ typedef struct qsf_io_shared {
     _Atomic int64_t highest_ok, max_batch;
     atomic_int connected, paused, ever_connected, durable_on;
     _Atomic uint64_t frames_sent, frames_replayed, acks, durable_acks, durable_trims, server_errors,
-        reconnect_attempts, reconnects_ok;
+        reconnect_attempts, reconnects_ok, connections_lost, liveness_timeouts;
     atomic_int waiters;
     atomic_int last_error_code; /* QSF_E_* of the last error record queued */
     pthread_mutex_t mu;         /* everything below, and the progress condition */
@@ -111,9 +125,10 @@ typedef struct qsf_io_loop {
     int prev_host; /* the host of the last connection that opened, -1 */
     qsf_hosts hosts;
     qsf_poison poison;
-    qsf_recycle_pacer pacer;
-    uint64_t rng;
-    int durable_gaps; /* hosts of this round that did not grant durable ack */
+    qsf_backoff backoff;  /* every reconnect's delay; reset by progress only */
+    bool down_reported;   /* this outage was reported (record + WARN) */
+    char down_cause[160]; /* ... with this cause: a new cause is reported again */
+    int durable_gaps;     /* hosts of this round that did not grant durable ack */
     /* a drainer's escalation budgets (qsf_io_opts.drainer) */
     int gap_streak, cap_gap_streak;
     int64_t gap_since_ns, cap_gap_since_ns;
@@ -135,14 +150,19 @@ typedef struct qsf_conn {
     int64_t last_sent_fsn;
     int64_t last_send_ns;
     int64_t deadline_ns; /* of the attempt, or of our close */
-    uint32_t dict_known; /* symbol ids the server knows on it */
+    /* liveness (live.c) */
+    int64_t last_rx_ns;     /* anything received: a message or a PONG */
+    int64_t last_ping_ns;   /* our last PING */
+    int64_t await_since_ns; /* an answer is owed since then (0: none) */
+    int64_t ack_since_ns;   /* frames unacknowledged since then, without an OK (0: none) */
+    uint32_t dict_known;    /* symbol ids the server knows on it */
     qsf_wiremap map;
     qsf_durack *dur;
     qsf_ring_cursor cur;
     qsf_send_frame *catchup;
     size_t n_catchup, next_catchup, cap_catchup;
     enum qsf_close_why why;
-    int64_t retry_delay_ms;
+    qsf_pace pace; /* of the reconnect after our close */
 } qsf_conn;
 
 struct qsf_io {
@@ -181,6 +201,10 @@ void qsf_io_record_init(qsf_io *io, qsf_error_record *r, int cat, int status, in
 void qsf_io_report(qsf_io *io, const qsf_error_record *r, int code);
 void qsf_io_unacked_span(qsf_io *io, int64_t *from, int64_t *to);
 void qsf_io_set_last_error(qsf_io *io, const char *msg);
+/* A connection failed or no endpoint can be reached: an error record of
+ * category CONNECTION for the unacknowledged span (the inbox logs it at WARN)
+ * and the status line's last error. */
+void qsf_io_report_connection(qsf_io *io, const char *msg);
 /* Latches a terminal error (the record is queued before anyone can see the
  * latch) and returns the verdict that ends the connection. */
 qsf_verdict qsf_io_latch(qsf_io *io, int code, const qsf_error_record *rec);
@@ -223,12 +247,30 @@ bool qsf_send_due(const qsf_io *io);
 
 /* ---- ack.c ---- */
 qsf_verdict qsf_ack_message(qsf_io *io, const uint8_t *p, size_t n);
-/* A strike against fsn; the terminal verdict when it escalates to poison. */
-qsf_verdict qsf_ack_strike(qsf_io *io, int64_t fsn, bool *escalated);
+/* The first frame not confirmed by an OK, max(ackedFsn, highestOk) + 1, or -1
+ * when every published frame is. */
+int64_t qsf_ack_head_of_line(const qsf_io *io);
+/* A strike against fsn (none for -1); true when it escalated to poison (the
+ * latch is set). */
+bool qsf_ack_strike(qsf_io *io, int64_t fsn);
 /* Retires the flushes recovery gave up once everything before them is acknowledged. */
 void qsf_ack_retire_given_up(qsf_io *io);
 bool qsf_ack_given_up(const qsf_io *io, int64_t fsn);
 /* A pending .ack-watermark write, if one is owed. */
 void qsf_ack_persist_pending(qsf_io *io);
+
+/* ---- live.c ---- */
+void qsf_live_opened(qsf_io *io, int64_t now);
+/* A message or a PONG arrived. */
+void qsf_live_received(qsf_io *io, int64_t now);
+/* A frame was sent. */
+void qsf_live_sent(qsf_io *io, int64_t now);
+/* Sends a PING (liveness or durable keepalive); false when it could not be sent. */
+bool qsf_live_ping(qsf_io *io, int64_t now);
+/* An OK confirmed frames: the acknowledgement clock restarts, or stops. */
+void qsf_live_acked(qsf_io *io, int64_t now);
+/* Open connection, every tick: a PING when it is due, and the verdict of the
+ * deadlines. */
+qsf_verdict qsf_live_tick(qsf_io *io, int64_t now);
 
 #endif

@@ -1,7 +1,6 @@
-/* Status/category/policy table, poison-frame detector and pacing (§8). */
+/* Status/category/policy table and the poison-frame detector (§8). */
 #include "io/policy.h"
 
-#include "io/hosts.h"
 #include "os/os.h"
 #include "qsf.h"
 
@@ -62,6 +61,8 @@ const char *qsf_category_name(int category) {
         return "PROTOCOL_VIOLATION";
     case QSF_CAT_DATA_LOSS:
         return "DATA_LOSS";
+    case QSF_CAT_CONNECTION:
+        return "CONNECTION";
     default:
         return "UNKNOWN";
     }
@@ -91,27 +92,4 @@ void qsf_poison_ok(qsf_poison *p, int64_t ok_fsn) {
         p->suspect = -1;
         p->strikes = 0;
     }
-}
-
-static int64_t doubled(int shift, int64_t initial_ms, int64_t max_ms) {
-    if (shift > 6)
-        shift = 6;
-    int64_t b = initial_ms << (shift < 0 ? 0 : shift);
-    return b > max_ms ? max_ms : b;
-}
-
-int64_t qsf_pacing_ms(int strikes, int64_t initial_ms, int64_t max_ms, uint64_t *rng) {
-    return qsf_jitter_ms(rng, doubled(strikes - 1, initial_ms, max_ms));
-}
-
-int64_t qsf_recycle_delay_ms(qsf_recycle_pacer *rp, int64_t progress, int64_t initial_ms,
-                             int64_t max_ms, uint64_t *rng) {
-    if (progress != rp->last_progress) {
-        rp->last_progress = progress;
-        rp->zero_progress = 0;
-    }
-    int n = rp->zero_progress++;
-    if (n == 0)
-        return 0;
-    return qsf_jitter_ms(rng, doubled(n - 1, initial_ms, max_ms));
 }

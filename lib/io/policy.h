@@ -37,19 +37,4 @@ bool qsf_poison_strike(qsf_poison *p, int64_t fsn);
 /* An OK reached okFsn: clears the suspicion if it covers the suspect. */
 void qsf_poison_ok(qsf_poison *p, int64_t ok_fsn);
 
-/* Delay before the first reconnect after a RETRIABLE rejection with `strikes`
- * strikes: (initial << min(strikes - 1, 6)) capped at max, plus uniform jitter in
- * [0, that). */
-int64_t qsf_pacing_ms(int strikes, int64_t initial_ms, int64_t max_ms, uint64_t *rng);
-
-/* Strike-exempt recycles (orderly closes, RETRIABLE_OTHER): the first reconnects
- * at once, later ones without progress double like qsf_pacing_ms. */
-typedef struct qsf_recycle_pacer {
-    int zero_progress; /* recycles in a row without progress */
-    int64_t last_progress;
-} qsf_recycle_pacer;
-
-int64_t qsf_recycle_delay_ms(qsf_recycle_pacer *rp, int64_t progress, int64_t initial_ms,
-                             int64_t max_ms, uint64_t *rng);
-
 #endif

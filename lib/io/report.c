@@ -34,6 +34,8 @@ static int record_code(const qsf_error_record *r) {
         return QSF_E_PROTOCOL;
     case QSF_CAT_DATA_LOSS:
         return QSF_E_DATA_LOSS;
+    case QSF_CAT_CONNECTION:
+        return QSF_E_CONNECT;
     default:
         return QSF_E_SERVER;
     }
@@ -55,11 +57,21 @@ void qsf_io_set_last_error(qsf_io *io, const char *msg) {
     pthread_mutex_unlock(&io->x.mu);
 }
 
+void qsf_io_report_connection(qsf_io *io, const char *msg) {
+    qsf_error_record r;
+    int64_t from, to;
+    qsf_io_unacked_span(io, &from, &to);
+    qsf_io_record_init(io, &r, QSF_CAT_CONNECTION, -1, -1, from, to);
+    snprintf(r.message, sizeof r.message, "%s", msg);
+    qsf_io_report(io, &r, QSF_E_CONNECT);
+    qsf_io_set_last_error(io, msg);
+}
+
 qsf_verdict qsf_io_latch(qsf_io *io, int code, const qsf_error_record *rec) {
     if (!qsf_latch_code(io->latch))
         qsf_io_report(io, rec, code);
     qsf_latch_set(io->latch, code, "%s", rec->message);
-    return (qsf_verdict){QSF_V_TERMINAL, 0, false};
+    return qsf_v_terminal();
 }
 
 qsf_verdict qsf_io_latch_violation(qsf_io *io, int code, const char *msg) {

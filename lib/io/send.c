@@ -114,8 +114,13 @@ static qsf_verdict check_dictionary(qsf_io *io, const uint8_t *p, uint32_t len, 
 
 /* A frame that left the cursor but not the wire: drop the connection, so the
  * next one replays from ackedFsn + 1 (never a gap). */
-static qsf_verdict lost_on_the_wire(void) {
-    return (qsf_verdict){QSF_V_RETRY, 0, true};
+static qsf_verdict lost_on_the_wire(qsf_io *io) {
+    char msg[200];
+    snprintf(msg, sizeof msg, "connection to %.100s lost: a frame could not be written",
+             io->x.cur_host);
+    qsf_io_bump(&io->x.connections_lost);
+    qsf_io_report_connection(io, msg);
+    return (qsf_verdict){QSF_V_RETRY, QSF_PACE_LOSS, true};
 }
 
 static qsf_verdict send_catchup(qsf_io *io, bool *sent) {
@@ -124,8 +129,9 @@ static qsf_verdict send_catchup(qsf_io *io, bool *sent) {
     *sent = true;
     if (io->ws_ops->send_binary_from(io->ws, f->buf, f->buf + io->ws_ops->pre(), f->len) < 0 ||
         qsf_wiremap_push(&c->map, -1) < 0)
-        return lost_on_the_wire();
+        return lost_on_the_wire(io);
     c->last_send_ns = qsf_io_now_ns();
+    qsf_live_sent(io, c->last_send_ns);
     return qsf_v_continue();
 }
 
@@ -148,10 +154,11 @@ static qsf_verdict send_next(qsf_io *io, bool *sent) {
         return v;
     *sent = true;
     if (send_copy(io, p, len) < 0 || qsf_wiremap_push(&c->map, fsn) < 0)
-        return lost_on_the_wire();
+        return lost_on_the_wire(io);
     c->sent_data = true;
     c->last_sent_fsn = fsn;
     c->last_send_ns = qsf_io_now_ns();
+    qsf_live_sent(io, c->last_send_ns);
     qsf_io_bump(&io->x.frames_sent);
     if (fsn <= c->replay_target)
         qsf_io_bump(&io->x.frames_replayed);
@@ -183,8 +190,6 @@ void qsf_send_keepalive(qsf_io *io, int64_t now) {
     qsf_conn *c = &io->c;
     if (!c->durable || io->o.keepalive_ms <= 0 || !qsf_durack_pending(c->dur))
         return;
-    if (now - c->last_send_ns < io->o.keepalive_ms * QSF_IO_MS || io->ws_ops->choked(io->ws))
-        return;
-    if (io->ws_ops->send_ping(io->ws) == 0)
-        c->last_send_ns = now;
+    if (now - c->last_send_ns >= io->o.keepalive_ms * QSF_IO_MS)
+        qsf_live_ping(io, now);
 }

@@ -263,6 +263,10 @@ static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *
     case LWS_CALLBACK_CLIENT_RECEIVE:
         rx_append(ws, wsi, in, len);
         return 0;
+    case LWS_CALLBACK_CLIENT_RECEIVE_PONG:
+        if (ws->hooks.on_pong)
+            ws->hooks.on_pong(ws->user);
+        return 0;
     case LWS_CALLBACK_CLIENT_WRITEABLE:
         return on_writeable(ws, wsi);
     case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:

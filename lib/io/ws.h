@@ -53,6 +53,7 @@ typedef struct qsf_ws_hooks {
     void (*on_closed)(void *u, int code, const char *reason);
     void (*on_wake)(void *u); /* lws_cancel_service() reached the loop */
     void (*on_tick)(void *u); /* timer armed with qsf_ws_tick_in */
+    void (*on_pong)(void *u); /* a PONG arrived (may be NULL) */
 } qsf_ws_hooks;
 
 /* Bytes of headroom lws needs in front of a buffer passed to qsf_ws_send. */

@@ -137,8 +137,9 @@ static void on_tick(void *u) {
     qsf_ws_tick_in(r->ws, 10000); /* keeps service returning */
 }
 
-static const qsf_ws_hooks hooks = {on_open,     on_connect_fail, on_message, on_violation,
-                                   on_writable, on_closed,       on_wake,    on_tick};
+static const qsf_ws_hooks hooks = {on_open,      on_connect_fail, on_message,
+                                   on_violation, on_writable,     on_closed,
+                                   on_wake,      on_tick,         NULL};
 
 static int64_t mono_ms(void) {
     struct timespec ts;

@@ -35,6 +35,9 @@ static void defaults(void **state) {
     assert_int_equal(c->reconnect_max_duration_millis, 300000);
     assert_int_equal(c->initial_connect_retry, QSF_CONF_INITIAL_CONNECT_RETRY_OFF);
     assert_int_equal(c->close_flush_timeout_millis, 5000);
+    assert_int_equal(c->ping_interval_millis, 5000);
+    assert_int_equal(c->liveness_timeout_millis, 15000);
+    assert_int_equal(c->ack_timeout_millis, 30000);
     assert_false(c->request_durable_ack);
     assert_int_equal(c->durable_ack_keepalive_interval_millis, 200);
     assert_int_equal(c->error_inbox_capacity, 256);
@@ -110,6 +113,12 @@ static const struct edge edges[] = {
     {"close_flush_timeout_millis", "-2", "-1", I64MAX, NULL, ATLEAST("-1")},
     {"durable_ack_keepalive_interval_millis", "-9223372036854775809", "-9223372036854775808",
      I64MAX, I64OVER, "64-bit range"},
+    {"ping_interval_millis", "-9223372036854775809", "-9223372036854775808", I64MAX, I64OVER,
+     "64-bit range"},
+    {"liveness_timeout_millis", "-9223372036854775809", "-9223372036854775808", I64MAX, I64OVER,
+     "64-bit range"},
+    {"ack_timeout_millis", "-9223372036854775809", "-9223372036854775808", I64MAX, I64OVER,
+     "64-bit range"},
     {"error_inbox_capacity", "15", "16", "1048576", "1048577", "must be between 16 and 1048576"},
     {"connection_listener_inbox_capacity", "0", "1", "1048576", "1048577",
      "must be between 1 and 1048576"},

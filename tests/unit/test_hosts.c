@@ -1,4 +1,4 @@
-/* Host ranking, rounds and backoff (sf-behaviour.md §7.2-§7.4). */
+/* Host ranking and rounds (sf-behaviour.md §7.2-§7.4). */
 #include "testutil.h"
 
 #include "io/hosts.h"
@@ -6,7 +6,7 @@
 static void round_tries_every_host_in_addr_order_then_ends(void **state) {
     (void) state;
     qsf_hosts h;
-    qsf_hosts_init(&h, 3, 100, 5000, 42);
+    qsf_hosts_init(&h, 3);
     for (int i = 0; i < 3; i++) {
         assert_int_equal(qsf_hosts_next(&h), i);
         qsf_hosts_report(&h, i, QSF_ATTEMPT_TRANSPORT);
@@ -17,7 +17,7 @@ static void round_tries_every_host_in_addr_order_then_ends(void **state) {
 static void ranking_prefers_better_states_and_sticky_healthy(void **state) {
     (void) state;
     qsf_hosts h;
-    qsf_hosts_init(&h, 4, 100, 5000, 1);
+    qsf_hosts_init(&h, 4);
     assert_int_equal(qsf_hosts_next(&h), 0);
     qsf_hosts_report(&h, 0, QSF_ATTEMPT_ROLE_OTHER); /* topology reject: last */
     assert_int_equal(qsf_hosts_next(&h), 1);
@@ -38,7 +38,7 @@ static void ranking_prefers_better_states_and_sticky_healthy(void **state) {
 static void mid_stream_break_demotes_the_host(void **state) {
     (void) state;
     qsf_hosts h;
-    qsf_hosts_init(&h, 2, 100, 5000, 1);
+    qsf_hosts_init(&h, 2);
     assert_int_equal(qsf_hosts_next(&h), 0);
     qsf_hosts_report(&h, 0, QSF_ATTEMPT_OK);
     qsf_hosts_demote(&h, 0);
@@ -50,40 +50,16 @@ static void mid_stream_break_demotes_the_host(void **state) {
 static void auth_failure_ends_the_round(void **state) {
     (void) state;
     qsf_hosts h;
-    qsf_hosts_init(&h, 3, 100, 5000, 1);
+    qsf_hosts_init(&h, 3);
     assert_int_equal(qsf_hosts_next(&h), 0);
     qsf_hosts_report(&h, 0, QSF_ATTEMPT_AUTH);
     assert_int_equal(qsf_hosts_next(&h), -1);
 }
 
-static void backoff_doubles_with_equal_jitter_and_caps(void **state) {
+static void a_round_of_role_rejections_is_recognised(void **state) {
     (void) state;
     qsf_hosts h;
-    qsf_hosts_init(&h, 1, 100, 5000, 7);
-    int64_t b = 100;
-    for (int round = 0; round < 12; round++) {
-        assert_int_equal(qsf_hosts_next(&h), 0);
-        qsf_hosts_report(&h, 0, QSF_ATTEMPT_TRANSPORT);
-        assert_int_equal(qsf_hosts_next(&h), -1);
-        int64_t s = qsf_hosts_round_sleep_ms(&h);
-        assert_true(s >= b && s < 2 * b);
-        b = b * 2 > 5000 ? 5000 : b * 2;
-        qsf_hosts_new_round(&h);
-    }
-    /* success resets the backoff */
-    assert_int_equal(qsf_hosts_next(&h), 0);
-    qsf_hosts_report(&h, 0, QSF_ATTEMPT_OK);
-    assert_int_equal(qsf_hosts_next(&h), 0);
-    qsf_hosts_report(&h, 0, QSF_ATTEMPT_TRANSPORT);
-    assert_int_equal(qsf_hosts_next(&h), -1);
-    int64_t s = qsf_hosts_round_sleep_ms(&h);
-    assert_true(s >= 100 && s < 200);
-}
-
-static void all_role_rejected_sleeps_fixed_initial(void **state) {
-    (void) state;
-    qsf_hosts h;
-    qsf_hosts_init(&h, 3, 100, 5000, 3);
+    qsf_hosts_init(&h, 3);
     for (int r = 0; r < 5; r++) {
         for (int i = 0; i < 3; i++) {
             int k = qsf_hosts_next(&h);
@@ -91,9 +67,15 @@ static void all_role_rejected_sleeps_fixed_initial(void **state) {
             qsf_hosts_report(&h, k, k == 1 ? QSF_ATTEMPT_ROLE_CATCHUP : QSF_ATTEMPT_ROLE_OTHER);
         }
         assert_int_equal(qsf_hosts_next(&h), -1);
-        assert_int_equal(qsf_hosts_round_sleep_ms(&h), 100);
+        assert_true(qsf_hosts_all_role_rejected(&h));
         qsf_hosts_new_round(&h);
     }
+    /* one transport failure in the round: not a round of role rejections */
+    int k = qsf_hosts_next(&h);
+    qsf_hosts_report(&h, k, QSF_ATTEMPT_ROLE_OTHER);
+    k = qsf_hosts_next(&h);
+    qsf_hosts_report(&h, k, QSF_ATTEMPT_TRANSPORT);
+    assert_false(qsf_hosts_all_role_rejected(&h));
 }
 
 int main(void) {
@@ -102,8 +84,7 @@ int main(void) {
         cmocka_unit_test(ranking_prefers_better_states_and_sticky_healthy),
         cmocka_unit_test(mid_stream_break_demotes_the_host),
         cmocka_unit_test(auth_failure_ends_the_round),
-        cmocka_unit_test(backoff_doubles_with_equal_jitter_and_caps),
-        cmocka_unit_test(all_role_rejected_sleeps_fixed_initial),
+        cmocka_unit_test(a_round_of_role_rejections_is_recognised),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -98,31 +98,6 @@ static void zero_window_escalates_at_the_threshold(void **state) {
     assert_true(qsf_poison_strike(&p, 1));
 }
 
-static void pacing_doubles_per_strike_capped_at_shift_six(void **state) {
-    (void) state;
-    uint64_t rng = 9;
-    for (int s = 1; s <= 10; s++) {
-        int64_t base = 100ll << (s - 1 > 6 ? 6 : s - 1);
-        if (base > 5000)
-            base = 5000;
-        int64_t d = qsf_pacing_ms(s, 100, 5000, &rng);
-        assert_true(d >= base && d < 2 * base);
-    }
-    assert_true(qsf_pacing_ms(10, 10, 100000, &rng) < 2 * 640);
-}
-
-static void recycle_pacer_first_is_immediate_then_doubles_until_progress(void **state) {
-    (void) state;
-    uint64_t rng = 5;
-    qsf_recycle_pacer rp = {0, -1};
-    assert_int_equal(qsf_recycle_delay_ms(&rp, -1, 100, 5000, &rng), 0);
-    int64_t d = qsf_recycle_delay_ms(&rp, -1, 100, 5000, &rng);
-    assert_true(d >= 100 && d < 200);
-    d = qsf_recycle_delay_ms(&rp, -1, 100, 5000, &rng);
-    assert_true(d >= 200 && d < 400);
-    assert_int_equal(qsf_recycle_delay_ms(&rp, 7, 100, 5000, &rng), 0); /* progress */
-}
-
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(table_has_no_drop_policy, setup, teardown),
@@ -130,10 +105,6 @@ int main(void) {
                                         teardown),
         cmocka_unit_test_setup_teardown(different_frame_or_ok_resets_the_count, setup, teardown),
         cmocka_unit_test_setup_teardown(zero_window_escalates_at_the_threshold, setup, teardown),
-        cmocka_unit_test_setup_teardown(pacing_doubles_per_strike_capped_at_shift_six, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(
-            recycle_pacer_first_is_immediate_then_doubles_until_progress, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
