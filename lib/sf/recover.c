@@ -51,7 +51,7 @@ static void drop_pass(qsf_slot_recovered *out) {
 }
 
 static void state_free(rc_state *st) {
-    rc_dict_free(st);
+    qsf_rc_dict_free(st);
     free(st->buf);
     for (uint32_t i = 0; i < st->nsegs; i++)
         free(st->segs[i].pieces);
@@ -104,15 +104,16 @@ static int migrate(rc_state *st, qsf_errinfo *err) {
     int rc = qsf_manifest_create(s->dirfd, s->path, head, st->active->info.base_seq,
                                  &st->out->manifest, err);
     for (uint32_t i = 0; rc == QSF_OK && i < st->ndata; i++)
-        rc = rc_stamp_flag(st, st->data[i], err);
+        rc = qsf_rc_stamp_flag(st, st->data[i], err);
     if (rc == QSF_OK)
-        rc = rc_stamp_flag(st, st->active, err);
+        rc = qsf_rc_stamp_flag(st, st->active, err);
     return rc;
 }
 
 /* ---- §8.10 ---- */
 
-int64_t rc_seed_acked(int64_t lowest_base, int64_t published, int64_t watermark, bool *ignored) {
+int64_t qsf_rc_seed_acked(int64_t lowest_base, int64_t published, int64_t watermark,
+                          bool *ignored) {
     int64_t cand = lowest_base - 1 > watermark ? lowest_base - 1 : watermark;
     *ignored = cand > published;
     return *ignored ? lowest_base - 1 : cand;
@@ -129,8 +130,8 @@ static int seed_watermark(qsf_slot_recovered *out, qsf_errinfo *err) {
     if (rc != QSF_OK)
         return rc;
     int64_t wm = out->watermark.present ? out->watermark.fsn : -1;
-    int64_t cand = rc_seed_acked(out->segments[0].base_seq, out->published_fsn, wm,
-                                 &out->report.watermark_ignored);
+    int64_t cand = qsf_rc_seed_acked(out->segments[0].base_seq, out->published_fsn, wm,
+                                     &out->report.watermark_ignored);
     if (out->report.watermark_ignored)
         QSF_LOGW("watermark exceeds publishedFsn in %s (%lld > %lld); ignoring it and replaying "
                  "from FSN %lld",
@@ -154,7 +155,7 @@ static int start_empty(rc_state *st, uint64_t seg_bytes, qsf_errinfo *err) {
             rc = qsf_fsync_dir(s->dirfd, s->path, err);
     }
     if (rc == QSF_OK)
-        rc = rc_fresh_start(out, seg_bytes, err);
+        rc = qsf_rc_fresh_start(out, seg_bytes, err);
     if (rc == QSF_OK)
         fill_report(st);
     return rc;
@@ -165,22 +166,22 @@ static int finish_recovered(rc_state *st, int durability, qsf_errinfo *err) {
     qsf_slot_recovered *out = st->out;
     int rc = st->legacy ? migrate(st, err) : QSF_OK;
     if (rc == QSF_OK)
-        rc = rc_apply_fates(st, err);
+        rc = qsf_rc_apply_fates(st, err);
     if (rc == QSF_OK && st->active->residue_end > 0)
-        rc = rc_zero_residue(st, st->active, err);
+        rc = qsf_rc_zero_residue(st, st->active, err);
     if (rc == QSF_OK)
-        rc = rc_publish_chain(st, err);
+        rc = qsf_rc_publish_chain(st, err);
     if (rc == QSF_OK)
         rc = seed_watermark(out, err);
     if (rc == QSF_OK)
-        rc = rc_publish_retired(st, err);
+        rc = qsf_rc_publish_retired(st, err);
     /* nothing was left to cut: the last frame on disk commits, or every frame
      * after the last committing one is acknowledged */
     out->commit_boundary_fsn = out->published_fsn;
     if (rc == QSF_OK)
-        rc = rc_dict_finish(st, err);
+        rc = qsf_rc_dict_finish(st, err);
     if (rc == QSF_OK && !out->data_loss)
-        rc = rc_baseline(st, durability, err);
+        rc = qsf_rc_baseline(st, durability, err);
     fill_report(st);
     return rc;
 }
@@ -207,19 +208,19 @@ static int read_watermark(const qsf_slot *s, int64_t *wm, qsf_errinfo *err) {
     return rc;
 }
 
-int rc_plan(rc_state *st, qsf_errinfo *err) {
+int qsf_rc_plan(rc_state *st, qsf_errinfo *err) {
     int64_t lowest = st->ndata > 0 ? st->data[0]->info.base_seq : st->active->info.base_seq;
     int64_t published = st->active->info.base_seq + (int64_t) st->active->info.frame_count - 1;
     bool ignored;
-    st->acked = rc_seed_acked(lowest, published, st->wm, &ignored);
-    return rc_plan_groups(st, err);
+    st->acked = qsf_rc_seed_acked(lowest, published, st->wm, &ignored);
+    return qsf_rc_plan_groups(st, err);
 }
 
 /* The plan changes files: record what it gives up, carry it out, run again. */
 static int repair_pass(rc_state *st, qsf_errinfo *err) {
     rc_carry *c = st->carry;
     uint32_t first_new = c->nlosses;
-    int rc = rc_record_losses(st, err);
+    int rc = qsf_rc_record_losses(st, err);
     if (st->cut.from <= st->cut.to) {
         c->aborted_frames += (uint64_t) (st->cut.to - st->cut.from + 1);
         c->aborted_rows += st->cut.rows;
@@ -233,7 +234,7 @@ static int repair_pass(rc_state *st, qsf_errinfo *err) {
         if (st->segs[i].torn_bytes > c->torn_bytes)
             c->torn_bytes = st->segs[i].torn_bytes;
     if (rc == QSF_OK)
-        rc = rc_repair(st, err);
+        rc = qsf_rc_repair(st, err);
     for (uint32_t k = first_new; rc == QSF_OK && k < c->nlosses; k++)
         for (uint32_t i = 0; i < st->nsegs; i++) /* name each loss's quarantined copy */
             if (strcmp(c->losses[k].file, st->segs[i].info.name) == 0 && st->segs[i].copy[0])
@@ -248,28 +249,28 @@ static int recovery_pass(qsf_slot_recovered *out, rc_carry *carry, int durabilit
     if (!st.buf)
         return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "no memory for the recovery buffer");
     bool empty = false;
-    int rc = rc_enumerate(&st, err);
+    int rc = qsf_rc_enumerate(&st, err);
     if (rc == QSF_OK)
-        rc = rc_scan_all(&st, err);
+        rc = qsf_rc_scan_all(&st, err);
     if (rc == QSF_OK)
         rc = read_watermark(&out->slot, &st.wm, err);
     if (rc == QSF_OK)
         rc = qsf_manifest_open(out->slot.dirfd, out->slot.path, &out->manifest, err);
     if (rc == QSF_OK)
-        rc = rc_build_chain(&st, &empty, err);
+        rc = qsf_rc_build_chain(&st, &empty, err);
     *rerun = rc == QSF_OK && st.rerun;
     if (rc == QSF_OK && !*rerun && !empty)
         rc = qsf_symdict_open(&out->symdict, out->slot.dirfd, out->slot.path, err);
     if (rc == QSF_OK && !*rerun && !empty)
-        rc = rc_dict_begin(&st, err);
+        rc = qsf_rc_dict_begin(&st, err);
     if (rc == QSF_OK && !*rerun && !empty)
-        rc = rc_plan(&st, err);
-    if (rc == QSF_OK && !*rerun && !empty && rc_plan_repairs(&st)) {
+        rc = qsf_rc_plan(&st, err);
+    if (rc == QSF_OK && !*rerun && !empty && qsf_rc_plan_repairs(&st)) {
         rc = repair_pass(&st, err);
         *rerun = true;
     }
     if (rc == QSF_OK && !*rerun && empty)
-        rc = rc_apply_fates(&st, err);
+        rc = qsf_rc_apply_fates(&st, err);
     if (rc == QSF_OK && !*rerun)
         rc = empty ? start_empty(&st, seg_bytes, err) : finish_recovered(&st, durability, err);
     carry->debris += *rerun ? st.debris : 0;
@@ -324,7 +325,7 @@ static int quarantine_and_restart(qsf_slot_recovered *out, uint64_t seg_bytes, q
     if (rc == QSF_OK)
         rc = qsf_slot_recreate(&out->slot, err);
     if (rc == QSF_OK)
-        rc = rc_fresh_start(out, seg_bytes, err);
+        rc = qsf_rc_fresh_start(out, seg_bytes, err);
     if (rc != QSF_OK)
         return rc;
     out->next_generation = 1;

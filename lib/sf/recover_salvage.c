@@ -43,7 +43,7 @@ static bool looks_stored(const uint8_t *p, uint64_t o, uint64_t size) {
 static int try_candidate(rc_reader *r, uint64_t o, const uint8_t *p, bool *ok, uint64_t *budget,
                          qsf_errinfo *err) {
     uint32_t crc = qsf_get_u32(p), len = qsf_get_u32(p + 4);
-    int rc = rc_frame_crc_ok(r, o, len, crc, ok, err);
+    int rc = qsf_rc_frame_crc_ok(r, o, len, crc, ok, err);
     if (rc == QSF_OK && !*ok)
         *budget = *budget > (uint64_t) len + 8 ? *budget - len - 8 : 0;
     return rc;
@@ -56,7 +56,7 @@ static int scan_window(rc_reader *r, uint64_t pos, uint64_t *next, bool *found, 
                        uint64_t *budget, qsf_errinfo *err) {
     const uint8_t *p;
     size_t got;
-    int rc = rc_read(r, pos, QSF_RECOVER_BUF, &p, &got, err);
+    int rc = qsf_rc_read(r, pos, QSF_RECOVER_BUF, &p, &got, err);
     *cont = 0;
     if (rc != QSF_OK || got < CAND_HEAD)
         return rc;
@@ -87,8 +87,8 @@ static int scan_window(rc_reader *r, uint64_t pos, uint64_t *next, bool *found, 
     return QSF_OK;
 }
 
-int rc_salvage_next(rc_reader *r, uint64_t bad, uint64_t *next, bool *found, uint64_t *budget,
-                    bool *out_of_budget, qsf_errinfo *err) {
+int qsf_rc_salvage_next(rc_reader *r, uint64_t bad, uint64_t *next, bool *found, uint64_t *budget,
+                        bool *out_of_budget, qsf_errinfo *err) {
     *found = false;
     *out_of_budget = false;
     uint64_t pos = bad + 1;
@@ -103,13 +103,13 @@ int rc_salvage_next(rc_reader *r, uint64_t bad, uint64_t *next, bool *found, uin
     return QSF_OK;
 }
 
-int rc_count_gap(rc_reader *r, rc_piece *g, qsf_errinfo *err) {
+int qsf_rc_count_gap(rc_reader *r, rc_piece *g, qsf_errinfo *err) {
     g->ub = (g->end - g->off) / RC_MIN_FRAME;
     uint64_t o = g->off, hops = 0;
     while (o < g->end && g->end - o >= RC_MIN_FRAME) {
         const uint8_t *p;
         size_t got;
-        int rc = rc_read(r, o, QSF_SFA_FRAME_OVERHEAD, &p, &got, err);
+        int rc = qsf_rc_read(r, o, QSF_SFA_FRAME_OVERHEAD, &p, &got, err);
         if (rc != QSF_OK)
             return rc;
         uint32_t len = qsf_get_u32(p + 4);
