@@ -8,6 +8,7 @@
 #include "log.h"
 #include "os/fileutil.h"
 #include "os/os.h"
+#include "sf/segfmt.h"
 #include "sf/sfio.h"
 
 #include <errno.h>
@@ -124,7 +125,7 @@ int qsf_rc_stamp_flag(rc_state *st, rc_seg *s, qsf_errinfo *err) {
     if (rc != QSF_OK)
         return rc;
     uint8_t flags = (uint8_t) (s->info.flags | QSF_SFA_FLAG_MANIFEST_REQUIRED);
-    rc = qsf_write_at(fd, &flags, 1, 5, st->out->slot.path, s->info.name, err);
+    rc = qsf_write_at(fd, &flags, 1, QSF_SFA_AT_FLAGS, st->out->slot.path, s->info.name, err);
     if (rc == QSF_OK && QSF_OS->fsync(fd) != 0)
         rc = qsf_file_err(err, errno, "cannot sync header of", st->out->slot.path, s->info.name);
     QSF_OS->close(fd);

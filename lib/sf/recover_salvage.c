@@ -23,7 +23,7 @@
 
 #include "bytes.h"
 #include "qwp/peek.h"
-#include "sf/sfa.h"
+#include "sf/segfmt.h"
 
 #include <string.h>
 
@@ -31,21 +31,22 @@
 
 /* The header checks of a candidate whose bytes [o, o + 20) are at p. */
 static bool looks_stored(const uint8_t *p, uint64_t o, uint64_t size) {
-    uint32_t len = qsf_get_u32(p + 4);
+    uint32_t len = qsf_sfa_frame_len(p);
     if ((len & 0x80000000u) || len > size - o - QSF_SFA_FRAME_OVERHEAD)
         return false;
     qsf_qwp_hdr h;
-    return qsf_qwp_peek_header(p + 8, 12, &h) == QSF_QWP_PEEK_OK &&
+    return qsf_qwp_peek_header(p + QSF_SFA_FRAME_AT_PAYLOAD, 12, &h) == QSF_QWP_PEEK_OK &&
            qsf_qwp_peek_consistent(&h, len);
 }
 
 /* CRC check of the candidate at o; spends the budget when it fails. */
 static int try_candidate(rc_reader *r, uint64_t o, const uint8_t *p, bool *ok, uint64_t *budget,
                          qsf_errinfo *err) {
-    uint32_t crc = qsf_get_u32(p), len = qsf_get_u32(p + 4);
+    uint32_t crc = qsf_sfa_frame_stored_crc(p), len = qsf_sfa_frame_len(p);
     int rc = qsf_rc_frame_crc_ok(r, o, len, crc, ok, err);
+    uint64_t spent = (uint64_t) len + QSF_SFA_FRAME_OVERHEAD;
     if (rc == QSF_OK && !*ok)
-        *budget = *budget > (uint64_t) len + 8 ? *budget - len - 8 : 0;
+        *budget = *budget > spent ? *budget - spent : 0;
     return rc;
 }
 
@@ -112,7 +113,7 @@ int qsf_rc_count_gap(rc_reader *r, rc_piece *g, qsf_errinfo *err) {
         int rc = qsf_rc_read(r, o, QSF_SFA_FRAME_OVERHEAD, &p, &got, err);
         if (rc != QSF_OK)
             return rc;
-        uint32_t len = qsf_get_u32(p + 4);
+        uint32_t len = qsf_sfa_frame_len(p);
         if ((len & 0x80000000u) || len < RC_MIN_FRAME - QSF_SFA_FRAME_OVERHEAD ||
             len > g->end - o - QSF_SFA_FRAME_OVERHEAD)
             break;

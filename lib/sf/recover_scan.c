@@ -76,7 +76,7 @@ static int add_candidate(rc_state *st, const char *name, qsf_errinfo *err) {
     memset(s, 0, sizeof *s);
     snprintf(s->info.name, sizeof s->info.name, "%s", name);
     uint64_t gen;
-    s->info.generation = qsf_segment_name_parse(name, &gen) == 0 ? (int64_t) gen : -1;
+    s->info.generation = qsf_seg_name_parse(name, &gen) == 0 ? (int64_t) gen : -1;
     if (s->info.generation >= 0 && (!st->any_gen || gen > st->max_gen)) {
         st->max_gen = gen;
         st->any_gen = true;
@@ -128,11 +128,11 @@ int qsf_rc_enumerate(rc_state *st, qsf_errinfo *err) {
                 rc = list_error(slot, errno, err);
             break;
         }
-        if (qsf_is_segment_candidate(e->d_name) && strlen(e->d_name) < sizeof st->segs->info.name)
+        if (qsf_seg_name_is_candidate(e->d_name) && strlen(e->d_name) < sizeof st->segs->info.name)
             rc = add_candidate(st, e->d_name, err);
         else if (is_rewrite_tmp(e->d_name))
             rc = add_tmp(st, e->d_name, err);
-        else if (qsf_is_segment_candidate(e->d_name))
+        else if (qsf_seg_name_is_candidate(e->d_name))
             QSF_LOGW("ignoring %s/%s: name too long", slot->path, e->d_name);
         if (rc != QSF_OK)
             break;
@@ -145,10 +145,8 @@ int qsf_rc_enumerate(rc_state *st, qsf_errinfo *err) {
 
 int qsf_rc_frame_crc_ok(rc_reader *r, uint64_t off, uint32_t len, uint32_t want, bool *ok,
                         qsf_errinfo *err) {
-    uint8_t lenb[4];
-    qsf_put_u32(lenb, len);
-    uint32_t s = qsf_crc32c_update(qsf_crc32c_begin(), lenb, 4);
-    uint64_t pos = off + 8, remain = len;
+    uint32_t s = qsf_sfa_frame_crc_begin(len);
+    uint64_t pos = off + QSF_SFA_FRAME_AT_PAYLOAD, remain = len;
     while (remain > 0) {
         const uint8_t *p;
         size_t got;
@@ -187,8 +185,8 @@ static int frame_at(rc_reader *r, uint64_t off, bool *ok, uint32_t *len, bool *i
     int rc = qsf_rc_read(r, off, QSF_SFA_FRAME_OVERHEAD, &p, &got, err);
     if (rc != QSF_OK)
         return rc;
-    uint32_t crc = qsf_get_u32(p);
-    *len = qsf_get_u32(p + 4);
+    uint32_t crc = qsf_sfa_frame_stored_crc(p);
+    *len = qsf_sfa_frame_len(p);
     if ((*len & 0x80000000u) || *len > r->size - off - QSF_SFA_FRAME_OVERHEAD) {
         *impossible = true;
         return QSF_OK;

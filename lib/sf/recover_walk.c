@@ -9,7 +9,7 @@
 #include "err.h"
 #include "qwp/peek.h"
 #include "qwp/types.h"
-#include "sf/sfa.h"
+#include "sf/segfmt.h"
 
 #include <fcntl.h>
 
@@ -45,7 +45,7 @@ static int walk_run(walker *w, rc_seg *seg, const rc_piece *p, qsf_errinfo *err)
         int rc = qsf_rc_read(w->r, off, QSF_SFA_FRAME_OVERHEAD, &b, &got, err);
         if (rc != QSF_OK)
             return rc;
-        uint32_t len = qsf_get_u32(b + 4);
+        uint32_t len = qsf_sfa_frame_len(b);
         if (got < QSF_SFA_FRAME_OVERHEAD || off + QSF_SFA_FRAME_OVERHEAD + len > p->end)
             return qsf_err_set(err, QSF_E_IO, 0, 0, "segment %s/%s changed during recovery",
                                w->r->dir, seg->info.name);

@@ -34,9 +34,9 @@ static void recover_fixture(const char *name, const char *as, qsf_slot_recovered
 
 static void expect_frame(const uint8_t *img, uint64_t off, const char *payload) {
     uint32_t len = (uint32_t) strlen(payload);
-    assert_int_equal(qsf_get_u32(img + off + 4), len);
-    assert_memory_equal(img + off + 8, payload, len);
-    assert_int_equal(qsf_get_u32(img + off), qsf_sfa_frame_crc(payload, len));
+    assert_int_equal(qsf_sfa_frame_len(img + off), len);
+    assert_memory_equal(img + off + QSF_SFA_FRAME_AT_PAYLOAD, payload, len);
+    assert_int_equal(qsf_sfa_frame_stored_crc(img + off), qsf_sfa_frame_crc(payload, len));
 }
 
 static void java_two_frame_segment(void **state) {
@@ -54,7 +54,7 @@ static void java_two_frame_segment(void **state) {
     qsf_slot_release(&r);
     size_t n;
     uint8_t *img = tu_read_file(st_path(st_slot, QSF_NAME_INITIAL), &n);
-    expect_frame(img, 24, "one");
+    expect_frame(img, QSF_SFA_HEADER_SIZE, "one");
     expect_frame(img, 35, "two-two");
     free(img);
 }
@@ -71,7 +71,7 @@ static void java_two_frame_torn_tail(void **state) {
     qsf_slot_release(&r);
     size_t n;
     uint8_t *img = tu_read_file(st_path(st_slot, QSF_NAME_INITIAL), &n);
-    expect_frame(img, 24, "one");
+    expect_frame(img, QSF_SFA_HEADER_SIZE, "one");
     for (size_t i = 35; i < n; i++) /* nothing after the bad frame survives */
         assert_int_equal(img[i], 0);
     free(img);
@@ -84,15 +84,15 @@ static void qsf_writes_the_same_segment(void **state) {
     assert_int_equal(n, 64);
     uint8_t img[64] = {0};
     qsf_sfa_header_encode(img, 0, 42, 1234567890123);
-    qsf_sfa_frame_encode(img + 24, "one", 3);
+    qsf_sfa_frame_encode(img + QSF_SFA_HEADER_SIZE, "one", 3);
     qsf_sfa_frame_encode(img + 35, "two-two", 7);
     assert_memory_equal(img, want, 64);
     free(want);
     /* the other vectors of sf-format.md §3.8 */
-    uint8_t h[24], v[24];
+    uint8_t h[QSF_SFA_HEADER_SIZE], v[QSF_SFA_HEADER_SIZE];
     qsf_sfa_header_encode(h, QSF_SFA_FLAG_MANIFEST_REQUIRED, 0, 0);
-    tu_hex("53 46 30 31 01 01 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00", v, 24);
-    assert_memory_equal(h, v, 24);
+    tu_hex("53 46 30 31 01 01 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00", v, sizeof v);
+    assert_memory_equal(h, v, sizeof v);
     uint8_t msg[14], frame[22], wantf[22];
     tu_hex("51 57 50 31 01 09 00 00 02 00 00 00 00 00", msg, 14);
     qsf_sfa_frame_encode(frame, msg, 14);
@@ -203,12 +203,14 @@ static void older_java_slot(void **state) {
     /* every frame is still there, byte for byte */
     size_t n;
     uint8_t *img = tu_read_file(st_path(st_slot, QSF_NAME_INITIAL), &n);
-    assert_int_equal(img[5], QSF_SFA_FLAG_MANIFEST_REQUIRED);
-    uint64_t off = 24;
+    qsf_sfa_header h;
+    assert_int_equal(qsf_sfa_header_decode(img, &h), QSF_SFA_OK);
+    assert_int_equal(h.flags, QSF_SFA_FLAG_MANIFEST_REQUIRED);
+    uint64_t off = QSF_SFA_HEADER_SIZE;
     for (int i = 0; i < 3; i++) {
-        assert_int_equal(qsf_get_u32(img + off + 4), l[i]);
-        assert_memory_equal(img + off + 8, f[i], l[i]);
-        off += 8 + l[i];
+        assert_int_equal(qsf_sfa_frame_len(img + off), l[i]);
+        assert_memory_equal(img + off + QSF_SFA_FRAME_AT_PAYLOAD, f[i], l[i]);
+        off += QSF_SFA_FRAME_OVERHEAD + l[i];
     }
     free(img);
 }

@@ -53,9 +53,9 @@ uint64_t st_segment(const char *dir, const char *name, uint64_t size, uint8_t fl
     qsf_sfa_header_encode(img, flags, base, 0);
     uint64_t off = QSF_SFA_HEADER_SIZE;
     for (int i = 0; i < n; i++) {
-        assert_true(off + 8 + lens[i] <= size);
+        assert_true(off + QSF_SFA_FRAME_OVERHEAD + lens[i] <= size);
         qsf_sfa_frame_encode(img + off, payloads[i], lens[i]);
-        off += 8 + lens[i];
+        off += QSF_SFA_FRAME_OVERHEAD + lens[i];
     }
     tu_write_file(st_path(dir, name), img, size);
     free(img);
@@ -150,16 +150,18 @@ void st_read_frames(const char *path, st_frames *f) {
     memset(f, 0, sizeof *f);
     size_t n;
     uint8_t *img = tu_read_file(path, &n);
+    const uint64_t env = QSF_SFA_FRAME_OVERHEAD;
     uint64_t off = QSF_SFA_HEADER_SIZE;
-    while (n >= 8 && off <= n - 8 && f->n < 256) {
-        uint32_t len = qsf_get_u32(img + off + 4);
-        if (len > n - off - 8 || qsf_sfa_frame_crc(img + off + 8, len) != qsf_get_u32(img + off))
+    while (n >= env && off <= n - env && f->n < 256) {
+        const uint8_t *fr = img + off, *payload = fr + QSF_SFA_FRAME_AT_PAYLOAD;
+        uint32_t len = qsf_sfa_frame_len(fr);
+        if (len > n - off - env || qsf_sfa_frame_crc(payload, len) != qsf_sfa_frame_stored_crc(fr))
             break;
         f->p[f->n] = malloc(len ? len : 1);
-        memcpy(f->p[f->n], img + off + 8, len);
+        memcpy(f->p[f->n], payload, len);
         f->len[f->n] = len;
         f->off[f->n++] = off;
-        off += 8 + len;
+        off += env + len;
     }
     f->end = off;
     free(img);
@@ -218,10 +220,10 @@ int st_count_names(const char *dir, const char *prefix, const char *part) {
 }
 
 const char *st_gen(int g) {
-    static char names[4][24];
+    static char names[4][QSF_SEG_NAME_MAX];
     static int next;
     char *n = names[next++ % 4];
-    qsf_segment_name((uint64_t) g, n);
+    qsf_seg_name((uint64_t) g, n);
     return n;
 }
 

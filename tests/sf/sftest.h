@@ -6,6 +6,7 @@
 #define QSF_SFTEST_H
 
 #include "sf/recover.h"
+#include "sf/segfmt.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -78,7 +79,8 @@ int st_count_names(const char *dir, const char *prefix, const char *part);
  * generation, when gen > 0). */
 void st_expect_manifest(int64_t gen, int64_t head, int64_t active);
 
-/* "sf-<16 hex>.sfa" for generation g, in a rotating static buffer (4 slots). */
+/* The name of generation g (qsf_seg_name: "sf-<16 hex>.sfa", sf-initial.sfa for 0),
+ * in a rotating static buffer (4 slots). */
 const char *st_gen(int g);
 
 /* Names and bytes of every file in st_slot except .lock and .lock.pid, to
