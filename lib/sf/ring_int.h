@@ -175,12 +175,13 @@ int qsf_mgr_trim_all(qsf_ring *r, qsf_errinfo *err);
  * FSN the active segment will most likely end at and syncs it (see there). */
 void qsf_plan_rotation(qsf_ring *r);
 
-/* ---- durability.c ---- */
+/* ---- durability.c: data barriers (qsf_barrier_*; the durability modes are
+ * QSF_DUR_*, the durable-ack tracking of the I/O thread is qsf_durable_*) ---- */
 /* Syncs every live segment whose written bytes are not yet durable, after the
  * dictionary (sf-format.md §9.6 steps 1-3, §9.7): published frames and those
  * of an open flush alike. On failure the failed published range is re-dirtied
  * and the error returned. Takes sync_mu. */
-int qsf_dur_sync_written(qsf_ring *r, qsf_errinfo *err);
+int qsf_barrier_sync_written(qsf_ring *r, qsf_errinfo *err);
 
 /* ---- ring_reuse.c ---- */
 /* Under mu: the active segment is the only live one, holds nothing
