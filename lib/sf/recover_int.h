@@ -9,7 +9,10 @@
  *   recover_clean.c   deletes, quarantine, residue zeroing, durability baseline (§8.9, §8.12)
  *   recover_frames.c  dictionary rebuild (§8.11)
  *   recover_fresh.c   fresh start and the create barriers (§8.13, §9.1)
- *   recover.c         qsf_slot_open orchestration, watermark seeding (§8.10), release
+ *   recover.c         the recovery passes of a locked slot, watermark seeding (§8.10)
+ * and, around them:
+ *   slot_open.c       qsf_slot_open / _adopt / _release: lock, recover, unreplayable slots
+ *   slot_drained.c    the drained-close cleanup (§9.5 steps 4-6)
  */
 #ifndef QSF_RECOVER_INT_H
 #define QSF_RECOVER_INT_H
@@ -246,6 +249,17 @@ int qsf_rc_plan(rc_state *st, qsf_errinfo *err);
 /* recover.c: ackedFsn = max(lowestBase - 1, watermark), or lowestBase - 1 when
  * that is above publishedFsn (*ignored set). watermark = -1 when absent. */
 int64_t qsf_rc_seed_acked(int64_t lowest_base, int64_t published, int64_t watermark, bool *ignored);
+
+/* recover.c: recovers the slot out->slot (locked, logical lock held) into
+ * *out, pass after pass until a pass repairs nothing (at most 4). An
+ * unreplayable slot is not an error here: out->data_loss says so and the
+ * caller decides. */
+int qsf_rc_recover_slot(qsf_slot_recovered *out, int durability, uint64_t seg_bytes,
+                        qsf_errinfo *err);
+
+/* slot_open.c: drops everything one recovery pass produced (handles, lists,
+ * report), keeping the slot and its locks. */
+void qsf_rc_drop_pass(qsf_slot_recovered *out);
 
 /* recover_clean.c */
 int qsf_rc_zero_range(rc_state *st, rc_seg *s, uint64_t from, uint64_t to, qsf_errinfo *err);
