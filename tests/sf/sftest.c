@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <errno.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 char st_root[512], st_sfdir[600], st_slot[700];
@@ -302,4 +304,39 @@ const char *st_open_fail(const char *sf_dir, int code) {
     if (rc != code)
         fail_msg("expected %s, got %s: %s", qsf_err_name(code), qsf_err_name(rc), rc ? e.msg : "");
     return e.msg;
+}
+
+/* ---- reference files ---- */
+
+const char *st_fixture_path(const char *name) {
+    static char bufs[4][1024];
+    static int next;
+    char rel[300], *b = bufs[next++ % 4];
+    snprintf(rel, sizeof rel, "interop/%s", name);
+    return tu_shared_path(rel, b, sizeof bufs[0]);
+}
+
+bool st_fixtures_present(char *why, size_t cap) {
+    static const char *const names[] = ST_FIXTURES;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const char *p = st_fixture_path(names[i]);
+        if (access(p, R_OK) != 0) {
+            snprintf(why, cap,
+                     "the Java-written fixtures are not here (%s: %s); they come from "
+                     "../shared/interop beside the checkout or QSF_SHARED_DIR, and qsf's own "
+                     "tests/golden files check the same format without them",
+                     p, strerror(errno));
+            return false;
+        }
+    }
+    return true;
+}
+
+uint8_t *st_golden(const char *name, size_t *len) {
+    const char *root = getenv("QSF_SOURCE_ROOT");
+    if (!root)
+        fail_msg("QSF_SOURCE_ROOT is not set: run the tests with meson test");
+    char p[1024];
+    snprintf(p, sizeof p, "%s/tests/golden/%s", root, name);
+    return tu_read_hex_file(p, len);
 }

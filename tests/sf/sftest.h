@@ -108,4 +108,25 @@ void st_open_ok(const char *sf_dir, qsf_slot_recovered *r);
 /* Opens and expects `code`; returns the error message (static). */
 const char *st_open_fail(const char *sf_dir, int code);
 
+/* ---- reference files ---- */
+
+/* The cross-client fixtures of ../shared/interop (QSF_SHARED_DIR), which a
+ * plain clone does not have. */
+#define ST_FIXTURES                                                                                \
+    {                                                                                              \
+        "java-two-frame.sfa.hex", "java-two-frame-torn-tail.sfa.hex",                              \
+            "java-two-chunk.symbol-dict.hex", "java-two-chunk-torn-tail.symbol-dict.hex"           \
+    }
+
+/* Path of interop/<name> under QSF_SHARED_DIR, in a static rotating buffer. */
+const char *st_fixture_path(const char *name);
+
+/* Whether every fixture is readable; if not, the first missing path and why
+ * it is missing go to why (for a skip message). */
+bool st_fixtures_present(char *why, size_t cap);
+
+/* Bytes of tests/golden/<name> (QSF_SOURCE_ROOT), qsf's own reference files,
+ * which are part of the tree: a missing one fails the test. */
+uint8_t *st_golden(const char *name, size_t *len);
+
 #endif
