@@ -67,8 +67,8 @@ static uint64_t build_slot(const char *slot, uint32_t nseg) {
     uint64_t per;
     uint8_t *img = segment_image(&per);
     for (uint32_t i = 0; i < nseg; i++) {
-        char p[600], name[24];
-        qsf_segment_name(i + 1, name);
+        char p[600], name[QSF_SEG_NAME_MAX];
+        qsf_seg_name(i + 1, name);
         snprintf(p, sizeof p, "%s/%s", slot, name);
         qsf_sfa_header_encode(img, QSF_SFA_FLAG_MANIFEST_REQUIRED, (int64_t) (i * per), 0);
         write_file(p, img, SEG);
@@ -86,8 +86,8 @@ static double plain_read_ms(const char *slot, uint32_t nseg) {
     uint8_t *buf = malloc(64 * 1024);
     double t0 = now_ms();
     for (uint32_t i = 0; i < nseg; i++) {
-        char p[600], name[24];
-        qsf_segment_name(i + 1, name);
+        char p[600], name[QSF_SEG_NAME_MAX];
+        qsf_seg_name(i + 1, name);
         snprintf(p, sizeof p, "%s/%s", slot, name);
         int fd = open(p, O_RDONLY);
         for (off_t off = 0; off < SEG; off += 64 * 1024)

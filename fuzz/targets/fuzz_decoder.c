@@ -2,7 +2,7 @@
  * decoded twice against one connection dictionary (the second pass exercises
  * overlap / redefinition and rollback), and every value of a successful decode
  * is read through the accessors. Must never crash, hang or read out of bounds. */
-#include "qwp/decoder.h"
+#include "qwpdec/decoder.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -5,6 +5,7 @@
 #include "log.h"
 #include "os/os.h"
 #include "sf/recover.h"
+#include "sf/segfmt.h"
 #include "sf/sidefile.h"
 
 #include <fcntl.h>
@@ -53,8 +54,8 @@ static void check_result(const qsf_slot_recovered *r) {
     check(r->commit_boundary_fsn <= r->published_fsn);
     for (uint32_t i = 0; i < r->segment_count; i++) {
         const qsf_seg_info *s = &r->segments[i];
-        check(s->last_good >= 24 && s->last_good <= s->file_size);
-        check(s->last_good - 24 >= 8 * s->frame_count);
+        check(s->last_good >= QSF_SFA_HEADER_SIZE && s->last_good <= s->file_size);
+        check(s->last_good - QSF_SFA_HEADER_SIZE >= QSF_SFA_FRAME_OVERHEAD * s->frame_count);
         if (i > 0)
             check(r->segments[i - 1].base_seq + (int64_t) r->segments[i - 1].frame_count ==
                   s->base_seq);

@@ -73,7 +73,7 @@ static int sync_written(qsf_ring *r, qsf_errinfo *err) {
     return rc;
 }
 
-int qsf_dur_sync_written(qsf_ring *r, qsf_errinfo *err) {
+int qsf_barrier_sync_written(qsf_ring *r, qsf_errinfo *err) {
     if (!r->sf)
         return QSF_OK;
     pthread_mutex_lock(&r->sync_mu);

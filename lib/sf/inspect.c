@@ -188,12 +188,13 @@ static void note_plan(const rc_state *st, qsf_slot_inspection *in) {
 static void seed_and_analyse(rc_state *st, qsf_slot_inspection *in, qsf_errinfo *err) {
     qsf_slot_recovered *out = st->out;
     bool ignored = false;
-    out->acked_fsn = rc_seed_acked(out->segments[0].base_seq, out->published_fsn, st->wm, &ignored);
+    out->acked_fsn =
+        qsf_rc_seed_acked(out->segments[0].base_seq, out->published_fsn, st->wm, &ignored);
     in->acked_fsn = out->acked_fsn;
     if (ignored)
         PROBLEM(in, "watermark %lld is above the last FSN %lld (would be ignored)",
                 (long long) st->wm, (long long) out->published_fsn);
-    if (rc_dict_finish(st, err) != QSF_OK) {
+    if (qsf_rc_dict_finish(st, err) != QSF_OK) {
         in->verdict = err->code;
         snprintf(in->verdict_msg, sizeof in->verdict_msg, "%s", err->msg);
         return;
@@ -224,7 +225,7 @@ static int verdict_of(int rc, const qsf_errinfo *e, qsf_slot_inspection *in, boo
 static int run_chain(rc_state *st, qsf_slot_inspection *in, qsf_errinfo *err) {
     qsf_errinfo e;
     bool empty = false, stop;
-    int rc = verdict_of(rc_build_chain(st, &empty, &e), &e, in, &stop, err);
+    int rc = verdict_of(qsf_rc_build_chain(st, &empty, &e), &e, in, &stop, err);
     if (stop)
         return rc;
     note_fates(st, in);
@@ -236,14 +237,14 @@ static int run_chain(rc_state *st, qsf_slot_inspection *in, qsf_errinfo *err) {
     st->wm = in->watermark_valid ? in->watermark_fsn : -1;
     rc = look_dict(&st->out->slot, in, &st->out->symdict, &e);
     if (rc == QSF_OK)
-        rc = rc_dict_begin(st, &e);
+        rc = qsf_rc_dict_begin(st, &e);
     if (rc == QSF_OK)
-        rc = rc_plan(st, &e);
+        rc = qsf_rc_plan(st, &e);
     rc = verdict_of(rc, &e, in, &stop, err);
     if (stop)
         return rc;
     note_plan(st, in);
-    rc = rc_publish_chain(st, err);
+    rc = qsf_rc_publish_chain(st, err);
     if (rc == QSF_OK)
         seed_and_analyse(st, in, &e);
     return rc;
@@ -307,9 +308,9 @@ static void fake_manifest(qsf_slot_recovered *out, const qsf_slot_inspection *in
 
 static int scan(rc_state *st, qsf_slot_inspection *in, qsf_errinfo *err) {
     qsf_errinfo e;
-    int rc = rc_enumerate(st, err);
+    int rc = qsf_rc_enumerate(st, err);
     if (rc == QSF_OK) {
-        rc = rc_scan_all(st, &e);
+        rc = qsf_rc_scan_all(st, &e);
         if (rc == QSF_E_UNSUPPORTED) {
             in->verdict = rc;
             snprintf(in->verdict_msg, sizeof in->verdict_msg, "%s", e.msg);
@@ -362,7 +363,7 @@ int qsf_slot_inspect(const char *slot_path, qsf_slot_inspection *in, qsf_errinfo
     free(st.data);
     free(st.tmp);
     free(st.spans);
-    rc_dict_free(&st);
+    qsf_rc_dict_free(&st);
     free(buf);
     if (rc != QSF_OK)
         qsf_slot_inspection_free(in);

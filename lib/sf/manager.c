@@ -313,7 +313,7 @@ static void periodic_checkpoint(qsf_ring *r) {
     if (!due)
         return;
     qsf_errinfo e;
-    int rc = qsf_dur_sync_written(r, &e);
+    int rc = qsf_barrier_sync_written(r, &e);
     int64_t interval = r->sync_interval_ms * 1000000;
     pthread_mutex_lock(&r->mu);
     if (rc != QSF_OK) {

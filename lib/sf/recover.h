@@ -1,6 +1,7 @@
 /* Opening a slot in SF mode: lock, recovery (sf-format.md §8) or fresh start
  * (§8.13 + the §9.1 create barriers), and the close-time cleanup of a fully
- * drained slot (§9.5 steps 4-6).
+ * drained slot (§9.5 steps 4-6). Open, adopt and release are in slot_open.c,
+ * the recovery in recover*.c, the cleanup in slot_drained.c.
  *
  * Recovery reads every file with pread through a 64 KiB buffer and never maps
  * anything: the runtime maps the returned segments afterwards (for appending

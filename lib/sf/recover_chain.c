@@ -65,7 +65,7 @@ static int number_chain(rc_state *st, qsf_errinfo *err) {
         sealed--;
     for (uint32_t i = 0; i < sealed; i++) {
         int64_t next = i + 1 < sealed ? st->data[i + 1]->info.base_seq : st->active->info.base_seq;
-        int rc = rc_number_sealed(st, st->data[i], next, err);
+        int rc = qsf_rc_number_sealed(st, st->data[i], next, err);
         if (rc != QSF_OK)
             return rc;
     }
@@ -94,7 +94,7 @@ static int zero_sealed(rc_state *st, bool *zeroed, qsf_errinfo *err) {
         if (s == st->active || s->fate != RC_KEEP || s->residue_end == 0 || s->ngaps > 0 ||
             s->fill > 0)
             continue; /* a damaged member is rewritten whole instead (recover_repair.c) */
-        int rc = st->dry_run ? QSF_OK : rc_zero_residue(st, s, err);
+        int rc = st->dry_run ? QSF_OK : qsf_rc_zero_residue(st, s, err);
         if (rc != QSF_OK)
             return rc;
         *zeroed = true;
@@ -377,7 +377,7 @@ static int manifest_chain(rc_state *st, bool *empty, qsf_errinfo *err) {
     return rc;
 }
 
-int rc_publish_chain(rc_state *st, qsf_errinfo *err) {
+int qsf_rc_publish_chain(rc_state *st, qsf_errinfo *err) {
     qsf_slot_recovered *out = st->out;
     bool active_is_data = st->ndata > 0 && st->data[st->ndata - 1] == st->active;
     uint32_t n = st->ndata + (active_is_data ? 0 : 1);
@@ -395,7 +395,7 @@ int rc_publish_chain(rc_state *st, qsf_errinfo *err) {
     return QSF_OK;
 }
 
-int rc_build_chain(rc_state *st, bool *empty, qsf_errinfo *err) {
+int qsf_rc_build_chain(rc_state *st, bool *empty, qsf_errinfo *err) {
     *empty = false;
     bool any_valid = false;
     for (uint32_t i = 0; i < st->nsegs; i++)

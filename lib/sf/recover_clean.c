@@ -8,6 +8,7 @@
 #include "log.h"
 #include "os/fileutil.h"
 #include "os/os.h"
+#include "sf/segfmt.h"
 #include "sf/sfio.h"
 
 #include <errno.h>
@@ -30,7 +31,7 @@ static int data_sync(int fd, const char *dir, const char *name, qsf_errinfo *err
 }
 
 /* Durably zeroes [from, to) of the segment (pwrite of zeros + fdatasync). */
-int rc_zero_range(rc_state *st, rc_seg *s, uint64_t from, uint64_t to, qsf_errinfo *err) {
+int qsf_rc_zero_range(rc_state *st, rc_seg *s, uint64_t from, uint64_t to, qsf_errinfo *err) {
     int fd;
     int rc = open_rw(st, s, &fd, err);
     if (rc != QSF_OK)
@@ -54,8 +55,8 @@ int rc_zero_range(rc_state *st, rc_seg *s, uint64_t from, uint64_t to, qsf_errin
 
 /* Durably zeroes [lastGood, residue_end): an old frame beyond a tear, with a
  * valid CRC, must never line up with new appends and come back to life. */
-int rc_zero_residue(rc_state *st, rc_seg *s, qsf_errinfo *err) {
-    int rc = rc_zero_range(st, s, s->info.last_good, s->residue_end, err);
+int qsf_rc_zero_residue(rc_state *st, rc_seg *s, qsf_errinfo *err) {
+    int rc = qsf_rc_zero_range(st, s, s->info.last_good, s->residue_end, err);
     if (rc == QSF_OK)
         s->residue_end = 0;
     return rc;
@@ -96,7 +97,7 @@ static int remove_tmp(rc_state *st, bool *changed, qsf_errinfo *err) {
 
 /* Deletes extras, leftovers and debris, then quarantines corrupt and torn
  * files (only reached after the chain validated), then one directory fsync. */
-int rc_apply_fates(rc_state *st, qsf_errinfo *err) {
+int qsf_rc_apply_fates(rc_state *st, qsf_errinfo *err) {
     bool changed = false;
     int rc = remove_tmp(st, &changed, err);
     if (rc != QSF_OK)
@@ -116,7 +117,7 @@ int rc_apply_fates(rc_state *st, qsf_errinfo *err) {
 }
 
 /* Sets MANIFEST_REQUIRED in the header (byte 5) with pwrite, then fsync. */
-int rc_stamp_flag(rc_state *st, rc_seg *s, qsf_errinfo *err) {
+int qsf_rc_stamp_flag(rc_state *st, rc_seg *s, qsf_errinfo *err) {
     if (s->info.flags & QSF_SFA_FLAG_MANIFEST_REQUIRED)
         return QSF_OK;
     int fd;
@@ -124,7 +125,7 @@ int rc_stamp_flag(rc_state *st, rc_seg *s, qsf_errinfo *err) {
     if (rc != QSF_OK)
         return rc;
     uint8_t flags = (uint8_t) (s->info.flags | QSF_SFA_FLAG_MANIFEST_REQUIRED);
-    rc = qsf_write_at(fd, &flags, 1, 5, st->out->slot.path, s->info.name, err);
+    rc = qsf_write_at(fd, &flags, 1, QSF_SFA_AT_FLAGS, st->out->slot.path, s->info.name, err);
     if (rc == QSF_OK && QSF_OS->fsync(fd) != 0)
         rc = qsf_file_err(err, errno, "cannot sync header of", st->out->slot.path, s->info.name);
     QSF_OS->close(fd);
@@ -134,7 +135,7 @@ int rc_stamp_flag(rc_state *st, rc_seg *s, qsf_errinfo *err) {
 }
 
 /* periodic/append: the recovered bytes may exist only in the page cache. */
-int rc_baseline(rc_state *st, int durability, qsf_errinfo *err) {
+int qsf_rc_baseline(rc_state *st, int durability, qsf_errinfo *err) {
     if (durability != QSF_DUR_PERIODIC && durability != QSF_DUR_APPEND)
         return QSF_OK;
     qsf_slot_recovered *out = st->out;

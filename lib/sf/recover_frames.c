@@ -94,9 +94,9 @@ static int read_string(rc_reader *r, uint64_t pos, uint64_t len, char **out, qsf
     for (uint64_t done = 0; done < len;) {
         const uint8_t *p;
         size_t got;
-        int rc = rc_read(r, pos + done,
-                         (size_t) (len - done < QSF_RECOVER_BUF ? len - done : QSF_RECOVER_BUF), &p,
-                         &got, err);
+        int rc = qsf_rc_read(r, pos + done,
+                             (size_t) (len - done < QSF_RECOVER_BUF ? len - done : QSF_RECOVER_BUF),
+                             &p, &got, err);
         if (rc != QSF_OK || got == 0) {
             free(s);
             return rc != QSF_OK ? rc : qsf_err_set(err, QSF_E_INTERNAL, 0, 0, "short symbol");
@@ -115,14 +115,14 @@ static int read_string(rc_reader *r, uint64_t pos, uint64_t len, char **out, qsf
 static int read_section(rc_reader *r, const rc_slot *slot, uint64_t *start, strlist *sec, bool *bad,
                         qsf_errinfo *err) {
     rc_delta d;
-    int rc = rc_delta_open(r, slot, &d, bad, err);
+    int rc = qsf_rc_delta_open(r, slot, &d, bad, err);
     if (rc != QSF_OK || *bad)
         return rc;
     *start = d.start;
     *bad = d.start > QSF_SYMDICT_MAX_ENTRIES || d.count > QSF_SYMDICT_MAX_ENTRIES - d.start;
     while (!*bad && rc == QSF_OK && d.i < d.count) {
         uint64_t str, len;
-        rc = rc_delta_next(r, &d, &str, &len, bad, err);
+        rc = qsf_rc_delta_next(r, &d, &str, &len, bad, err);
         if (rc != QSF_OK || *bad)
             break;
         char *s = NULL;
@@ -143,7 +143,7 @@ static int read_section(rc_reader *r, const rc_slot *slot, uint64_t *start, strl
  * flush at the end, not in a flush given up. */
 static bool replayed(const rc_state *st, int64_t fsn) {
     bool in_cut = st->cut.from <= st->cut.to && fsn >= st->cut.from;
-    return fsn > st->acked && !in_cut && !rc_given_up(st, fsn);
+    return fsn > st->acked && !in_cut && !qsf_rc_given_up(st, fsn);
 }
 
 static void apply_section(fa_ctx *c, int64_t fsn, uint64_t start, strlist *sec) {
@@ -207,7 +207,7 @@ static void mark_unreplayable(fa_ctx *c) {
                  (long long) c->gap.fsn, (long long) c->gap.start, c->gap.have);
 }
 
-int rc_dict_begin(rc_state *st, qsf_errinfo *err) {
+int qsf_rc_dict_begin(rc_state *st, qsf_errinfo *err) {
     st->dict = calloc(1, sizeof *st->dict);
     if (!st->dict)
         return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "no memory to rebuild the dictionary");
@@ -216,8 +216,8 @@ int rc_dict_begin(rc_state *st, qsf_errinfo *err) {
     return QSF_OK;
 }
 
-int rc_dict_frame(rc_state *st, rc_reader *r, const rc_slot *s, const rc_frame_kind *k,
-                  qsf_errinfo *err) {
+int qsf_rc_dict_frame(rc_state *st, rc_reader *r, const rc_slot *s, const rc_frame_kind *k,
+                      qsf_errinfo *err) {
     if (!st->dict || !k->qwp || !(k->flags & QSF_QWP_FLAG_DELTA_SYMBOL_DICT))
         return QSF_OK;
     return analyse_section(st->dict, r, s, err);
@@ -234,7 +234,7 @@ static bool replayed_gap(fa_ctx *c) {
     return found;
 }
 
-int rc_dict_finish(rc_state *st, qsf_errinfo *err) {
+int qsf_rc_dict_finish(rc_state *st, qsf_errinfo *err) {
     fa_ctx *c = st->dict;
     qsf_slot_recovered *out = st->out;
     int rc = QSF_OK;
@@ -246,7 +246,7 @@ int rc_dict_finish(rc_state *st, qsf_errinfo *err) {
     return rc;
 }
 
-void rc_dict_free(rc_state *st) {
+void qsf_rc_dict_free(rc_state *st) {
     if (!st->dict)
         return;
     strlist_free(&st->dict->learned);

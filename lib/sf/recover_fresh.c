@@ -80,7 +80,7 @@ static int describe(qsf_slot_recovered *out, uint64_t size, qsf_errinfo *err) {
     return QSF_OK;
 }
 
-int rc_fresh_start(qsf_slot_recovered *out, uint64_t segment_bytes, qsf_errinfo *err) {
+int qsf_rc_fresh_start(qsf_slot_recovered *out, uint64_t segment_bytes, qsf_errinfo *err) {
     qsf_slot *s = &out->slot;
     if (segment_bytes < QSF_SFA_MIN_SEGMENT)
         return qsf_err_set(err, QSF_E_INVAL, 0, 0, "segment size %llu is below the %d-byte minimum",

@@ -106,10 +106,10 @@ static void note_doubt(rc_state *st, group *g, const rc_slot *s) {
 
 static int on_intact(rc_state *st, rc_reader *r, const rc_slot *s, group *g, qsf_errinfo *err) {
     rc_frame_kind k;
-    int rc = rc_frame_kind_of(r, s, &k, err);
+    int rc = qsf_rc_frame_kind_of(r, s, &k, err);
     if (rc != QSF_OK)
         return rc;
-    rc = rc_dict_frame(st, r, s, &k, err);
+    rc = qsf_rc_dict_frame(st, r, s, &k, err);
     if (rc != QSF_OK)
         return rc;
     if (k.placeholder && s->fsn > st->acked)
@@ -145,12 +145,12 @@ static int on_counted(rc_state *st, rc_reader *r, const rc_slot *s, void *user, 
     if (!s->intact)
         return QSF_OK;
     rc_frame_kind k;
-    int rc = rc_frame_kind_of(r, s, &k, err);
+    int rc = qsf_rc_frame_kind_of(r, s, &k, err);
     if (rc != QSF_OK || k.placeholder)
         return rc;
     uint64_t rows;
     bool countable;
-    rc = rc_frame_rows(r, s, &rows, &countable, err);
+    rc = qsf_rc_frame_rows(r, s, &rows, &countable, err);
     sp->retired++;
     sp->rows += rows;
     sp->uncounted += countable ? 0 : 1;
@@ -159,10 +159,10 @@ static int on_counted(rc_state *st, rc_reader *r, const rc_slot *s, void *user, 
 
 static int count_span(rc_state *st, rc_span *sp, qsf_errinfo *err) {
     sp->retired = sp->rows = sp->uncounted = 0;
-    return rc_walk(st, sp->from, sp->to, on_counted, sp, err);
+    return qsf_rc_walk(st, sp->from, sp->to, on_counted, sp, err);
 }
 
-int rc_plan_groups(rc_state *st, qsf_errinfo *err) {
+int qsf_rc_plan_groups(rc_state *st, qsf_errinfo *err) {
     st->commit = INT64_MIN;
     st->cut = (rc_span){.from = 0, .to = -1};
     for (uint32_t i = 0; i < st->nsegs; i++)
@@ -170,7 +170,7 @@ int rc_plan_groups(rc_state *st, qsf_errinfo *err) {
     int64_t first = chain_first(st), last = chain_last(st);
     group g;
     group_reset(&g, first);
-    int rc = rc_walk(st, first, last, on_slot, &g, err);
+    int rc = qsf_rc_walk(st, first, last, on_slot, &g, err);
     if (rc == QSF_OK && g.start <= last && last > st->acked) {
         st->cut = g.cur;
         st->cut.from = g.start > st->acked ? g.start : st->acked + 1;
@@ -187,7 +187,7 @@ int rc_plan_groups(rc_state *st, qsf_errinfo *err) {
     return rc;
 }
 
-bool rc_given_up(const rc_state *st, int64_t fsn) {
+bool qsf_rc_given_up(const rc_state *st, int64_t fsn) {
     uint32_t lo = 0, hi = st->nspans;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
@@ -199,7 +199,7 @@ bool rc_given_up(const rc_state *st, int64_t fsn) {
     return lo < st->nspans && st->spans[lo].from <= fsn;
 }
 
-int rc_publish_retired(rc_state *st, qsf_errinfo *err) {
+int qsf_rc_publish_retired(rc_state *st, qsf_errinfo *err) {
     qsf_slot_recovered *out = st->out;
     free(out->retired);
     out->retired = NULL;
@@ -247,7 +247,7 @@ static int add_loss(rc_state *st, const rc_span *sp, qsf_errinfo *err) {
     return QSF_OK;
 }
 
-int rc_record_losses(rc_state *st, qsf_errinfo *err) {
+int qsf_rc_record_losses(rc_state *st, qsf_errinfo *err) {
     int rc = QSF_OK;
     for (uint32_t i = 0; rc == QSF_OK && i < st->nspans; i++)
         if (st->spans[i].destroyed > 0)
@@ -257,7 +257,7 @@ int rc_record_losses(rc_state *st, qsf_errinfo *err) {
     return rc;
 }
 
-bool rc_plan_repairs(const rc_state *st) {
+bool qsf_rc_plan_repairs(const rc_state *st) {
     if (st->new_head >= 0 || st->new_active >= 0 || st->cut.from <= st->cut.to)
         return true;
     for (uint32_t i = 0; i < st->nsegs; i++)

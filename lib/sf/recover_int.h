@@ -9,7 +9,10 @@
  *   recover_clean.c   deletes, quarantine, residue zeroing, durability baseline (§8.9, §8.12)
  *   recover_frames.c  dictionary rebuild (§8.11)
  *   recover_fresh.c   fresh start and the create barriers (§8.13, §9.1)
- *   recover.c         qsf_slot_open orchestration, watermark seeding (§8.10), release
+ *   recover.c         the recovery passes of a locked slot, watermark seeding (§8.10)
+ * and, around them:
+ *   slot_open.c       qsf_slot_open / _adopt / _release: lock, recover, unreplayable slots
+ *   slot_drained.c    the drained-close cleanup (§9.5 steps 4-6)
  */
 #ifndef QSF_RECOVER_INT_H
 #define QSF_RECOVER_INT_H
@@ -139,46 +142,46 @@ typedef struct rc_state {
 } rc_state;
 
 /* recover_scan.c */
-int rc_enumerate(rc_state *st, qsf_errinfo *err);
-int rc_scan_all(rc_state *st, qsf_errinfo *err);
+int qsf_rc_enumerate(rc_state *st, qsf_errinfo *err);
+int qsf_rc_scan_all(rc_state *st, qsf_errinfo *err);
 /* Returns a pointer to up to `want` bytes at off (fewer near the end of file)
  * and their count in *got; QSF_E_IO on a read error. */
-int rc_read(rc_reader *r, uint64_t off, size_t want, const uint8_t **p, size_t *got,
-            qsf_errinfo *err);
-int rc_reader_open(rc_reader *r, const qsf_slot *slot, const char *name, uint8_t *buf, int flags,
-                   qsf_errinfo *err);
-void rc_reader_close(rc_reader *r);
+int qsf_rc_read(rc_reader *r, uint64_t off, size_t want, const uint8_t **p, size_t *got,
+                qsf_errinfo *err);
+int qsf_rc_reader_open(rc_reader *r, const qsf_slot *slot, const char *name, uint8_t *buf,
+                       int flags, qsf_errinfo *err);
+void qsf_rc_reader_close(rc_reader *r);
 /* CRC of the frame at off (length len, stored crc want); *ok = it matches. */
-int rc_frame_crc_ok(rc_reader *r, uint64_t off, uint32_t len, uint32_t want, bool *ok,
-                    qsf_errinfo *err);
+int qsf_rc_frame_crc_ok(rc_reader *r, uint64_t off, uint32_t len, uint32_t want, bool *ok,
+                        qsf_errinfo *err);
 /* Adds a piece to s (QSF_E_NOMEM). */
-int rc_add_piece(rc_seg *s, const rc_piece *p, qsf_errinfo *err);
+int qsf_rc_add_piece(rc_seg *s, const rc_piece *p, qsf_errinfo *err);
 
 /* recover_salvage.c: after the bad frame at `bad`, the offset of the next
  * intact frame (*found = false when none). A candidate must look like a stored
  * QWP message before its CRC is computed; *budget bounds the CRC bytes spent
  * on candidates that fail (*out_of_budget when it ran out). */
-int rc_salvage_next(rc_reader *r, uint64_t bad, uint64_t *next, bool *found, uint64_t *budget,
-                    bool *out_of_budget, qsf_errinfo *err);
+int qsf_rc_salvage_next(rc_reader *r, uint64_t bad, uint64_t *next, bool *found, uint64_t *budget,
+                        bool *out_of_budget, qsf_errinfo *err);
 /* The gap [off, end) before an intact frame: its count from the length fields
  * when they chain exactly onto `end`, else the upper bound (bytes / 22). */
-int rc_count_gap(rc_reader *r, rc_piece *g, qsf_errinfo *err);
+int qsf_rc_count_gap(rc_reader *r, rc_piece *g, qsf_errinfo *err);
 
 /* recover_chain.c: returns QSF_OK with st->active set, or a chain error. Sets
  * *empty (st->active NULL) when the slot must start fresh: §8.5, or only the
  * spares of an interrupted drained close are left under a collapsed manifest. */
-int rc_build_chain(rc_state *st, bool *empty, qsf_errinfo *err);
+int qsf_rc_build_chain(rc_state *st, bool *empty, qsf_errinfo *err);
 
 /* Fills out->segments (sealed oldest first, active last) and publishedFsn. */
-int rc_publish_chain(rc_state *st, qsf_errinfo *err);
+int qsf_rc_publish_chain(rc_state *st, qsf_errinfo *err);
 
 /* recover_number.c: the FSN slots of each sealed member, from the next
  * member's baseSeq (its count is fixed): destroyed frames in gaps and after
  * the last intact frame. QSF_E_CORRUPT when they cannot fit ("FSN gap ...")
  * or the segment holds more frames than its FSN range. */
-int rc_number_sealed(rc_state *st, rc_seg *s, int64_t next_base, qsf_errinfo *err);
+int qsf_rc_number_sealed(rc_state *st, rc_seg *s, int64_t next_base, qsf_errinfo *err);
 /* Sum of a segment's FSN slots (pieces + fill) into info.frame_count. */
-void rc_count_slots(rc_seg *s);
+void qsf_rc_count_slots(rc_seg *s);
 
 /* recover_walk.c: calls fn for every FSN of the chain in [from, to], in
  * order: an intact frame (payload at off, len bytes) or a destroyed slot
@@ -193,7 +196,8 @@ typedef struct rc_slot {
 } rc_slot;
 typedef int (*rc_walk_fn)(rc_state *st, rc_reader *r, const rc_slot *s, void *user,
                           qsf_errinfo *err);
-int rc_walk(rc_state *st, int64_t from, int64_t to, rc_walk_fn fn, void *user, qsf_errinfo *err);
+int qsf_rc_walk(rc_state *st, int64_t from, int64_t to, rc_walk_fn fn, void *user,
+                qsf_errinfo *err);
 
 /* What recovery needs of a stored frame's QWP header. */
 typedef struct rc_frame_kind {
@@ -203,68 +207,79 @@ typedef struct rc_frame_kind {
     uint16_t tables;
     uint8_t flags;
 } rc_frame_kind;
-int rc_frame_kind_of(rc_reader *r, const rc_slot *s, rc_frame_kind *k, qsf_errinfo *err);
+int qsf_rc_frame_kind_of(rc_reader *r, const rc_slot *s, rc_frame_kind *k, qsf_errinfo *err);
 /* The delta section of an intact frame, entry by entry through the window:
  * *bad when it is malformed (the caller logs it and treats the frame as having
- * none). rc_delta_next gives the file offset and length of the next entry's
- * bytes (read them with rc_read; a string may be longer than the window). */
+ * none). qsf_rc_delta_next gives the file offset and length of the next entry's
+ * bytes (read them with qsf_rc_read; a string may be longer than the window). */
 typedef struct rc_delta {
     qsf_qwp_hdr h;
     uint64_t base; /* file offset of the message */
     uint64_t start, count, i;
     uint64_t pos; /* message offset of the next entry */
 } rc_delta;
-int rc_delta_open(rc_reader *r, const rc_slot *s, rc_delta *d, bool *bad, qsf_errinfo *err);
-int rc_delta_next(rc_reader *r, rc_delta *d, uint64_t *str, uint64_t *len, bool *bad,
-                  qsf_errinfo *err);
+int qsf_rc_delta_open(rc_reader *r, const rc_slot *s, rc_delta *d, bool *bad, qsf_errinfo *err);
+int qsf_rc_delta_next(rc_reader *r, rc_delta *d, uint64_t *str, uint64_t *len, bool *bad,
+                      qsf_errinfo *err);
 /* Rows of an intact frame: *countable false for opaque frames and frames with
  * more than one table (their row counts sit behind the first table's data). */
-int rc_frame_rows(rc_reader *r, const rc_slot *s, uint64_t *rows, bool *countable,
-                  qsf_errinfo *err);
+int qsf_rc_frame_rows(rc_reader *r, const rc_slot *s, uint64_t *rows, bool *countable,
+                      qsf_errinfo *err);
 
 /* recover_groups.c: walks the chain once, finds the commit boundary, the
  * flushes given up (a destroyed frame or a stored placeholder above acked) and
  * the interrupted flush at the end, and counts their rows. */
-int rc_plan_groups(rc_state *st, qsf_errinfo *err);
+int qsf_rc_plan_groups(rc_state *st, qsf_errinfo *err);
 /* Whether fsn lies in a given-up flush (binary search). */
-bool rc_given_up(const rc_state *st, int64_t fsn);
+bool qsf_rc_given_up(const rc_state *st, int64_t fsn);
 /* Fills out->retired from the given-up spans. */
-int rc_publish_retired(rc_state *st, qsf_errinfo *err);
+int qsf_rc_publish_retired(rc_state *st, qsf_errinfo *err);
 /* The loss entries of this pass (into st->carry). */
-int rc_record_losses(rc_state *st, qsf_errinfo *err);
+int qsf_rc_record_losses(rc_state *st, qsf_errinfo *err);
 /* Whether the plan changes anything on disk. */
-bool rc_plan_repairs(const rc_state *st);
+bool qsf_rc_plan_repairs(const rc_state *st);
 
 /* recover_repair.c: carries the plan out (manifest, rewrites, cut), durably. */
-int rc_repair(rc_state *st, qsf_errinfo *err);
+int qsf_rc_repair(rc_state *st, qsf_errinfo *err);
 
 /* recover.c: seeds st->acked from the chain and the watermark as read, then
- * plans the flushes (rc_plan_groups). */
-int rc_plan(rc_state *st, qsf_errinfo *err);
+ * plans the flushes (qsf_rc_plan_groups). */
+int qsf_rc_plan(rc_state *st, qsf_errinfo *err);
 
 /* recover.c: ackedFsn = max(lowestBase - 1, watermark), or lowestBase - 1 when
  * that is above publishedFsn (*ignored set). watermark = -1 when absent. */
-int64_t rc_seed_acked(int64_t lowest_base, int64_t published, int64_t watermark, bool *ignored);
+int64_t qsf_rc_seed_acked(int64_t lowest_base, int64_t published, int64_t watermark, bool *ignored);
+
+/* recover.c: recovers the slot out->slot (locked, logical lock held) into
+ * *out, pass after pass until a pass repairs nothing (at most 4). An
+ * unreplayable slot is not an error here: out->data_loss says so and the
+ * caller decides. */
+int qsf_rc_recover_slot(qsf_slot_recovered *out, int durability, uint64_t seg_bytes,
+                        qsf_errinfo *err);
+
+/* slot_open.c: drops everything one recovery pass produced (handles, lists,
+ * report), keeping the slot and its locks. */
+void qsf_rc_drop_pass(qsf_slot_recovered *out);
 
 /* recover_clean.c */
-int rc_zero_range(rc_state *st, rc_seg *s, uint64_t from, uint64_t to, qsf_errinfo *err);
-int rc_zero_residue(rc_state *st, rc_seg *s, qsf_errinfo *err);
-int rc_apply_fates(rc_state *st, qsf_errinfo *err);
-int rc_stamp_flag(rc_state *st, rc_seg *s, qsf_errinfo *err);
-int rc_baseline(rc_state *st, int durability, qsf_errinfo *err);
+int qsf_rc_zero_range(rc_state *st, rc_seg *s, uint64_t from, uint64_t to, qsf_errinfo *err);
+int qsf_rc_zero_residue(rc_state *st, rc_seg *s, qsf_errinfo *err);
+int qsf_rc_apply_fates(rc_state *st, qsf_errinfo *err);
+int qsf_rc_stamp_flag(rc_state *st, rc_seg *s, qsf_errinfo *err);
+int qsf_rc_baseline(rc_state *st, int durability, qsf_errinfo *err);
 
-/* recover_frames.c: the dictionary rebuild, fed by the flush walk (rc_plan):
+/* recover_frames.c: the dictionary rebuild, fed by the flush walk (qsf_rc_plan):
  * begin after out->symdict is open, each intact frame goes through
- * rc_dict_frame, finish once acked and the given-up flushes are known (sets
+ * qsf_rc_dict_frame, finish once acked and the given-up flushes are known (sets
  * out->data_loss and out->data_loss_reason when the slot is unreplayable,
  * appends the learned entries unless dry_run). */
-int rc_dict_begin(rc_state *st, qsf_errinfo *err);
-int rc_dict_frame(rc_state *st, rc_reader *r, const rc_slot *s, const rc_frame_kind *k,
-                  qsf_errinfo *err);
-int rc_dict_finish(rc_state *st, qsf_errinfo *err);
-void rc_dict_free(rc_state *st);
+int qsf_rc_dict_begin(rc_state *st, qsf_errinfo *err);
+int qsf_rc_dict_frame(rc_state *st, rc_reader *r, const rc_slot *s, const rc_frame_kind *k,
+                      qsf_errinfo *err);
+int qsf_rc_dict_finish(rc_state *st, qsf_errinfo *err);
+void qsf_rc_dict_free(rc_state *st);
 
 /* recover_fresh.c */
-int rc_fresh_start(qsf_slot_recovered *out, uint64_t segment_bytes, qsf_errinfo *err);
+int qsf_rc_fresh_start(qsf_slot_recovered *out, uint64_t segment_bytes, qsf_errinfo *err);
 
 #endif

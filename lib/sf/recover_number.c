@@ -23,7 +23,7 @@
 
 #include <stdio.h>
 
-void rc_count_slots(rc_seg *s) {
+void qsf_rc_count_slots(rc_seg *s) {
     uint64_t n = s->fill;
     for (uint32_t i = 0; i < s->npieces; i++)
         n += s->pieces[i].frames;
@@ -73,7 +73,7 @@ static int overlap(rc_state *st, rc_seg *s, int64_t next_base, uint64_t least, q
                        st->out->slot.path, s->info.name, (unsigned long long) least);
 }
 
-int rc_number_sealed(rc_state *st, rc_seg *s, int64_t next_base, qsf_errinfo *err) {
+int qsf_rc_number_sealed(rc_state *st, rc_seg *s, int64_t next_base, qsf_errinfo *err) {
     bounds b = measure(s);
     uint64_t last = s->info.last_good;
     s->fill_ub = (s->info.file_size - last) / RC_MIN_FRAME;
@@ -102,6 +102,6 @@ int rc_number_sealed(rc_state *st, rc_seg *s, int64_t next_base, qsf_errinfo *er
      * unseen (the FSNs above stay safe, the flushes must not be joined). */
     uint64_t slack = total - b.known - b.unknown;
     s->tail_doubt = b.unknown > 0 && s->fill == 0 && s->fill_ub > 0 ? slack : 0;
-    rc_count_slots(s);
+    qsf_rc_count_slots(s);
     return QSF_OK;
 }

@@ -87,7 +87,8 @@ static int w_copy(writer *w, rc_reader *r, uint64_t off, uint64_t n, qsf_errinfo
     while (n > 0) {
         const uint8_t *p;
         size_t got;
-        int rc = rc_read(r, off, n < QSF_RECOVER_BUF ? (size_t) n : QSF_RECOVER_BUF, &p, &got, err);
+        int rc =
+            qsf_rc_read(r, off, n < QSF_RECOVER_BUF ? (size_t) n : QSF_RECOVER_BUF, &p, &got, err);
         if (rc == QSF_OK && got == 0)
             rc = qsf_err_set(err, QSF_E_IO, 0, 0, "%s/%s changed during recovery", r->dir, r->name);
         if (rc == QSF_OK)
@@ -107,10 +108,10 @@ static int on_rewrite(rc_state *st, rc_reader *r, const rc_slot *s, void *user, 
     writer *w = user;
     if (!s->intact)
         return w_empty(w, false, err);
-    if (!rc_given_up(st, s->fsn))
+    if (!qsf_rc_given_up(st, s->fsn))
         return w_copy(w, r, s->off, QSF_SFA_FRAME_OVERHEAD + (uint64_t) s->len, err);
     rc_frame_kind k;
-    int rc = rc_frame_kind_of(r, s, &k, err);
+    int rc = qsf_rc_frame_kind_of(r, s, &k, err);
     return rc == QSF_OK ? w_empty(w, k.commits, err) : rc;
 }
 
@@ -148,7 +149,7 @@ static int write_tmp(rc_state *st, rc_seg *s, const char *tmp, int64_t limit, qs
                : qsf_err_set(err, QSF_E_NOMEM, 0, 0, "no memory to rewrite %s", s->info.name);
     int64_t to = limit - 1 < last_fsn(s) ? limit - 1 : last_fsn(s);
     if (rc == QSF_OK && to >= s->info.base_seq)
-        rc = rc_walk(st, s->info.base_seq, to, on_rewrite, &w, err);
+        rc = qsf_rc_walk(st, s->info.base_seq, to, on_rewrite, &w, err);
     if (rc == QSF_OK)
         rc = w_flush(&w, err);
     if (rc == QSF_OK)
@@ -208,7 +209,7 @@ static int zero_from(rc_state *st, rc_seg *s, uint64_t from, qsf_errinfo *err) {
     for (uint32_t i = 0; i < s->npieces; i++)
         if (s->pieces[i].end > end)
             end = s->pieces[i].end;
-    return end > from ? rc_zero_range(st, s, from, end, err) : QSF_OK;
+    return end > from ? qsf_rc_zero_range(st, s, from, end, err) : QSF_OK;
 }
 
 static rc_seg *segment_of(const rc_state *st, int64_t fsn) {
@@ -252,7 +253,7 @@ static int cut(rc_state *st, qsf_errinfo *err) {
     if (k->rewrite)
         return rewrite(st, k, st->cut.from, err);
     find f = {.fsn = st->cut.from, .off = 0};
-    rc = rc_walk(st, st->cut.from, st->cut.from, on_find, &f, err);
+    rc = qsf_rc_walk(st, st->cut.from, st->cut.from, on_find, &f, err);
     return rc == QSF_OK ? zero_from(st, k, f.off, err) : rc;
 }
 
@@ -264,7 +265,7 @@ static void log_cut(const rc_state *st) {
              (long long) c->to, (unsigned long long) c->rows, c->uncounted ? " counted" : "");
 }
 
-int rc_repair(rc_state *st, qsf_errinfo *err) {
+int qsf_rc_repair(rc_state *st, qsf_errinfo *err) {
     int rc = QSF_OK;
     if (st->new_head >= 0 || st->new_active >= 0)
         rc = manifest_to(st, st->new_head >= 0 ? st->new_head : st->out->manifest.head_base,

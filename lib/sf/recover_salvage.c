@@ -23,7 +23,7 @@
 
 #include "bytes.h"
 #include "qwp/peek.h"
-#include "sf/sfa.h"
+#include "sf/segfmt.h"
 
 #include <string.h>
 
@@ -31,21 +31,22 @@
 
 /* The header checks of a candidate whose bytes [o, o + 20) are at p. */
 static bool looks_stored(const uint8_t *p, uint64_t o, uint64_t size) {
-    uint32_t len = qsf_get_u32(p + 4);
+    uint32_t len = qsf_sfa_frame_len(p);
     if ((len & 0x80000000u) || len > size - o - QSF_SFA_FRAME_OVERHEAD)
         return false;
     qsf_qwp_hdr h;
-    return qsf_qwp_peek_header(p + 8, 12, &h) == QSF_QWP_PEEK_OK &&
+    return qsf_qwp_peek_header(p + QSF_SFA_FRAME_AT_PAYLOAD, 12, &h) == QSF_QWP_PEEK_OK &&
            qsf_qwp_peek_consistent(&h, len);
 }
 
 /* CRC check of the candidate at o; spends the budget when it fails. */
 static int try_candidate(rc_reader *r, uint64_t o, const uint8_t *p, bool *ok, uint64_t *budget,
                          qsf_errinfo *err) {
-    uint32_t crc = qsf_get_u32(p), len = qsf_get_u32(p + 4);
-    int rc = rc_frame_crc_ok(r, o, len, crc, ok, err);
+    uint32_t crc = qsf_sfa_frame_stored_crc(p), len = qsf_sfa_frame_len(p);
+    int rc = qsf_rc_frame_crc_ok(r, o, len, crc, ok, err);
+    uint64_t spent = (uint64_t) len + QSF_SFA_FRAME_OVERHEAD;
     if (rc == QSF_OK && !*ok)
-        *budget = *budget > (uint64_t) len + 8 ? *budget - len - 8 : 0;
+        *budget = *budget > spent ? *budget - spent : 0;
     return rc;
 }
 
@@ -56,7 +57,7 @@ static int scan_window(rc_reader *r, uint64_t pos, uint64_t *next, bool *found, 
                        uint64_t *budget, qsf_errinfo *err) {
     const uint8_t *p;
     size_t got;
-    int rc = rc_read(r, pos, QSF_RECOVER_BUF, &p, &got, err);
+    int rc = qsf_rc_read(r, pos, QSF_RECOVER_BUF, &p, &got, err);
     *cont = 0;
     if (rc != QSF_OK || got < CAND_HEAD)
         return rc;
@@ -87,8 +88,8 @@ static int scan_window(rc_reader *r, uint64_t pos, uint64_t *next, bool *found, 
     return QSF_OK;
 }
 
-int rc_salvage_next(rc_reader *r, uint64_t bad, uint64_t *next, bool *found, uint64_t *budget,
-                    bool *out_of_budget, qsf_errinfo *err) {
+int qsf_rc_salvage_next(rc_reader *r, uint64_t bad, uint64_t *next, bool *found, uint64_t *budget,
+                        bool *out_of_budget, qsf_errinfo *err) {
     *found = false;
     *out_of_budget = false;
     uint64_t pos = bad + 1;
@@ -103,16 +104,16 @@ int rc_salvage_next(rc_reader *r, uint64_t bad, uint64_t *next, bool *found, uin
     return QSF_OK;
 }
 
-int rc_count_gap(rc_reader *r, rc_piece *g, qsf_errinfo *err) {
+int qsf_rc_count_gap(rc_reader *r, rc_piece *g, qsf_errinfo *err) {
     g->ub = (g->end - g->off) / RC_MIN_FRAME;
     uint64_t o = g->off, hops = 0;
     while (o < g->end && g->end - o >= RC_MIN_FRAME) {
         const uint8_t *p;
         size_t got;
-        int rc = rc_read(r, o, QSF_SFA_FRAME_OVERHEAD, &p, &got, err);
+        int rc = qsf_rc_read(r, o, QSF_SFA_FRAME_OVERHEAD, &p, &got, err);
         if (rc != QSF_OK)
             return rc;
-        uint32_t len = qsf_get_u32(p + 4);
+        uint32_t len = qsf_sfa_frame_len(p);
         if ((len & 0x80000000u) || len < RC_MIN_FRAME - QSF_SFA_FRAME_OVERHEAD ||
             len > g->end - o - QSF_SFA_FRAME_OVERHEAD)
             break;

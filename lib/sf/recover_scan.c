@@ -21,8 +21,8 @@
 
 /* ---- bounded reader ---- */
 
-int rc_reader_open(rc_reader *r, const qsf_slot *slot, const char *name, uint8_t *buf, int flags,
-                   qsf_errinfo *err) {
+int qsf_rc_reader_open(rc_reader *r, const qsf_slot *slot, const char *name, uint8_t *buf,
+                       int flags, qsf_errinfo *err) {
     memset(r, 0, sizeof *r);
     r->dir = slot->path;
     r->name = name;
@@ -33,14 +33,14 @@ int rc_reader_open(rc_reader *r, const qsf_slot *slot, const char *name, uint8_t
     return QSF_OK;
 }
 
-void rc_reader_close(rc_reader *r) {
+void qsf_rc_reader_close(rc_reader *r) {
     if (r->fd >= 0)
         QSF_OS->close(r->fd);
     r->fd = -1;
 }
 
-int rc_read(rc_reader *r, uint64_t off, size_t want, const uint8_t **p, size_t *got,
-            qsf_errinfo *err) {
+int qsf_rc_read(rc_reader *r, uint64_t off, size_t want, const uint8_t **p, size_t *got,
+                qsf_errinfo *err) {
     *got = 0;
     *p = r->buf; /* never an unset pointer, even for an empty read */
     if (off >= r->size)
@@ -76,7 +76,7 @@ static int add_candidate(rc_state *st, const char *name, qsf_errinfo *err) {
     memset(s, 0, sizeof *s);
     snprintf(s->info.name, sizeof s->info.name, "%s", name);
     uint64_t gen;
-    s->info.generation = qsf_segment_name_parse(name, &gen) == 0 ? (int64_t) gen : -1;
+    s->info.generation = qsf_seg_name_parse(name, &gen) == 0 ? (int64_t) gen : -1;
     if (s->info.generation >= 0 && (!st->any_gen || gen > st->max_gen)) {
         st->max_gen = gen;
         st->any_gen = true;
@@ -107,7 +107,7 @@ static int list_error(const qsf_slot *slot, int e, qsf_errinfo *err) {
                        slot->path, strerror(e));
 }
 
-int rc_enumerate(rc_state *st, qsf_errinfo *err) {
+int qsf_rc_enumerate(rc_state *st, qsf_errinfo *err) {
     const qsf_slot *slot = &st->out->slot;
     int fd = QSF_OS->openat(slot->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
     if (fd < 0)
@@ -128,11 +128,11 @@ int rc_enumerate(rc_state *st, qsf_errinfo *err) {
                 rc = list_error(slot, errno, err);
             break;
         }
-        if (qsf_is_segment_candidate(e->d_name) && strlen(e->d_name) < sizeof st->segs->info.name)
+        if (qsf_seg_name_is_candidate(e->d_name) && strlen(e->d_name) < sizeof st->segs->info.name)
             rc = add_candidate(st, e->d_name, err);
         else if (is_rewrite_tmp(e->d_name))
             rc = add_tmp(st, e->d_name, err);
-        else if (qsf_is_segment_candidate(e->d_name))
+        else if (qsf_seg_name_is_candidate(e->d_name))
             QSF_LOGW("ignoring %s/%s: name too long", slot->path, e->d_name);
         if (rc != QSF_OK)
             break;
@@ -143,17 +143,15 @@ int rc_enumerate(rc_state *st, qsf_errinfo *err) {
 
 /* ---- scanning one segment ---- */
 
-int rc_frame_crc_ok(rc_reader *r, uint64_t off, uint32_t len, uint32_t want, bool *ok,
-                    qsf_errinfo *err) {
-    uint8_t lenb[4];
-    qsf_put_u32(lenb, len);
-    uint32_t s = qsf_crc32c_update(qsf_crc32c_begin(), lenb, 4);
-    uint64_t pos = off + 8, remain = len;
+int qsf_rc_frame_crc_ok(rc_reader *r, uint64_t off, uint32_t len, uint32_t want, bool *ok,
+                        qsf_errinfo *err) {
+    uint32_t s = qsf_sfa_frame_crc_begin(len);
+    uint64_t pos = off + QSF_SFA_FRAME_AT_PAYLOAD, remain = len;
     while (remain > 0) {
         const uint8_t *p;
         size_t got;
-        int rc = rc_read(r, pos, remain < QSF_RECOVER_BUF ? (size_t) remain : QSF_RECOVER_BUF, &p,
-                         &got, err);
+        int rc = qsf_rc_read(r, pos, remain < QSF_RECOVER_BUF ? (size_t) remain : QSF_RECOVER_BUF,
+                             &p, &got, err);
         if (rc != QSF_OK)
             return rc;
         if (got == 0)
@@ -166,7 +164,7 @@ int rc_frame_crc_ok(rc_reader *r, uint64_t off, uint32_t len, uint32_t want, boo
     return QSF_OK;
 }
 
-int rc_add_piece(rc_seg *s, const rc_piece *p, qsf_errinfo *err) {
+int qsf_rc_add_piece(rc_seg *s, const rc_piece *p, qsf_errinfo *err) {
     if (s->npieces % 8 == 0) {
         rc_piece *n = realloc(s->pieces, (s->npieces + 8) * sizeof *n);
         if (!n)
@@ -184,16 +182,16 @@ static int frame_at(rc_reader *r, uint64_t off, bool *ok, uint32_t *len, bool *i
     const uint8_t *p;
     size_t got;
     *ok = *impossible = false;
-    int rc = rc_read(r, off, QSF_SFA_FRAME_OVERHEAD, &p, &got, err);
+    int rc = qsf_rc_read(r, off, QSF_SFA_FRAME_OVERHEAD, &p, &got, err);
     if (rc != QSF_OK)
         return rc;
-    uint32_t crc = qsf_get_u32(p);
-    *len = qsf_get_u32(p + 4);
+    uint32_t crc = qsf_sfa_frame_stored_crc(p);
+    *len = qsf_sfa_frame_len(p);
     if ((*len & 0x80000000u) || *len > r->size - off - QSF_SFA_FRAME_OVERHEAD) {
         *impossible = true;
         return QSF_OK;
     }
-    return rc_frame_crc_ok(r, off, *len, crc, ok, err);
+    return qsf_rc_frame_crc_ok(r, off, *len, crc, ok, err);
 }
 
 static int end_run(rc_seg *s, rc_piece *run, qsf_errinfo *err) {
@@ -201,7 +199,7 @@ static int end_run(rc_seg *s, rc_piece *run, qsf_errinfo *err) {
         return QSF_OK;
     s->intact += run->frames;
     s->info.last_good = run->end;
-    int rc = rc_add_piece(s, run, err);
+    int rc = qsf_rc_add_piece(s, run, err);
     run->frames = 0;
     return rc;
 }
@@ -216,7 +214,7 @@ static int salvage(rc_reader *r, rc_seg *s, uint64_t off, bool impossible, uint6
         return QSF_OK;
     }
     bool found, out_of_budget;
-    int rc = rc_salvage_next(r, off, next, &found, budget, &out_of_budget, err);
+    int rc = qsf_rc_salvage_next(r, off, next, &found, budget, &out_of_budget, err);
     if (rc != QSF_OK)
         return rc;
     s->unsalvaged = out_of_budget;
@@ -225,9 +223,9 @@ static int salvage(rc_reader *r, rc_seg *s, uint64_t off, bool impossible, uint6
         return QSF_OK;
     }
     rc_piece g = {.off = off, .end = *next, .kind = RC_GAP, .bad_len = impossible};
-    rc = rc_count_gap(r, &g, err);
+    rc = qsf_rc_count_gap(r, &g, err);
     if (rc == QSF_OK)
-        rc = rc_add_piece(s, &g, err);
+        rc = qsf_rc_add_piece(s, &g, err);
     s->ngaps++;
     return rc;
 }
@@ -262,7 +260,7 @@ static int walk_frames(rc_reader *r, rc_seg *s, qsf_errinfo *err) {
     }
     if (rc == QSF_OK)
         rc = end_run(s, &run, err);
-    rc_count_slots(s);
+    qsf_rc_count_slots(s);
     return rc;
 }
 
@@ -273,7 +271,7 @@ static int inspect_tail(rc_reader *r, rc_seg *s, qsf_errinfo *err) {
     while (pos < r->size) {
         const uint8_t *p;
         size_t got;
-        int rc = rc_read(r, pos, QSF_RECOVER_BUF, &p, &got, err);
+        int rc = qsf_rc_read(r, pos, QSF_RECOVER_BUF, &p, &got, err);
         if (rc != QSF_OK)
             return rc;
         for (size_t i = got; i > 0; i--)
@@ -308,7 +306,7 @@ static int all_zero(rc_reader *r, bool *zero, qsf_errinfo *err) {
     for (uint64_t pos = 0; pos < r->size && *zero;) {
         const uint8_t *p;
         size_t got;
-        int rc = rc_read(r, pos, QSF_RECOVER_BUF, &p, &got, err);
+        int rc = qsf_rc_read(r, pos, QSF_RECOVER_BUF, &p, &got, err);
         if (rc != QSF_OK)
             return rc;
         for (size_t i = 0; i < got && *zero; i++)
@@ -344,7 +342,7 @@ static int check_header(rc_state *st, rc_reader *r, rc_seg *s, qsf_errinfo *err)
         return mark_corrupt(st, r, s, "shorter than the 24-byte header", err);
     const uint8_t *p;
     size_t got;
-    int rc = rc_read(r, 0, QSF_SFA_HEADER_SIZE, &p, &got, err);
+    int rc = qsf_rc_read(r, 0, QSF_SFA_HEADER_SIZE, &p, &got, err);
     if (rc != QSF_OK)
         return rc;
     qsf_sfa_header h;
@@ -366,7 +364,7 @@ static int check_header(rc_state *st, rc_reader *r, rc_seg *s, qsf_errinfo *err)
 
 static int scan_one(rc_state *st, rc_seg *s, qsf_errinfo *err) {
     rc_reader r;
-    int rc = rc_reader_open(&r, &st->out->slot, s->info.name, st->buf, O_RDONLY, err);
+    int rc = qsf_rc_reader_open(&r, &st->out->slot, s->info.name, st->buf, O_RDONLY, err);
     if (rc != QSF_OK)
         return rc;
     s->info.file_size = r.size;
@@ -377,11 +375,11 @@ static int scan_one(rc_state *st, rc_seg *s, qsf_errinfo *err) {
         rc = inspect_tail(&r, s, err);
     if (rc == QSF_OK)
         rc = size_recheck(&r, err);
-    rc_reader_close(&r);
+    qsf_rc_reader_close(&r);
     return rc;
 }
 
-int rc_scan_all(rc_state *st, qsf_errinfo *err) {
+int qsf_rc_scan_all(rc_state *st, qsf_errinfo *err) {
     for (uint32_t i = 0; i < st->nsegs; i++) {
         int rc = scan_one(st, &st->segs[i], err);
         if (rc != QSF_OK)

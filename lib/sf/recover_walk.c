@@ -9,7 +9,7 @@
 #include "err.h"
 #include "qwp/peek.h"
 #include "qwp/types.h"
-#include "sf/sfa.h"
+#include "sf/segfmt.h"
 
 #include <fcntl.h>
 
@@ -42,10 +42,10 @@ static int walk_run(walker *w, rc_seg *seg, const rc_piece *p, qsf_errinfo *err)
     for (uint64_t k = 0; k < p->frames && w->fsn <= w->to; k++) {
         const uint8_t *b;
         size_t got;
-        int rc = rc_read(w->r, off, QSF_SFA_FRAME_OVERHEAD, &b, &got, err);
+        int rc = qsf_rc_read(w->r, off, QSF_SFA_FRAME_OVERHEAD, &b, &got, err);
         if (rc != QSF_OK)
             return rc;
-        uint32_t len = qsf_get_u32(b + 4);
+        uint32_t len = qsf_sfa_frame_len(b);
         if (got < QSF_SFA_FRAME_OVERHEAD || off + QSF_SFA_FRAME_OVERHEAD + len > p->end)
             return qsf_err_set(err, QSF_E_IO, 0, 0, "segment %s/%s changed during recovery",
                                w->r->dir, seg->info.name);
@@ -70,7 +70,7 @@ static int walk_destroyed(walker *w, rc_seg *seg, const rc_piece *p, uint64_t n,
 }
 
 static int walk_segment(walker *w, rc_seg *seg, qsf_errinfo *err) {
-    int rc = rc_reader_open(w->r, &w->st->out->slot, seg->info.name, w->st->buf, O_RDONLY, err);
+    int rc = qsf_rc_reader_open(w->r, &w->st->out->slot, seg->info.name, w->st->buf, O_RDONLY, err);
     w->fsn = seg->info.base_seq;
     for (uint32_t i = 0; rc == QSF_OK && i < seg->npieces && w->fsn <= w->to; i++) {
         const rc_piece *p = &seg->pieces[i];
@@ -79,11 +79,12 @@ static int walk_segment(walker *w, rc_seg *seg, qsf_errinfo *err) {
     }
     if (rc == QSF_OK)
         rc = walk_destroyed(w, seg, NULL, seg->fill, err);
-    rc_reader_close(w->r);
+    qsf_rc_reader_close(w->r);
     return rc;
 }
 
-int rc_walk(rc_state *st, int64_t from, int64_t to, rc_walk_fn fn, void *user, qsf_errinfo *err) {
+int qsf_rc_walk(rc_state *st, int64_t from, int64_t to, rc_walk_fn fn, void *user,
+                qsf_errinfo *err) {
     rc_reader r = {.fd = -1};
     walker w = {.st = st, .r = &r, .from = from, .to = to, .fn = fn, .user = user};
     uint32_t n = st->active ? chain_len(st) : 0;
@@ -103,12 +104,12 @@ int rc_walk(rc_state *st, int64_t from, int64_t to, rc_walk_fn fn, void *user, q
 
 /* ---- a stored frame's QWP header ---- */
 
-int rc_frame_kind_of(rc_reader *r, const rc_slot *s, rc_frame_kind *k, qsf_errinfo *err) {
+int qsf_rc_frame_kind_of(rc_reader *r, const rc_slot *s, rc_frame_kind *k, qsf_errinfo *err) {
     *k = (rc_frame_kind){.commits = true};
     const uint8_t *p;
     size_t got = 0;
     size_t want = s->len < QSF_QWP_HEADER_LEN ? s->len : QSF_QWP_HEADER_LEN;
-    int rc = rc_read(r, s->off + QSF_SFA_FRAME_OVERHEAD, want, &p, &got, err);
+    int rc = qsf_rc_read(r, s->off + QSF_SFA_FRAME_OVERHEAD, want, &p, &got, err);
     qsf_qwp_hdr h;
     if (rc != QSF_OK || qsf_qwp_peek_header(p, got, &h) != QSF_QWP_PEEK_OK)
         return rc; /* not a QWP message: opaque, committing (the server judges it) */
@@ -120,11 +121,12 @@ int rc_frame_kind_of(rc_reader *r, const rc_slot *s, rc_frame_kind *k, qsf_errin
     return QSF_OK;
 }
 
-int rc_delta_open(rc_reader *r, const rc_slot *s, rc_delta *d, bool *bad, qsf_errinfo *err) {
+int qsf_rc_delta_open(rc_reader *r, const rc_slot *s, rc_delta *d, bool *bad, qsf_errinfo *err) {
     const uint8_t *p;
     size_t got;
     uint64_t base = s->off + QSF_SFA_FRAME_OVERHEAD;
-    int rc = rc_read(r, base, s->len < QSF_RECOVER_BUF ? s->len : QSF_RECOVER_BUF, &p, &got, err);
+    int rc =
+        qsf_rc_read(r, base, s->len < QSF_RECOVER_BUF ? s->len : QSF_RECOVER_BUF, &p, &got, err);
     size_t need;
     *bad = true;
     if (rc != QSF_OK || qsf_qwp_peek_header(p, got, &d->h) != QSF_QWP_PEEK_OK)
@@ -139,13 +141,13 @@ int rc_delta_open(rc_reader *r, const rc_slot *s, rc_delta *d, bool *bad, qsf_er
     return QSF_OK;
 }
 
-int rc_delta_next(rc_reader *r, rc_delta *d, uint64_t *str, uint64_t *len, bool *bad,
-                  qsf_errinfo *err) {
+int qsf_rc_delta_next(rc_reader *r, rc_delta *d, uint64_t *str, uint64_t *len, bool *bad,
+                      qsf_errinfo *err) {
     uint64_t end = QSF_QWP_HEADER_LEN + (uint64_t) d->h.payload_length;
     const uint8_t *p;
     size_t got, need;
     uint64_t want = end - d->pos < 4096 ? end - d->pos : 4096;
-    int rc = rc_read(r, d->base + d->pos, (size_t) want, &p, &got, err);
+    int rc = qsf_rc_read(r, d->base + d->pos, (size_t) want, &p, &got, err);
     if (rc != QSF_OK)
         return rc;
     uint64_t pos = d->pos, s = 0;
@@ -160,12 +162,12 @@ int rc_delta_next(rc_reader *r, rc_delta *d, uint64_t *str, uint64_t *len, bool 
     return QSF_OK;
 }
 
-int rc_frame_rows(rc_reader *r, const rc_slot *s, uint64_t *rows, bool *countable,
-                  qsf_errinfo *err) {
+int qsf_rc_frame_rows(rc_reader *r, const rc_slot *s, uint64_t *rows, bool *countable,
+                      qsf_errinfo *err) {
     *rows = 0;
     *countable = false;
     rc_frame_kind k;
-    int rc = rc_frame_kind_of(r, s, &k, err);
+    int rc = qsf_rc_frame_kind_of(r, s, &k, err);
     if (rc != QSF_OK || !k.qwp || k.tables > 1)
         return rc;
     if (k.tables == 0) {
@@ -176,13 +178,13 @@ int rc_frame_rows(rc_reader *r, const rc_slot *s, uint64_t *rows, bool *countabl
     bool bad = false;
     uint64_t off = QSF_QWP_HEADER_LEN;
     if (k.flags & QSF_QWP_FLAG_DELTA_SYMBOL_DICT) {
-        rc = rc_delta_open(r, s, &d, &bad, err);
+        rc = qsf_rc_delta_open(r, s, &d, &bad, err);
         uint64_t str, len;
         while (rc == QSF_OK && !bad && d.i < d.count)
-            rc = rc_delta_next(r, &d, &str, &len, &bad, err);
+            rc = qsf_rc_delta_next(r, &d, &str, &len, &bad, err);
         off = d.pos;
     } else {
-        rc = rc_delta_open(r, s, &d, &bad, err); /* only for the header */
+        rc = qsf_rc_delta_open(r, s, &d, &bad, err); /* only for the header */
         bad = false;
     }
     if (rc != QSF_OK || bad)
@@ -191,7 +193,7 @@ int rc_frame_rows(rc_reader *r, const rc_slot *s, uint64_t *rows, bool *countabl
     size_t got, need;
     uint64_t end = QSF_QWP_HEADER_LEN + (uint64_t) d.h.payload_length;
     uint64_t want = end > off ? (end - off < 4096 ? end - off : 4096) : 0;
-    rc = rc_read(r, d.base + off, (size_t) want, &p, &got, err);
+    rc = qsf_rc_read(r, d.base + off, (size_t) want, &p, &got, err);
     qsf_qwp_table_info t;
     if (rc == QSF_OK &&
         qsf_qwp_peek_table_at(p, got, off, &d.h, off, &t, &need) == QSF_QWP_PEEK_OK) {

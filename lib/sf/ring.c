@@ -293,7 +293,7 @@ static int close_drained(qsf_ring *r, qsf_errinfo *err) {
 static int close_sf(qsf_ring *r, qsf_errinfo *err) {
     int rc = QSF_OK;
     if (r->durability != QSF_DUR_MEMORY)
-        rc = qsf_dur_sync_written(r, err);
+        rc = qsf_barrier_sync_written(r, err);
     int64_t pub = atomic_load(&r->published_fsn);
     int64_t acked = atomic_load(&r->acked_fsn);
     bool drained = pub < 0 || acked >= pub;

@@ -87,18 +87,18 @@ static int rotation_barriers(qsf_ring *r, qsf_segment *a, qsf_segment *sp, qsf_e
 static int rotation_blocked_locked(qsf_ring *r, qsf_segment *a) {
     qsf_ring_spare_from_pool_locked(r);
     if (!r->spare) {
-        r->wait_cause =
-            r->create_err[0] && qsf_ring_spare_fits_locked(r) ? QSF_WAIT_CREATE : QSF_WAIT_SPACE;
+        r->stall_cause =
+            r->create_err[0] && qsf_ring_spare_fits_locked(r) ? QSF_STALL_CREATE : QSF_STALL_SPACE;
         return 1;
     }
     if (r->planning) { /* the manager is writing the spare's header */
-        r->wait_cause = QSF_WAIT_PLAN;
+        r->stall_cause = QSF_STALL_PLAN;
         return 2;
     }
     if (r->durability == QSF_DUR_PERIODIC &&
         atomic_load(&a->durable_off) < atomic_load(&a->written_off)) {
         r->sync_requested = true;
-        r->wait_cause = QSF_WAIT_PERIODIC;
+        r->stall_cause = QSF_STALL_PERIODIC;
         return 1;
     }
     return 0;
@@ -133,7 +133,7 @@ static int try_rotate(qsf_ring *r, uint64_t *gen) {
     r->rotating = false;
     if (rc != QSF_OK) { /* the rotation did not happen; the spare stays the spare */
         snprintf(r->rotate_err, sizeof r->rotate_err, "%s", e.msg);
-        r->wait_cause = QSF_WAIT_ROTATE;
+        r->stall_cause = QSF_STALL_ROTATE;
         *gen = r->wake_gen;
         pthread_mutex_unlock(&r->mu);
         return TRY_WAIT;
@@ -178,21 +178,21 @@ static int wait_for_space(qsf_ring *r, uint64_t gen, int64_t remaining_ns) {
 
 static void cause_text(qsf_ring *r, char *buf, size_t cap) {
     pthread_mutex_lock(&r->mu);
-    int cause = r->wait_cause;
+    int cause = r->stall_cause;
     qsf_ring_status_fn fn = r->status_fn;
     void *user = r->status_user;
     switch (cause) {
-    case QSF_WAIT_PERIODIC:
+    case QSF_STALL_PERIODIC:
         snprintf(buf, cap, "waiting for a periodic disk sync (sf_sync_interval_millis=%" PRId64 ")",
                  r->sync_interval_ms);
         break;
-    case QSF_WAIT_CREATE:
+    case QSF_STALL_CREATE:
         snprintf(buf, cap, "cannot create a new segment: %.300s", r->create_err);
         break;
-    case QSF_WAIT_ROTATE:
+    case QSF_STALL_ROTATE:
         snprintf(buf, cap, "cannot switch to a new segment: %.300s", r->rotate_err);
         break;
-    case QSF_WAIT_PLAN:
+    case QSF_STALL_PLAN:
         snprintf(buf, cap, "waiting for the next segment's header to reach the disk");
         break;
     default:
@@ -288,7 +288,7 @@ static int never_fits(qsf_ring *r, uint32_t len, qsf_errinfo *err) {
  * only acknowledged frames: it becomes the next segment itself. */
 static bool reuse_in_place(qsf_ring *r) {
     pthread_mutex_lock(&r->mu);
-    bool ok = r->wait_cause == QSF_WAIT_CREATE && qsf_ring_reusable_locked(r);
+    bool ok = r->stall_cause == QSF_STALL_CREATE && qsf_ring_reusable_locked(r);
     pthread_mutex_unlock(&r->mu);
     qsf_errinfo e;
     if (!ok)

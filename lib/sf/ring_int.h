@@ -62,14 +62,15 @@ typedef struct qsf_ring_txn {
 
 enum qsf_trim_stage { QSF_TRIM_PRE = 0, QSF_TRIM_UNLINK = 1, QSF_TRIM_POST = 2, QSF_TRIM_STAGES };
 
-/* Why the producer last had to wait (for the QSF_E_FULL message). */
-enum qsf_wait_cause {
-    QSF_WAIT_NONE = 0,
-    QSF_WAIT_SPACE,    /* no spare: the cap is reached, acknowledgements must free space */
-    QSF_WAIT_CREATE,   /* the cap allows a spare but creating it failed */
-    QSF_WAIT_PERIODIC, /* rotation waits for a periodic checkpoint */
-    QSF_WAIT_ROTATE,   /* a rotation barrier failed; retried */
-    QSF_WAIT_PLAN,     /* the manager is syncing the spare's planned header */
+/* Why the producer last had to wait (for the QSF_E_FULL message). STALL, not
+ * WAIT: QSF_WAIT_OK / QSF_WAIT_DURABLE are the public levels of qsf_wait. */
+enum qsf_stall_cause {
+    QSF_STALL_NONE = 0,
+    QSF_STALL_SPACE,    /* no spare: the cap is reached, acknowledgements must free space */
+    QSF_STALL_CREATE,   /* the cap allows a spare but creating it failed */
+    QSF_STALL_PERIODIC, /* rotation waits for a periodic checkpoint */
+    QSF_STALL_ROTATE,   /* a rotation barrier failed; retried */
+    QSF_STALL_PLAN,     /* the manager is syncing the spare's planned header */
 };
 
 struct qsf_ring {
@@ -131,9 +132,9 @@ struct qsf_ring {
     bool planning;            /* under mu: the manager is writing the spare's header */
 
     /* producer waiting and failure latches */
-    uint64_t wake_gen; /* under mu: bumped by every broadcast of space_cv */
-    bool rotating;     /* under mu: the producer holds the spare for rotation */
-    int wait_cause;
+    uint64_t wake_gen;       /* under mu: bumped by every broadcast of space_cv */
+    bool rotating;           /* under mu: the producer holds the spare for rotation */
+    int stall_cause;         /* under mu: enum qsf_stall_cause */
     qsf_latch *latch;        /* the sender's terminal latch (opts.latch, or own_latch) */
     qsf_latch own_latch;     /* used when the opener passed none (tests, tools) */
     _Atomic int dur_latched; /* periodic checkpoint failure latched */
@@ -174,12 +175,13 @@ int qsf_mgr_trim_all(qsf_ring *r, qsf_errinfo *err);
  * FSN the active segment will most likely end at and syncs it (see there). */
 void qsf_plan_rotation(qsf_ring *r);
 
-/* ---- durability.c ---- */
+/* ---- durability.c: data barriers (qsf_barrier_*; the durability modes are
+ * QSF_DUR_*, the durable-ack tracking of the I/O thread is qsf_durable_*) ---- */
 /* Syncs every live segment whose written bytes are not yet durable, after the
  * dictionary (sf-format.md §9.6 steps 1-3, §9.7): published frames and those
  * of an open flush alike. On failure the failed published range is re-dirtied
  * and the error returned. Takes sync_mu. */
-int qsf_dur_sync_written(qsf_ring *r, qsf_errinfo *err);
+int qsf_barrier_sync_written(qsf_ring *r, qsf_errinfo *err);
 
 /* ---- ring_reuse.c ---- */
 /* Under mu: the active segment is the only live one, holds nothing

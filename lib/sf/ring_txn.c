@@ -152,7 +152,7 @@ int qsf_ring_txn_commit(qsf_ring *r, qsf_errinfo *err) {
         r->txn.open = false;
         return QSF_OK;
     }
-    int rc = r->durability == QSF_DUR_APPEND ? qsf_dur_sync_written(r, err) : QSF_OK;
+    int rc = r->durability == QSF_DUR_APPEND ? qsf_barrier_sync_written(r, err) : QSF_OK;
     if (rc != QSF_OK) {
         qsf_errinfo e;
         if (qsf_ring_txn_abort(r, &e) != QSF_OK && err)

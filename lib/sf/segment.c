@@ -8,7 +8,6 @@
 #include "os/os.h"
 #include "sf/segfmt.h"
 #include "sf/sfa.h"
-#include "sf/slot.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -24,13 +23,6 @@ static uint64_t page_size(void) {
     if (!ps)
         ps = (uint64_t) sysconf(_SC_PAGESIZE);
     return ps;
-}
-
-void qsf_seg_name(uint64_t gen, char out[QSF_SEG_NAME_MAX]) {
-    if (gen == 0)
-        snprintf(out, QSF_SEG_NAME_MAX, "%s", QSF_NAME_INITIAL);
-    else
-        qsf_segment_name(gen, out);
 }
 
 static void write_header(uint8_t *h, int64_t base_seq, uint8_t flags) {
@@ -246,12 +238,14 @@ bool qsf_seg_write(qsf_segment *s, const void *payload, uint32_t len) {
     if (len > s->size - off || s->size - off - len < QSF_SFA_FRAME_OVERHEAD)
         return false;
     uint8_t *f = s->base + off;
-    qsf_put_u32(f + 4, len);
-    memcpy(f + 8, payload, len);
+    qsf_put_u32(f + QSF_SFA_FRAME_AT_LEN, len);
+    memcpy(f + QSF_SFA_FRAME_AT_PAYLOAD, payload, len);
     (void) QSF_FAULT_POINT(QSF_FP_FRAME_PAYLOAD_WRITTEN);
-    /* The CRC is the commit marker: written last, after length and payload. */
-    uint32_t crc = qsf_crc32c(f + 4, (size_t) len + 4);
-    qsf_put_u32(f, crc);
+    /* The CRC is the commit marker: written last, after length and payload,
+     * which lie back to back, so one pass covers both. */
+    uint32_t crc = qsf_crc32c(f + QSF_SFA_FRAME_AT_LEN,
+                              QSF_SFA_FRAME_AT_PAYLOAD - QSF_SFA_FRAME_AT_LEN + (size_t) len);
+    qsf_put_u32(f + QSF_SFA_FRAME_AT_CRC, crc);
     (void) QSF_FAULT_POINT(QSF_FP_FRAME_CRC_WRITTEN);
     s->append_off = off + QSF_SFA_FRAME_OVERHEAD + len;
     s->frame_count++;
@@ -285,7 +279,7 @@ void qsf_seg_reset_in_place(qsf_segment *s, int64_t base_seq) {
     s->early_woken = false;
     atomic_store_explicit(&s->written_off, QSF_SFA_HEADER_SIZE, memory_order_release);
     atomic_store_explicit(&s->published_off, QSF_SFA_HEADER_SIZE, memory_order_release);
-    qsf_put_i64(s->base + 8, base_seq);
+    qsf_sfa_set_base_seq(s->base, base_seq);
     s->base_seq = base_seq;
     s->header_durable = false;
 }
@@ -303,13 +297,13 @@ int qsf_seg_rebase(qsf_segment *s, int64_t base_seq, qsf_errinfo *err) {
                            s->frame_count);
     if (base_seq != s->base_seq)
         s->header_durable = false;
-    qsf_put_i64(s->base + 8, base_seq);
+    qsf_sfa_set_base_seq(s->base, base_seq);
     s->base_seq = base_seq;
     return QSF_OK;
 }
 
 void qsf_seg_stamp_flags(qsf_segment *s, uint8_t flags) {
-    s->base[5] = flags;
+    qsf_sfa_set_flags(s->base, flags);
 }
 
 static int sync_fail(const qsf_segment *s, const char *dir_path, const char *what, uint64_t from,

@@ -1,6 +1,6 @@
 /* One segment of the ring: a malloc'd buffer (memory mode) or a preallocated
  * file mapped MAP_SHARED read/write exactly its size (SF mode). Both backings
- * hold the same bytes (sfa.h): a 24-byte SF01 header, then packed frames.
+ * hold the same bytes (segfmt.h): a 24-byte SF01 header, then packed frames.
  *
  *   0        24                     published_off    append_off        size
  *   +--------+-------+-----+-------+----------------+--------+--------+
@@ -26,13 +26,12 @@
 #define QSF_SEGMENT_H
 
 #include "qsf.h"
+#include "sf/segfmt.h"
 
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#define QSF_SEG_NAME_MAX 32 /* "sf-" + 16 hex + ".sfa" + NUL fits */
 
 typedef struct qsf_segment {
     /* Written by the producer on every append, read by the reader: one line. */
@@ -96,7 +95,8 @@ void qsf_seg_destroy(qsf_segment *s);
 
 /* Largest payload a segment of `size` bytes holds. */
 static inline uint64_t qsf_seg_max_payload(uint64_t size) {
-    return size > 32 ? size - 32 : 0;
+    const uint64_t least = QSF_SFA_HEADER_SIZE + QSF_SFA_FRAME_OVERHEAD;
+    return size > least ? size - least : 0;
 }
 
 /* Writes one frame in the order of sf-format.md §3.4 (length, payload, CRC
@@ -143,7 +143,7 @@ static inline int64_t qsf_seg_end_fsn(const qsf_segment *s) {
  * QSF_E_INTERNAL once a frame was written. */
 int qsf_seg_rebase(qsf_segment *s, int64_t base_seq, qsf_errinfo *err);
 
-/* Sets header byte 5 (flags). */
+/* Sets the header's flags byte. */
 void qsf_seg_stamp_flags(qsf_segment *s, uint8_t flags);
 
 /* msync(MS_SYNC) of the header page, then fsync; sets header_durable. No-op
@@ -169,14 +169,10 @@ void qsf_seg_unpin_memory(qsf_segment *s);
 static inline uint64_t qsf_seg_frame_at(const qsf_segment *s, uint64_t off, const uint8_t **payload,
                                         uint32_t *len) {
     const uint8_t *f = s->base + off;
-    uint32_t n = (uint32_t) f[4] | ((uint32_t) f[5] << 8) | ((uint32_t) f[6] << 16) |
-                 ((uint32_t) f[7] << 24);
-    *payload = f + 8;
+    uint32_t n = qsf_sfa_frame_len(f);
+    *payload = f + QSF_SFA_FRAME_AT_PAYLOAD;
     *len = n;
-    return off + 8 + n;
+    return off + QSF_SFA_FRAME_OVERHEAD + n;
 }
-
-/* Formats "sf-<16 hex>.sfa" (gen > 0) or "sf-initial.sfa" (gen 0). */
-void qsf_seg_name(uint64_t gen, char out[QSF_SEG_NAME_MAX]);
 
 #endif

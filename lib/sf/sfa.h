@@ -1,17 +1,7 @@
-/* Byte layouts of the slot files (sf-format.md). Constants only; the code that
- * reads and writes each file lives next to it (segment.c, sidefile.c, symdict.c).
- *
- * Segment file (*.sfa), 24-byte header then packed frames:
- *
- *   0      4     8        16              24
- *   +------+-+-+--+--------+---------------+----------------------------
- *   | SF01 |v|f|00| baseSeq| createdMicros | frame | frame | ... | zeros
- *   +------+-+-+--+--------+---------------+----------------------------
- *   v = version 1, f = flags (bit 0 MANIFEST_REQUIRED), all LE
- *
- *   frame: [u32 crc32c][i32 payloadLen][payload: one QWP message]
- *          crc covers payloadLen bytes || payload, and is written last.
- */
+/* Sizes, magics and names of the slot files (sf-format.md). Constants only;
+ * each file's layout is drawn where its codec lives: segments (*.sfa) in
+ * segfmt.h, .ack-watermark and sf-manifest.bin in sidefile.h, .symbol-dict in
+ * symdict.h. */
 #ifndef QSF_SFA_H
 #define QSF_SFA_H
 

@@ -1,4 +1,4 @@
-/* Slot directory, locks, markers, quarantine and segment names (slot.h;
+/* Slot directory, locks, markers and quarantine (slot.h;
  * sf-format.md §2, §6, §7). */
 #include "sf/slot.h"
 
@@ -6,6 +6,7 @@
 #include "log.h"
 #include "os/fileutil.h"
 #include "os/os.h"
+#include "sf/segfmt.h"
 #include "sf/sfa.h"
 #include "sf/sfio.h"
 
@@ -38,30 +39,6 @@ int qsf_sender_id_check(const char *id, qsf_errinfo *err) {
                                id, i);
     }
     return QSF_OK;
-}
-
-void qsf_segment_name(uint64_t gen, char out[24]) {
-    snprintf(out, 24, "sf-%016llx.sfa", (unsigned long long) gen);
-}
-
-int qsf_segment_name_parse(const char *name, uint64_t *gen) {
-    if (strlen(name) != 23 || strncmp(name, "sf-", 3) != 0 || strcmp(name + 19, ".sfa") != 0)
-        return -1;
-    uint64_t v = 0;
-    for (int i = 3; i < 19; i++) {
-        char c = name[i];
-        int d = (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : -1;
-        if (d < 0)
-            return -1;
-        v = (v << 4) | (uint64_t) d;
-    }
-    *gen = v;
-    return 0;
-}
-
-bool qsf_is_segment_candidate(const char *name) {
-    size_t n = strlen(name);
-    return n >= 4 && strcmp(name + n - 4, ".sfa") == 0;
 }
 
 /* ---- locks ---- */
@@ -285,7 +262,7 @@ int qsf_orphan_markers_at(int dirfd, const char *name, bool *failed, bool *segme
         size_t n = strlen(de->d_name);
         if (strcmp(de->d_name, QSF_NAME_FAILED) == 0)
             *failed = true;
-        else if (n > 4 && strcmp(de->d_name + n - 4, ".sfa") == 0)
+        else if (n > 4 && qsf_seg_name_is_candidate(de->d_name))
             *segments = true;
         errno = 0;
     }

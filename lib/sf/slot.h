@@ -112,16 +112,4 @@ int qsf_slot_quarantine_slot(qsf_slot *s, const char *reason, char *out_path, si
 /* Re-creates the slot directory after a quarantine and takes its lock again. */
 int qsf_slot_recreate(qsf_slot *s, qsf_errinfo *err);
 
-/* ---- segment names (§3.1) ---- */
-
-/* Writes "sf-<16 lowercase hex>.sfa" (23 bytes + NUL) into out[24]. */
-void qsf_segment_name(uint64_t gen, char out[24]);
-
-/* Parses a name of exactly "sf-" + 16 lowercase hex + ".sfa": returns 0 and the
- * generation, -1 otherwise (sf-initial.sfa and other names). */
-int qsf_segment_name_parse(const char *name, uint64_t *gen);
-
-/* True if name ends in ".sfa" (a segment candidate). */
-bool qsf_is_segment_candidate(const char *name);
-
 #endif

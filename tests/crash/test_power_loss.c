@@ -175,12 +175,14 @@ static void scan_frames(const char *path, void (*fn)(void *, const uint8_t *, ui
     size_t n;
     uint8_t *img = tu_read_file(path, &n);
     /* every offset: originals may sit after damage */
-    for (uint64_t off = 24; n >= 8 && off + 8 <= n; off++) {
-        uint32_t len = qsf_get_u32(img + off + 4);
-        if (len < 20 || len > n - off - 8 || memcmp(img + off + 8, "QWP1", 4) != 0 ||
-            qsf_sfa_frame_crc(img + off + 8, len) != qsf_get_u32(img + off))
+    const uint64_t env = QSF_SFA_FRAME_OVERHEAD;
+    for (uint64_t off = QSF_SFA_HEADER_SIZE; n >= env && off + env <= n; off++) {
+        const uint8_t *f = img + off, *payload = f + QSF_SFA_FRAME_AT_PAYLOAD;
+        uint32_t len = qsf_sfa_frame_len(f);
+        if (len < 20 || len > n - off - env || memcmp(payload, "QWP1", 4) != 0 ||
+            qsf_sfa_frame_crc(payload, len) != qsf_sfa_frame_stored_crc(f))
             continue;
-        fn(user, img + off + 8, len, off);
+        fn(user, payload, len, off);
     }
     free(img);
 }
@@ -198,7 +200,7 @@ static void survey(disk *d) {
     struct dirent *e;
     while (dd && (e = readdir(dd))) {
         size_t l = strlen(e->d_name);
-        if (l > 4 && strcmp(e->d_name + l - 4, ".sfa") == 0) {
+        if (l > 4 && qsf_seg_name_is_candidate(e->d_name)) {
             char p[1200];
             snprintf(p, sizeof p, "%s/%s", slot, e->d_name);
             scan_frames(p, note_present, d);
@@ -233,14 +235,14 @@ static void deliver(const qsf_slot_recovered *r, delivered *dv, const char *what
         snprintf(p, sizeof p, "%s/%s", slot, s->name);
         size_t n;
         uint8_t *img = tu_read_file(p, &n);
-        uint64_t off = 24;
+        uint64_t off = QSF_SFA_HEADER_SIZE;
         for (uint64_t k = 0; k < s->frame_count; k++) {
-            uint32_t len = qsf_get_u32(img + off + 4);
-            if (off + 8 + len > n ||
-                qsf_sfa_frame_crc(img + off + 8, len) != qsf_get_u32(img + off))
+            const uint8_t *f = img + off, *pl = f + QSF_SFA_FRAME_AT_PAYLOAD;
+            uint32_t len = qsf_sfa_frame_len(f);
+            if (off + QSF_SFA_FRAME_OVERHEAD + len > n ||
+                qsf_sfa_frame_crc(pl, len) != qsf_sfa_frame_stored_crc(f))
                 fail_msg("%s: %s frame %" PRIu64 " does not validate", what, s->name, k);
             int64_t fsn = s->base_seq + (int64_t) k, real;
-            const uint8_t *pl = img + off + 8;
             bool original = is_original(pl, len, &real);
             if (!original && len != 14) /* only originals, placeholders and empty commits */
                 fail_msg("%s: FSN %" PRId64 " is neither an original frame nor a placeholder", what,
@@ -249,7 +251,7 @@ static void deliver(const qsf_slot_recovered *r, delivered *dv, const char *what
                 dv->rec_of[real] = fsn;
             if (original && fsn > r->acked_fsn && !retired(r, fsn))
                 dv->fsn[dv->n++] = real;
-            off += 8 + len;
+            off += QSF_SFA_FRAME_OVERHEAD + len;
         }
         free(img);
     }

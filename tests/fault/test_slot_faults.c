@@ -334,7 +334,7 @@ static void damaged_slot(void) {
     st_segment_flushes(st_gen(2), SEG, 6, "CCD", 2);
     st_segment_flushes(st_gen(3), SEG, 9, "DD", 2);
     st_manifest(st_slot, 3, 0, 9);
-    st_patch(st_path(st_slot, st_gen(1)), 24 + 2 * 48 + 30, "!", 1); /* FSN 2 */
+    st_patch(st_path(st_slot, st_gen(1)), QSF_SFA_HEADER_SIZE + 2 * 48 + 30, "!", 1); /* FSN 2 */
     uint8_t zero[SEG] = {0};
     tu_write_file(st_path(st_slot, st_gen(4)), zero, SEG);
 }

@@ -2,6 +2,7 @@
 #include "itest.h"
 
 #include "os/os.h"
+#include "sf/segfmt.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -155,8 +156,7 @@ int it_count_segments(const char *slot, char *lowest, size_t cap) {
     if (lowest && cap)
         lowest[0] = 0;
     for (struct dirent *de; (de = readdir(d)) != NULL;) {
-        size_t l = strlen(de->d_name);
-        if (l < 4 || strcmp(de->d_name + l - 4, ".sfa") != 0)
+        if (!qsf_seg_name_is_candidate(de->d_name))
             continue;
         n++;
         if (lowest && (!lowest[0] || strcmp(de->d_name, lowest) < 0))

@@ -6,6 +6,7 @@
 
 #include "bytes.h"
 #include "log.h"
+#include "sf/segfmt.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -49,15 +50,17 @@ static void damage_frame(const char *id, int64_t fsn) {
     char best[300] = "";
     int64_t best_base = -1;
     while ((de = readdir(d))) {
-        size_t l = strlen(de->d_name);
-        if (l < 4 || strcmp(de->d_name + l - 4, ".sfa") != 0)
+        if (!qsf_seg_name_is_candidate(de->d_name))
             continue;
         char p[1200];
         snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
         int fd = open(p, O_RDONLY);
-        uint8_t h[32];
-        if (fd >= 0 && pread(fd, h, 32, 0) == 32 && qsf_get_u32(h + 28) > 0) { /* has frames */
-            int64_t base = qsf_get_i64(h + 8);
+        uint8_t h[QSF_SFA_HEADER_SIZE + QSF_SFA_FRAME_OVERHEAD];
+        qsf_sfa_header hd;
+        if (fd >= 0 && pread(fd, h, sizeof h, 0) == (ssize_t) sizeof h &&
+            qsf_sfa_frame_len(h + QSF_SFA_HEADER_SIZE) > 0) { /* has frames */
+            qsf_sfa_header_decode(h, &hd);
+            int64_t base = hd.base_seq;
             if (base <= fsn && base > best_base) {
                 best_base = base;
                 snprintf(best, sizeof best, "%s", de->d_name);
@@ -71,14 +74,14 @@ static void damage_frame(const char *id, int64_t fsn) {
     char p[1200];
     snprintf(p, sizeof p, "%s/%s", dir, best);
     int fd = open(p, O_RDONLY);
-    off_t off = 24;
+    off_t off = QSF_SFA_HEADER_SIZE;
     for (int64_t f = best_base; f < fsn; f++) {
-        uint8_t len[4];
-        assert_int_equal(pread(fd, len, 4, off + 4), 4);
-        off += 8 + qsf_get_u32(len);
+        uint8_t env[QSF_SFA_FRAME_OVERHEAD];
+        assert_int_equal(pread(fd, env, sizeof env, off), sizeof env);
+        off += QSF_SFA_FRAME_OVERHEAD + qsf_sfa_frame_len(env);
     }
     close(fd);
-    flip_byte(id, best, off + 8 + 20);
+    flip_byte(id, best, off + QSF_SFA_FRAME_AT_PAYLOAD + 20);
 }
 
 /* Every flush of ROWS_PER_FLUSH keys arrived whole or not at all; returns how
@@ -166,26 +169,28 @@ static void flush_split_over_segments_is_given_up_whole(void **state) {
     assert_int_equal(qsf_close(s, &e), QSF_E_TIMEOUT);
     /* the big flush's committing frame is the last frame of its segment: damage
      * it where it lies (the segment holding FSN `last`) */
-    char slot[700], name[64];
+    char slot[700], name[QSF_SEG_NAME_MAX];
     snprintf(slot, sizeof slot, "%s/x", it_dir);
     int found = 0;
     for (int g = 1; g < 64 && !found; g++) {
-        snprintf(name, sizeof name, "sf-%016x.sfa", g);
+        qsf_seg_name((uint64_t) g, name);
         char p[800];
         snprintf(p, sizeof p, "%s/%s", slot, name);
         int fd = open(p, O_RDONLY);
         if (fd < 0)
             continue;
-        uint8_t h[24];
-        if (pread(fd, h, 24, 0) == 24) {
-            int64_t base;
-            memcpy(&base, h + 8, 8);
-            found = base <= last && last < base + 10; /* the committing frame is in here */
+        uint8_t h[QSF_SFA_HEADER_SIZE];
+        qsf_sfa_header hd;
+        if (pread(fd, h, sizeof h, 0) == (ssize_t) sizeof h) {
+            qsf_sfa_header_decode(h, &hd);
+            /* the committing frame is in here */
+            found = hd.base_seq <= last && last < hd.base_seq + 10;
         }
         close(fd);
     }
     assert_true(found);
-    flip_byte("x", name, 24 + 8 + 100); /* inside the segment's first frame */
+    /* inside the segment's first frame */
+    flip_byte("x", name, QSF_SFA_HEADER_SIZE + QSF_SFA_FRAME_AT_PAYLOAD + 100);
 
     qsink *sink = it_sink(NULL);
     char conf[1024], extra[700];

@@ -1,80 +1,46 @@
 /* The cross-client store-and-forward fixtures of ../shared/interop: every file
  * read exactly as its README states, the same bytes written by qsf for the same
- * input, and a slot as left by an older Java sender recovered unchanged. */
+ * input, and qsf's own golden files (tests/golden) identical to them. A
+ * checkout without ../shared skips the whole program (TAP "1..0 # SKIP"):
+ * tests/unit/test_golden.c checks the same format from the tree alone. */
 #include "testutil.h"
 
+#include "sfref.h"
 #include "sftest.h"
 
-#include "bytes.h"
-#include "sf/recover.h"
 #include "sf/segfmt.h"
-#include "sf/symdict.h"
 
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 static uint8_t *fixture(const char *name, size_t *len) {
-    char rel[200], p[700];
-    snprintf(rel, sizeof rel, "interop/%s", name);
-    return tu_read_hex_file(tu_shared_path(rel, p, sizeof p), len);
+    return tu_read_hex_file(st_fixture_path(name), len);
 }
 
-/* Places a fixture in the slot under `as` and recovers the slot. */
-static void recover_fixture(const char *name, const char *as, qsf_slot_recovered *r) {
+/* Runs a documented check (sfref.h) on the fixture `name`. */
+static void check_fixture(const char *name, void (*check)(const uint8_t *, size_t)) {
     size_t n;
     uint8_t *img = fixture(name, &n);
-    tu_write_file(st_path(st_slot, as), img, n);
+    check(img, n);
     free(img);
-    st_open_ok(st_sfdir, r);
 }
 
-static void expect_frame(const uint8_t *img, uint64_t off, const char *payload) {
-    uint32_t len = (uint32_t) strlen(payload);
-    assert_int_equal(qsf_get_u32(img + off + 4), len);
-    assert_memory_equal(img + off + 8, payload, len);
-    assert_int_equal(qsf_get_u32(img + off), qsf_sfa_frame_crc(payload, len));
+/* Fails unless the written bytes are exactly the fixture `name`. */
+static void expect_fixture(uint8_t *got, size_t n, const char *name) {
+    size_t wn;
+    uint8_t *want = fixture(name, &wn);
+    sr_expect_same(got, n, want, wn);
 }
 
 static void java_two_frame_segment(void **state) {
     (void) state;
-    qsf_slot_recovered r;
-    recover_fixture("java-two-frame.sfa.hex", QSF_NAME_INITIAL, &r);
-    assert_int_equal(r.segment_count, 1);
-    const qsf_seg_info *s = &r.segments[0];
-    assert_int_equal(s->base_seq, 42);
-    assert_int_equal(s->frame_count, 2);
-    assert_int_equal(s->last_good, 50);
-    assert_int_equal(r.report.torn_bytes, 0);
-    assert_int_equal(r.published_fsn, 43); /* FSNs 42 and 43 */
-    assert_int_equal(r.acked_fsn, 41);
-    qsf_slot_release(&r);
-    size_t n;
-    uint8_t *img = tu_read_file(st_path(st_slot, QSF_NAME_INITIAL), &n);
-    expect_frame(img, 24, "one");
-    expect_frame(img, 35, "two-two");
-    free(img);
+    check_fixture("java-two-frame.sfa.hex", sr_expect_two_frame_segment);
 }
 
 static void java_two_frame_torn_tail(void **state) {
     (void) state;
-    qsf_slot_recovered r;
-    recover_fixture("java-two-frame-torn-tail.sfa.hex", QSF_NAME_INITIAL, &r);
-    const qsf_seg_info *s = &r.segments[0];
-    assert_int_equal(s->frame_count, 1);
-    assert_int_equal(s->last_good, 35);
-    assert_int_equal(r.report.torn_bytes, 29);
-    assert_int_equal(r.published_fsn, 42);
-    qsf_slot_release(&r);
-    size_t n;
-    uint8_t *img = tu_read_file(st_path(st_slot, QSF_NAME_INITIAL), &n);
-    expect_frame(img, 24, "one");
-    for (size_t i = 35; i < n; i++) /* nothing after the bad frame survives */
-        assert_int_equal(img[i], 0);
-    free(img);
+    check_fixture("java-two-frame-torn-tail.sfa.hex", sr_expect_two_frame_torn);
 }
 
 static void qsf_writes_the_same_segment(void **state) {
@@ -82,17 +48,19 @@ static void qsf_writes_the_same_segment(void **state) {
     size_t n;
     uint8_t *want = fixture("java-two-frame.sfa.hex", &n);
     assert_int_equal(n, 64);
-    uint8_t img[64] = {0};
-    qsf_sfa_header_encode(img, 0, 42, 1234567890123);
-    qsf_sfa_frame_encode(img + 24, "one", 3);
+    uint8_t img[64] = {0}; /* through the codec */
+    qsf_sfa_header_encode(img, 0, 42, SR_CREATED_MICROS);
+    qsf_sfa_frame_encode(img + QSF_SFA_HEADER_SIZE, "one", 3);
     qsf_sfa_frame_encode(img + 35, "two-two", 7);
     assert_memory_equal(img, want, 64);
     free(want);
+    uint8_t *got = sr_write_two_frame_segment(&n); /* through the runtime's writer */
+    expect_fixture(got, n, "java-two-frame.sfa.hex");
     /* the other vectors of sf-format.md §3.8 */
-    uint8_t h[24], v[24];
+    uint8_t h[QSF_SFA_HEADER_SIZE], v[QSF_SFA_HEADER_SIZE];
     qsf_sfa_header_encode(h, QSF_SFA_FLAG_MANIFEST_REQUIRED, 0, 0);
-    tu_hex("53 46 30 31 01 01 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00", v, 24);
-    assert_memory_equal(h, v, 24);
+    tu_hex("53 46 30 31 01 01 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00", v, sizeof v);
+    assert_memory_equal(h, v, sizeof v);
     uint8_t msg[14], frame[22], wantf[22];
     tu_hex("51 57 50 31 01 09 00 00 02 00 00 00 00 00", msg, 14);
     qsf_sfa_frame_encode(frame, msg, 14);
@@ -100,125 +68,47 @@ static void qsf_writes_the_same_segment(void **state) {
     assert_memory_equal(frame, wantf, 22);
 }
 
-static void expect_ids(const qsf_symdict *d, int n, const char *const *want) {
-    assert_int_equal(qsf_symdict_size(d), n);
-    for (int i = 0; i < n; i++)
-        assert_string_equal(qsf_symdict_entry(d, (uint32_t) i, NULL), want[i]);
-}
-
 static void java_symbol_dicts(void **state) {
     (void) state;
-    int dfd = open(st_slot, O_RDONLY | O_DIRECTORY);
-    size_t n;
-    uint8_t *img = fixture("java-two-chunk.symbol-dict.hex", &n);
-    tu_write_file(st_path(st_slot, QSF_NAME_SYMDICT), img, n);
-    free(img);
-    qsf_symdict d;
-    assert_int_equal(qsf_symdict_open(&d, dfd, st_slot, NULL), QSF_OK);
-    const char *three[] = {"one", "two", "three"};
-    expect_ids(&d, 3, three);
-    assert_int_equal(d.torn_bytes, 0);
-    qsf_symdict_destroy(&d);
-    img = fixture("java-two-chunk-torn-tail.symbol-dict.hex", &n);
-    tu_write_file(st_path(st_slot, QSF_NAME_SYMDICT), img, n);
-    free(img);
-    assert_int_equal(qsf_symdict_open(&d, dfd, st_slot, NULL), QSF_OK);
-    expect_ids(&d, 1, three);           /* only chunk 0 */
-    assert_int_equal(d.chunks, 1);      /* the torn chunk is dropped ... */
-    assert_int_equal(d.torn_bytes, 16); /* ... and reported */
-    qsf_symdict_destroy(&d);
-    close(dfd);
+    check_fixture("java-two-chunk.symbol-dict.hex", sr_expect_two_chunk_dict);
+    check_fixture("java-two-chunk-torn-tail.symbol-dict.hex", sr_expect_two_chunk_torn);
 }
 
 static void qsf_writes_the_same_symbol_dict(void **state) {
     (void) state;
-    int dfd = open(st_slot, O_RDONLY | O_DIRECTORY);
-    qsf_symdict d;
-    assert_int_equal(qsf_symdict_create(&d, dfd, st_slot, NULL), QSF_OK);
-    const char *one[] = {"one"}, *rest[] = {"two", "three"};
-    assert_int_equal(qsf_symdict_append(&d, 0, 1, one, (uint32_t[]){3}, NULL), QSF_OK);
-    assert_int_equal(qsf_symdict_append(&d, 1, 2, rest, (uint32_t[]){3, 5}, NULL), QSF_OK);
-    qsf_symdict_destroy(&d);
-    close(dfd);
-    size_t n, wn;
-    uint8_t *got = tu_read_file(st_path(st_slot, QSF_NAME_SYMDICT), &n);
-    uint8_t *want = fixture("java-two-chunk.symbol-dict.hex", &wn);
-    assert_int_equal(n, wn);
-    assert_memory_equal(got, want, n);
-    free(got);
-    free(want);
-}
-
-/* A self-sufficient frame as an older Java sender wrote it: flags 0x0C, the
- * dictionary from id 0 with every symbol it uses, one table block. */
-static uint32_t java_frame(uint8_t *out, int n, const char *const *syms) {
-    size_t len = st_qwp(out, 0x0C, 0, n, syms);
-    static const uint8_t table[] = {6, 't', 'r', 'a', 'd', 'e',  's', 1,
-                                    1, 3,   's', 'y', 'm', 0x09, 0,   0};
-    memcpy(out + len, table, sizeof table);
-    len += sizeof table;
-    qsf_put_u16(out + 6, 1);
-    qsf_put_u32(out + 8, (uint32_t) (len - 12));
-    return (uint32_t) len;
-}
-
-static void older_java_slot(void **state) {
-    (void) state;
-    const uint64_t seg = 4u << 20;
-    uint8_t f[3][128];
-    const uint8_t *p[3] = {f[0], f[1], f[2]};
-    uint32_t l[3];
-    const char *s1[] = {"EURUSD"}, *s2[] = {"EURUSD", "GBPUSD"},
-               *s3[] = {"EURUSD", "GBPUSD", "USDJPY"};
-    l[0] = java_frame(f[0], 1, s1);
-    l[1] = java_frame(f[1], 2, s2);
-    l[2] = java_frame(f[2], 3, s3);
-    uint64_t end = st_segment(st_slot, QSF_NAME_INITIAL, seg, 0, 0, 3, p, l);
-    st_segment(st_slot, "sf-0000000000000000.sfa", seg, 0, 0, 0, p, l); /* hot spare */
-    uint8_t legacy_wm[16] = {0};
-    tu_write_file(st_path(st_slot, QSF_NAME_WATERMARK), legacy_wm, sizeof legacy_wm);
-    tu_write_file(st_path(st_slot, ".lock"), "", 0);
-    tu_write_file(st_path(st_slot, ".lock.pid"), "4242\n", 5);
-    qsf_slot_recovered r;
-    st_open_ok(st_sfdir, &r);
-    assert_false(r.fresh);
-    assert_false(r.data_loss);
-    assert_int_equal(r.segment_count, 1); /* the spare is not a second segment at FSN 0 */
-    assert_string_equal(r.segments[0].name, QSF_NAME_INITIAL);
-    assert_int_equal(r.segments[0].frame_count, 3);
-    assert_int_equal(r.segments[0].last_good, end);
-    assert_int_equal(r.segments[0].file_size, seg);
-    assert_int_equal(r.published_fsn, 2);
-    assert_int_equal(r.acked_fsn, -1); /* the legacy watermark is never trusted */
-    assert_int_equal(r.commit_boundary_fsn, 2);
-    assert_true(r.watermark.reset);
-    assert_true(r.symdict.self_sufficient);
-    expect_ids(&r.symdict, 3, s3);
-    assert_int_equal(r.next_generation, 1);
-    qsf_slot_release(&r);
-    assert_false(st_exists(st_path(st_slot, "sf-0000000000000000.sfa")));
-    assert_int_equal(st_size(st_path(st_slot, QSF_NAME_WATERMARK)), 8192);
-    assert_true(st_exists(st_path(st_slot, QSF_NAME_MANIFEST)));
-    assert_false(st_exists(st_path(st_slot, QSF_NAME_SYMDICT)));
-    /* every frame is still there, byte for byte */
     size_t n;
-    uint8_t *img = tu_read_file(st_path(st_slot, QSF_NAME_INITIAL), &n);
-    assert_int_equal(img[5], QSF_SFA_FLAG_MANIFEST_REQUIRED);
-    uint64_t off = 24;
-    for (int i = 0; i < 3; i++) {
-        assert_int_equal(qsf_get_u32(img + off + 4), l[i]);
-        assert_memory_equal(img + off + 8, f[i], l[i]);
-        off += 8 + l[i];
+    uint8_t *got = sr_write_two_chunk_dict(&n);
+    expect_fixture(got, n, "java-two-chunk.symbol-dict.hex");
+}
+
+/* qsf's golden files of the same inputs are these very bytes, so where
+ * ../shared is missing test_golden.c checks the format the Java client writes. */
+static void golden_files_are_the_java_fixtures(void **state) {
+    (void) state;
+    static const char *const names[] = ST_FIXTURES;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char golden[200];
+        snprintf(golden, sizeof golden, "qsf-%s", names[i] + strlen("java-"));
+        size_t n, gn;
+        uint8_t *java = fixture(names[i], &n), *ours = st_golden(golden, &gn);
+        if (n != gn || memcmp(java, ours, n) != 0)
+            fail_msg("tests/golden/%s differs from %s", golden, st_fixture_path(names[i]));
+        free(java);
+        free(ours);
     }
-    free(img);
 }
 
 int main(void) {
+    char why[1500];
+    if (!st_fixtures_present(why, sizeof why)) {
+        printf("1..0 # SKIP %s\n", why);
+        return 0;
+    }
 #define T(f) cmocka_unit_test_setup_teardown(f, st_setup, st_teardown)
     const struct CMUnitTest tests[] = {
         T(java_two_frame_segment),          T(java_two_frame_torn_tail),
         T(qsf_writes_the_same_segment),     T(java_symbol_dicts),
-        T(qsf_writes_the_same_symbol_dict), T(older_java_slot),
+        T(qsf_writes_the_same_symbol_dict), T(golden_files_are_the_java_fixtures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <errno.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 char st_root[512], st_sfdir[600], st_slot[700];
@@ -53,9 +55,9 @@ uint64_t st_segment(const char *dir, const char *name, uint64_t size, uint8_t fl
     qsf_sfa_header_encode(img, flags, base, 0);
     uint64_t off = QSF_SFA_HEADER_SIZE;
     for (int i = 0; i < n; i++) {
-        assert_true(off + 8 + lens[i] <= size);
+        assert_true(off + QSF_SFA_FRAME_OVERHEAD + lens[i] <= size);
         qsf_sfa_frame_encode(img + off, payloads[i], lens[i]);
-        off += 8 + lens[i];
+        off += QSF_SFA_FRAME_OVERHEAD + lens[i];
     }
     tu_write_file(st_path(dir, name), img, size);
     free(img);
@@ -150,16 +152,18 @@ void st_read_frames(const char *path, st_frames *f) {
     memset(f, 0, sizeof *f);
     size_t n;
     uint8_t *img = tu_read_file(path, &n);
+    const uint64_t env = QSF_SFA_FRAME_OVERHEAD;
     uint64_t off = QSF_SFA_HEADER_SIZE;
-    while (n >= 8 && off <= n - 8 && f->n < 256) {
-        uint32_t len = qsf_get_u32(img + off + 4);
-        if (len > n - off - 8 || qsf_sfa_frame_crc(img + off + 8, len) != qsf_get_u32(img + off))
+    while (n >= env && off <= n - env && f->n < 256) {
+        const uint8_t *fr = img + off, *payload = fr + QSF_SFA_FRAME_AT_PAYLOAD;
+        uint32_t len = qsf_sfa_frame_len(fr);
+        if (len > n - off - env || qsf_sfa_frame_crc(payload, len) != qsf_sfa_frame_stored_crc(fr))
             break;
         f->p[f->n] = malloc(len ? len : 1);
-        memcpy(f->p[f->n], img + off + 8, len);
+        memcpy(f->p[f->n], payload, len);
         f->len[f->n] = len;
         f->off[f->n++] = off;
-        off += 8 + len;
+        off += env + len;
     }
     f->end = off;
     free(img);
@@ -218,10 +222,10 @@ int st_count_names(const char *dir, const char *prefix, const char *part) {
 }
 
 const char *st_gen(int g) {
-    static char names[4][24];
+    static char names[4][QSF_SEG_NAME_MAX];
     static int next;
     char *n = names[next++ % 4];
-    qsf_segment_name((uint64_t) g, n);
+    qsf_seg_name((uint64_t) g, n);
     return n;
 }
 
@@ -300,4 +304,39 @@ const char *st_open_fail(const char *sf_dir, int code) {
     if (rc != code)
         fail_msg("expected %s, got %s: %s", qsf_err_name(code), qsf_err_name(rc), rc ? e.msg : "");
     return e.msg;
+}
+
+/* ---- reference files ---- */
+
+const char *st_fixture_path(const char *name) {
+    static char bufs[4][1024];
+    static int next;
+    char rel[300], *b = bufs[next++ % 4];
+    snprintf(rel, sizeof rel, "interop/%s", name);
+    return tu_shared_path(rel, b, sizeof bufs[0]);
+}
+
+bool st_fixtures_present(char *why, size_t cap) {
+    static const char *const names[] = ST_FIXTURES;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const char *p = st_fixture_path(names[i]);
+        if (access(p, R_OK) != 0) {
+            snprintf(why, cap,
+                     "the Java-written fixtures are not here (%s: %s); they come from "
+                     "../shared/interop beside the checkout or QSF_SHARED_DIR, and qsf's own "
+                     "tests/golden files check the same format without them",
+                     p, strerror(errno));
+            return false;
+        }
+    }
+    return true;
+}
+
+uint8_t *st_golden(const char *name, size_t *len) {
+    const char *root = getenv("QSF_SOURCE_ROOT");
+    if (!root)
+        fail_msg("QSF_SOURCE_ROOT is not set: run the tests with meson test");
+    char p[1024];
+    snprintf(p, sizeof p, "%s/tests/golden/%s", root, name);
+    return tu_read_hex_file(p, len);
 }

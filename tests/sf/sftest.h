@@ -6,6 +6,7 @@
 #define QSF_SFTEST_H
 
 #include "sf/recover.h"
+#include "sf/segfmt.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -78,7 +79,8 @@ int st_count_names(const char *dir, const char *prefix, const char *part);
  * generation, when gen > 0). */
 void st_expect_manifest(int64_t gen, int64_t head, int64_t active);
 
-/* "sf-<16 hex>.sfa" for generation g, in a rotating static buffer (4 slots). */
+/* The name of generation g (qsf_seg_name: "sf-<16 hex>.sfa", sf-initial.sfa for 0),
+ * in a rotating static buffer (4 slots). */
 const char *st_gen(int g);
 
 /* Names and bytes of every file in st_slot except .lock and .lock.pid, to
@@ -105,5 +107,26 @@ void st_open_ok(const char *sf_dir, qsf_slot_recovered *r);
 
 /* Opens and expects `code`; returns the error message (static). */
 const char *st_open_fail(const char *sf_dir, int code);
+
+/* ---- reference files ---- */
+
+/* The cross-client fixtures of ../shared/interop (QSF_SHARED_DIR), which a
+ * plain clone does not have. */
+#define ST_FIXTURES                                                                                \
+    {                                                                                              \
+        "java-two-frame.sfa.hex", "java-two-frame-torn-tail.sfa.hex",                              \
+            "java-two-chunk.symbol-dict.hex", "java-two-chunk-torn-tail.symbol-dict.hex"           \
+    }
+
+/* Path of interop/<name> under QSF_SHARED_DIR, in a static rotating buffer. */
+const char *st_fixture_path(const char *name);
+
+/* Whether every fixture is readable; if not, the first missing path and why
+ * it is missing go to why (for a skip message). */
+bool st_fixtures_present(char *why, size_t cap);
+
+/* Bytes of tests/golden/<name> (QSF_SOURCE_ROOT), qsf's own reference files,
+ * which are part of the tree: a missing one fails the test. */
+uint8_t *st_golden(const char *name, size_t *len);
 
 #endif

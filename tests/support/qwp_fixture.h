@@ -8,7 +8,7 @@
 
 #include "qwp_capture.h"
 #include "qwp/batch.h"
-#include "qwp/decoder.h"
+#include "qwpdec/decoder.h"
 #include "qwp/encoder.h"
 
 #include <stdlib.h>

@@ -16,7 +16,7 @@
 
 #include "bytes.h"
 #include "qwp/batch.h"
-#include "qwp/decoder.h"
+#include "qwpdec/decoder.h"
 #include "qwp/encoder.h"
 #include "qwp/types.h"
 

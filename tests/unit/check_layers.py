@@ -9,6 +9,8 @@
   sf        lib/sf/                            the store-and-forward substrate
   io        lib/io/                            the I/O thread; reaches sf only through sf/ring.h
   sender    lib/sender/                        the public API's glue: may use everything
+  qwpdec    lib/qwpdec/                        the server-side decoder, outside libqsf:
+                                               no module of libqsf may include it
 
 A module includes only modules listed for it below, so no two modules depend on
 each other (no cycle). Prints TAP; exit 1 on a forbidden include."""
@@ -26,6 +28,7 @@ ALLOWED = {
     "sf": {"public", "ground", "os", "services", "qwp", "sf"},
     "io": {"public", "ground", "os", "services", "qwp", "io", "sf/ring.h"},
     "sender": {"public", "ground", "os", "services", "qwp", "conf", "sf", "io", "sender"},
+    "qwpdec": {"public", "ground", "qwp", "qwpdec"},
 }
 GROUND = {"bytes.h", "err.h", "log.h", "crc32c.h", "crc32c.c", "err.c", "log.c", "qsf_assert.h",
           "qsf_assert.c"}

@@ -65,7 +65,7 @@ static void clean_manifest_slot(void **state) {
 static void gap_is_the_verdict(void **state) {
     (void) state;
     const char *a[] = {"a"};
-    st_segment_str(st_slot, "sf-0000000000000001.sfa", 24 + 9, 0, 0, 1, a); /* full */
+    st_segment_str(st_slot, "sf-0000000000000001.sfa", QSF_SFA_MIN_SEGMENT, 0, 0, 1, a); /* full */
     st_segment_str(st_slot, "sf-0000000000000002.sfa", SEG, 0, 4, 1, a);
     qsf_slot_inspection in;
     inspect_ok(&in);
@@ -122,7 +122,7 @@ static void unsupported_and_unreplayable(void **state) {
     assert_true(in.unreplayable);
     assert_true(has_line(in.problems, in.nproblems, "needs symbol ids from 7"));
     qsf_slot_inspection_free(&in);
-    st_patch(st_path(st_slot, "sf-0000000000000001.sfa"), 4, "\x03", 1);
+    st_patch(st_path(st_slot, "sf-0000000000000001.sfa"), QSF_SFA_AT_VERSION, "\x03", 1);
     inspect_ok(&in);
     assert_int_equal(in.verdict, QSF_E_UNSUPPORTED);
     assert_non_null(strstr(in.verdict_msg, "unsupported version 3"));
@@ -140,7 +140,9 @@ static void salvage_cut_debris_and_manifest_are_listed(void **state) {
     st_segment_flushes("sf-0000000000000002.sfa", SEG, 2, "CCCCCCDD", 3);
     st_manifest(st_slot, 3, 2, 2);
     st_watermark(st_slot, 1, 0); /* FSN 1 never acknowledged: the manifest is wrong */
-    st_patch(st_path(st_slot, "sf-0000000000000002.sfa"), 24 + 2 * 48 + 30, "!", 1); /* FSN 4 */
+    /* FSN 4: the third frame, 48 bytes each */
+    st_patch(st_path(st_slot, "sf-0000000000000002.sfa"), QSF_SFA_HEADER_SIZE + 2 * 48 + 30, "!",
+             1);
     tu_write_file(st_path(st_slot, "sf-0000000000000003.sfa"), "", 0);
     st_snap before;
     st_snap_take(&before);

@@ -4,7 +4,7 @@
 
 #include "qwp_fixture.h"
 #include "qwp/batch.h"
-#include "qwp/decoder.h"
+#include "qwpdec/decoder.h"
 #include "qwp/encoder.h"
 #include "qwp/strmap.h"
 #include "qwp/utf8.h"

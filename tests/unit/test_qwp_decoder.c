@@ -3,7 +3,7 @@
  * problem, and a failed frame leaves the connection dictionary untouched. */
 #include "testutil.h"
 
-#include "qwp/decoder.h"
+#include "qwpdec/decoder.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -5,7 +5,7 @@
 
 #include "qwp_fixture.h"
 #include "qwp/batch.h"
-#include "qwp/decoder.h"
+#include "qwpdec/decoder.h"
 #include "qwp/encoder.h"
 
 #include <malloc.h>

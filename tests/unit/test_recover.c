@@ -74,7 +74,7 @@ static void fresh_slot_layout(void **state) {
     assert_int_equal(r.segment_count, 1);
     assert_string_equal(r.segments[0].name, QSF_NAME_INITIAL);
     assert_true(r.segments[0].active);
-    assert_int_equal(r.segments[0].last_good, 24);
+    assert_int_equal(r.segments[0].last_good, QSF_SFA_HEADER_SIZE);
     assert_int_equal(r.segments[0].file_size, SEG);
     assert_int_equal(r.published_fsn, -1);
     assert_int_equal(r.acked_fsn, -1);
@@ -137,7 +137,7 @@ static void gap_in_legacy_slot_names_both_fsns(void **state) {
     const char *a[] = {"a", "b", "c"}, *b[] = {"f"};
     /* a full segment: the missing FSNs 3..4 cannot have been in it (with room
      * for them, a host crash lost them there, see test_recover_salvage.c) */
-    st_segment_str(st_slot, QSF_NAME_INITIAL, 24 + 3 * 9, 0, 0, 3, a);
+    st_segment_str(st_slot, QSF_NAME_INITIAL, QSF_SFA_HEADER_SIZE + 3 * 9, 0, 0, 3, a);
     st_segment_str(st_slot, st_gen(1), SEG, 0, 5, 1, b);
     const char *msg = st_open_fail(st_sfdir, QSF_E_CORRUPT);
     assert_non_null(strstr(msg, "FSN gap in recovered segments: expected 3 but got 5"));
@@ -154,7 +154,7 @@ static void gap_in_manifest_slot(void **state) {
     st_segment_str(st_slot, st_gen(3), SEG, F, 4, 1, b);
     st_manifest(st_slot, 3, 0, 4);
     /* gen 2 (FSN 2..3) removed by hand from a full gen 1: no room to fill */
-    st_segment_str(st_slot, st_gen(1), 24 + 2 * 9, F, 0, 2, a);
+    st_segment_str(st_slot, st_gen(1), QSF_SFA_HEADER_SIZE + 2 * 9, F, 0, 2, a);
     const char *msg = st_open_fail(st_sfdir, QSF_E_CORRUPT);
     assert_non_null(strstr(msg, "expected 2 but got 4"));
     assert_non_null(strstr(msg, "do not fit as placeholders"));
@@ -251,8 +251,8 @@ static void torn_tail_reported_and_residue_zeroed(void **state) {
     uint64_t end = st_segment_str(st_slot, st_gen(1), SEG, F, 0, 3, a);
     st_manifest(st_slot, 1, 0, 0);
     /* break frame 1's payload: frame 2 stays valid beyond the tear */
-    uint64_t f1 = 24 + 8 + 3;
-    st_patch(st_path(st_slot, st_gen(1)), f1 + 8, "X", 1);
+    uint64_t f1 = QSF_SFA_HEADER_SIZE + QSF_SFA_FRAME_OVERHEAD + 3;
+    st_patch(st_path(st_slot, st_gen(1)), f1 + QSF_SFA_FRAME_AT_PAYLOAD, "X", 1);
     st_patch(st_path(st_slot, st_gen(1)), 3000, "\x07", 1);
     qsf_slot_recovered r;
     st_open_ok(st_sfdir, &r);
@@ -276,7 +276,8 @@ static void torn_tail_reported_and_residue_zeroed(void **state) {
 static void corrupt_file_quarantined_after_chain_validates(void **state) {
     (void) state;
     const char *a[] = {"a"};
-    st_segment_str(st_slot, st_gen(1), 24 + 9, F, 0, 1, a); /* full: FSN 1..4 cannot be filled */
+    /* full: FSN 1..4 cannot be filled */
+    st_segment_str(st_slot, st_gen(1), QSF_SFA_MIN_SEGMENT, F, 0, 1, a);
     st_segment_str(st_slot, st_gen(3), SEG, F, 5, 1, a);
     st_manifest(st_slot, 1, 0, 5);
     tu_write_file(st_path(st_slot, "junk.sfa"), "not a segment at all, no magic", 30);
@@ -675,7 +676,8 @@ static int adopt(qsf_errinfo *e) {
 static void adopting_a_corrupt_slot_marks_it_failed(void **state) {
     (void) state;
     const char *a[] = {"a", "b"}, *b[] = {"f"};
-    st_segment_str(st_slot, st_gen(1), 24 + 2 * 9, F, 0, 2, a); /* full: the gap cannot be filled */
+    /* full: the gap cannot be filled */
+    st_segment_str(st_slot, st_gen(1), QSF_SFA_HEADER_SIZE + 2 * 9, F, 0, 2, a);
     st_segment_str(st_slot, st_gen(3), SEG, F, 4, 1, b);
     st_manifest(st_slot, 3, 0, 4);
     qsf_errinfo e;

@@ -137,7 +137,7 @@ static void ring_open_reports_the_cut_and_the_losses(void **state) {
     seg(st_gen(1), 0, "CCCCCC");
     seg(st_gen(2), 6, "CDD");
     st_manifest(st_slot, 2, 0, 6);
-    st_patch(st_path(st_slot, st_gen(1)), 24 + 48 + 30, "!", 1); /* FSN 1 */
+    st_patch(st_path(st_slot, st_gen(1)), QSF_SFA_HEADER_SIZE + 48 + 30, "!", 1); /* FSN 1 */
     qsf_ring_opts o = {.sf_dir = st_sfdir,
                        .sender_id = "default",
                        .segment_bytes = SEG,

@@ -46,10 +46,10 @@ static void huge_and_negative_frame_lengths(void **state) {
     (void) state;
     const char *a[] = {"ok"};
     uint64_t end = st_segment_str(st_slot, "sf-0000000000000001.sfa", SEG, F, 0, 1, a);
-    uint8_t env[8];
-    qsf_put_u32(env, 0x12345678);
-    qsf_put_u32(env + 4, 0x7FFFFFF0u); /* 2 GiB claimed in a 4 KiB file */
-    st_patch(st_path(st_slot, "sf-0000000000000001.sfa"), end, env, 8);
+    uint8_t env[QSF_SFA_FRAME_OVERHEAD];
+    qsf_put_u32(env + QSF_SFA_FRAME_AT_CRC, 0x12345678);
+    qsf_put_u32(env + QSF_SFA_FRAME_AT_LEN, 0x7FFFFFF0u); /* 2 GiB claimed in a 4 KiB file */
+    st_patch(st_path(st_slot, "sf-0000000000000001.sfa"), end, env, sizeof env);
     st_manifest(st_slot, 1, 0, 0);
     /* bounded memory: recovery must not try to allocate what the length claims.
      * AddressSanitizer reserves terabytes of address space, so the cap is only
@@ -67,8 +67,8 @@ static void huge_and_negative_frame_lengths(void **state) {
     assert_int_equal(r.segments[0].last_good, end);
     assert_int_equal(r.report.torn_bytes, SEG - end);
     qsf_slot_release(&r);
-    qsf_put_u32(env + 4, 0x80000003u); /* top bit set: invalid */
-    st_patch(st_path(st_slot, "sf-0000000000000001.sfa"), end, env, 8);
+    qsf_put_u32(env + QSF_SFA_FRAME_AT_LEN, 0x80000003u); /* top bit set: invalid */
+    st_patch(st_path(st_slot, "sf-0000000000000001.sfa"), end, env, sizeof env);
     st_open_ok(st_sfdir, &r);
     assert_int_equal(r.segments[0].frame_count, 1);
     qsf_slot_release(&r);
@@ -101,7 +101,7 @@ static void unknown_version_or_flags_leave_files_untouched(void **state) {
     const char *a[] = {"x"};
     st_segment_str(st_slot, "sf-initial.sfa", SEG, 0, 0, 1, a);
     st_segment_str(st_slot, "sf-0000000000000001.sfa", SEG, 0, 1, 1, a);
-    st_patch(st_path(st_slot, "sf-0000000000000001.sfa"), 4, "\x02", 1); /* version 2 */
+    st_patch(st_path(st_slot, "sf-0000000000000001.sfa"), QSF_SFA_AT_VERSION, "\x02", 1);
     size_t n0, n1;
     uint8_t *before0 = tu_read_file(st_path(st_slot, "sf-initial.sfa"), &n0);
     uint8_t *before1 = tu_read_file(st_path(st_slot, "sf-0000000000000001.sfa"), &n1);
@@ -109,8 +109,9 @@ static void unknown_version_or_flags_leave_files_untouched(void **state) {
     assert_non_null(strstr(msg, "sf-0000000000000001.sfa has unsupported version 2"));
     expect_file(st_path(st_slot, "sf-initial.sfa"), before0, n0);
     expect_file(st_path(st_slot, "sf-0000000000000001.sfa"), before1, n1);
-    assert_false(st_exists(st_path(st_slot, QSF_NAME_MANIFEST)));            /* no migration */
-    st_patch(st_path(st_slot, "sf-0000000000000001.sfa"), 4, "\x01\x02", 2); /* unknown flag */
+    assert_false(st_exists(st_path(st_slot, QSF_NAME_MANIFEST))); /* no migration */
+    /* version 1 again, an unknown flag */
+    st_patch(st_path(st_slot, "sf-0000000000000001.sfa"), QSF_SFA_AT_VERSION, "\x01\x02", 2);
     free(before1);
     before1 = tu_read_file(st_path(st_slot, "sf-0000000000000001.sfa"), &n1);
     msg = st_open_fail(st_sfdir, QSF_E_UNSUPPORTED);
@@ -289,7 +290,7 @@ static void base_seq_near_int64_max_is_corrupt(void **state) {
     /* the largest base whose every frame slot still has an FSN is accepted */
     unlink(st_path(st_slot, "sf-initial.sfa"));
     unlink(st_path(st_slot, QSF_NAME_MANIFEST));
-    int64_t top = INT64_MAX - (SEG - 24) / 8;
+    int64_t top = INT64_MAX - (SEG - QSF_SFA_HEADER_SIZE) / QSF_SFA_FRAME_OVERHEAD;
     st_segment_str(st_slot, "sf-0000000000000002.sfa", SEG, 0, top, 3, a);
     st_open_ok(st_sfdir, &r);
     assert_false(r.fresh);

@@ -347,7 +347,9 @@ static void opaque_frames_after_damage_are_not_salvaged(void **state) {
     const char *s[] = {"one", "two-two", "three"};
     st_segment_str(st_slot, st_gen(1), SEG, F, 0, 3, s);
     st_manifest(st_slot, 1, 0, 0);
-    st_patch(st_path(st_slot, st_gen(1)), 24 + 11 + 9, "v", 1); /* two-two -> tvo-two */
+    /* two-two -> tvo-two: the second byte of the second frame's payload */
+    st_patch(st_path(st_slot, st_gen(1)), QSF_SFA_HEADER_SIZE + 11 + QSF_SFA_FRAME_AT_PAYLOAD + 1,
+             "v", 1);
     qsf_slot_recovered r;
     st_open_ok(st_sfdir, &r);
     assert_int_equal(r.published_fsn, 0);

@@ -5,7 +5,7 @@
 #include "ring_testutil.h"
 
 #include "bytes.h"
-#include "sf/sfa.h"
+#include "sf/segfmt.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -53,8 +53,7 @@ static int frames_in_segment(int64_t base) {
     int found = -1;
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
-        size_t n = strlen(de->d_name);
-        if (n < 4 || strcmp(de->d_name + n - 4, ".sfa") != 0)
+        if (!qsf_seg_name_is_candidate(de->d_name))
             continue;
         char p[1024];
         snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
@@ -65,14 +64,18 @@ static int frames_in_segment(int64_t base) {
             close(fd);
         /* A spare the manager is creating right now (empty until it is
          * preallocated) or a segment it has just trimmed: not one to count. */
-        if (got != (ssize_t) sizeof seg || qsf_get_i64(seg + 8) != base)
+        qsf_sfa_header h;
+        if (got != (ssize_t) sizeof seg)
+            continue;
+        (void) qsf_sfa_header_decode(seg, &h); /* the stored baseSeq, whatever the verdict */
+        if (h.base_seq != base)
             continue;
         int frames = 0;
-        for (size_t off = QSF_SFA_HEADER_SIZE; off + 8 <= SEG; frames++) {
-            uint32_t len = qsf_get_u32(seg + off + 4);
-            if (len == 0 || off + 8 + len > SEG)
+        for (size_t off = QSF_SFA_HEADER_SIZE; off + QSF_SFA_FRAME_OVERHEAD <= SEG; frames++) {
+            uint32_t len = qsf_sfa_frame_len(seg + off);
+            if (len == 0 || off + QSF_SFA_FRAME_OVERHEAD + len > SEG)
                 break;
-            off += 8 + len;
+            off += QSF_SFA_FRAME_OVERHEAD + len;
         }
         if (frames > found)
             found = frames;

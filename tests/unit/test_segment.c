@@ -37,7 +37,7 @@ static void memory_header_and_frames(void **state) {
     static const uint8_t want[] = {0xA6, 0x0E, 0xCB, 0x49, 3,    0,    0,   0,  'o',
                                    'n',  'e',  0x3A, 0xF6, 0x00, 0x07, 7,   0,  0,
                                    0,    't',  'w',  'o',  '-',  't',  'w', 'o'};
-    assert_memory_equal(s->base + 24, want, sizeof want);
+    assert_memory_equal(s->base + QSF_SFA_HEADER_SIZE, want, sizeof want);
     assert_int_equal(atomic_load(&s->published_off), 50);
     assert_int_equal(s->frame_count, 2);
     assert_int_equal(qsf_seg_end_fsn(s), 44);
@@ -57,7 +57,7 @@ static void frame_that_does_not_fit_writes_nothing(void **state) {
     memset(big, 0xAB, sizeof big);
     assert_int_equal(qsf_seg_max_payload(64), 32);
     assert_false(qsf_seg_append(s, big, 33));
-    for (int i = 24; i < 64; i++)
+    for (int i = QSF_SFA_HEADER_SIZE; i < 64; i++)
         assert_int_equal(s->base[i], 0);
     assert_true(qsf_seg_append(s, big, 32)); /* exactly the largest payload */
     assert_int_equal(s->append_off, 64);
@@ -65,18 +65,48 @@ static void frame_that_does_not_fit_writes_nothing(void **state) {
     qsf_seg_destroy(s);
 }
 
+/* The header's baseSeq as the codec reads it back. */
+static int64_t base_seq_of(const qsf_segment *s) {
+    qsf_sfa_header h;
+    assert_int_equal(qsf_sfa_header_decode(s->base, &h), QSF_SFA_OK);
+    return h.base_seq;
+}
+
 static void rebase_only_before_first_frame(void **state) {
     (void) state;
     qsf_segment *s;
     assert_int_equal(qsf_seg_new_mem(128, 5, &s, NULL), QSF_OK);
     assert_int_equal(qsf_seg_rebase(s, 17, NULL), QSF_OK);
-    assert_int_equal(qsf_get_i64(s->base + 8), 17);
+    assert_int_equal(base_seq_of(s), 17);
     assert_true(qsf_seg_append(s, "x", 1));
     qsf_errinfo e;
     assert_int_equal(qsf_seg_rebase(s, 18, &e), QSF_E_INTERNAL);
     assert_non_null(strstr(e.msg, "1 frames"));
-    assert_int_equal(qsf_get_i64(s->base + 8), 17);
+    assert_int_equal(base_seq_of(s), 17);
     qsf_seg_destroy(s);
+}
+
+/* One formatter and one parser of segment names (sf-format.md §3.1). */
+static void segment_names(void **state) {
+    (void) state;
+    char n[QSF_SEG_NAME_MAX];
+    uint64_t g;
+    qsf_seg_name(0, n);
+    assert_string_equal(n, "sf-initial.sfa");
+    qsf_seg_name(42, n);
+    assert_string_equal(n, "sf-000000000000002a.sfa");
+    assert_int_equal(qsf_seg_name_parse(n, &g), 0);
+    assert_int_equal(g, 42);
+    qsf_seg_name(UINT64_MAX, n);
+    assert_string_equal(n, "sf-ffffffffffffffff.sfa");
+    assert_int_equal(qsf_seg_name_parse(n, &g), 0);
+    assert_true(g == UINT64_MAX);
+    assert_int_equal(qsf_seg_name_parse("sf-initial.sfa", &g), -1);
+    assert_int_equal(qsf_seg_name_parse("sf-000000000000002A.sfa", &g), -1); /* uppercase */
+    assert_int_equal(qsf_seg_name_parse("sf-00000000000002a.sfa", &g), -1);  /* 15 digits */
+    assert_int_equal(qsf_seg_name_parse("sf-000000000000002a.sfb", &g), -1);
+    assert_true(qsf_seg_name_is_candidate("anything.sfa"));
+    assert_false(qsf_seg_name_is_candidate("x.sfa.corrupt"));
 }
 
 static void file_segment_round_trip(void **state) {
@@ -91,9 +121,11 @@ static void file_segment_round_trip(void **state) {
                      QSF_OK);
     assert_true(qsf_seg_append(s, "hello", 5));
     assert_int_equal(qsf_seg_sync_header(s, rt_dir, NULL), QSF_OK);
-    assert_int_equal(qsf_seg_sync_range(s, 24, atomic_load(&s->published_off), rt_dir, NULL),
-                     QSF_OK);
-    assert_int_equal(atomic_load(&s->durable_off), 24 + 8 + 5);
+    assert_int_equal(
+        qsf_seg_sync_range(s, QSF_SFA_HEADER_SIZE, atomic_load(&s->published_off), rt_dir, NULL),
+        QSF_OK);
+    assert_int_equal(atomic_load(&s->durable_off),
+                     QSF_SFA_HEADER_SIZE + QSF_SFA_FRAME_OVERHEAD + 5);
     qsf_seg_destroy(s);
 
     char path[512];
@@ -107,7 +139,7 @@ static void file_segment_round_trip(void **state) {
     assert_int_equal(h.base_seq, 7);
     uint8_t frame[13];
     qsf_sfa_frame_encode(frame, "hello", 5);
-    assert_memory_equal(b + 24, frame, sizeof frame);
+    assert_memory_equal(b + QSF_SFA_HEADER_SIZE, frame, sizeof frame);
     free(b);
 
     /* Adopt it again after "recovery" and continue appending. */
@@ -160,8 +192,9 @@ static void adopt_rechecks_size_after_mapping(void **state) {
     int fd = openat(dfd, "sf-initial.sfa", O_RDWR);
     QSF_OS->fstat = shrunk_fstat;
     qsf_errinfo e;
-    assert_int_equal(qsf_seg_adopt(fd, rt_dir, "sf-initial.sfa", 0, 4096, 0, 0, 24, &s, &e),
-                     QSF_E_IO);
+    assert_int_equal(
+        qsf_seg_adopt(fd, rt_dir, "sf-initial.sfa", 0, 4096, 0, 0, QSF_SFA_HEADER_SIZE, &s, &e),
+        QSF_E_IO);
     assert_non_null(strstr(e.msg, "changed size"));
     assert_non_null(strstr(e.msg, "sf-initial.sfa"));
     qsf_os_reset();
@@ -180,10 +213,11 @@ static void redirty_keeps_bytes(void **state) {
         pay[i] = (uint8_t) (i * 7);
     assert_true(qsf_seg_append(s, pay, sizeof pay));
     uint8_t before[5008];
-    memcpy(before, s->base + 24, sizeof before);
-    qsf_seg_redirty(s, 24, atomic_load(&s->published_off));
-    assert_memory_equal(before, s->base + 24, sizeof before);
-    assert_int_equal(qsf_seg_sync_range(s, 24, atomic_load(&s->published_off), rt_dir, NULL),
+    const uint64_t first = QSF_SFA_HEADER_SIZE;
+    memcpy(before, s->base + first, sizeof before);
+    qsf_seg_redirty(s, first, atomic_load(&s->published_off));
+    assert_memory_equal(before, s->base + first, sizeof before);
+    assert_int_equal(qsf_seg_sync_range(s, first, atomic_load(&s->published_off), rt_dir, NULL),
                      QSF_OK);
     qsf_seg_unpin_memory(s);
     assert_int_equal(s->mlock_to, 0);
@@ -197,6 +231,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(frame_that_does_not_fit_writes_nothing, rt_setup,
                                         rt_teardown),
         cmocka_unit_test_setup_teardown(rebase_only_before_first_frame, rt_setup, rt_teardown),
+        cmocka_unit_test(segment_names),
         cmocka_unit_test_setup_teardown(file_segment_round_trip, rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(create_failure_leaves_no_file, rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(adopt_rechecks_size_after_mapping, rt_setup, rt_teardown),

@@ -73,21 +73,6 @@ static void longest_sender_id_opens_a_slot(void **state) {
     qsf_slot_close(&s);
 }
 
-static void segment_names(void **state) {
-    (void) state;
-    char n[24];
-    uint64_t g;
-    qsf_segment_name(42, n);
-    assert_string_equal(n, "sf-000000000000002a.sfa");
-    assert_int_equal(qsf_segment_name_parse(n, &g), 0);
-    assert_int_equal(g, 42);
-    assert_int_equal(qsf_segment_name_parse("sf-initial.sfa", &g), -1);
-    assert_int_equal(qsf_segment_name_parse("sf-000000000000002A.sfa", &g), -1); /* uppercase */
-    assert_int_equal(qsf_segment_name_parse("sf-00000000000002a.sfa", &g), -1);  /* 15 digits */
-    assert_true(qsf_is_segment_candidate("anything.sfa"));
-    assert_false(qsf_is_segment_candidate("x.sfa.corrupt"));
-}
-
 static void acquire_creates_private_dirs_and_pid(void **state) {
     (void) state;
     qsf_slot s;
@@ -343,7 +328,6 @@ static void failed_marker_is_not_left_when_it_cannot_be_synced(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sender_ids),
-        cmocka_unit_test(segment_names),
         cmocka_unit_test_setup_teardown(longest_sender_id_opens_a_slot, setup, teardown),
         cmocka_unit_test_setup_teardown(acquire_creates_private_dirs_and_pid, setup, teardown),
         cmocka_unit_test_setup_teardown(sf_dir_is_created_one_level_only, setup, teardown),

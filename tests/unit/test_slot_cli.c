@@ -58,7 +58,8 @@ static void repairs_fail_verify_but_not_inspect(void **state) {
 static void broken_chain_and_bad_usage(void **state) {
     (void) state;
     const char *a[] = {"a"};
-    st_segment_str(st_slot, "sf-0000000000000001.sfa", 24 + 9, 0, 0, 1, a); /* full: no room */
+    /* full: no room */
+    st_segment_str(st_slot, "sf-0000000000000001.sfa", QSF_SFA_MIN_SEGMENT, 0, 0, 1, a);
     st_segment_str(st_slot, "sf-0000000000000002.sfa", 4096, 0, 3, 1, a);
     assert_int_equal(run_slot_cmd("verify"), 2);
     assert_non_null(strstr(out, "verdict: open fails with QSF_E_CORRUPT: FSN gap in recovered "

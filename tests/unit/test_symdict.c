@@ -80,12 +80,10 @@ static void create_append_reopen(void **state) {
     assert_int_equal(append_strs(&d, 1, 2, three + 1, &e), QSF_OK); /* nothing new */
     expect_entries(&d, 3, three);
     qsf_symdict_destroy(&d);
-    /* byte-identical to the Java fixture */
-    char p[600];
+    /* byte-identical to the golden file (the Java fixture's bytes, tests/golden) */
     size_t n, wn;
     uint8_t *got = tu_read_file(st_path(dir, QSF_NAME_SYMDICT), &n);
-    uint8_t *want = tu_read_hex_file(
-        tu_shared_path("interop/java-two-chunk.symbol-dict.hex", p, sizeof p), &wn);
+    uint8_t *want = st_golden("qsf-two-chunk.symbol-dict.hex", &wn);
     assert_int_equal(n, wn);
     assert_memory_equal(got, want, n);
     free(got);
@@ -118,10 +116,8 @@ static void gaps_and_bad_strings_are_refused(void **state) {
 
 static void torn_tail_is_cut_before_next_append(void **state) {
     (void) state;
-    char p[600];
     size_t n;
-    uint8_t *img = tu_read_hex_file(
-        tu_shared_path("interop/java-two-chunk-torn-tail.symbol-dict.hex", p, sizeof p), &n);
+    uint8_t *img = st_golden("qsf-two-chunk-torn-tail.symbol-dict.hex", &n);
     tu_write_file(st_path(dir, QSF_NAME_SYMDICT), img, n);
     free(img);
     qsf_symdict d;
@@ -200,10 +196,8 @@ static int count_cb(void *user, const uint8_t *s, uint32_t len) {
 
 static void parse_limits_and_utf8(void **state) {
     (void) state;
-    char p[600];
     size_t n;
-    uint8_t *img =
-        tu_read_hex_file(tu_shared_path("interop/java-two-chunk.symbol-dict.hex", p, sizeof p), &n);
+    uint8_t *img = st_golden("qsf-two-chunk.symbol-dict.hex", &n);
     uint64_t end;
     uint32_t entries, chunks;
     int seen = 0;

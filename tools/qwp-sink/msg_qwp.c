@@ -1,4 +1,4 @@
-/* msg_decode on top of the QWP decoder (lib/qwp/decoder.h): the decoder does
+/* msg_decode on top of the QWP decoder (lib/qwpdec/decoder.h): the decoder does
  * every validation of qwp-ingress.md §3-§6 and owns the connection dictionary;
  * this file turns its column views into msg_cell rows for the store.
  *
@@ -12,7 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "qwp/decoder.h"
+#include "qwpdec/decoder.h"
 
 struct msg_ctx {
     int want_values;

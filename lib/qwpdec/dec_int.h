@@ -1,9 +1,9 @@
 /* Internals of the decoder shared by decoder.c (message, tables, dictionary) and
  * dec_cols.c (column data). */
-#ifndef QSF_QWP_DEC_INT_H
-#define QSF_QWP_DEC_INT_H
+#ifndef QSF_QWPDEC_DEC_INT_H
+#define QSF_QWPDEC_DEC_INT_H
 
-#include "qwp/decoder.h"
+#include "qwpdec/decoder.h"
 
 #include <stdarg.h>
 

@@ -2,7 +2,7 @@
  * §6): null section, fixed-width values, BOOLEAN bits, SYMBOL ids (global or
  * per-column dictionary), Gorilla timestamps, VARCHAR/BINARY offsets and UTF-8,
  * GEOHASH precision, array shapes, decimal scales. */
-#include "qwp/dec_int.h"
+#include "qwpdec/dec_int.h"
 
 #include "bytes.h"
 #include "qwp/utf8.h"

@@ -1,5 +1,7 @@
 /* Server-side parser of one QWP message (qwp-ingress.md §3-§6, §10, §15.3 item 8):
- * used by the test server (tools/qwp-sink), the CLI and the fuzz targets.
+ * used by the test server (tools/qwp-sink), the tests, the fuzz targets and the
+ * benchmarks. It is a static library of its own (lib/qwpdec/meson.build), never
+ * part of libqsf: a sender only encodes.
  *
  * qsf_qwp_decode validates everything a server validates and answers with the
  * status the server would send: OK, PARSE_ERROR (0x05) or DICTIONARY_GAP (0x0D),
@@ -14,8 +16,8 @@
  * once warmed up).
  *
  * Threads: a msg and a dict are used by one thread at a time. */
-#ifndef QSF_QWP_DECODER_H
-#define QSF_QWP_DECODER_H
+#ifndef QSF_QWPDEC_DECODER_H
+#define QSF_QWPDEC_DECODER_H
 
 #include "qwp/types.h"
 

@@ -1,6 +1,6 @@
 /* Message, delta dictionary and table blocks of the server-side decoder
  * (see decoder.h); column data is in dec_cols.c. */
-#include "qwp/dec_int.h"
+#include "qwpdec/dec_int.h"
 
 #include "bytes.h"
 #include "qwp/utf8.h"
