@@ -1,6 +1,6 @@
 /* The ring's life cycle (open, close), gauges, the symbol dictionary and the
  * failure latches. The producer path is in ring_append.c, the reader in
- * cursor.c, the manager in manager.c, data barriers in durability.c. */
+ * cursor.c, the manager in manager.c, data barriers in barrier.c. */
 #include "sf/ring_int.h"
 
 #include "err.h"

@@ -1,5 +1,5 @@
 /* Internals of the ring shared by ring.c (producer, reader, open/close),
- * manager.c (spares, trim, checkpoints) and durability.c (data barriers).
+ * manager.c (spares, trim, checkpoints) and barrier.c (data barriers).
  *
  * The chain of live segments, oldest first:
  *
@@ -175,7 +175,7 @@ int qsf_mgr_trim_all(qsf_ring *r, qsf_errinfo *err);
  * FSN the active segment will most likely end at and syncs it (see there). */
 void qsf_plan_rotation(qsf_ring *r);
 
-/* ---- durability.c: data barriers (qsf_barrier_*; the durability modes are
+/* ---- barrier.c: data barriers (qsf_barrier_*; the durability modes are
  * QSF_DUR_*, the durable-ack tracking of the I/O thread is qsf_durable_*) ---- */
 /* Syncs every live segment whose written bytes are not yet durable, after the
  * dictionary (sf-format.md §9.6 steps 1-3, §9.7): published frames and those
