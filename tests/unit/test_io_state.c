@@ -754,6 +754,46 @@ static void attempt_deadline_starts_the_next_attempt(void **state) {
     end_test();
 }
 
+/* DEFECT (lib/io/conn.c, qsf_conn_tick and on_open): when an attempt's
+ * deadline passes, qsf_conn_tick drops it (ws close with abort) but leaves the
+ * state CONNECTING; only c->timed_out records the decision. If the upgrade
+ * completes before the abort lands (a 101 read in the same service pass),
+ * on_open finds CONNECTING and opens the connection being dropped:
+ * stats.connected goes to 1 (and ever_connected, so an initial connect "on"
+ * would report success), frames are sent into it, and when the abort lands
+ * its 1006 is taken for a loss: a poison strike against the first
+ * unacknowledged frame, which no server rejected (with max_frame_rejections
+ * 1, as here, the sender goes TERMINAL on a PROTOCOL_VIOLATION naming that
+ * frame). What should happen is what happens when a pause aborts an attempt:
+ * the late upgrade is ignored, nothing is sent, connected stays 0, and the
+ * attempt's end starts the next attempt. This test fails until that is so. */
+static void late_upgrade_after_the_deadline_abort_does_not_open(void **state) {
+    (void) state;
+    H.o.max_frame_rejections = 1; /* one strike poisons the frame */
+    start();
+    publish(1);
+    FWS_WAIT(H.f, fws_connects(H.f) == 1 && fws_state_is(H.f, "CONNECTING"));
+    fws_hold_ends(H.f, true);
+    fws_clock_advance_ms(H.o.auth_timeout_ms + H.o.connect_timeout_ms + 1);
+    FWS_WAIT(H.f, fws_closes(H.f) >= 1);
+    assert_true(fws_close_at(H.f, 0).abort);
+    hs_open_and_wait(1); /* the 101 arrives before the abort lands */
+    fws_sync(H.f);
+    int sent = fws_frames(H.f);
+    qsf_stats s = stats();
+    fws_hold_ends(H.f, false);
+    FWS_WAIT(H.f, fws_connects(H.f) == 2 || fws_state_is(H.f, "TERMINAL"));
+    if (sent || s.connected || s.ever_connected)
+        fail_msg("an attempt dropped at its deadline opened: %d frames sent into it, "
+                 "connected %d, ever_connected %d",
+                 sent, s.connected, s.ever_connected);
+    if (qsf_latch_code(&H.latch))
+        fail_msg("the abort of a timed-out attempt counted as a loss: latched %d",
+                 qsf_latch_code(&H.latch));
+    assert_int_equal(fws_connects(H.f), 2);
+    end_test();
+}
+
 /* ---- 9. the transition check is armed ---- */
 
 /* A transition the table refuses (STOPPED -> OPEN), made in a child: with
@@ -801,6 +841,7 @@ int main(void) {
         T(orderly_peer_close_is_no_strike),
         T(version_refused_moves_to_the_next_host),
         T(attempt_deadline_starts_the_next_attempt),
+        T(late_upgrade_after_the_deadline_abort_does_not_open),
         cmocka_unit_test(a_refused_transition_aborts),
 #undef T
     };
