@@ -337,7 +337,6 @@ void qsf_conn_start_attempt(qsf_io *io) {
     }
     qsf_conn *c = &io->c;
     c->host = h;
-    c->timed_out = false;
     c->why = QSF_WHY_NONE;
     c->pace = QSF_PACE_NONE;
     if (atomic_load(&io->x.ever_connected))
@@ -359,8 +358,12 @@ void qsf_conn_tick(qsf_io *io, int64_t now) {
     switch (io->l.st) {
     case QSF_IO_CONNECTING:
         if (now >= c->deadline_ns) {
-            c->timed_out = true;
-            io->ws_ops->close(io->ws, 1000, true);
+            /* the attempt failed here and now: an upgrade landing before the
+             * abort does must not open it (on_open sees CLOSING) */
+            qsf_verdict v = attempt_failed(io, QSF_ATTEMPT_TRANSPORT, "connect/upgrade timed out",
+                                           QSF_E_CONNECT);
+            c->pace = QSF_PACE_NONE;
+            qsf_conn_close(io, v.kind == QSF_V_TERMINAL ? QSF_WHY_TERMINAL : QSF_WHY_RETRY, true);
         }
         break;
     case QSF_IO_CLOSING:
@@ -482,9 +485,7 @@ static void on_connect_fail(void *u, const qsf_ws_fail *f) {
         outcome = strcmp(f->role, "PRIMARY_CATCHUP") == 0 ? QSF_ATTEMPT_ROLE_CATCHUP
                                                           : QSF_ATTEMPT_ROLE_OTHER;
     }
-    if (io->c.timed_out)
-        snprintf(why, sizeof why, "connect/upgrade timed out");
-    else if (f->http_status)
+    if (f->http_status)
         snprintf(why, sizeof why, "upgrade rejected with HTTP %d%s%s", f->http_status,
                  f->role[0] ? ", role " : "", f->role);
     else

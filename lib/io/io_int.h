@@ -144,7 +144,7 @@ typedef struct qsf_io_loop {
 
 typedef struct qsf_conn {
     int host; /* index into addrs of the current or last attempt, -1 before the first */
-    bool durable, sent_data, cursor_ok, timed_out;
+    bool durable, sent_data, cursor_ok;
     int64_t err_wire;      /* wireSeq of the first error on it, -1 */
     int64_t replay_target; /* frames up to it count as replayed */
     int64_t last_sent_fsn;
@@ -155,6 +155,7 @@ typedef struct qsf_conn {
     int64_t last_ping_ns;   /* our last PING */
     int64_t await_since_ns; /* an answer is owed since then (0: none) */
     int64_t ack_since_ns;   /* frames unacknowledged since then, without an OK (0: none) */
+    bool ping_due;          /* a PING was asked for; the next writable callback sends it */
     uint32_t dict_known;    /* symbol ids the server knows on it */
     qsf_wiremap map;
     qsf_durack *dur;
@@ -265,8 +266,11 @@ void qsf_live_opened(qsf_io *io, int64_t now);
 void qsf_live_received(qsf_io *io, int64_t now);
 /* A frame was sent. */
 void qsf_live_sent(qsf_io *io, int64_t now);
-/* Sends a PING (liveness or durable keepalive); false when it could not be sent. */
-bool qsf_live_ping(qsf_io *io, int64_t now);
+/* Asks for a PING (liveness or durable keepalive): the next writable callback
+ * sends it. */
+void qsf_live_request_ping(qsf_io *io);
+/* The PING asked for went out. */
+void qsf_live_pinged(qsf_io *io, int64_t now);
 /* An OK confirmed frames: the acknowledgement clock restarts, or stops. */
 void qsf_live_acked(qsf_io *io, int64_t now);
 /* Open connection, every tick: a PING when it is due, and the verdict of the

@@ -34,6 +34,7 @@ void qsf_live_opened(qsf_io *io, int64_t now) {
     qsf_conn *c = &io->c;
     c->last_rx_ns = c->last_ping_ns = now;
     c->await_since_ns = c->ack_since_ns = 0;
+    c->ping_due = false;
 }
 
 void qsf_live_received(qsf_io *io, int64_t now) {
@@ -55,14 +56,22 @@ void qsf_live_acked(qsf_io *io, int64_t now) {
     c->ack_since_ns = frames_in_flight(c) ? now : 0;
 }
 
-bool qsf_live_ping(qsf_io *io, int64_t now) {
+/* Pings go out from the writable callback (send.c), like every other write:
+ * this only asks for one. */
+void qsf_live_request_ping(qsf_io *io) {
     qsf_conn *c = &io->c;
-    if (io->ws_ops->choked(io->ws) || io->ws_ops->send_ping(io->ws) != 0)
-        return false;
+    if (c->ping_due)
+        return;
+    c->ping_due = true;
+    io->ws_ops->want_writable(io->ws);
+}
+
+void qsf_live_pinged(qsf_io *io, int64_t now) {
+    qsf_conn *c = &io->c;
+    c->ping_due = false;
     c->last_ping_ns = c->last_send_ns = now;
     if (!c->await_since_ns)
         c->await_since_ns = now;
-    return true;
 }
 
 /* The connection is dead: reported, counted, and dropped; a strike against
@@ -82,7 +91,7 @@ qsf_verdict qsf_live_tick(qsf_io *io, int64_t now) {
     const qsf_io_opts *o = &io->o;
     int64_t ping = o->ping_interval_ms * QSF_IO_MS;
     if (ping > 0 && now - c->last_rx_ns >= ping && now - c->last_ping_ns >= ping)
-        qsf_live_ping(io, now);
+        qsf_live_request_ping(io);
     char msg[300];
     if (o->liveness_timeout_ms > 0 && c->await_since_ns &&
         now - c->await_since_ns >= o->liveness_timeout_ms * QSF_IO_MS) {

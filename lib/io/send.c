@@ -165,8 +165,17 @@ static qsf_verdict send_next(qsf_io *io, bool *sent) {
     return qsf_v_continue();
 }
 
+/* A PING asked for by liveness or the durable keepalive goes first. */
+static void send_ping_if_due(qsf_io *io) {
+    if (!io->c.ping_due || io->ws_ops->choked(io->ws))
+        return;
+    if (io->ws_ops->send_ping(io->ws) == 0)
+        qsf_live_pinged(io, qsf_io_now_ns());
+}
+
 qsf_verdict qsf_send_some(qsf_io *io) {
     const qsf_ws_ops *ws = io->ws_ops;
+    send_ping_if_due(io);
     for (int i = 0; i < FRAMES_PER_WRITABLE; i++) {
         if (ws->choked(io->ws)) {
             ws->want_writable(io->ws);
@@ -191,5 +200,5 @@ void qsf_send_keepalive(qsf_io *io, int64_t now) {
     if (!c->durable || io->o.keepalive_ms <= 0 || !qsf_durack_pending(c->dur))
         return;
     if (now - c->last_send_ns >= io->o.keepalive_ms * QSF_IO_MS)
-        qsf_live_ping(io, now);
+        qsf_live_request_ping(io);
 }

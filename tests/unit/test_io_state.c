@@ -680,7 +680,13 @@ static void losses_on_one_frame_escalate_to_poison(void **state) {
     }
     FWS_WAIT(H.f, fws_state_is(H.f, "TERMINAL"));
     assert_int_equal(qsf_latch_code(&H.latch), QSF_E_PROTOCOL);
-    qsf_error_record r = next_record();
+    qsf_error_record r;
+    for (int conn = 1; conn <= 3; conn++) { /* each loss is reported, then the verdict */
+        r = next_record();
+        assert_int_equal(r.category, QSF_CAT_CONNECTION);
+        assert_non_null(strstr(r.message, "lost (code 1006"));
+    }
+    r = next_record();
     assert_int_equal(r.category, QSF_CAT_PROTOCOL_VIOLATION);
     assert_int_equal(r.policy, QSF_POLICY_TERMINAL);
     assert_int_equal(r.from_fsn, 0);
