@@ -12,6 +12,7 @@
  */
 #include "conf/impl.h"
 #include "err.h"
+#include "text.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,43 +27,11 @@ static bool is_control(uint32_t cp) {
     return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f);
 }
 
-size_t qsf_conf_utf8_step(const unsigned char *s, size_t n, uint32_t *cp) {
-    static const uint32_t min_cp[5] = {0, 0, 0x80, 0x800, 0x10000};
-    size_t need;
-    uint32_t v;
-    if (n == 0)
-        return 0;
-    if (s[0] < 0x80) {
-        *cp = s[0];
-        return 1;
-    } else if ((s[0] & 0xE0) == 0xC0) {
-        need = 2, v = s[0] & 0x1F;
-    } else if ((s[0] & 0xF0) == 0xE0) {
-        need = 3, v = s[0] & 0x0F;
-    } else if ((s[0] & 0xF8) == 0xF0) {
-        need = 4, v = s[0] & 0x07;
-    } else {
-        return 0;
-    }
-    if (n < need)
-        return 0;
-    for (size_t i = 1; i < need; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-        v = (v << 6) | (s[i] & 0x3F);
-    }
-    /* overlong forms, UTF-16 surrogates and values past U+10FFFF are invalid */
-    if (v < min_cp[need] || (v >= 0xD800 && v <= 0xDFFF) || v > 0x10FFFF)
-        return 0;
-    *cp = v;
-    return need;
-}
-
 /* Error for a character that may not appear where it is; `where` completes
  * "... at position N <where>". */
 static int bad_char(qsf_errinfo *err, const char *s, size_t len, size_t pos, const char *where) {
     uint32_t cp;
-    size_t n = qsf_conf_utf8_step((const unsigned char *) s + pos, len - pos, &cp);
+    size_t n = qsf_text_utf8_step((const unsigned char *) s + pos, len - pos, &cp);
     if (n == 0)
         return qsf_err_set(err, QSF_E_CONF, 0, 0, "invalid UTF-8 at position %zu %s", pos, where);
     if (is_control(cp))
@@ -153,7 +122,7 @@ static int lex_value(const char *s, size_t len, size_t *pos, char *out, struct q
             }
             break;
         }
-        size_t step = qsf_conf_utf8_step((const unsigned char *) s + i, len - i, &cp);
+        size_t step = qsf_text_utf8_step((const unsigned char *) s + i, len - i, &cp);
         if (step == 0 || is_control(cp)) {
             char where[128];
             snprintf(where, sizeof where, "in the value of %.*s", (int) p->klen, p->key);
