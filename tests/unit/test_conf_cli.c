@@ -98,6 +98,23 @@ static void secrets_are_redacted(void **state) {
     assert_non_null(strstr(r->err, "conflicting authentication"));
 }
 
+/* The string that printed the token: ';;' made it part of addr's value, which
+ * the addr error echoed. */
+static void escaped_semicolon_does_not_print_a_token(void **state) {
+    (void) state;
+    const char *args[] = {"conf", "check", "ws::addr=127.0.0.1:1;;token=T0kenXyz8;", NULL};
+    struct run *r = run_qsf(NULL, args);
+    assert_int_equal(r->status, 2);
+    assert_null(strstr(r->err, "T0kenXyz8"));
+    assert_null(strstr(r->out, "T0kenXyz8"));
+    assert_non_null(strstr(r->err, "addr: value at position 9"));
+    const char *dump[] = {"conf", "check", "ws::addr=a;zone=eu;;token=T0kenXyz8;", NULL};
+    r = run_qsf(NULL, dump);
+    assert_int_equal(r->status, 2);
+    assert_null(strstr(r->out, "T0kenXyz8"));
+    assert_null(strstr(r->err, "T0kenXyz8"));
+}
+
 static void check_env(void **state) {
     (void) state;
     const char *args[] = {"conf", "check", "--env", NULL};
@@ -152,9 +169,12 @@ int main(int argc, char **argv) {
     }
     qsf_bin = argv[1];
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(check_good_string),    cmocka_unit_test(check_bad_string),
-        cmocka_unit_test(secrets_are_redacted), cmocka_unit_test(check_env),
+        cmocka_unit_test(check_good_string),
+        cmocka_unit_test(check_bad_string),
+        cmocka_unit_test(secrets_are_redacted),
+        cmocka_unit_test(check_env),
         cmocka_unit_test(help_and_usage),
+        cmocka_unit_test(escaped_semicolon_does_not_print_a_token),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
