@@ -81,6 +81,12 @@ static void check_bad_string(void **state) {
     assert_int_equal(r->status, 2);
     assert_string_equal(r->out, "");
     assert_non_null(strstr(r->err, "sf_max_total_bytes: '12x' at position 30 is not a size"));
+    /* a segment size the sender would refuse is refused here too */
+    const char *big[] = {"conf", "check", "ws::addr=a;sf_max_segment_bytes=2g;", NULL};
+    r = run_qsf(NULL, big);
+    assert_int_equal(r->status, 2);
+    assert_non_null(strstr(r->err, "sf_max_segment_bytes: '2g' at position 32 must be between 33 "
+                                   "and 2147483647 bytes"));
 }
 
 static void secrets_are_redacted(void **state) {
