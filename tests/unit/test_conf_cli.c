@@ -121,6 +121,17 @@ static void escaped_semicolon_does_not_print_a_token(void **state) {
     assert_null(strstr(r->err, "T0kenXyz8"));
 }
 
+/* A value may hold a bidirectional override (it is no control character); the
+ * dump shows it escaped, so it cannot reorder the line it is on. */
+static void dump_escapes_bidi_overrides(void **state) {
+    (void) state;
+    const char *args[] = {"conf", "check", "ws::addr=a;zone=eu\xe2\x80\xaewest;", NULL};
+    struct run *r = run_qsf(NULL, args);
+    assert_int_equal(r->status, 0);
+    assert_non_null(strstr(r->out, "\nzone=eu\\u202ewest  (set)\n"));
+    assert_null(strstr(r->out, "\xe2\x80\xae"));
+}
+
 static void check_env(void **state) {
     (void) state;
     const char *args[] = {"conf", "check", "--env", NULL};
@@ -181,6 +192,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(check_env),
         cmocka_unit_test(help_and_usage),
         cmocka_unit_test(escaped_semicolon_does_not_print_a_token),
+        cmocka_unit_test(dump_escapes_bidi_overrides),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
