@@ -56,8 +56,6 @@ static size_t ascii_escape(unsigned char ch, char esc[8]) {
         return (size_t) snprintf(esc, 8, "\\r");
     case '\t':
         return (size_t) snprintf(esc, 8, "\\t");
-    case '\\':
-        return (size_t) snprintf(esc, 8, "\\\\");
     default:
         return ch < 0x20 || ch == 0x7F ? (size_t) snprintf(esc, 8, "\\x%02x", ch) : 0;
     }

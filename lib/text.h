@@ -26,8 +26,11 @@
  *                          line and paragraph separators U+2028/U+2029, and the
  *                          bidirectional embeddings, overrides and isolates
  *                          (U+202A..U+202E, U+2066..U+2069)
- *   \\                     the backslash, so an escape is never ambiguous
- * Everything else (printable ASCII, valid UTF-8) is copied unchanged. */
+ * Everything else (printable ASCII and the backslash, valid UTF-8) is copied
+ * unchanged. The output holds no character that is escaped, so escaping it
+ * again changes nothing: text may be escaped where it enters and again where
+ * it is printed. (The price: a server may write a literal "\x1b"; it shows as
+ * what it is, four harmless characters.) */
 size_t qsf_text_escape(char *dst, size_t cap, const char *src, size_t len);
 
 /* Length of the valid UTF-8 sequence at s[0..n) (RFC 3629: no overlong forms,

@@ -74,9 +74,14 @@ static void invalid_utf8_bytes_are_shown_as_bytes(void **state) {
     assert_string_equal(ESC("ab\xe2\x82"), "ab\\xe2\\x82");      /* truncated */
 }
 
-static void backslash_is_doubled_so_escapes_are_unambiguous(void **state) {
+static void escaping_twice_changes_nothing(void **state) {
     (void) state;
-    assert_string_equal(ESC("C:\\x1b"), "C:\\\\x1b");
+    static const char hostile[] = "a\\b\n\x1b[31m\xc2\x85\xe2\x80\xae\xff\x01z";
+    char once[256], twice[256];
+    qsf_text_escape(once, sizeof once, hostile, sizeof hostile - 1);
+    qsf_text_escape(twice, sizeof twice, once, strlen(once));
+    assert_string_equal(once, "a\\b\\n\\x1b[31m\\u0085\\u202e\\xff\\x01z");
+    assert_string_equal(twice, once);
 }
 
 static void a_cut_keeps_whole_pieces_and_reports_the_full_length(void **state) {
@@ -113,7 +118,7 @@ int main(void) {
         cmocka_unit_test(c1_controls_are_escaped_in_both_forms),
         cmocka_unit_test(separators_and_bidi_overrides_are_escaped),
         cmocka_unit_test(invalid_utf8_bytes_are_shown_as_bytes),
-        cmocka_unit_test(backslash_is_doubled_so_escapes_are_unambiguous),
+        cmocka_unit_test(escaping_twice_changes_nothing),
         cmocka_unit_test(a_cut_keeps_whole_pieces_and_reports_the_full_length),
         cmocka_unit_test(the_bound_holds_for_every_byte),
     };
