@@ -161,9 +161,17 @@ static int p12_open(const struct roots_file *f, PKCS12 *p12, const char *passwor
     X509 *own = NULL;
     STACK_OF(X509) *ca = NULL;
     if (!PKCS12_parse(p12, password, &key, &own, &ca)) {
-        char why[160];
+        char why[160], what[400];
         ERR_error_string_n(ERR_peek_last_error(), why, sizeof why);
-        return file_error(err, f, 0, why[0] ? why : "cannot read the PKCS#12 contents");
+        if (strstr(why, "unsupported")) /* e.g. RC2-40 of older keytool/openssl exports */
+            snprintf(what, sizeof what,
+                     "cannot be decrypted: it is protected with an algorithm OpenSSL 3 leaves "
+                     "out by default (such as RC2); convert it to PEM, or export it again with "
+                     "AES (%s)",
+                     why);
+        else
+            snprintf(what, sizeof what, "cannot read its contents (%s)", why);
+        return file_error(err, f, 0, what);
     }
     EVP_PKEY_free(key);
     X509_free(own);
