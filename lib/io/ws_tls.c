@@ -100,6 +100,7 @@ static int pem_block(const char *name, const unsigned char *data, long len, STAC
 }
 
 static int pem_certs(const struct roots_file *f, STACK_OF(X509) * out, qsf_errinfo *err) {
+    ERR_clear_error(); /* the end of the loop is read from the error queue */
     BIO *b = BIO_new_mem_buf(f->p, (int) f->n);
     int bad = b ? 0 : -1;
     for (;;) {
