@@ -26,10 +26,6 @@ typedef int (*qsf_conf_pair_fn)(void *ctx, const struct qsf_conf_pair *p, qsf_er
 int qsf_conf_lex(const char *s, size_t len, bool *tls, qsf_conf_pair_fn fn, void *ctx,
                  qsf_errinfo *err);
 
-/* Length of the valid UTF-8 sequence at s[0..n), 0 if invalid; *cp receives the
- * code point. */
-size_t qsf_conf_utf8_step(const unsigned char *s, size_t n, uint32_t *cp);
-
 /* Parses `v` with the key's type and range into its field. `name` is the key as
  * written (alias or canonical). No allocation except for strings. */
 int qsf_conf_set_value(qsf_conf *c, const struct qsf_conf_keydesc *d, const char *name,

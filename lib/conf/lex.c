@@ -9,9 +9,16 @@
  * The whole string must be valid UTF-8 without control characters (U+0000..U+001F,
  * U+007F..U+009F). One pass, linear in the length; values are unescaped into one
  * scratch buffer reused for every pair.
+ *
+ * A ";;" followed by a credential key and "=" (in any case, spaces around the
+ * name allowed) is rejected inside every value: it is a ';' written as ";;" by
+ * mistake, and the credential would become part of a value that messages, the
+ * dump and the client_id header show. Nothing after a secret's value is shown
+ * in a message before it is known to be a key (it may be the secret's tail).
  */
 #include "conf/impl.h"
 #include "err.h"
+#include "text.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,43 +33,11 @@ static bool is_control(uint32_t cp) {
     return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f);
 }
 
-size_t qsf_conf_utf8_step(const unsigned char *s, size_t n, uint32_t *cp) {
-    static const uint32_t min_cp[5] = {0, 0, 0x80, 0x800, 0x10000};
-    size_t need;
-    uint32_t v;
-    if (n == 0)
-        return 0;
-    if (s[0] < 0x80) {
-        *cp = s[0];
-        return 1;
-    } else if ((s[0] & 0xE0) == 0xC0) {
-        need = 2, v = s[0] & 0x1F;
-    } else if ((s[0] & 0xF0) == 0xE0) {
-        need = 3, v = s[0] & 0x0F;
-    } else if ((s[0] & 0xF8) == 0xF0) {
-        need = 4, v = s[0] & 0x07;
-    } else {
-        return 0;
-    }
-    if (n < need)
-        return 0;
-    for (size_t i = 1; i < need; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-        v = (v << 6) | (s[i] & 0x3F);
-    }
-    /* overlong forms, UTF-16 surrogates and values past U+10FFFF are invalid */
-    if (v < min_cp[need] || (v >= 0xD800 && v <= 0xDFFF) || v > 0x10FFFF)
-        return 0;
-    *cp = v;
-    return need;
-}
-
 /* Error for a character that may not appear where it is; `where` completes
  * "... at position N <where>". */
 static int bad_char(qsf_errinfo *err, const char *s, size_t len, size_t pos, const char *where) {
     uint32_t cp;
-    size_t n = qsf_conf_utf8_step((const unsigned char *) s + pos, len - pos, &cp);
+    size_t n = qsf_text_utf8_step((const unsigned char *) s + pos, len - pos, &cp);
     if (n == 0)
         return qsf_err_set(err, QSF_E_CONF, 0, 0, "invalid UTF-8 at position %zu %s", pos, where);
     if (is_control(cp))
@@ -138,25 +113,72 @@ static int lex_key(const char *s, size_t len, size_t *pos, bool after_secret, qs
                        (int) (i - start), s + start, start);
 }
 
+/* The keys whose value may never end up inside another key's value: the
+ * secrets, and username, which goes with password. */
+static bool is_credential(const struct qsf_conf_keydesc *d) {
+    return d && (d->type == QSF_CONF_T_SECRET || qsf_conf_key_of(d) == QSF_CONF_KEY_username);
+}
+
+/* The credential key written at s[i..] as "name=", in any case and with spaces
+ * around the name, or NULL. */
+static const struct qsf_conf_keydesc *credential_at(const char *s, size_t len, size_t i) {
+    while (i < len && s[i] == ' ')
+        i++;
+    size_t start = i;
+    while (i < len && is_key_char((unsigned char) s[i]))
+        i++;
+    size_t n = i - start;
+    while (i < len && s[i] == ' ')
+        i++;
+    if (n == 0 || i == len || s[i] != '=')
+        return NULL;
+    const struct qsf_conf_keydesc *d = qsf_conf_find_key_nocase(s + start, n);
+    return is_credential(d) ? d : NULL;
+}
+
+/* "key: " for messages about a value, or "" when the key may be the tail of a
+ * secret cut by an unescaped ';'. */
+static const char *key_label(const struct qsf_conf_pair *p, char *buf, size_t cap) {
+    if (p->after_secret)
+        snprintf(buf, cap, "a key that follows a secret (not shown)");
+    else
+        snprintf(buf, cap, "%.*s", (int) p->klen, p->key);
+    return buf;
+}
+
+/* A ';;' followed by a credential: the user almost certainly meant ';', and the
+ * credential would become part of this value, which messages, the dump and
+ * the client_id header show. Rejected, showing no value. */
+static int credential_inside(const struct qsf_conf_pair *p, size_t semi,
+                             const struct qsf_conf_keydesc *cred, qsf_errinfo *err) {
+    char key[64];
+    return qsf_err_set(err, QSF_E_CONF, 0, 0,
+                       "%s: value at position %zu not accepted (not shown): the ';;' at position "
+                       "%zu is a literal ';' and would put '%s=' inside the value; end the value "
+                       "with a single ';' before %s",
+                       key_label(p, key, sizeof key), p->vpos, semi, cred->name, cred->name);
+}
+
 /* Scans a value from p->vpos into out (unescaping ";;") up to the ';' ending it. */
 static int lex_value(const char *s, size_t len, size_t *pos, char *out, struct qsf_conf_pair *p,
                      qsf_errinfo *err) {
     size_t i = *pos, n = 0;
     while (i < len) {
-        unsigned char ch = (unsigned char) s[i];
         uint32_t cp;
-        if (ch == ';') {
-            if (i + 1 < len && s[i + 1] == ';') {
-                out[n++] = ';';
-                i += 2;
-                continue;
-            }
+        if (s[i] == ';' && (i + 1 == len || s[i + 1] != ';'))
             break;
+        if (s[i] == ';') {
+            const struct qsf_conf_keydesc *cred = credential_at(s, len, i + 2);
+            if (cred)
+                return credential_inside(p, i, cred, err);
+            out[n++] = ';';
+            i += 2;
+            continue;
         }
-        size_t step = qsf_conf_utf8_step((const unsigned char *) s + i, len - i, &cp);
+        size_t step = qsf_text_utf8_step((const unsigned char *) s + i, len - i, &cp);
         if (step == 0 || is_control(cp)) {
-            char where[128];
-            snprintf(where, sizeof where, "in the value of %.*s", (int) p->klen, p->key);
+            char where[128], key[64];
+            snprintf(where, sizeof where, "in the value of %s", key_label(p, key, sizeof key));
             return bad_char(err, s, len, i, where);
         }
         memcpy(out + n, s + i, step);

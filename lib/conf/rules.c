@@ -163,8 +163,7 @@ static int promote_retry(qsf_conf *c, qsf_errinfo *err) {
 }
 
 static int total_bytes(qsf_conf *c, qsf_errinfo *err) {
-    uint64_t floor2 =
-        c->sf_max_segment_bytes > UINT64_MAX / 2 ? UINT64_MAX : 2 * c->sf_max_segment_bytes;
+    uint64_t floor2 = 2 * c->sf_max_segment_bytes; /* a segment is below 2^31: no overflow */
     if (!SET(c, sf_max_total_bytes)) {
         c->sf_max_total_bytes = c->sf_dir ? SF_MODE_TOTAL : MEMORY_MODE_TOTAL;
         c->key_derived[K(sf_max_total_bytes)] =

@@ -1,5 +1,6 @@
 /* The property table built from conf/keys.def, and lookups over it. */
 #include "conf/conf.h"
+#include "seglimits.h" /* a range in keys.def */
 
 #include <stddef.h>
 #include <string.h>

@@ -31,7 +31,7 @@ typedef struct qsf_io_opts {
     const qsf_io_addr *addrs; /* copied */
     int n_addrs;
     bool tls, tls_verify;
-    const char *tls_roots;
+    const char *tls_roots;     /* the roots text of io/ws_tls.h (copied), NULL = system store */
     const char *authorization; /* full header value or NULL (copied, never logged) */
     const char *client_id;
     bool request_durable_ack;

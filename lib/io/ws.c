@@ -2,10 +2,12 @@
 #include "io/ws.h"
 
 #include "io/ws_fast.h"
+#include "io/ws_tls.h"
 
 #include "err.h"
 #include "log.h"
 #include "qwp/utf8.h"
+#include "text.h"
 
 #include <libwebsockets.h>
 #include <stdatomic.h>
@@ -37,6 +39,7 @@ struct qsf_ws {
     size_t rx_len, rx_cap;
     bool rx_binary, rx_broken;
     qsf_ws_fast fast; /* the direct send path (ws_fast.h) */
+    qsf_ws_tls tls;   /* the trust store (ws_tls.h) */
 };
 
 size_t qsf_ws_pre(void) {
@@ -129,29 +132,22 @@ static void read_handshake(qsf_ws *ws, struct lws *wsi) {
     custom_header(wsi, "x-questdb-role:", ws->hs.role, sizeof ws->hs.role);
 }
 
+/* Server-provided text (the role header) and lws's reason are escaped: they
+ * end up in log lines and error messages. */
 static void fail_attempt(qsf_ws *ws, struct lws *wsi, const char *why) {
     qsf_ws_fail f;
+    char raw[sizeof f.reason];
     memset(&f, 0, sizeof f);
     if (wsi) {
         f.http_status = (int) lws_http_client_http_response(wsi);
-        custom_header(wsi, "x-questdb-role:", f.role, sizeof f.role);
+        custom_header(wsi, "x-questdb-role:", raw, sizeof f.role);
+        qsf_text_escape(f.role, sizeof f.role, raw, strlen(raw));
     }
-    snprintf(f.reason, sizeof f.reason, "%s", why && *why ? why : "connection failed");
-    f.tls = ws->conf.tls &&
-            (strstr(f.reason, "SSL") || strstr(f.reason, "ssl") || strstr(f.reason, "TLS") ||
-             strstr(f.reason, "tls") || strstr(f.reason, "certificate"));
+    snprintf(raw, sizeof raw, "%s", why && *why ? why : "connection failed");
+    qsf_text_escape(f.reason, sizeof f.reason, raw, strlen(raw));
+    f.tls = qsf_ws_tls_explain(&ws->conf, last_lws_error, f.reason, sizeof f.reason);
     if (f.http_status == 101 || f.http_status < 0)
         f.http_status = 0;
-    if (f.tls && strstr(last_lws_error, "SSL error: ")) {
-        const char *d = strstr(last_lws_error, "SSL error: ") + 11;
-        size_t dl = strcspn(d, "(");
-        while (dl && d[dl - 1] == ' ')
-            dl--;
-        snprintf(f.reason, sizeof f.reason,
-                 "%.*s (server certificate not trusted: set tls_roots "
-                 "to the CA file that signed it)",
-                 (int) (dl > 120 ? 120 : dl), d);
-    }
     last_lws_error[0] = 0;
     ws->active = false;
     ws->wsi = NULL;
@@ -243,6 +239,9 @@ static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *
     if (!ws)
         return 0;
     switch (reason) {
+    case LWS_CALLBACK_OPENSSL_LOAD_EXTRA_CLIENT_VERIFY_CERTS:
+        qsf_ws_tls_install(&ws->tls, user);
+        return 0;
     case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
         ws->hooks.on_wake(ws->user);
         return 0;
@@ -311,19 +310,17 @@ int qsf_ws_new(const qsf_ws_conf *conf, const qsf_ws_hooks *hooks, void *user, q
     info.user = ws;
     info.fd_limit_per_thread = 16;
     info.timeout_secs = 300; /* qsf enforces its own connect/auth deadlines */
-    if (conf->tls) {
-        info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
-        info.client_ssl_ca_filepath = conf->tls_roots;
-    }
+    qsf_ws_tls_init(&ws->tls, conf, &info);
     ws->ctx = lws_create_context(&info);
-    if (!ws->ctx) {
+    int rc = ws->ctx ? qsf_ws_tls_check(&ws->tls, conf, err)
+                     : qsf_err_set(err, conf->tls ? QSF_E_TLS : QSF_E_INTERNAL, 0, 0,
+                                   "cannot create the %s client context",
+                                   conf->tls ? "TLS" : "WebSocket");
+    if (rc != QSF_OK) {
+        if (ws->ctx)
+            lws_context_destroy(ws->ctx);
         free(ws);
-        return qsf_err_set(err, conf->tls ? QSF_E_TLS : QSF_E_INTERNAL, 0, 0,
-                           conf->tls && conf->tls_roots
-                               ? "cannot create the TLS client context (tls_roots=%s unreadable "
-                                 "or not PEM?)"
-                               : "cannot create the WebSocket client context%s",
-                           conf->tls && conf->tls_roots ? conf->tls_roots : "");
+        return rc;
     }
     *out = ws;
     return QSF_OK;

@@ -20,7 +20,7 @@ typedef struct qsf_ws qsf_ws;
 typedef struct qsf_ws_conf {
     bool tls;
     bool tls_verify;           /* false only with tls_verify=unsafe_off */
-    const char *tls_roots;     /* PEM CA file, NULL = system store */
+    const char *tls_roots;     /* roots text (ws_tls.h), NULL = the system store */
     const char *authorization; /* full header value ("Basic ..." / "Bearer ..."), or NULL */
     const char *client_id;     /* X-QWP-Client-Id value */
     bool request_durable_ack;

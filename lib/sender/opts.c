@@ -3,6 +3,7 @@
 #include "sender/opts.h"
 
 #include "err.h"
+#include "io/ws_tls.h"
 #include "qsf.h"
 
 #include <libwebsockets.h>
@@ -69,12 +70,20 @@ int qsf_io_conf_build(const qsf_conf *c, const qsf_recovery_report *r, qsf_io_co
                            "bytes once encoded)",
                            sizeof out->auth - 8);
     }
+    /* the roots are used by wss only; on ws:: the key is validated, unused */
+    int rc = c->tls && c->tls_roots
+                 ? qsf_ws_tls_roots_load(c->tls_roots, c->tls_roots_password, &out->roots, err)
+                 : QSF_OK;
+    if (rc != QSF_OK) {
+        qsf_io_conf_clear(out);
+        return rc;
+    }
     out->opts = (qsf_io_opts){
         .addrs = out->addrs,
         .n_addrs = (int) c->n_addrs,
         .tls = c->tls,
         .tls_verify = c->tls_verify != QSF_CONF_TLS_VERIFY_UNSAFE_OFF,
-        .tls_roots = c->tls_roots,
+        .tls_roots = out->roots,
         .authorization = authz,
         .client_id = c->client_id ? c->client_id : "qsf/" QSF_VERSION_STRING,
         .request_durable_ack = c->request_durable_ack,
@@ -99,5 +108,7 @@ int qsf_io_conf_build(const qsf_conf *c, const qsf_recovery_report *r, qsf_io_co
 void qsf_io_conf_clear(qsf_io_conf *ic) {
     free(ic->addrs);
     ic->addrs = NULL;
+    free(ic->roots);
+    ic->roots = NULL;
     memset(ic->auth, 0, sizeof ic->auth);
 }

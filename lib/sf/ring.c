@@ -6,6 +6,7 @@
 #include "err.h"
 #include "log.h"
 #include "os/os.h"
+#include "seglimits.h"
 #include "sf/sfa.h"
 
 #include <errno.h>
@@ -52,11 +53,14 @@ void qsf_ring_release_bytes_locked(qsf_ring *r, uint64_t bytes) {
 
 /* ---- open ---- */
 
+_Static_assert(QSF_SEGMENT_MIN_BYTES == QSF_SFA_MIN_SEGMENT,
+               "the parser's minimum is the format's");
+
 static int check_opts(const qsf_ring_opts *o, qsf_errinfo *err) {
-    if (!o || o->segment_bytes < QSF_SFA_MIN_SEGMENT || o->segment_bytes > INT32_MAX)
+    if (!o || o->segment_bytes < QSF_SEGMENT_MIN_BYTES || o->segment_bytes > QSF_SEGMENT_MAX_BYTES)
         return qsf_err_set(err, QSF_E_INVAL, 0, 0,
                            "sf_max_segment_bytes must be between %d and %d bytes",
-                           QSF_SFA_MIN_SEGMENT, INT32_MAX);
+                           QSF_SEGMENT_MIN_BYTES, QSF_SEGMENT_MAX_BYTES);
     if (o->durability < QSF_DUR_MEMORY || o->durability > QSF_DUR_APPEND)
         return qsf_err_set(err, QSF_E_INVAL, 0, 0, "unknown sf_durability %d", o->durability);
     if (!o->sf_dir && o->durability != QSF_DUR_MEMORY)

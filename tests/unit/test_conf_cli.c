@@ -81,6 +81,12 @@ static void check_bad_string(void **state) {
     assert_int_equal(r->status, 2);
     assert_string_equal(r->out, "");
     assert_non_null(strstr(r->err, "sf_max_total_bytes: '12x' at position 30 is not a size"));
+    /* a segment size the sender would refuse is refused here too */
+    const char *big[] = {"conf", "check", "ws::addr=a;sf_max_segment_bytes=2g;", NULL};
+    r = run_qsf(NULL, big);
+    assert_int_equal(r->status, 2);
+    assert_non_null(strstr(r->err, "sf_max_segment_bytes: '2g' at position 32 must be between 33 "
+                                   "and 2147483647 bytes"));
 }
 
 static void secrets_are_redacted(void **state) {
@@ -96,6 +102,34 @@ static void secrets_are_redacted(void **state) {
     assert_null(strstr(r->err, "Wombat77"));
     assert_null(strstr(r->out, "Wombat77"));
     assert_non_null(strstr(r->err, "conflicting authentication"));
+}
+
+/* The string that printed the token: ';;' made it part of addr's value, which
+ * the addr error echoed. */
+static void escaped_semicolon_does_not_print_a_token(void **state) {
+    (void) state;
+    const char *args[] = {"conf", "check", "ws::addr=127.0.0.1:1;;token=T0kenXyz8;", NULL};
+    struct run *r = run_qsf(NULL, args);
+    assert_int_equal(r->status, 2);
+    assert_null(strstr(r->err, "T0kenXyz8"));
+    assert_null(strstr(r->out, "T0kenXyz8"));
+    assert_non_null(strstr(r->err, "addr: value at position 9"));
+    const char *dump[] = {"conf", "check", "ws::addr=a;zone=eu;;token=T0kenXyz8;", NULL};
+    r = run_qsf(NULL, dump);
+    assert_int_equal(r->status, 2);
+    assert_null(strstr(r->out, "T0kenXyz8"));
+    assert_null(strstr(r->err, "T0kenXyz8"));
+}
+
+/* A value may hold a bidirectional override (it is no control character); the
+ * dump shows it escaped, so it cannot reorder the line it is on. */
+static void dump_escapes_bidi_overrides(void **state) {
+    (void) state;
+    const char *args[] = {"conf", "check", "ws::addr=a;zone=eu\xe2\x80\xaewest;", NULL};
+    struct run *r = run_qsf(NULL, args);
+    assert_int_equal(r->status, 0);
+    assert_non_null(strstr(r->out, "\nzone=eu\\u202ewest  (set)\n"));
+    assert_null(strstr(r->out, "\xe2\x80\xae"));
 }
 
 static void check_env(void **state) {
@@ -152,9 +186,13 @@ int main(int argc, char **argv) {
     }
     qsf_bin = argv[1];
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(check_good_string),    cmocka_unit_test(check_bad_string),
-        cmocka_unit_test(secrets_are_redacted), cmocka_unit_test(check_env),
+        cmocka_unit_test(check_good_string),
+        cmocka_unit_test(check_bad_string),
+        cmocka_unit_test(secrets_are_redacted),
+        cmocka_unit_test(check_env),
         cmocka_unit_test(help_and_usage),
+        cmocka_unit_test(escaped_semicolon_does_not_print_a_token),
+        cmocka_unit_test(dump_escapes_bidi_overrides),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -46,7 +46,7 @@ static void rows_show_type_default_and_validation(void **state) {
     (void) state;
     has("| `username` (`user`) | string | unset | requires `password`; not with `token` |");
     has("| `password` (`pass`) | string (secret) | unset |");
-    has("| `sf_max_segment_bytes` | size | `4m` | ≥ 33 |");
+    has("| `sf_max_segment_bytes` | size | `4m` | 33..2147483647 |");
     has("| `init_buf_size` | size | `64k` | ≥ 1k; ≤ `max_buf_size` |");
     has("| `max_background_drainers` | integer | `4` | 1..64 |");
     has("| `close_flush_timeout_millis` | ms | `5000` | ≥ -1; `0` or `-1` skip the wait |");

@@ -101,7 +101,9 @@ struct edge {
 static const struct edge edges[] = {
     {"auth_timeout_ms", "0", "1", I64MAX, NULL, ATLEAST("1")},
     {"connect_timeout", "0", "1", I64MAX, NULL, ATLEAST("1")},
-    {"sf_max_segment_bytes", "32", "33", NULL, NULL, ATLEAST("33 bytes")},
+    /* the ring's range (seglimits.h): what the parser accepts, a sender opens */
+    {"sf_max_segment_bytes", "32", "33", "2147483647", "2147483648",
+     "must be between 33 and 2147483647 bytes"},
     {"sf_max_total_bytes", "0", "1", "18446744073709551615", NULL, ATLEAST("1 bytes")},
     {"sf_sync_interval_millis", "0", "1", I64MAX, NULL, ATLEAST("1")},
     {"sf_append_deadline_millis", "-1", "0", I64MAX, NULL, ATLEAST("0")},

@@ -25,6 +25,8 @@ static const char *const failing[] = {
     "ws::addr=a;token=x;%s;",
     "ws::addr=a;tls_roots_password=x;%s=y;tls_roots=/r;",
     "ws::addr=a;password=x;%s\x01=1;username=u;",
+    "ws::addr=a;password=x;%s=\x01;username=u;",
+    "ws::addr=a;token=x;%s=v;;token=y;",
     /* cross-key rules while secrets are set */
     "ws::addr=a;token=%s;username=u;",
     "ws::addr=a;password=%s;",
@@ -131,6 +133,67 @@ static void bad_key_char_after_secret_is_not_shown(void **state) {
     conf_bad("ws::addr=a;Q/x;", "invalid character '/' at position 12");
 }
 
+/* ';;' is a literal ';', so "key=v;;token=T;" gives key the value "v;token=T":
+ * the token would be echoed by a message about that key, shown by the dump, or
+ * sent in a header (client_id becomes X-QWP-Client-Id). Such a value is
+ * rejected, naming the keys and positions and showing no value. */
+static const struct {
+    const char *s, *key, *cred;
+} smuggled[] = {
+    /* the three strings that showed or sent the token */
+    {"ws::addr=127.0.0.1:1;;token=T0kenXyz8;", "addr", "token="},
+    {"ws::addr=a;zone=eu;;token=T0kenXyz8;", "zone", "token="},
+    {"ws::addr=a;client_id=app;;token=T0kenXyz8;", "client_id", "token="},
+    /* any credential key or alias, in any case, with spaces around the name */
+    {"ws::addr=a;zone=eu;;password=T0kenXyz8;", "zone", "password="},
+    {"ws::addr=a;zone=eu;;pass=T0kenXyz8;", "zone", "password="},
+    {"ws::addr=a;zone=eu;;tls_roots_password=T0kenXyz8;", "zone", "tls_roots_password="},
+    {"ws::addr=a;zone=eu;;username=T0kenXyz8;", "zone", "username="},
+    {"ws::addr=a;zone=eu;;user=T0kenXyz8;", "zone", "username="},
+    {"ws::addr=a;zone=eu;;TOKEN=T0kenXyz8;", "zone", "token="},
+    {"ws::addr=a;zone=eu;;  Token  =T0kenXyz8;", "zone", "token="},
+    {"ws::addr=a;zone=eu;;x;;token=T0kenXyz8;", "zone", "token="},
+    /* in a value of every type, secrets included */
+    {"ws::addr=a;sf_dir=/d;;token=T0kenXyz8;", "sf_dir", "token="},
+    {"ws::addr=a;auto_flush_rows=5;;token=T0kenXyz8;", "auto_flush_rows", "token="},
+    {"ws::addr=a;user=u;password=p;;token=T0kenXyz8;", "password", "token="},
+    {"ws::addr=a;token=p;;password=T0kenXyz8;", "token", "password="},
+    /* after a secret the key itself is not shown */
+    {"ws::addr=a;token=x;eu=v;;token=T0kenXyz8;", "a key that follows a secret (not shown)",
+     "token="},
+};
+
+static void escaped_semicolon_cannot_carry_a_credential(void **state) {
+    (void) state;
+    for (size_t i = 0; i < sizeof smuggled / sizeof smuggled[0]; i++) {
+        char want[96];
+        snprintf(want, sizeof want, "%s: value at position", smuggled[i].key);
+        const char *msg = conf_bad2(smuggled[i].s, want, smuggled[i].cred);
+        if (strstr(msg, "T0kenXyz8") || strstr(msg, "eu") || strstr(msg, "app;"))
+            fail_msg("'%s' shows a value: %s", smuggled[i].s, msg);
+        assert_non_null(strstr(msg, "not shown"));
+    }
+    /* the positions: the value, and the ';;' */
+    conf_bad2("ws::addr=a;zone=eu;;token=T0kenXyz8;", "zone: value at position 16",
+              "';;' at position 18");
+}
+
+static void escaped_semicolon_still_works_elsewhere(void **state) {
+    (void) state;
+    qsf_conf *c = conf_ok("ws::addr=a;zone=eu;;token;client_id=a;;tokenizer=1;user=u;"
+                          "password=p;;ssw;;rd;sf_dir=/d;;x token=y;");
+    assert_string_equal(c->zone, "eu;token");
+    assert_string_equal(c->client_id, "a;tokenizer=1");
+    assert_string_equal(c->password, "p;ssw;rd");
+    assert_string_equal(c->sf_dir, "/d;x token=y");
+    qsf_conf_free(c);
+    /* a ';;' right before a real pair: the credential is a key of its own */
+    c = conf_ok("ws::addr=a;zone=eu;;;token=T0kenXyz8;");
+    assert_string_equal(c->zone, "eu;");
+    assert_string_equal(c->token, "T0kenXyz8");
+    qsf_conf_free(c);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(errors_never_show_secrets),
@@ -139,6 +202,8 @@ int main(void) {
         cmocka_unit_test(dump_redacts),
         cmocka_unit_test(truncated_dump_redacts),
         cmocka_unit_test(env_errors_redact),
+        cmocka_unit_test(escaped_semicolon_cannot_carry_a_credential),
+        cmocka_unit_test(escaped_semicolon_still_works_elsewhere),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -71,6 +71,21 @@ static void broken_chain_and_bad_usage(void **state) {
     assert_non_null(strstr(out, "cannot open slot directory"));
 }
 
+/* A file name in the slot is text from outside: a newline or an ESC in it must
+ * not reach the terminal, neither in the file list nor in the findings. */
+static void hostile_file_names_are_escaped(void **state) {
+    (void) state;
+    const char *a[] = {"a"};
+    st_segment_str(st_slot, "sf-0000000000000001.sfa", 4096, 0, 1, 1, a);
+    tu_write_file(st_path(st_slot, "x\nverdict: ok\x1b[2J.sfa"), "junk", 4);
+    run_slot_cmd("inspect");
+    assert_null(strstr(out, "\x1b"));
+    assert_null(strstr(out, "\nverdict: ok\x1b"));
+    assert_non_null(strstr(out, "x\\nverdict: ok\\x1b[2J.sfa"));
+    for (const char *p = out; *p; p++)
+        assert_true(*p == '\n' || (unsigned char) *p >= 0x20);
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: %s <path to qsf>\n", argv[0]);
@@ -82,6 +97,7 @@ int main(int argc, char **argv) {
         T(clean_slot_verifies),
         T(repairs_fail_verify_but_not_inspect),
         T(broken_chain_and_bad_usage),
+        T(hostile_file_names_are_escaped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

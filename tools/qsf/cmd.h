@@ -26,4 +26,9 @@ extern const struct qsf_cmd qsf_cmd_slot;
 /* True if argv holds -h or --help. */
 int qsf_cmd_wants_help(int argc, char **argv);
 
+/* s escaped for printing into buf (cut to fit cap); returns buf. Every file
+ * name and message a command prints goes through it: a name found in a
+ * directory may hold a newline or a terminal escape. */
+const char *qsf_cmd_escaped(char *buf, size_t cap, const char *s);
+
 #endif

@@ -2,6 +2,7 @@
 #include "cmd.h"
 
 #include "qsf.h"
+#include "text.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -17,16 +18,27 @@ static void conf_usage(FILE *out) {
                  "reason), 64 bad command line.\n");
 }
 
+/* Values hold no control character (the parser rejects them) but may hold
+ * text that reorders a terminal line (bidirectional overrides): each line of
+ * the dump is printed escaped. */
 static int print_dump(const qsf_conf *conf) {
     size_t need = qsf_conf_dump(conf, NULL, 0);
-    char *buf = malloc(need + 1);
-    if (!buf) {
+    char *buf = malloc(need + 1), *shown = malloc(QSF_TEXT_ESCAPED_MAX(need));
+    if (!buf || !shown) {
+        free(buf);
+        free(shown);
         fprintf(stderr, "qsf: out of memory\n");
         return QSF_EXIT_FAIL;
     }
     qsf_conf_dump(conf, buf, need + 1);
-    fputs(buf, stdout);
+    for (char *line = buf; *line;) {
+        size_t n = strcspn(line, "\n");
+        qsf_text_escape(shown, QSF_TEXT_ESCAPED_MAX(need), line, n);
+        printf("%s\n", shown);
+        line += n + (line[n] == '\n');
+    }
     free(buf);
+    free(shown);
     return QSF_EXIT_OK;
 }
 
@@ -40,7 +52,9 @@ static int check(int argc, char **argv) {
     int rc = strcmp(argv[1], "--env") == 0 ? qsf_conf_from_env(&conf, &err)
                                            : qsf_conf_parse(argv[1], strlen(argv[1]), &conf, &err);
     if (rc != QSF_OK) {
-        fprintf(stderr, "qsf: invalid configuration: %s\n", err.msg);
+        char msg[QSF_TEXT_ESCAPED_MAX(sizeof err.msg)];
+        fprintf(stderr, "qsf: invalid configuration: %s\n",
+                qsf_cmd_escaped(msg, sizeof msg, err.msg));
         return rc == QSF_E_CONF ? QSF_EXIT_INVALID : QSF_EXIT_FAIL;
     }
     printf("configuration is valid\n");

@@ -8,6 +8,7 @@
 #include "qsf.h"
 #include "log.h"
 #include "sf/inspect.h"
+#include "text.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -45,12 +46,14 @@ static void print_files(const qsf_slot_inspection *in) {
            (unsigned long long) in->bytes, (unsigned long long) in->torn_bytes);
     for (uint32_t i = 0; i < in->nfiles; i++) {
         const qsf_inspect_file *f = &in->files[i];
+        char name[QSF_TEXT_ESCAPED_MAX(sizeof f->info.name)];
+        qsf_cmd_escaped(name, sizeof name, f->info.name);
         if (f->corrupt) {
-            printf("  %-24s %-8s size %llu\n", f->info.name, role(in, f),
+            printf("  %-24s %-8s size %llu\n", name, role(in, f),
                    (unsigned long long) f->info.file_size);
             continue;
         }
-        printf("  %-24s %-8s base %lld  frames %llu  append %llu/%llu  flags 0x%02x", f->info.name,
+        printf("  %-24s %-8s base %lld  frames %llu  append %llu/%llu  flags 0x%02x", name,
                role(in, f), (long long) f->info.base_seq, (unsigned long long) f->info.frame_count,
                (unsigned long long) f->info.last_good, (unsigned long long) f->info.file_size,
                f->info.flags);
@@ -91,11 +94,12 @@ static void print_side_files(const qsf_slot_inspection *in) {
 }
 
 static void print_lines(const char *title, const char lines[][200], uint32_t n) {
+    char line[QSF_TEXT_ESCAPED_MAX(200)];
     if (n == 0)
         return;
     printf("%s:\n", title);
     for (uint32_t i = 0; i < n; i++)
-        printf("  - %s\n", lines[i]);
+        printf("  - %s\n", qsf_cmd_escaped(line, sizeof line, lines[i]));
 }
 
 static int report(const char *dir, bool strict) {
@@ -103,15 +107,19 @@ static int report(const char *dir, bool strict) {
         qsf_log_set(NULL, NULL, QSF_LOG_ERROR);
     qsf_slot_inspection in;
     qsf_errinfo err;
+    char shown_dir[4096], msg[QSF_TEXT_ESCAPED_MAX(sizeof err.msg)];
+    qsf_cmd_escaped(shown_dir, sizeof shown_dir, dir);
     if (qsf_slot_inspect(dir, &in, &err) != QSF_OK) {
-        fprintf(stderr, "qsf: cannot inspect %s: %s\n", dir, err.msg);
+        fprintf(stderr, "qsf: cannot inspect %s: %s\n", shown_dir,
+                qsf_cmd_escaped(msg, sizeof msg, err.msg));
         return QSF_EXIT_FAIL;
     }
-    printf("slot: %s\n", dir);
+    printf("slot: %s\n", shown_dir);
     if (in.verdict == QSF_OK)
         printf("verdict: %s\n", in.nproblems ? "opens, after repairs" : "ok");
     else
-        printf("verdict: open fails with %s: %s\n", qsf_err_name(in.verdict), in.verdict_msg);
+        printf("verdict: open fails with %s: %s\n", qsf_err_name(in.verdict),
+               qsf_cmd_escaped(msg, sizeof msg, in.verdict_msg));
     print_files(&in);
     print_side_files(&in);
     print_lines("problems", in.problems, in.nproblems);
