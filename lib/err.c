@@ -1,6 +1,8 @@
 /* Error codes, their names, and errinfo filling (no allocation on any path). */
 #include "err.h"
 
+#include "text.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -68,9 +70,13 @@ int qsf_err_vset(qsf_errinfo *err, int code, unsigned flags, int sys_errno, cons
     err->code = code;
     err->flags = flags;
     err->sys_errno = sys_errno;
-    if (fmt)
-        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-    else
+    if (fmt) {
+        /* a message is one line of visible text, whatever the arguments held */
+        char raw[sizeof err->msg];
+        int n = vsnprintf(raw, sizeof raw, fmt, ap);
+        size_t len = n < 0 ? 0 : (size_t) n < sizeof raw ? (size_t) n : sizeof raw - 1;
+        qsf_text_escape(err->msg, sizeof err->msg, raw, len);
+    } else
         snprintf(err->msg, sizeof err->msg, "%s", qsf_err_str(code));
     return code;
 }

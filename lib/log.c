@@ -1,6 +1,8 @@
 /* Logging with a level threshold read once from QSF_LOG and a swappable sink. */
 #include "log.h"
 
+#include "text.h"
+
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -45,11 +47,16 @@ void qsf_log_set(qsf_log_sink sink, void *user, int level) {
 void qsf_log(int level, const char *fmt, ...) {
     if (!qsf_log_enabled(level))
         return;
-    char line[1536];
+    char raw[1536], line[QSF_TEXT_ESCAPED_MAX(sizeof raw)];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    int n = vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    /* one line, whatever the arguments held (server text, file names) */
+    qsf_text_escape(line, sizeof line, raw,
+                    n < 0                     ? 0
+                    : (size_t) n < sizeof raw ? (size_t) n
+                                              : sizeof raw - 1);
     pthread_mutex_lock(&sink_mu);
     if (sink_fn)
         sink_fn(level, line, sink_user);

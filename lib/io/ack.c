@@ -8,6 +8,7 @@
 #include "err.h"
 #include "log.h"
 #include "qwp/peek.h"
+#include "text.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -142,8 +143,7 @@ static void table_of(qsf_io *io, int64_t fsn, qsf_error_record *rec) {
         qsf_ring_cursor_next(io->ring, &cur, &p, &len, &f) &&
         qsf_qwp_peek_header(p, len, &h) == QSF_QWP_PEEK_OK && h.table_count == 1 &&
         qsf_qwp_peek_first_table(p, len, &t) == QSF_QWP_PEEK_OK && t.name_len < sizeof rec->table) {
-        memcpy(rec->table, p + t.name, t.name_len);
-        rec->table[t.name_len] = 0;
+        qsf_text_escape(rec->table, sizeof rec->table, (const char *) p + t.name, t.name_len);
     }
     qsf_ring_cursor_release(io->ring, &cur);
 }
@@ -180,8 +180,11 @@ static qsf_verdict on_error(qsf_io *io, const qsf_response *r) {
     qsf_error_record rec;
     qsf_io_record_init(io, &rec, cat, r->status, r->sequence, fsn >= 0 ? fsn : -1,
                        fsn >= 0 ? fsn : -1);
-    snprintf(rec.message, sizeof rec.message, "%s (status 0x%02X, fsn %" PRId64 "): %.*s",
-             qsf_category_name(cat), r->status, fsn, (int) r->msg_len, r->msg);
+    int n =
+        snprintf(rec.message, sizeof rec.message,
+                 "%s (status 0x%02X, fsn %" PRId64 "): ", qsf_category_name(cat), r->status, fsn);
+    qsf_text_escape(rec.message + n, sizeof rec.message - (size_t) n, (const char *) r->msg,
+                    r->msg_len); /* server text: shown, never obeyed */
     if (fsn >= 0)
         table_of(io, fsn, &rec);
     qsf_io_set_last_error(io, rec.message);

@@ -14,6 +14,7 @@
 #include "log.h"
 #include "qsf_assert.h"
 #include "os/os.h"
+#include "text.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -532,10 +533,10 @@ static void lost(qsf_io *io, int code, const char *reason) {
     qsf_conn *c = &io->c;
     bool orderly = code == 1000 || code == 1001;
     int64_t suspect = c->sent_data ? qsf_ack_head_of_line(io) : -1;
-    char msg[400];
+    char msg[400], shown[QSF_TEXT_ESCAPED_MAX(125)]; /* a close reason is server text */
+    qsf_text_escape(shown, sizeof shown, reason ? reason : "", reason ? strlen(reason) : 0);
     snprintf(msg, sizeof msg, "connection to %.100s %s (code %d%s%.200s)", io->x.cur_host,
-             orderly ? "closed by the server" : "lost", code, reason && *reason ? ": " : "",
-             reason ? reason : "");
+             orderly ? "closed by the server" : "lost", code, shown[0] ? ": " : "", shown);
     if (orderly) {
         QSF_LOGI("%s", msg);
         qsf_io_set_last_error(io, msg);

@@ -13,6 +13,7 @@
 #include "qwp/batch.h"
 #include "qwp/encoder.h"
 #include "qwp/symtab.h"
+#include "sender/opts.h"
 #include "sf/ring.h"
 
 #include <pthread.h>
@@ -26,6 +27,7 @@ struct qsf_sender {
     qsf_ring *ring;
     qsf_recovery_report rep;
     qsf_inbox *inbox;
+    qsf_io_conf ic; /* built before the slot is opened (a bad tls_roots touches no slot) */
     qsf_io *io;
     qsf_drainers *drainers; /* drain_orphans=on: the orphan drainer pool, or NULL */
     qsf_symtab *symtab;

@@ -99,8 +99,8 @@ int qsf_io_conf_build(const qsf_conf *c, const qsf_recovery_report *r, qsf_io_co
         .max_frame_rejections = (int) c->max_frame_rejections,
         .poison_window_ms = c->poison_min_escalation_window_millis,
         .initial_mode = initial_mode(c),
-        .recovered_published_fsn = r->published_fsn,
-        .self_sufficient = r->self_sufficient,
+        .recovered_published_fsn = r ? r->published_fsn : -1,
+        .self_sufficient = r && r->self_sufficient,
     };
     return QSF_OK;
 }

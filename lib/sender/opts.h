@@ -25,6 +25,8 @@ typedef struct qsf_io_conf {
  * QSF_E_CONF when the credentials do not fit the header, QSF_E_NOMEM. On
  * success release it with qsf_io_conf_clear once qsf_io_start (which copies
  * what it keeps) has returned; on failure nothing is left to release. */
+/* `r` may be NULL before the slot is open: the caller then sets
+ * opts.recovered_published_fsn and opts.self_sufficient from the recovery. */
 int qsf_io_conf_build(const qsf_conf *c, const qsf_recovery_report *r, qsf_io_conf *out,
                       qsf_errinfo *err);
 

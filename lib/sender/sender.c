@@ -192,14 +192,13 @@ static int codec_open(qsf_sender *s, qsf_errinfo *err) {
 }
 
 static int io_open(qsf_sender *s, qsf_errinfo *err) {
-    qsf_io_conf ic;
-    int rc = qsf_io_conf_build(s->conf, &s->rep, &ic, err);
-    if (rc != QSF_OK)
-        return rc;
-    if (s->conf->tls && !ic.opts.tls_verify)
+    qsf_io_opts *o = &s->ic.opts;
+    o->recovered_published_fsn = s->rep.published_fsn;
+    o->self_sufficient = s->rep.self_sufficient;
+    if (s->conf->tls && !o->tls_verify)
         QSF_LOGW("tls_verify=unsafe_off: the server certificate is not verified");
-    rc = qsf_io_start(&ic.opts, s->ring, s->inbox, &s->latch, &s->io, err);
-    qsf_io_conf_clear(&ic);
+    int rc = qsf_io_start(o, s->ring, s->inbox, &s->latch, &s->io, err);
+    qsf_io_conf_clear(&s->ic);
     if (rc == QSF_OK)
         qsf_ring_set_status_fn(s->ring, qsf_io_status, s->io);
     return rc;
@@ -219,6 +218,7 @@ int qsf_sender_stop(qsf_sender *s, qsf_errinfo *err) {
 
 void qsf_sender_free(qsf_sender *s) {
     qsf_sender_stop(s, NULL);
+    qsf_io_conf_clear(&s->ic); /* when creation failed before the I/O thread */
     qsf_inbox_free(s->inbox);
     qsf_qwp_batch_free(s->batch);
     qsf_qwp_encoder_free(s->enc);
@@ -295,6 +295,8 @@ QSF_API int qsf_sender_from_conf(const qsf_conf *conf, qsf_sender **out, qsf_err
     int rc = s->conf && s->inbox
                  ? QSF_OK
                  : qsf_err_set(err, QSF_E_NOMEM, 0, 0, "out of memory creating a sender");
+    if (rc == QSF_OK) /* what the string names outside the slot is checked first */
+        rc = qsf_io_conf_build(s->conf, NULL, &s->ic, err);
     if (rc == QSF_OK)
         rc = ring_open(s, err);
     if (rc == QSF_OK)

@@ -107,6 +107,24 @@ static void retriable_statuses_replay_and_report(void **state) {
     }
 }
 
+/* Server text reaches the application and the log as visible text: a
+ * terminal escape in an error message cannot drive anyone's terminal. */
+static void server_text_is_escaped_in_error_records(void **state) {
+    (void) state;
+    qsink *sink = it_sink(NULL);
+    it_fault(sink, "status=0x09:disk\x1b[2Jfull conn=1 seq=1");
+    char conf[512];
+    qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), FAST));
+    it_wait_acked(s, it_publish(s, "t", 0, 300, 100));
+    qsf_error_record r;
+    assert_int_equal(qsf_poll_error(s, &r), 1);
+    assert_null(strchr(r.message, 0x1b));
+    assert_non_null(strstr(r.message, "disk\\x1b[2Jfull"));
+    qsf_errinfo e;
+    assert_int_equal(qsf_close(s, &e), QSF_OK);
+    qsink_stop(sink);
+}
+
 static void dictionary_gap_reregisters_the_dictionary(void **state) {
     (void) state;
     qsink_opts o;
@@ -431,6 +449,7 @@ int main(void) {
         cmocka_unit_test(fragmented_responses_with_pings_are_reassembled),
         cmocka_unit_test(tiny_batch_cap_splits_frames),
         cmocka_unit_test(retriable_statuses_replay_and_report),
+        cmocka_unit_test(server_text_is_escaped_in_error_records),
         cmocka_unit_test(dictionary_gap_reregisters_the_dictionary),
         cmocka_unit_test(terminal_status_latches_and_close_rethrows_it),
         cmocka_unit_test(terminal_error_fails_producer_calls),

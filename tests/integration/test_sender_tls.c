@@ -178,6 +178,14 @@ static void tls_roots_is_checked_at_creation(void **state) {
     tu_write_file(path, "\xfe\xed\xfe\xed\0\0\0\2", 8);
     snprintf(conf, sizeof conf, "wss::addr=127.0.0.1:%u;tls_roots=%s;", qsink_port(sink), path);
     create_fails(sink, conf, QSF_E_TLS, path, "JKS keystores are not supported");
+    /* checked before the slot is touched: no slot directory is created */
+    char sfdir[700], slot[800];
+    snprintf(sfdir, sizeof sfdir, "%s/sf", dir);
+    snprintf(conf, sizeof conf, "wss::addr=127.0.0.1:%u;tls_roots=%s/missing.pem;sf_dir=%s;",
+             qsink_port(sink), dir, sfdir);
+    create_fails(sink, conf, QSF_E_TLS, "missing.pem", "No such file");
+    snprintf(slot, sizeof slot, "%s/default", sfdir);
+    assert_int_equal(access(slot, F_OK), -1);
     qsink_stop(sink);
 }
 
