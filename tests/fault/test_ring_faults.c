@@ -463,6 +463,44 @@ static void abort_that_cannot_sync_latches(void **state) {
     qsf_ring_close(r, NULL);
 }
 
+/* A flush's rotation fails at the manifest fsync (the record naming the
+ * spare at FSN 37 is written), the flush is aborted and the rotation is
+ * retried for the next flush, now at FSN 31. The manifest must then name the
+ * segment at 31: a close leaves the tail on disk, and the reopen must find
+ * every published frame. */
+static void abort_after_failed_manifest_sync_then_rotation_reopens(void **state) {
+    (void) state;
+    qsf_ring_opts o = sf_opts(4096, QSF_DUR_MEMORY);
+    o.append_deadline_ms = 0;
+    qsf_ring *r = rt_open(&o);
+    append_ok(r, 0, 31);                                /* 37 frames of 108 bytes fill a segment */
+    RT_WAIT_UNTIL(qsf_ring_owned_bytes(r) >= 2 * 4096); /* a spare exists */
+    assert_int_equal(qsf_ring_txn_begin(r, NULL), QSF_OK);
+    txn_frames(r, 31, 6); /* the segment is full */
+    QSF_OS->fsync = eio_manifest_fsync;
+    atomic_store(&manifest_fsync_fails, 1);
+    uint8_t buf[100] = {0};
+    qsf_errinfo e;
+    assert_int_equal(qsf_ring_txn_append(r, buf, sizeof buf, NULL, &e), QSF_E_FULL);
+    assert_non_null(strstr(e.msg, "cannot switch to a new segment"));
+    assert_int_equal(qsf_ring_txn_abort(r, &e), QSF_OK);
+    atomic_store(&manifest_fsync_fails, 0);
+    append_ok(r, 31, 32); /* the owed rotation, now at FSN 31 */
+    check_frames(r, 0);
+    qsf_os_reset();
+    assert_int_equal(qsf_ring_close(r, NULL), QSF_OK); /* unacknowledged: kept */
+
+    qsf_recovery_report rep;
+    r = NULL;
+    if (qsf_ring_open(&o, &r, &rep, &e) != QSF_OK)
+        fail_msg("reopen: %s", e.msg);
+    assert_string_equal(rep.quarantined_slot, "");
+    assert_int_equal(rep.published_fsn, 31);
+    check_frames(r, 0);
+    qsf_ring_acknowledge(r, 31);
+    assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
+}
+
 #ifdef QSF_FAULT_INJECTION /* needs -Dfault_injection=true */
 /* A process killed in the middle of undoing the rotations of an unpublished
  * flush (after each manifest record, before its fsync) leaves a slot that
@@ -524,6 +562,8 @@ int main(void) {
 #endif
         cmocka_unit_test_setup_teardown(failed_manifest_sync_owes_the_rotation, rt_setup,
                                         rt_teardown),
+        cmocka_unit_test_setup_teardown(abort_after_failed_manifest_sync_then_rotation_reopens,
+                                        rt_setup, rt_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
