@@ -154,6 +154,53 @@ static void acknowledged_segment_is_reused_when_no_spare_can_be_made(void **stat
     assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
 }
 
+static _Atomic int manifest_write_fails;
+
+static ssize_t eio_manifest_pwrite(int fd, const void *buf, size_t n, off_t off) {
+    if (atomic_load(&manifest_write_fails) && tu_fd_path_ends_with(fd, QSF_NAME_MANIFEST)) {
+        errno = EIO;
+        return -1;
+    }
+    return pwrite(fd, buf, n, off);
+}
+
+/* Reusing the acknowledged active segment in place fails at its last step
+ * (the manifest record cannot be written): the segment already starts at
+ * the new baseSeq but the manifest still names the old one. Until a retry
+ * succeeds no frame may go into it; a close with frames unacknowledged and a
+ * reopen must find every one of them. */
+static void failed_manifest_step_of_a_reuse_is_owed(void **state) {
+    (void) state;
+    qsf_ring_opts o = sf_opts(4096, QSF_DUR_MEMORY);
+    o.append_deadline_ms = 0;
+    qsf_ring *r = rt_open(&o);
+    RT_WAIT_UNTIL(rt_count_files("f", ".sfa") == 2 && qsf_ring_owned_bytes(r) >= 2 * 4096);
+    atomic_store(&nospace, 1);
+    QSF_OS->fallocate = maybe_enospc;
+    append_ok(r, 0, 74); /* fills the active segment and the spare */
+    qsf_ring_acknowledge(r, 73);
+    RT_WAIT_UNTIL(rt_count_files("f", ".sfa") == 1); /* the sealed one is trimmed */
+    QSF_OS->pwrite = eio_manifest_pwrite;
+    atomic_store(&manifest_write_fails, 1);
+    qsf_errinfo e;
+    assert_int_equal(append_frame(r, 74, &e), QSF_E_FULL); /* the reuse's manifest step failed */
+    atomic_store(&manifest_write_fails, 0);
+    append_ok(r, 74, 80); /* unacknowledged */
+    check_frames(r, 74);
+    assert_int_equal(qsf_ring_close(r, NULL), QSF_OK); /* the tail stays */
+    qsf_os_reset();
+    atomic_store(&nospace, 0);
+    qsf_recovery_report rep;
+    r = NULL;
+    if (qsf_ring_open(&o, &r, &rep, &e) != QSF_OK)
+        fail_msg("reopen: %s", e.msg);
+    assert_string_equal(rep.quarantined_slot, "");
+    assert_int_equal(rep.published_fsn, 79);
+    check_frames(r, 74);
+    qsf_ring_acknowledge(r, 79);
+    assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
+}
+
 /* ---- EIO from a periodic checkpoint ---- */
 
 static _Atomic int sync_fails;
@@ -548,6 +595,8 @@ int main(void) {
                                         rt_teardown),
         cmocka_unit_test_setup_teardown(acknowledged_segment_is_reused_when_no_spare_can_be_made,
                                         rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(failed_manifest_step_of_a_reuse_is_owed, rt_setup,
+                                        rt_teardown),
         cmocka_unit_test_setup_teardown(periodic_eio_latched_then_cleared, rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(rotation_waiting_for_failed_checkpoint, rt_setup,
                                         rt_teardown),
