@@ -4,9 +4,14 @@
  * ring (§5.3 / §8). */
 #include "itest.h"
 
+#include "os/os.h"
+
+#include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #define FAST_RECONNECT "reconnect_initial_backoff_millis=10;reconnect_max_backoff_millis=100;"
 
@@ -166,6 +171,50 @@ static void close_after_a_committing_frame_adds_no_empty_frame(void **state) {
     qsink_stop(sink);
 }
 
+/* ---- append mode: a failed barrier ---- */
+
+static _Atomic int segment_syncs_fail;
+
+static int eio_segment_fdatasync(int fd) {
+    if (atomic_load(&segment_syncs_fail) && tu_fd_path_ends_with(fd, ".sfa")) {
+        errno = EIO;
+        return -1;
+    }
+    return fdatasync(fd);
+}
+
+/* sf_durability=append: the flush's barrier fails, and so does making the
+ * undoing of its frames durable. qsf_flush must say the outcome is in doubt
+ * (qsf.h: QSF_E_DURABILITY with QSF_ERRF_IN_DOUBT), since a host crash could
+ * bring the whole flush, committing frame included, back. */
+static void append_barrier_whose_undo_fails_is_in_doubt(void **state) {
+    (void) state;
+    qsink *sink = it_sink(NULL);
+    char conf[1024], extra[700];
+    snprintf(extra, sizeof extra, "sf_dir=%s;sender_id=a;sf_durability=append;auto_flush=off;",
+             it_dir);
+    qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), extra));
+    qsf_errinfo e;
+    int64_t fsn;
+    publish_big_rows(s, 0, 10);
+    assert_int_equal(qsf_flush(s, &fsn, &e), QSF_OK);
+    it_wait_acked(s, fsn);
+    QSF_OS->fdatasync = eio_segment_fdatasync;
+    atomic_store(&segment_syncs_fail, 1);
+    publish_big_rows(s, 10, 10);
+    int rc = qsf_flush(s, NULL, &e);
+    atomic_store(&segment_syncs_fail, 0);
+    qsf_os_reset();
+    assert_int_equal(rc, QSF_E_DURABILITY);
+    assert_int_equal(qsf_published_fsn(s), fsn); /* nothing of it published */
+    if (!(e.flags & QSF_ERRF_IN_DOUBT))
+        fail_msg("the undo could not be made durable, yet the error is not in doubt "
+                 "(flags 0x%x): %s",
+                 e.flags, e.msg);
+    assert_int_not_equal(qsf_close(s, &e), QSF_OK);
+    qsink_stop(sink);
+}
+
 /* ---- §4.5: an empty flush reports the current published FSN ---- */
 
 static void empty_flush_returns_the_published_fsn(void **state) {
@@ -301,6 +350,8 @@ int main(void) {
         cmocka_unit_test(wait_rejects_durable_without_negotiation_and_future_fsns),
         cmocka_unit_test(wait_durable_is_accepted_when_negotiated),
         cmocka_unit_test(terminal_error_wakes_a_blocked_producer),
+        cmocka_unit_test_setup_teardown(append_barrier_whose_undo_fails_is_in_doubt, it_setup_dir,
+                                        it_teardown_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
