@@ -117,6 +117,37 @@ static void flush_that_can_never_fit_fails_at_once(void **state) {
     qsink_stop(sink);
 }
 
+/* QSF_E_TOO_LARGE means the rows need more of the ring than
+ * sf_max_total_bytes allows (qsf.h). A flush of 100 rows (15 frames) fits a
+ * ring of two 64 KiB segments (9 frames each), and does on an empty ring;
+ * after an earlier, acknowledged flush it starts in the tail of the active
+ * segment, needs a third segment and fails with QSF_E_TOO_LARGE, the same on
+ * every retry (it starts at the same place), so the rows can only be given
+ * up. */
+static void flush_that_fits_the_ring_is_not_too_large(void **state) {
+    (void) state;
+    qsink_opts o = {.max_batch = 8192};
+    qsink *sink = it_sink(&o);
+    char conf[512];
+    qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink),
+                                      "sf_max_segment_bytes=64k;sf_max_total_bytes=128k;"
+                                      "sf_append_deadline_millis=5000;auto_flush=off;"));
+    qsf_errinfo e;
+    int64_t fsn;
+    publish_big_rows(s, 0, 100); /* alone on an empty ring it fits */
+    assert_int_equal(qsf_flush(s, &fsn, &e), QSF_OK);
+    it_wait_acked(s, fsn);
+    publish_big_rows(s, 100, 50);
+    assert_int_equal(qsf_flush(s, &fsn, &e), QSF_OK);
+    it_wait_acked(s, fsn); /* everything acknowledged: the whole ring is free */
+    publish_big_rows(s, 150, 100);
+    int rc = qsf_flush(s, &fsn, &e);
+    if (rc != QSF_OK)
+        fail_msg("a flush as large as one that fit the ring before: %d: %s", rc, e.msg);
+    it_wait_acked(s, fsn);
+    it_close_and_check(s, sink, "t", 250, false);
+}
+
 /* A row accepted by qsf_at_* can always be flushed: rows were checked against
  * a fixed 1,992,294-byte limit whatever sf_max_segment_bytes was, so a 100 KB
  * row in a 64 KiB segment was accepted and then every flush failed with
@@ -343,6 +374,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(failed_split_flush_is_never_delivered),
         cmocka_unit_test(flush_that_can_never_fit_fails_at_once),
+        cmocka_unit_test(flush_that_fits_the_ring_is_not_too_large),
         cmocka_unit_test(row_too_large_for_the_segment_is_refused_by_its_at_call),
         cmocka_unit_test(close_after_a_committing_frame_adds_no_empty_frame),
         cmocka_unit_test_setup_teardown(empty_flush_returns_the_published_fsn, it_setup_dir,
