@@ -548,6 +548,35 @@ static void abort_after_failed_manifest_sync_then_rotation_reopens(void **state)
     assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
 }
 
+/* The same failed abort on a ring whose published frames are all
+ * acknowledged: the close is a drained close. It must leave either nothing
+ * or a slot that opens; it removed the manifest and the watermark but left
+ * the segment holding the acknowledged frames and the flush's first frames. */
+static void failed_abort_then_drained_close_leaves_a_slot_that_opens(void **state) {
+    (void) state;
+    qsf_ring_opts o = sf_opts(4096, QSF_DUR_MEMORY);
+    qsf_ring *r = rt_open(&o);
+    append_ok(r, 0, 5);
+    qsf_ring_acknowledge(r, 4);
+    RT_WAIT_UNTIL(qsf_ring_owned_bytes(r) >= 2 * 4096); /* a spare */
+    assert_int_equal(qsf_ring_txn_begin(r, NULL), QSF_OK);
+    txn_frames(r, 5, 100); /* rotations into two more segments */
+    QSF_OS->fdatasync = maybe_eio_fdatasync_any;
+    atomic_store(&sync_fails, 1);
+    qsf_errinfo e;
+    assert_int_equal(qsf_ring_txn_abort(r, &e), QSF_E_DURABILITY);
+    atomic_store(&sync_fails, 0);
+    qsf_os_reset();
+    qsf_ring_close(r, NULL); /* published 4, acknowledged 4: drained */
+    r = NULL;
+    qsf_recovery_report rep;
+    if (qsf_ring_open(&o, &r, &rep, &e) != QSF_OK)
+        fail_msg("reopen after a drained close: %s", e.msg);
+    assert_string_equal(rep.quarantined_slot, "");
+    assert_true(qsf_ring_acked_fsn(r) >= qsf_ring_published_fsn(r)); /* nothing to replay */
+    qsf_ring_close(r, NULL);
+}
+
 #ifdef QSF_FAULT_INJECTION /* needs -Dfault_injection=true */
 /* A process killed in the middle of undoing the rotations of an unpublished
  * flush (after each manifest record, before its fsync) leaves a slot that
@@ -605,6 +634,8 @@ int main(void) {
                                         rt_teardown),
         cmocka_unit_test_setup_teardown(close_during_failures_then_reopen, rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(abort_that_cannot_sync_latches, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(failed_abort_then_drained_close_leaves_a_slot_that_opens,
+                                        rt_setup, rt_teardown),
 #ifdef QSF_FAULT_INJECTION
         cmocka_unit_test_setup_teardown(kill_while_undoing_rotations_leaves_a_valid_slot, rt_setup,
                                         rt_teardown),
