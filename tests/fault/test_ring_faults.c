@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -198,6 +199,95 @@ static void failed_manifest_step_of_a_reuse_is_owed(void **state) {
     assert_int_equal(rep.published_fsn, 79);
     check_frames(r, 74);
     qsf_ring_acknowledge(r, 79);
+    assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
+}
+
+/* A reader spinning at the end of the published frames, as the I/O thread
+ * does when it is caught up: every frame it gets must be published, with
+ * the FSN it was published under. */
+typedef struct spin_reader {
+    qsf_ring *r;
+    int64_t from;
+    _Atomic int stop;
+    _Atomic int64_t bad_fsn; /* first frame returned that was not published, or -1 */
+    int64_t bad_payload, bad_published;
+    int64_t next;
+} spin_reader;
+
+static void *spin_read(void *arg) {
+    spin_reader *sr = arg;
+    qsf_ring_cursor c = {0};
+    if (qsf_ring_cursor_seek(sr->r, &c, sr->from) != 0)
+        return NULL;
+    sr->next = sr->from;
+    while (!atomic_load(&sr->stop) && atomic_load(&sr->bad_fsn) < 0) {
+        const uint8_t *p;
+        uint32_t len;
+        int64_t fsn, v = -1;
+        if (qsf_ring_cursor_next(sr->r, &c, &p, &len, &fsn) != 1)
+            continue;
+        int64_t pub = qsf_ring_published_fsn(sr->r);
+        if (len >= 8)
+            memcpy(&v, p, 8);
+        if (fsn > pub || v != fsn) {
+            sr->bad_payload = v;
+            sr->bad_published = pub;
+            atomic_store(&sr->bad_fsn, fsn);
+        }
+        sr->next = fsn + 1;
+    }
+    qsf_ring_cursor_release(sr->r, &c);
+    return NULL;
+}
+
+/* Reusing the acknowledged active segment in place while the reader waits
+ * at its end: the reader may see the new epoch before the published offset
+ * goes back to the header (qsf_seg_reset_in_place bumps the epoch, zeroes
+ * the frames, then stores the offsets). It must never read the zeroed bytes
+ * below the old offset as frames: it returned them as FSN 62, 63, ... that
+ * nobody had published (the I/O thread would send them, and an OK for them
+ * would acknowledge the real frames 62.. unsent). */
+static void reader_never_reads_a_segment_being_reused(void **state) {
+    (void) state;
+    const uint64_t seg = 32 << 20;
+    const size_t frame = 1 << 20; /* 31 fit a segment */
+    qsf_ring_opts o = sf_opts(seg, QSF_DUR_MEMORY);
+    o.total_bytes = 1ull << 30;
+    o.append_deadline_ms = 5000;
+    qsf_ring *r = rt_open(&o);
+    RT_WAIT_UNTIL(rt_count_files("f", ".sfa") == 2 && qsf_ring_owned_bytes(r) >= 2 * seg);
+    atomic_store(&nospace, 1);
+    QSF_OS->fallocate = maybe_enospc;
+    uint8_t *buf = calloc(1, frame);
+    assert_non_null(buf);
+    for (int64_t f = 0; f < 62; f++) { /* fill the active segment and the spare */
+        memcpy(buf, &f, 8);
+        assert_int_equal(qsf_ring_append(r, buf, frame, NULL, NULL), QSF_OK);
+    }
+    qsf_ring_acknowledge(r, 61);
+    RT_WAIT_UNTIL(rt_count_files("f", ".sfa") == 1); /* the sealed one is trimmed */
+    spin_reader sr = {.r = r, .from = 62};
+    atomic_init(&sr.stop, 0);
+    atomic_init(&sr.bad_fsn, -1);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, spin_read, &sr), 0);
+    for (int64_t f = 62; f < 66; f++) { /* the first one reuses the segment in place */
+        memcpy(buf, &f, 8);
+        qsf_errinfo e;
+        if (qsf_ring_append(r, buf, frame, NULL, &e) != QSF_OK)
+            fail_msg("append %" PRId64 ": %s", f, e.msg);
+    }
+    RT_WAIT_UNTIL(atomic_load(&sr.bad_fsn) >= 0 || sr.next == 66);
+    atomic_store(&sr.stop, 1);
+    pthread_join(th, NULL);
+    int64_t bad = atomic_load(&sr.bad_fsn);
+    if (bad >= 0)
+        fail_msg("the reader got FSN %" PRId64 " (payload says %" PRId64
+                 ") while the published FSN was %" PRId64,
+                 bad, sr.bad_payload, sr.bad_published);
+    free(buf);
+    qsf_os_reset();
+    atomic_store(&nospace, 0);
     assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
 }
 
@@ -625,6 +715,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(acknowledged_segment_is_reused_when_no_spare_can_be_made,
                                         rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(failed_manifest_step_of_a_reuse_is_owed, rt_setup,
+                                        rt_teardown),
+        cmocka_unit_test_setup_teardown(reader_never_reads_a_segment_being_reused, rt_setup,
                                         rt_teardown),
         cmocka_unit_test_setup_teardown(periodic_eio_latched_then_cleared, rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(rotation_waiting_for_failed_checkpoint, rt_setup,
