@@ -72,6 +72,21 @@ static void check_frames(qsf_ring *r, int64_t from) {
     assert_int_equal(expect, qsf_ring_published_fsn(r) + 1);
 }
 
+/* Reopens the closed slot: it must open as itself (not set aside), end at
+ * `published` and hold every frame from `from` on; then drains and closes it. */
+static void reopen_expect(const qsf_ring_opts *o, int64_t published, int64_t from) {
+    qsf_ring *r = NULL;
+    qsf_recovery_report rep;
+    qsf_errinfo e;
+    if (qsf_ring_open(o, &r, &rep, &e) != QSF_OK)
+        fail_msg("reopen: %s", e.msg);
+    assert_string_equal(rep.quarantined_slot, "");
+    assert_int_equal(rep.published_fsn, published);
+    check_frames(r, from);
+    qsf_ring_acknowledge(r, published);
+    assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
+}
+
 /* ---- ENOSPC when preallocating a spare ---- */
 
 static _Atomic int nospace;
@@ -79,6 +94,15 @@ static int maybe_enospc(int fd, off_t off, off_t len) {
     if (atomic_load(&nospace))
         return ENOSPC;
     return posix_fallocate(fd, off, len);
+}
+
+/* Waits until the ring holds its active segment and a spare (the file
+ * exists a moment before the manager registers it), then fills the disk: no
+ * further spare can be created. */
+static void disk_full_after_a_spare(qsf_ring *r, uint64_t seg) {
+    RT_WAIT_UNTIL(rt_count_files("f", ".sfa") == 2 && qsf_ring_owned_bytes(r) >= 2 * seg);
+    atomic_store(&nospace, 1);
+    QSF_OS->fallocate = maybe_enospc;
 }
 
 static _Atomic int64_t fake_now;
@@ -91,11 +115,7 @@ static void enospc_spare_is_backpressure_then_retried(void **state) {
     qsf_ring_opts o = sf_opts(4096, QSF_DUR_MEMORY);
     o.append_deadline_ms = 5000;
     qsf_ring *r = rt_open(&o);
-    /* active + spare, and the spare handed to the ring (the file exists a moment
-     * before the manager registers it) */
-    RT_WAIT_UNTIL(rt_count_files("f", ".sfa") == 2 && qsf_ring_owned_bytes(r) >= 2 * 4096);
-    atomic_store(&nospace, 1);
-    QSF_OS->fallocate = maybe_enospc;
+    disk_full_after_a_spare(r, 4096);
     QSF_OS->mono_ns = fake_clock; /* the deadline passes without real waiting */
     /* 37 frames of 108 bytes fill a 4 KiB segment; the spare takes the next 37. */
     qsf_errinfo e;
@@ -127,9 +147,7 @@ static void acknowledged_segment_is_reused_when_no_spare_can_be_made(void **stat
     (void) state;
     qsf_ring_opts o = sf_opts(4096, QSF_DUR_MEMORY);
     qsf_ring *r = rt_open(&o);
-    RT_WAIT_UNTIL(rt_count_files("f", ".sfa") == 2 && qsf_ring_owned_bytes(r) >= 2 * 4096);
-    atomic_store(&nospace, 1);
-    QSF_OS->fallocate = maybe_enospc;
+    disk_full_after_a_spare(r, 4096);
     append_ok(r, 0, 74); /* fills the active segment and the spare */
     qsf_ring_acknowledge(r, 73);
     RT_WAIT_UNTIL(rt_count_files("f", ".sfa") == 1); /* the sealed one is trimmed */
@@ -175,9 +193,7 @@ static void failed_manifest_step_of_a_reuse_is_owed(void **state) {
     qsf_ring_opts o = sf_opts(4096, QSF_DUR_MEMORY);
     o.append_deadline_ms = 0;
     qsf_ring *r = rt_open(&o);
-    RT_WAIT_UNTIL(rt_count_files("f", ".sfa") == 2 && qsf_ring_owned_bytes(r) >= 2 * 4096);
-    atomic_store(&nospace, 1);
-    QSF_OS->fallocate = maybe_enospc;
+    disk_full_after_a_spare(r, 4096);
     append_ok(r, 0, 74); /* fills the active segment and the spare */
     qsf_ring_acknowledge(r, 73);
     RT_WAIT_UNTIL(rt_count_files("f", ".sfa") == 1); /* the sealed one is trimmed */
@@ -191,15 +207,7 @@ static void failed_manifest_step_of_a_reuse_is_owed(void **state) {
     assert_int_equal(qsf_ring_close(r, NULL), QSF_OK); /* the tail stays */
     qsf_os_reset();
     atomic_store(&nospace, 0);
-    qsf_recovery_report rep;
-    r = NULL;
-    if (qsf_ring_open(&o, &r, &rep, &e) != QSF_OK)
-        fail_msg("reopen: %s", e.msg);
-    assert_string_equal(rep.quarantined_slot, "");
-    assert_int_equal(rep.published_fsn, 79);
-    check_frames(r, 74);
-    qsf_ring_acknowledge(r, 79);
-    assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
+    reopen_expect(&o, 79, 74);
 }
 
 /* A reader spinning at the end of the published frames, as the I/O thread
@@ -255,9 +263,7 @@ static void reader_never_reads_a_segment_being_reused(void **state) {
     o.total_bytes = 1ull << 30;
     o.append_deadline_ms = 5000;
     qsf_ring *r = rt_open(&o);
-    RT_WAIT_UNTIL(rt_count_files("f", ".sfa") == 2 && qsf_ring_owned_bytes(r) >= 2 * seg);
-    atomic_store(&nospace, 1);
-    QSF_OS->fallocate = maybe_enospc;
+    disk_full_after_a_spare(r, seg);
     uint8_t *buf = calloc(1, frame);
     assert_non_null(buf);
     for (int64_t f = 0; f < 62; f++) { /* fill the active segment and the spare */
@@ -627,15 +633,7 @@ static void abort_after_failed_manifest_sync_then_rotation_reopens(void **state)
     qsf_os_reset();
     assert_int_equal(qsf_ring_close(r, NULL), QSF_OK); /* unacknowledged: kept */
 
-    qsf_recovery_report rep;
-    r = NULL;
-    if (qsf_ring_open(&o, &r, &rep, &e) != QSF_OK)
-        fail_msg("reopen: %s", e.msg);
-    assert_string_equal(rep.quarantined_slot, "");
-    assert_int_equal(rep.published_fsn, 31);
-    check_frames(r, 0);
-    qsf_ring_acknowledge(r, 31);
-    assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
+    reopen_expect(&o, 31, 0);
 }
 
 /* The same failed abort on a ring whose published frames are all

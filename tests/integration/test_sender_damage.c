@@ -107,22 +107,34 @@ static int64_t missing_flushes(qsink *sink, int64_t rows) {
     return missing;
 }
 
+/* A sender of sf_dir connected to `sink`, with `extra` (sender_id etc.). */
+static qsf_sender *online_sender(qsink *sink, const char *extra) {
+    char conf[1024], ex[900];
+    snprintf(ex, sizeof ex, "sf_dir=%s;%s", it_dir, extra);
+    return it_sender(it_conf(conf, sizeof conf, qsink_port(sink), ex));
+}
+
+/* Slot `id` left holding `rows` unacknowledged rows in flushes of
+ * ROWS_PER_FLUSH, with one byte flipped at offset 1,000,000 of its first
+ * segment. */
+static void leave_flipped_slot(const char *id, int64_t rows) {
+    qsf_sender *s = offline_sender(id, NULL);
+    it_publish(s, "t", 0, rows, ROWS_PER_FLUSH);
+    qsf_errinfo e;
+    assert_int_equal(qsf_close(s, &e), QSF_E_TIMEOUT); /* kept on disk */
+    flip_byte(id, "sf-initial.sfa", 1000000);
+}
+
 /* The observed case: one flipped byte at offset 1,000,000 of a segment holding
  * 100,000 unacknowledged rows. Open returned OK with a warning, 58,000 rows were
  * delivered, no loss was reported, and the files were removed after the drain. */
 static void flipped_byte_loses_one_flush_and_says_so(void **state) {
     (void) state;
     const int64_t rows = 100000;
-    qsf_sender *s = offline_sender("d", NULL);
-    it_publish(s, "t", 0, rows, ROWS_PER_FLUSH);
-    qsf_errinfo e;
-    assert_int_equal(qsf_close(s, &e), QSF_E_TIMEOUT); /* kept on disk */
-    flip_byte("d", "sf-initial.sfa", 1000000);
-
+    leave_flipped_slot("d", rows);
     qsink *sink = it_sink(NULL);
-    char conf[1024], extra[700];
-    snprintf(extra, sizeof extra, "sf_dir=%s;sender_id=d;", it_dir);
-    s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), extra));
+    qsf_sender *s = online_sender(sink, "sender_id=d;");
+    qsf_errinfo e;
     qsf_error_record r;
     assert_int_equal(qsf_poll_error(s, &r), 1);
     assert_int_equal(r.category, QSF_CAT_DATA_LOSS);
@@ -252,16 +264,10 @@ static void wait_returns_when_the_last_flush_was_given_up(void **state) {
 static void loss_found_by_an_orphan_drainer_reaches_the_application(void **state) {
     (void) state;
     const int64_t rows = 100000;
-    qsf_sender *s = offline_sender("d", NULL);
-    it_publish(s, "t", 0, rows, ROWS_PER_FLUSH);
-    qsf_errinfo e;
-    assert_int_equal(qsf_close(s, &e), QSF_E_TIMEOUT); /* kept on disk */
-    flip_byte("d", "sf-initial.sfa", 1000000);
-
+    leave_flipped_slot("d", rows);
     qsink *sink = it_sink(NULL);
-    char conf[1024], extra[700];
-    snprintf(extra, sizeof extra, "sf_dir=%s;sender_id=main;drain_orphans=on;", it_dir);
-    s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), extra));
+    qsf_sender *s = online_sender(sink, "sender_id=main;drain_orphans=on;");
+    qsf_errinfo e;
     qsf_stats st;
     for (int k = 0; k < 4000; k++) {
         qsf_stats_get(s, &st);
