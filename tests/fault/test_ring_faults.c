@@ -219,7 +219,7 @@ typedef struct spin_reader {
     _Atomic int stop;
     _Atomic int64_t bad_fsn; /* first frame returned that was not published, or -1 */
     int64_t bad_payload, bad_published;
-    int64_t next;
+    _Atomic int64_t next; /* FSN after the last frame read */
 } spin_reader;
 
 static void *spin_read(void *arg) {
@@ -227,7 +227,7 @@ static void *spin_read(void *arg) {
     qsf_ring_cursor c = {0};
     if (qsf_ring_cursor_seek(sr->r, &c, sr->from) != 0)
         return NULL;
-    sr->next = sr->from;
+    atomic_store(&sr->next, sr->from);
     while (!atomic_load(&sr->stop) && atomic_load(&sr->bad_fsn) < 0) {
         const uint8_t *p;
         uint32_t len;
@@ -242,7 +242,7 @@ static void *spin_read(void *arg) {
             sr->bad_published = pub;
             atomic_store(&sr->bad_fsn, fsn);
         }
-        sr->next = fsn + 1;
+        atomic_store(&sr->next, fsn + 1);
     }
     qsf_ring_cursor_release(sr->r, &c);
     return NULL;
@@ -275,15 +275,20 @@ static void reader_never_reads_a_segment_being_reused(void **state) {
     spin_reader sr = {.r = r, .from = 62};
     atomic_init(&sr.stop, 0);
     atomic_init(&sr.bad_fsn, -1);
+    atomic_init(&sr.next, 62);
     pthread_t th;
     assert_int_equal(pthread_create(&th, NULL, spin_read, &sr), 0);
-    for (int64_t f = 62; f < 66; f++) { /* the first one reuses the segment in place */
+    /* Eight reuses: each frame is read, then acknowledged, so whenever the
+     * segment is full everything in it is acknowledged and the reader waits
+     * at its end. */
+    for (int64_t f = 62; f < 62 + 8 * 31 && atomic_load(&sr.bad_fsn) < 0; f++) {
         memcpy(buf, &f, 8);
         qsf_errinfo e;
         if (qsf_ring_append(r, buf, frame, NULL, &e) != QSF_OK)
             fail_msg("append %" PRId64 ": %s", f, e.msg);
+        RT_WAIT_UNTIL(atomic_load(&sr.bad_fsn) >= 0 || atomic_load(&sr.next) > f);
+        qsf_ring_acknowledge(r, f);
     }
-    RT_WAIT_UNTIL(atomic_load(&sr.bad_fsn) >= 0 || sr.next == 66);
     atomic_store(&sr.stop, 1);
     pthread_join(th, NULL);
     int64_t bad = atomic_load(&sr.bad_fsn);
