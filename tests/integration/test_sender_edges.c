@@ -224,18 +224,17 @@ static void append_barrier_whose_undo_fails_is_in_doubt(void **state) {
     char conf[1024], extra[700];
     snprintf(extra, sizeof extra, "sf_dir=%s;sender_id=a;sf_durability=append;auto_flush=off;",
              it_dir);
+    QSF_OS->fdatasync = eio_segment_fdatasync; /* before any thread reads the table */
     qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), extra));
     qsf_errinfo e;
     int64_t fsn;
     publish_big_rows(s, 0, 10);
     assert_int_equal(qsf_flush(s, &fsn, &e), QSF_OK);
     it_wait_acked(s, fsn);
-    QSF_OS->fdatasync = eio_segment_fdatasync;
     atomic_store(&segment_syncs_fail, 1);
     publish_big_rows(s, 10, 10);
     int rc = qsf_flush(s, NULL, &e);
     atomic_store(&segment_syncs_fail, 0);
-    qsf_os_reset();
     assert_int_equal(rc, QSF_E_DURABILITY);
     assert_int_equal(qsf_published_fsn(s), fsn); /* nothing of it published */
     if (!(e.flags & QSF_ERRF_IN_DOUBT))
@@ -244,6 +243,7 @@ static void append_barrier_whose_undo_fails_is_in_doubt(void **state) {
                  e.flags, e.msg);
     assert_int_not_equal(qsf_close(s, &e), QSF_OK);
     qsink_stop(sink);
+    qsf_os_reset(); /* no thread is left to read the table */
 }
 
 /* ---- §4.5: an empty flush reports the current published FSN ---- */
