@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -71,6 +72,21 @@ static void check_frames(qsf_ring *r, int64_t from) {
     assert_int_equal(expect, qsf_ring_published_fsn(r) + 1);
 }
 
+/* Reopens the closed slot: it must open as itself (not set aside), end at
+ * `published` and hold every frame from `from` on; then drains and closes it. */
+static void reopen_expect(const qsf_ring_opts *o, int64_t published, int64_t from) {
+    qsf_ring *r = NULL;
+    qsf_recovery_report rep;
+    qsf_errinfo e;
+    if (qsf_ring_open(o, &r, &rep, &e) != QSF_OK)
+        fail_msg("reopen: %s", e.msg);
+    assert_string_equal(rep.quarantined_slot, "");
+    assert_int_equal(rep.published_fsn, published);
+    check_frames(r, from);
+    qsf_ring_acknowledge(r, published);
+    assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
+}
+
 /* ---- ENOSPC when preallocating a spare ---- */
 
 static _Atomic int nospace;
@@ -78,6 +94,15 @@ static int maybe_enospc(int fd, off_t off, off_t len) {
     if (atomic_load(&nospace))
         return ENOSPC;
     return posix_fallocate(fd, off, len);
+}
+
+/* Waits until the ring holds its active segment and a spare (the file
+ * exists a moment before the manager registers it), then fills the disk: no
+ * further spare can be created. */
+static void disk_full_after_a_spare(qsf_ring *r, uint64_t seg) {
+    RT_WAIT_UNTIL(rt_count_files("f", ".sfa") == 2 && qsf_ring_owned_bytes(r) >= 2 * seg);
+    atomic_store(&nospace, 1);
+    QSF_OS->fallocate = maybe_enospc;
 }
 
 static _Atomic int64_t fake_now;
@@ -90,11 +115,7 @@ static void enospc_spare_is_backpressure_then_retried(void **state) {
     qsf_ring_opts o = sf_opts(4096, QSF_DUR_MEMORY);
     o.append_deadline_ms = 5000;
     qsf_ring *r = rt_open(&o);
-    /* active + spare, and the spare handed to the ring (the file exists a moment
-     * before the manager registers it) */
-    RT_WAIT_UNTIL(rt_count_files("f", ".sfa") == 2 && qsf_ring_owned_bytes(r) >= 2 * 4096);
-    atomic_store(&nospace, 1);
-    QSF_OS->fallocate = maybe_enospc;
+    disk_full_after_a_spare(r, 4096);
     QSF_OS->mono_ns = fake_clock; /* the deadline passes without real waiting */
     /* 37 frames of 108 bytes fill a 4 KiB segment; the spare takes the next 37. */
     qsf_errinfo e;
@@ -126,9 +147,7 @@ static void acknowledged_segment_is_reused_when_no_spare_can_be_made(void **stat
     (void) state;
     qsf_ring_opts o = sf_opts(4096, QSF_DUR_MEMORY);
     qsf_ring *r = rt_open(&o);
-    RT_WAIT_UNTIL(rt_count_files("f", ".sfa") == 2 && qsf_ring_owned_bytes(r) >= 2 * 4096);
-    atomic_store(&nospace, 1);
-    QSF_OS->fallocate = maybe_enospc;
+    disk_full_after_a_spare(r, 4096);
     append_ok(r, 0, 74); /* fills the active segment and the spare */
     qsf_ring_acknowledge(r, 73);
     RT_WAIT_UNTIL(rt_count_files("f", ".sfa") == 1); /* the sealed one is trimmed */
@@ -151,6 +170,135 @@ static void acknowledged_segment_is_reused_when_no_spare_can_be_made(void **stat
     assert_int_equal(rep.published_fsn, 295);
     assert_true(rep.acked_fsn >= acked);
     check_frames(r, rep.acked_fsn + 1);
+    assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
+}
+
+static _Atomic int manifest_write_fails;
+
+static ssize_t eio_manifest_pwrite(int fd, const void *buf, size_t n, off_t off) {
+    if (atomic_load(&manifest_write_fails) && tu_fd_path_ends_with(fd, QSF_NAME_MANIFEST)) {
+        errno = EIO;
+        return -1;
+    }
+    return pwrite(fd, buf, n, off);
+}
+
+/* Reusing the acknowledged active segment in place fails at its last step
+ * (the manifest record cannot be written): the segment already starts at
+ * the new baseSeq but the manifest still names the old one. Until a retry
+ * succeeds no frame may go into it; a close with frames unacknowledged and a
+ * reopen must find every one of them. */
+static void failed_manifest_step_of_a_reuse_is_owed(void **state) {
+    (void) state;
+    qsf_ring_opts o = sf_opts(4096, QSF_DUR_MEMORY);
+    o.append_deadline_ms = 0;
+    qsf_ring *r = rt_open(&o);
+    disk_full_after_a_spare(r, 4096);
+    append_ok(r, 0, 74); /* fills the active segment and the spare */
+    qsf_ring_acknowledge(r, 73);
+    RT_WAIT_UNTIL(rt_count_files("f", ".sfa") == 1); /* the sealed one is trimmed */
+    QSF_OS->pwrite = eio_manifest_pwrite;
+    atomic_store(&manifest_write_fails, 1);
+    qsf_errinfo e;
+    assert_int_equal(append_frame(r, 74, &e), QSF_E_FULL); /* the reuse's manifest step failed */
+    atomic_store(&manifest_write_fails, 0);
+    append_ok(r, 74, 80); /* unacknowledged */
+    check_frames(r, 74);
+    assert_int_equal(qsf_ring_close(r, NULL), QSF_OK); /* the tail stays */
+    qsf_os_reset();
+    atomic_store(&nospace, 0);
+    reopen_expect(&o, 79, 74);
+}
+
+/* A reader spinning at the end of the published frames, as the I/O thread
+ * does when it is caught up: every frame it gets must be published, with
+ * the FSN it was published under. */
+typedef struct spin_reader {
+    qsf_ring *r;
+    int64_t from;
+    _Atomic int stop;
+    _Atomic int64_t bad_fsn; /* first frame returned that was not published, or -1 */
+    int64_t bad_payload, bad_published;
+    _Atomic int64_t next; /* FSN after the last frame read */
+} spin_reader;
+
+static void *spin_read(void *arg) {
+    spin_reader *sr = arg;
+    qsf_ring_cursor c = {0};
+    if (qsf_ring_cursor_seek(sr->r, &c, sr->from) != 0)
+        return NULL;
+    atomic_store(&sr->next, sr->from);
+    while (!atomic_load(&sr->stop) && atomic_load(&sr->bad_fsn) < 0) {
+        const uint8_t *p;
+        uint32_t len;
+        int64_t fsn, v = -1;
+        if (qsf_ring_cursor_next(sr->r, &c, &p, &len, &fsn) != 1)
+            continue;
+        int64_t pub = qsf_ring_published_fsn(sr->r);
+        if (len >= 8)
+            memcpy(&v, p, 8);
+        if (fsn > pub || v != fsn) {
+            sr->bad_payload = v;
+            sr->bad_published = pub;
+            atomic_store(&sr->bad_fsn, fsn);
+        }
+        atomic_store(&sr->next, fsn + 1);
+    }
+    qsf_ring_cursor_release(sr->r, &c);
+    return NULL;
+}
+
+/* Reusing the acknowledged active segment in place while the reader waits
+ * at its end: the reader may see the new epoch before the published offset
+ * goes back to the header (qsf_seg_reset_in_place bumps the epoch, zeroes
+ * the frames, then stores the offsets). It must never read the zeroed bytes
+ * below the old offset as frames: it returned them as FSN 62, 63, ... that
+ * nobody had published (the I/O thread would send them, and an OK for them
+ * would acknowledge the real frames 62.. unsent). */
+static void reader_never_reads_a_segment_being_reused(void **state) {
+    (void) state;
+    const uint64_t seg = 32 << 20;
+    const size_t frame = 1 << 20; /* 31 fit a segment */
+    qsf_ring_opts o = sf_opts(seg, QSF_DUR_MEMORY);
+    o.total_bytes = 1ull << 30;
+    o.append_deadline_ms = 5000;
+    qsf_ring *r = rt_open(&o);
+    disk_full_after_a_spare(r, seg);
+    uint8_t *buf = calloc(1, frame);
+    assert_non_null(buf);
+    for (int64_t f = 0; f < 62; f++) { /* fill the active segment and the spare */
+        memcpy(buf, &f, 8);
+        assert_int_equal(qsf_ring_append(r, buf, frame, NULL, NULL), QSF_OK);
+    }
+    qsf_ring_acknowledge(r, 61);
+    RT_WAIT_UNTIL(rt_count_files("f", ".sfa") == 1); /* the sealed one is trimmed */
+    spin_reader sr = {.r = r, .from = 62};
+    atomic_init(&sr.stop, 0);
+    atomic_init(&sr.bad_fsn, -1);
+    atomic_init(&sr.next, 62);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, spin_read, &sr), 0);
+    /* Eight reuses: each frame is read, then acknowledged, so whenever the
+     * segment is full everything in it is acknowledged and the reader waits
+     * at its end. */
+    for (int64_t f = 62; f < 62 + 8 * 31 && atomic_load(&sr.bad_fsn) < 0; f++) {
+        memcpy(buf, &f, 8);
+        qsf_errinfo e;
+        if (qsf_ring_append(r, buf, frame, NULL, &e) != QSF_OK)
+            fail_msg("append %" PRId64 ": %s", f, e.msg);
+        RT_WAIT_UNTIL(atomic_load(&sr.bad_fsn) >= 0 || atomic_load(&sr.next) > f);
+        qsf_ring_acknowledge(r, f);
+    }
+    atomic_store(&sr.stop, 1);
+    pthread_join(th, NULL);
+    int64_t bad = atomic_load(&sr.bad_fsn);
+    if (bad >= 0)
+        fail_msg("the reader got FSN %" PRId64 " (payload says %" PRId64
+                 ") while the published FSN was %" PRId64,
+                 bad, sr.bad_payload, sr.bad_published);
+    free(buf);
+    qsf_os_reset();
+    atomic_store(&nospace, 0);
     assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
 }
 
@@ -463,6 +611,65 @@ static void abort_that_cannot_sync_latches(void **state) {
     qsf_ring_close(r, NULL);
 }
 
+/* A flush's rotation fails at the manifest fsync (the record naming the
+ * spare at FSN 37 is written), the flush is aborted and the rotation is
+ * retried for the next flush, now at FSN 31. The manifest must then name the
+ * segment at 31: a close leaves the tail on disk, and the reopen must find
+ * every published frame. */
+static void abort_after_failed_manifest_sync_then_rotation_reopens(void **state) {
+    (void) state;
+    qsf_ring_opts o = sf_opts(4096, QSF_DUR_MEMORY);
+    o.append_deadline_ms = 0;
+    qsf_ring *r = rt_open(&o);
+    append_ok(r, 0, 31);                                /* 37 frames of 108 bytes fill a segment */
+    RT_WAIT_UNTIL(qsf_ring_owned_bytes(r) >= 2 * 4096); /* a spare exists */
+    assert_int_equal(qsf_ring_txn_begin(r, NULL), QSF_OK);
+    txn_frames(r, 31, 6); /* the segment is full */
+    QSF_OS->fsync = eio_manifest_fsync;
+    atomic_store(&manifest_fsync_fails, 1);
+    uint8_t buf[100] = {0};
+    qsf_errinfo e;
+    assert_int_equal(qsf_ring_txn_append(r, buf, sizeof buf, NULL, &e), QSF_E_FULL);
+    assert_non_null(strstr(e.msg, "cannot switch to a new segment"));
+    assert_int_equal(qsf_ring_txn_abort(r, &e), QSF_OK);
+    atomic_store(&manifest_fsync_fails, 0);
+    append_ok(r, 31, 32); /* the owed rotation, now at FSN 31 */
+    check_frames(r, 0);
+    qsf_os_reset();
+    assert_int_equal(qsf_ring_close(r, NULL), QSF_OK); /* unacknowledged: kept */
+
+    reopen_expect(&o, 31, 0);
+}
+
+/* The same failed abort on a ring whose published frames are all
+ * acknowledged: the close is a drained close. It must leave either nothing
+ * or a slot that opens; it removed the manifest and the watermark but left
+ * the segment holding the acknowledged frames and the flush's first frames. */
+static void failed_abort_then_drained_close_leaves_a_slot_that_opens(void **state) {
+    (void) state;
+    qsf_ring_opts o = sf_opts(4096, QSF_DUR_MEMORY);
+    qsf_ring *r = rt_open(&o);
+    append_ok(r, 0, 5);
+    qsf_ring_acknowledge(r, 4);
+    RT_WAIT_UNTIL(qsf_ring_owned_bytes(r) >= 2 * 4096); /* a spare */
+    assert_int_equal(qsf_ring_txn_begin(r, NULL), QSF_OK);
+    txn_frames(r, 5, 100); /* rotations into two more segments */
+    QSF_OS->fdatasync = maybe_eio_fdatasync_any;
+    atomic_store(&sync_fails, 1);
+    qsf_errinfo e;
+    assert_int_equal(qsf_ring_txn_abort(r, &e), QSF_E_DURABILITY);
+    atomic_store(&sync_fails, 0);
+    qsf_os_reset();
+    qsf_ring_close(r, NULL); /* published 4, acknowledged 4: drained */
+    r = NULL;
+    qsf_recovery_report rep;
+    if (qsf_ring_open(&o, &r, &rep, &e) != QSF_OK)
+        fail_msg("reopen after a drained close: %s", e.msg);
+    assert_string_equal(rep.quarantined_slot, "");
+    assert_true(qsf_ring_acked_fsn(r) >= qsf_ring_published_fsn(r)); /* nothing to replay */
+    qsf_ring_close(r, NULL);
+}
+
 #ifdef QSF_FAULT_INJECTION /* needs -Dfault_injection=true */
 /* A process killed in the middle of undoing the rotations of an unpublished
  * flush (after each manifest record, before its fsync) leaves a slot that
@@ -510,6 +717,10 @@ int main(void) {
                                         rt_teardown),
         cmocka_unit_test_setup_teardown(acknowledged_segment_is_reused_when_no_spare_can_be_made,
                                         rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(failed_manifest_step_of_a_reuse_is_owed, rt_setup,
+                                        rt_teardown),
+        cmocka_unit_test_setup_teardown(reader_never_reads_a_segment_being_reused, rt_setup,
+                                        rt_teardown),
         cmocka_unit_test_setup_teardown(periodic_eio_latched_then_cleared, rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(rotation_waiting_for_failed_checkpoint, rt_setup,
                                         rt_teardown),
@@ -518,12 +729,16 @@ int main(void) {
                                         rt_teardown),
         cmocka_unit_test_setup_teardown(close_during_failures_then_reopen, rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(abort_that_cannot_sync_latches, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(failed_abort_then_drained_close_leaves_a_slot_that_opens,
+                                        rt_setup, rt_teardown),
 #ifdef QSF_FAULT_INJECTION
         cmocka_unit_test_setup_teardown(kill_while_undoing_rotations_leaves_a_valid_slot, rt_setup,
                                         rt_teardown),
 #endif
         cmocka_unit_test_setup_teardown(failed_manifest_sync_owes_the_rotation, rt_setup,
                                         rt_teardown),
+        cmocka_unit_test_setup_teardown(abort_after_failed_manifest_sync_then_rotation_reopens,
+                                        rt_setup, rt_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -110,22 +110,34 @@ static int64_t missing_flushes(qsink *sink, int64_t rows) {
     return missing;
 }
 
+/* A sender of sf_dir connected to `sink`, with `extra` (sender_id etc.). */
+static qsf_sender *online_sender(qsink *sink, const char *extra) {
+    char conf[1024], ex[900];
+    snprintf(ex, sizeof ex, "sf_dir=%s;%s", it_dir, extra);
+    return it_sender(it_conf(conf, sizeof conf, qsink_port(sink), ex));
+}
+
+/* Slot `id` left holding `rows` unacknowledged rows in flushes of
+ * ROWS_PER_FLUSH, with one byte flipped at offset 1,000,000 of its first
+ * segment. */
+static void leave_flipped_slot(const char *id, int64_t rows) {
+    qsf_sender *s = offline_sender(id, NULL);
+    it_publish(s, "t", 0, rows, ROWS_PER_FLUSH);
+    qsf_errinfo e;
+    assert_int_equal(qsf_close(s, &e), QSF_E_TIMEOUT); /* kept on disk */
+    flip_byte(id, "sf-initial.sfa", 1000000);
+}
+
 /* The observed case: one flipped byte at offset 1,000,000 of a segment holding
  * 100,000 unacknowledged rows. Open returned OK with a warning, 58,000 rows were
  * delivered, no loss was reported, and the files were removed after the drain. */
 static void flipped_byte_loses_one_flush_and_says_so(void **state) {
     (void) state;
     const int64_t rows = 100000;
-    qsf_sender *s = offline_sender("d", NULL);
-    it_publish(s, "t", 0, rows, ROWS_PER_FLUSH);
-    qsf_errinfo e;
-    assert_int_equal(qsf_close(s, &e), QSF_E_TIMEOUT); /* kept on disk */
-    flip_byte("d", "sf-initial.sfa", 1000000);
-
+    leave_flipped_slot("d", rows);
     qsink *sink = it_sink(NULL);
-    char conf[1024], extra[700];
-    snprintf(extra, sizeof extra, "sf_dir=%s;sender_id=d;", it_dir);
-    s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), extra));
+    qsf_sender *s = online_sender(sink, "sender_id=d;");
+    qsf_errinfo e;
     qsf_error_record r;
     assert_int_equal(qsf_poll_error(s, &r), 1);
     assert_int_equal(r.category, QSF_CAT_DATA_LOSS);
@@ -249,9 +261,44 @@ static void wait_returns_when_the_last_flush_was_given_up(void **state) {
     qsink_stop(sink);
 }
 
+/* The same damage in a slot left behind, drained by another sender of the
+ * application (drain_orphans=on). The drainer's recovery gives up the damaged
+ * flush, delivers the rest and removes the slot: the only place that knew of
+ * the loss. It must reach the application like its own slot's would (an
+ * error record, QSF_E_DATA_LOSS from qsf_close); it was only logged. */
+static void loss_found_by_an_orphan_drainer_reaches_the_application(void **state) {
+    (void) state;
+    const int64_t rows = 100000;
+    leave_flipped_slot("d", rows);
+    qsink *sink = it_sink(NULL);
+    qsf_sender *s = online_sender(sink, "sender_id=main;drain_orphans=on;");
+    qsf_errinfo e;
+    qsf_stats st;
+    for (int k = 0; k < 4000; k++) {
+        qsf_stats_get(s, &st);
+        if (st.drainers_succeeded + st.drainers_failed > 0 && st.active_drainers == 0)
+            break;
+        it_sleep_ms(5);
+    }
+    assert_int_equal(st.drainers_succeeded, 1);
+    int64_t missing = missing_flushes(sink, rows);
+    assert_true(missing >= 1); /* given up */
+    qsf_error_record r;
+    int records = 0;
+    while (qsf_poll_error(s, &r) == 1)
+        records += r.category == QSF_CAT_DATA_LOSS;
+    int rc = qsf_close(s, &e);
+    if (records == 0 || rc != QSF_E_DATA_LOSS)
+        fail_msg("%" PRId64 " flushes of an orphan given up: %d data-loss records, close %d (%s)",
+                 missing, records, rc, e.msg);
+    qsink_stop(sink);
+}
+
 int main(void) {
     qsf_log_set(NULL, NULL, getenv("QSF_TEST_LOG") ? QSF_LOG_DEBUG : QSF_LOG_OFF);
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(loss_found_by_an_orphan_drainer_reaches_the_application,
+                                        it_setup_dir, it_teardown_dir),
         cmocka_unit_test_setup_teardown(flipped_byte_loses_one_flush_and_says_so, it_setup_dir,
                                         it_teardown_dir),
         cmocka_unit_test_setup_teardown(flush_split_over_segments_is_given_up_whole, it_setup_dir,

@@ -4,9 +4,14 @@
  * ring (§5.3 / §8). */
 #include "itest.h"
 
+#include "os/os.h"
+
+#include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #define FAST_RECONNECT "reconnect_initial_backoff_millis=10;reconnect_max_backoff_millis=100;"
 
@@ -112,6 +117,37 @@ static void flush_that_can_never_fit_fails_at_once(void **state) {
     qsink_stop(sink);
 }
 
+/* QSF_E_TOO_LARGE means the rows need more of the ring than
+ * sf_max_total_bytes allows (qsf.h). A flush of 100 rows (15 frames) fits a
+ * ring of two 64 KiB segments (9 frames each), and does on an empty ring;
+ * after an earlier, acknowledged flush it starts in the tail of the active
+ * segment, needs a third segment and fails with QSF_E_TOO_LARGE, the same on
+ * every retry (it starts at the same place), so the rows can only be given
+ * up. */
+static void flush_that_fits_the_ring_is_not_too_large(void **state) {
+    (void) state;
+    qsink_opts o = {.max_batch = 8192};
+    qsink *sink = it_sink(&o);
+    char conf[512];
+    qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink),
+                                      "sf_max_segment_bytes=64k;sf_max_total_bytes=128k;"
+                                      "sf_append_deadline_millis=5000;auto_flush=off;"));
+    qsf_errinfo e;
+    int64_t fsn;
+    publish_big_rows(s, 0, 100); /* alone on an empty ring it fits */
+    assert_int_equal(qsf_flush(s, &fsn, &e), QSF_OK);
+    it_wait_acked(s, fsn);
+    publish_big_rows(s, 100, 50);
+    assert_int_equal(qsf_flush(s, &fsn, &e), QSF_OK);
+    it_wait_acked(s, fsn); /* everything acknowledged: the whole ring is free */
+    publish_big_rows(s, 150, 100);
+    int rc = qsf_flush(s, &fsn, &e);
+    if (rc != QSF_OK)
+        fail_msg("a flush as large as one that fit the ring before: %d: %s", rc, e.msg);
+    it_wait_acked(s, fsn);
+    it_close_and_check(s, sink, "t", 250, false);
+}
+
 /* A row accepted by qsf_at_* can always be flushed: rows were checked against
  * a fixed 1,992,294-byte limit whatever sf_max_segment_bytes was, so a 100 KB
  * row in a 64 KiB segment was accepted and then every flush failed with
@@ -164,6 +200,50 @@ static void close_after_a_committing_frame_adds_no_empty_frame(void **state) {
     assert_false(fr[total - 1].flags & 0x01);
     assert_true(fr[total - 1].size > sizeof EMPTY_COMMIT);
     qsink_stop(sink);
+}
+
+/* ---- append mode: a failed barrier ---- */
+
+static _Atomic int segment_syncs_fail;
+
+static int eio_segment_fdatasync(int fd) {
+    if (atomic_load(&segment_syncs_fail) && tu_fd_path_ends_with(fd, ".sfa")) {
+        errno = EIO;
+        return -1;
+    }
+    return fdatasync(fd);
+}
+
+/* sf_durability=append: the flush's barrier fails, and so does making the
+ * undoing of its frames durable. qsf_flush must say the outcome is in doubt
+ * (qsf.h: QSF_E_DURABILITY with QSF_ERRF_IN_DOUBT), since a host crash could
+ * bring the whole flush, committing frame included, back. */
+static void append_barrier_whose_undo_fails_is_in_doubt(void **state) {
+    (void) state;
+    qsink *sink = it_sink(NULL);
+    char conf[1024], extra[700];
+    snprintf(extra, sizeof extra, "sf_dir=%s;sender_id=a;sf_durability=append;auto_flush=off;",
+             it_dir);
+    QSF_OS->fdatasync = eio_segment_fdatasync; /* before any thread reads the table */
+    qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), extra));
+    qsf_errinfo e;
+    int64_t fsn;
+    publish_big_rows(s, 0, 10);
+    assert_int_equal(qsf_flush(s, &fsn, &e), QSF_OK);
+    it_wait_acked(s, fsn);
+    atomic_store(&segment_syncs_fail, 1);
+    publish_big_rows(s, 10, 10);
+    int rc = qsf_flush(s, NULL, &e);
+    atomic_store(&segment_syncs_fail, 0);
+    assert_int_equal(rc, QSF_E_DURABILITY);
+    assert_int_equal(qsf_published_fsn(s), fsn); /* nothing of it published */
+    if (!(e.flags & QSF_ERRF_IN_DOUBT))
+        fail_msg("the undo could not be made durable, yet the error is not in doubt "
+                 "(flags 0x%x): %s",
+                 e.flags, e.msg);
+    assert_int_not_equal(qsf_close(s, &e), QSF_OK);
+    qsink_stop(sink);
+    qsf_os_reset(); /* no thread is left to read the table */
 }
 
 /* ---- §4.5: an empty flush reports the current published FSN ---- */
@@ -294,6 +374,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(failed_split_flush_is_never_delivered),
         cmocka_unit_test(flush_that_can_never_fit_fails_at_once),
+        cmocka_unit_test(flush_that_fits_the_ring_is_not_too_large),
         cmocka_unit_test(row_too_large_for_the_segment_is_refused_by_its_at_call),
         cmocka_unit_test(close_after_a_committing_frame_adds_no_empty_frame),
         cmocka_unit_test_setup_teardown(empty_flush_returns_the_published_fsn, it_setup_dir,
@@ -301,6 +382,8 @@ int main(void) {
         cmocka_unit_test(wait_rejects_durable_without_negotiation_and_future_fsns),
         cmocka_unit_test(wait_durable_is_accepted_when_negotiated),
         cmocka_unit_test(terminal_error_wakes_a_blocked_producer),
+        cmocka_unit_test_setup_teardown(append_barrier_whose_undo_fails_is_in_doubt, it_setup_dir,
+                                        it_teardown_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,6 +7,7 @@
 #include "log.h"
 #include "os/os.h"
 
+#include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -240,6 +241,39 @@ static void replay_after_sigkill_on_the_same_slot(void **state) {
     it_assert_rows(sink, "t", 6000, false);
     close(pfd[0]);
     close(pfd[1]);
+    qsink_stop(sink);
+}
+
+/* A sender that recovered an unacknowledged tail and published nothing of
+ * its own: qsf_close waits up to close_flush_timeout_millis for everything
+ * published to be acknowledged (qsf.h), the recovered frames included. It
+ * waited only for the last frame this sender had published (none), and
+ * returned QSF_E_TIMEOUT at once while the replay was under way. */
+static void close_waits_for_a_recovered_tail(void **state) {
+    (void) state;
+    qsink *sink = it_sink(NULL);
+    it_fault(sink, "withhold-ok conn=1");
+    char conf[1024], extra[700];
+    snprintf(extra, sizeof extra, "sf_dir=%s;sender_id=tail;close_flush_timeout_millis=100;" FAST,
+             it_dir);
+    it_conf(conf, sizeof conf, qsink_port(sink), extra);
+    qsf_sender *s = it_sender(conf);
+    int64_t fsn = it_publish(s, "t", 0, 20000, 100);
+    assert_int_equal(qsink_wait_rows(sink, "t", 20000, 10000), 0);
+    qsf_errinfo e;
+    assert_int_equal(qsf_close(s, &e), QSF_E_TIMEOUT); /* nothing acknowledged: kept */
+    qsink_fault_clear(sink);
+    snprintf(extra, sizeof extra, "sf_dir=%s;sender_id=tail;close_flush_timeout_millis=20000;" FAST,
+             it_dir);
+    s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), extra));
+    assert_int_equal(qsf_published_fsn(s), fsn);
+    qsf_close_info ci = {.struct_size = sizeof ci};
+    int rc = qsf_close_report(s, &ci, &e);
+    if (rc != QSF_OK)
+        fail_msg("close with a 20 s budget and a server acknowledging: %d (%s), %" PRIu64
+                 " frames unacknowledged",
+                 rc, e.msg, ci.frames_unacked);
+    it_assert_rows(sink, "t", 20000, true);
     qsink_stop(sink);
 }
 
@@ -493,6 +527,8 @@ int main(void) {
                                         it_teardown_dir),
         cmocka_unit_test_setup_teardown(durable_acks_trim_and_keepalive_pings_fetch_them,
                                         it_setup_dir, it_teardown_dir),
+        cmocka_unit_test_setup_teardown(close_waits_for_a_recovered_tail, it_setup_dir,
+                                        it_teardown_dir),
         cmocka_unit_test_setup_teardown(replay_after_sigkill_on_the_same_slot, it_setup_dir,
                                         it_teardown_dir),
 #ifdef QSF_FAULT_INJECTION
