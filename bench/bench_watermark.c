@@ -42,7 +42,7 @@ static void check(int rc, const qsf_errinfo *e, const char *what) {
     }
 }
 
-/* The value of the newest valid AKW1 record, -1 if none (sf-format §4.1). */
+/* The value of the newest valid AKW1 record, -1 if none (docs/FORMAT.md §3.2). */
 static int64_t read_watermark(int fd) {
     uint8_t b[8192];
     if (pread(fd, b, sizeof b, 0) != (ssize_t) sizeof b)

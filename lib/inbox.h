@@ -1,4 +1,4 @@
-/* The bounded error inbox and its dispatcher (sf-behaviour.md §9).
+/* The bounded error inbox and its dispatcher (docs/ERRORS.md §5).
  *
  * The I/O thread pushes error records; on overflow the oldest entry is dropped
  * and counted. The application polls, or registers a handler that a dispatcher

@@ -44,7 +44,7 @@ static void check(int cond) {
         abort();
 }
 
-/* Invariants of a successful open (sf-format.md §8.9-§8.11). */
+/* Invariants of a successful open (docs/FORMAT.md §6.9, §6.11, §6.12). */
 static void check_result(const qsf_slot_recovered *r) {
     check(r->segment_count >= 1 && r->active_index == r->segment_count - 1);
     check(r->segments[r->active_index].active);

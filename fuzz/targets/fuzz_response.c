@@ -1,6 +1,6 @@
-/* Fuzz target for the server-response parser (qwp-ingress.md §7.6). Any bytes:
+/* Fuzz target for the server-response parser (docs/PROTOCOL.md §6.6). Any bytes:
  * never crash; when a response parses, every table entry lies inside the input,
- * the iteration ends exactly at the end, and the lengths follow §7.6. */
+ * the iteration ends exactly at the end, and the lengths follow docs/PROTOCOL.md §6.6. */
 #include "qwp/response.h"
 
 #include <stdint.h>

@@ -1,4 +1,4 @@
-/* addr entries (reference/connect-string.md §3):
+/* addr entries (docs/CONFIGURATION.md, "Addresses"):
  *
  *   entry := host [ ":" port ]
  *   host  := DNS name | IPv4 literal | "[" IPv6 literal [ "%" zone ] "]"

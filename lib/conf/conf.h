@@ -1,5 +1,5 @@
-/* Internal view of a parsed connect string (see reference/connect-string.md and
- * the generated docs/CONFIGURATION.md).
+/* Internal view of a parsed connect string (see the generated
+ * docs/CONFIGURATION.md).
  *
  * struct qsf_conf has one typed field per key of conf/keys.def, named exactly
  * after the key. Values are already effective: defaults applied, mode-dependent

@@ -1,4 +1,4 @@
-/* Connect-string grammar (reference/connect-string.md §1):
+/* Connect-string grammar (docs/CONFIGURATION.md, "Grammar"):
  *
  *   conf   := schema "::" [ pair { ";" pair } [ ";" ] ]
  *   schema := 1*( ALPHA / DIGIT / "_" )          only "ws" and "wss" are accepted

@@ -1,4 +1,4 @@
-/* Cross-key rules and effective values (reference/connect-string.md §5), in one
+/* Cross-key rules and effective values (docs/CONFIGURATION.md, "Cross-key rules"), in one
  * table: each row is documented in docs/CONFIGURATION.md with its `when` and
  * `outcome` texts and checked by its function, in table order. A rule either
  * rejects the configuration (QSF_E_CONF naming the keys and their positions) or

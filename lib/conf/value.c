@@ -1,4 +1,4 @@
-/* Value types of the connect string (reference/connect-string.md §2): parsing a
+/* Value types of the connect string (docs/CONFIGURATION.md, "Value types"): parsing a
  * value text into its typed field, with range checks from the property table. */
 #include "conf/impl.h"
 #include "err.h"

@@ -1,4 +1,4 @@
-/* What comes in on a connection (sf-behaviour.md §5.5-§5.7, §8): cumulative
+/* What comes in on a connection (docs/PROTOCOL.md §8.4, §8.5, §9): cumulative
  * OKs mapped back to FSNs, durable acks, error responses and their policies,
  * the poison-frame detector, the retirement of flushes recovery gave up, and
  * the .ack-watermark that follows the acknowledgements. Each handler returns a
@@ -167,7 +167,7 @@ bool qsf_ack_strike(qsf_io *io, int64_t fsn) {
     return true;
 }
 
-/* sf-behaviour.md §8.2: TERMINAL latches; RETRIABLE_OTHER rotates the host;
+/* docs/PROTOCOL.md §9.2: TERMINAL latches; RETRIABLE_OTHER rotates the host;
  * RETRIABLE reconnects, paced by the strikes against the frame. */
 static qsf_verdict on_error(qsf_io *io, const qsf_response *r) {
     qsf_conn *c = &io->c;

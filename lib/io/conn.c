@@ -1,4 +1,4 @@
-/* A connection's life (sf-behaviour.md §7): the attempt, the upgrade, the
+/* A connection's life (docs/PROTOCOL.md §10): the attempt, the upgrade, the
  * verdicts of what happens on it, our closes and the peer's, and what comes
  * after each: the next host of the round, a backoff sleep, PAUSED, TERMINAL or
  * STOPPED. These are the only functions that close a connection; the state
@@ -32,7 +32,7 @@ void qsf_conn_init(qsf_conn *c) {
     qsf_wiremap_init(&c->map);
 }
 
-/* Forgets everything of the last connection (lessons.md §1.1: wire sequences,
+/* Forgets everything of the last connection (docs/PROTOCOL.md §8.1: wire sequences,
  * durable matching, the dictionary the server knew, the cursor). */
 static void conn_reset(qsf_io *io) {
     qsf_conn *c = &io->c;
@@ -392,7 +392,7 @@ static bool validate_handshake(qsf_io *io, const qsf_ws_hs *hs, char *why, size_
     return true;
 }
 
-/* A host that does not grant the requested durable ack (§7.4): reported and
+/* A host that does not grant the requested durable ack (docs/PROTOCOL.md §10.4): reported and
  * retried once the sender has connected; before that, a round in which no host
  * grants it is terminal (round_exhausted). */
 static void note_durable_gap(qsf_io *io, const char *why) {
@@ -406,7 +406,7 @@ static void note_durable_gap(qsf_io *io, const char *why) {
 
 /* Catch-up frames could not be built (an entry larger than the frame cap, or
  * no memory): reported, and retried on another endpoint after the longest
- * backoff (§5.3 cap gap); a drainer gives up when its budget is spent. */
+ * backoff (docs/PROTOCOL.md §4.4 cap gap); a drainer gives up when its budget is spent. */
 static qsf_verdict catchup_failed(qsf_io *io, const qsf_errinfo *e) {
     qsf_io_loop *l = &io->l;
     qsf_error_record r = unacked_record(io, QSF_CAT_PROTOCOL_VIOLATION, e->msg);
@@ -525,7 +525,7 @@ static void on_writable(void *u) {
         qsf_conn_apply(io, qsf_send_some(io));
 }
 
-/* The peer closed, or the connection was lost (§7.2, §8.3): the host is
+/* The peer closed, or the connection was lost (docs/PROTOCOL.md §9.3, §9.4, §10.2): the host is
  * demoted; an orderly close reconnects at once the first time, a loss is
  * reported and, after data was sent, counts a strike against the first frame
  * not confirmed. Either backs off while no progress is made. */

@@ -1,4 +1,4 @@
-/* Durable-ack matching (qsf_durack) (qwp-ingress.md §8.1, sf-behaviour.md §5.7).
+/* Durable-ack matching (qsf_durack) (docs/PROTOCOL.md §8.5).
  *
  * With durable ack granted, every OK is queued with the FSN it confirmed and the
  * per-table seqTxns it listed. A durable ack max-merges per-table watermarks;

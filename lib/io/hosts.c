@@ -1,4 +1,4 @@
-/* Failover ranking (sf-behaviour.md §7.2-§7.4). */
+/* Failover ranking (docs/PROTOCOL.md §10.2-§10.4). */
 #include "io/hosts.h"
 
 #include <string.h>

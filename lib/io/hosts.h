@@ -1,4 +1,4 @@
-/* Failover ranking over the `addr` list (sf-behaviour.md §7.2-§7.4).
+/* Failover ranking over the `addr` list (docs/PROTOCOL.md §10.2-§10.4).
  *
  * Each address has a state; a round tries every address once, best state first
  * (HEALTHY < UNKNOWN < TRANSIENT_REJECT < TRANSPORT_ERROR < TOPOLOGY_REJECT), ties

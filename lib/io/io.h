@@ -1,4 +1,4 @@
-/* The I/O thread (sf-behaviour.md §5-§8, §10, §14): connects, sends dictionary
+/* The I/O thread (docs/PROTOCOL.md §8-§10; docs/ERRORS.md §6): connects, sends dictionary
  * catch-up frames, replays from ackedFsn + 1 and streams live frames in strict FSN
  * order, maps cumulative OKs (or durable acks) back to FSNs and acknowledges them
  * in the ring, reconnects forever with backoff and failover, applies the error
@@ -50,7 +50,7 @@ typedef struct qsf_io_opts {
     int initial_mode;                /* enum qsf_io_initial */
     int64_t recovered_published_fsn; /* frames up to it count as replayed */
     bool self_sufficient;            /* frames carry their own dictionary: no catch-up */
-    /* An orphan drainer's connection (sf-behaviour.md §13) gives up (terminal)
+    /* An orphan drainer's connection (docs/FORMAT.md §7.1) gives up (terminal)
      * where a sender keeps retrying: after 16 consecutive endpoints that do not
      * grant a requested durable ack, or reconnect_max_duration_ms of them (a
      * round with any other outcome starts over); and after 16 consecutive

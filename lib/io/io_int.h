@@ -241,7 +241,7 @@ int qsf_send_build_catchup(qsf_io *io, qsf_errinfo *err);
 void qsf_send_free_catchup(qsf_conn *c);
 /* Writable: sends what is due, a bounded number of frames. */
 qsf_verdict qsf_send_some(qsf_io *io);
-/* Durable keepalive PING while confirmations are pending (sf-behaviour §5.8). */
+/* Durable keepalive PING while confirmations are pending (docs/PROTOCOL.md §8.6). */
 void qsf_send_keepalive(qsf_io *io, int64_t now);
 /* Whether the connection has more to send than it sent. */
 bool qsf_send_due(const qsf_io *io);

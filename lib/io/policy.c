@@ -1,4 +1,4 @@
-/* Status/category/policy table and the poison-frame detector (§8). */
+/* Status/category/policy table and the poison-frame detector (docs/PROTOCOL.md §9). */
 #include "io/policy.h"
 
 #include "os/os.h"

@@ -1,4 +1,4 @@
-/* Error policies and the poison-frame detector (sf-behaviour.md §8).
+/* Error policies and the poison-frame detector (docs/PROTOCOL.md §9).
  *
  * status byte -> category -> policy is a fixed table (there is no drop policy).
  * The detector counts strikes against one suspect FSN and escalates only when

@@ -1,6 +1,6 @@
 /* What the I/O thread tells the application: error records for the inbox,
  * the terminal latch, the outcome of the initial connect, and the status line
- * a full ring quotes (sf-behaviour.md §4.4, §8.4). */
+ * a full ring quotes (docs/DURABILITY.md §3.3; docs/ERRORS.md §3, §5). */
 #include "io/io_int.h"
 
 #include "err.h"

@@ -1,4 +1,4 @@
-/* What goes out on a connection (sf-behaviour.md §5.3, §5.4, §5.8): the
+/* What goes out on a connection (docs/PROTOCOL.md §4.4, §8.2, §8.6): the
  * dictionary catch-up frames, then every frame from ackedFsn + 1 in strict FSN
  * order (replay, then live frames), a bounded number per writable callback so
  * acknowledgements are never starved, and the durable keepalive PING. */
@@ -85,7 +85,7 @@ static int send_copy(qsf_io *io, const uint8_t *p, size_t len) {
     return io->ws_ops->send_binary_from(io->ws, l->sbuf, p, len);
 }
 
-/* Pre-send guard (§5.3): a frame must not need symbol ids the server was
+/* Pre-send guard (docs/PROTOCOL.md §4.4): a frame must not need symbol ids the server was
  * never given on this connection. */
 static qsf_verdict check_dictionary(qsf_io *io, const uint8_t *p, uint32_t len, int64_t fsn) {
     qsf_conn *c = &io->c;

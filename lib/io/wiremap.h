@@ -1,4 +1,4 @@
-/* Per-connection wireSeq -> FSN mapping (sf-behaviour.md §5.2).
+/* Per-connection wireSeq -> FSN mapping (docs/PROTOCOL.md §8.3).
  *
  * Every binary frame sent on a connection takes the next wireSeq (0-based) and is
  * either a control frame (dictionary catch-up: no FSN) or a ring frame. The map is

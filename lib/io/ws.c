@@ -74,7 +74,7 @@ static int add_header(struct lws *wsi, const char *name, const char *val, unsign
                                        (const unsigned char *) val, (int) strlen(val), p, end);
 }
 
-/* X-QWP-* and Authorization after the standard upgrade lines (§1.2 order). */
+/* X-QWP-* and Authorization after the standard upgrade lines (docs/PROTOCOL.md §2.2 order). */
 static int append_headers(qsf_ws *ws, struct lws *wsi, unsigned char **p, unsigned char *end) {
     if (add_header(wsi, "X-QWP-Max-Version:", "1", p, end) ||
         add_header(wsi, "X-QWP-Client-Id:", ws->conf.client_id, p, end))

@@ -1,7 +1,7 @@
-/* libwebsockets client glue (qwp-ingress.md §1, §9).
+/* libwebsockets client glue (docs/PROTOCOL.md §2, §11).
  *
  * One lws_context per sender, created, serviced and destroyed by the I/O thread
- * only. The upgrade request carries exactly the qsf headers of §1.2 (no Origin,
+ * only. The upgrade request carries exactly the qsf headers of docs/PROTOCOL.md §2.2 (no Origin,
  * no Sec-WebSocket-Protocol, no Sec-WebSocket-Extensions). Complete server
  * messages are reassembled before the hooks see them; control frames between
  * fragments are handled by lws. Other threads may only call qsf_ws_cancel(),
@@ -26,7 +26,7 @@ typedef struct qsf_ws_conf {
     bool request_durable_ack;
 } qsf_ws_conf;
 
-/* What the 101 said (§1.3-§1.4). */
+/* What the 101 said (docs/PROTOCOL.md §2.3, §2.4). */
 typedef struct qsf_ws_hs {
     int version;       /* X-QWP-Version, default 1 */
     int64_t max_batch; /* X-QWP-Max-Batch-Size, 0 = not advertised */
@@ -34,7 +34,7 @@ typedef struct qsf_ws_hs {
     char role[32]; /* X-QuestDB-Role or "" */
 } qsf_ws_hs;
 
-/* A failed attempt (§1.5): http_status 0 for transport failures. */
+/* A failed attempt (docs/PROTOCOL.md §2.5): http_status 0 for transport failures. */
 typedef struct qsf_ws_fail {
     int http_status;
     bool tls; /* the failure happened in TLS (handshake or verification) */

@@ -1,6 +1,6 @@
 /* File helpers shared by the slot code, all through the syscall table: whole
  * positioned reads/writes that retry short transfers, preallocated exclusive
- * creation (the ENOSPC contract of sf-format.md §3.5), and directory fsync. */
+ * creation (the ENOSPC contract of docs/FORMAT.md §2.5), and directory fsync. */
 #ifndef QSF_FILEUTIL_H
 #define QSF_FILEUTIL_H
 

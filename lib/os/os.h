@@ -48,7 +48,7 @@ void qsf_os_reset(void);
 
 #define QSF_OS (&qsf_os_table)
 
-/* Numbered fault points at every durability step (sf-format.md §10). */
+/* Numbered fault points at every durability step (docs/DURABILITY.md §15.1). */
 enum qsf_fault_point {
     QSF_FP_NONE = 0,
     QSF_FP_FRAME_PAYLOAD_WRITTEN = 1, /* payload written, CRC not yet */

@@ -1,5 +1,5 @@
 /* Typed column calls of the row buffer: value checks and the wire form of each
- * type (qwp-ingress.md §6), written through qsf_batch_col_begin / _commit. */
+ * type (docs/PROTOCOL.md §5), written through qsf_batch_col_begin / _commit. */
 #include "qwp/batch_put.h"
 
 #include "bytes.h"

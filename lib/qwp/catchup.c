@@ -1,4 +1,4 @@
-/* Dictionary catch-up frames and their sizing (qwp-ingress.md §4.4):
+/* Dictionary catch-up frames and their sizing (docs/PROTOCOL.md §4.4):
  *
  *   header (flags 0x09, table_count 0) | varint start | varint count | entries
  *

@@ -1,4 +1,4 @@
-/* One table block (qwp-ingress.md §5, §6): name, row_count, column definitions,
+/* One table block (docs/PROTOCOL.md §5): name, row_count, column definitions,
  * then each column's null section and values. The designated timestamp goes last,
  * with an empty name. */
 #include "qwp/enc_int.h"
@@ -7,7 +7,7 @@
 
 #include <string.h>
 
-/* ---- Gorilla (§6.7) ---- */
+/* ---- Gorilla (docs/PROTOCOL.md §5.8) ---- */
 
 typedef struct bitw {
     uint8_t *p;

@@ -1,5 +1,5 @@
 /* Batch -> QWP messages ("frames"), catch-up frames and the empty commit frame
- * (qwp-ingress.md §3-§6, §4.4, §13).
+ * (docs/PROTOCOL.md §3-§5, §13).
  *
  * One encode turns every complete row of a batch into one message, or several when
  * it does not fit in max_frame bytes:
@@ -7,7 +7,7 @@
  *   header  QWP1 01 flags table_count payload_length       (12 bytes)
  *   delta   varint start, varint count, count x (varint len, bytes)
  *   block   per table: name, row_count, column_count, column defs (name, type),
- *           then per column: null_flag (00 / 01 + bitmap) and the values (§6)
+ *           then per column: null_flag (00 / 01 + bitmap) and the values (docs/PROTOCOL.md §5)
  *
  * Flags: 0x08 always, | 0x04 when opts.gorilla, | 0x01 on every frame of a split
  * except the last. Timestamps (TIMESTAMP / TIMESTAMP_NANOS columns and the
@@ -70,7 +70,7 @@ typedef struct qsf_qwp_enc_opts {
                              resets it once the frames are published, or rewinds it) */
 } qsf_qwp_enc_opts;
 
-/* The frame cap rule of sf-behaviour.md §4.1: min(90% of the advertised
+/* The frame cap rule of docs/PROTOCOL.md §3.5: min(90% of the advertised
  * X-QWP-Max-Batch-Size, or 1.9 MiB when none was advertised (0), and the segment's
  * payload capacity (0 = no segment limit, memory mode)). Never below 14 bytes. */
 size_t qsf_qwp_max_frame(size_t advertised_max_batch, size_t segment_payload_cap);
@@ -110,7 +110,7 @@ int qsf_qwp_encode(qsf_qwp_encoder *e, qsf_qwp_batch *b, const qsf_qwp_enc_opts 
                    qsf_qwp_on_new_symbols_fn on_new_symbols, qsf_qwp_emit_fn emit, void *user,
                    qsf_qwp_encode_result *res, qsf_errinfo *err);
 
-/* Dictionary catch-up (§4.4): emits table-less frames with flags 0x09 that
+/* Dictionary catch-up (docs/PROTOCOL.md §4.4): emits table-less frames with flags 0x09 that
  * re-register ids [0, count) in order, the first with delta_start 0 and each next one
  * continuing where the previous stopped. Each frame is <= max_frame bytes (0 = not
  * advertised: 64 KiB chunks); an entry is never split across frames. count == 0

@@ -1,5 +1,5 @@
 /* Reading the start of a stored QWP message without decoding it
- * (qwp-ingress.md §3, §4.1, §5): the 12-byte header, the delta symbol section
+ * (docs/PROTOCOL.md §3, §4.1, §5.1): the 12-byte header, the delta symbol section
  * and the first table block's name and row count. Recovery reads stored frames
  * with it; it is the one reader of those bytes outside the full decoder.
  *

@@ -1,4 +1,4 @@
-/* Strict parser of OK / error / durable-ack responses (qwp-ingress.md §7). */
+/* Strict parser of OK / error / durable-ack responses (docs/PROTOCOL.md §6). */
 #include "qwp/response.h"
 
 #include "bytes.h"

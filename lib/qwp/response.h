@@ -1,5 +1,5 @@
 /* Strict parser of the server's responses on the ingest WebSocket
- * (qwp-ingress.md §7). A response is one binary message without the 12-byte
+ * (docs/PROTOCOL.md §6). A response is one binary message without the 12-byte
  * QWP header; its first byte is the status.
  *
  *   OK (0x00)            u8 status | i64 sequence | u16 tableCount | tables
@@ -7,7 +7,7 @@
  *   durable ack (0x02)   u8 status | u16 tableCount | tables
  *   table entry          u16 nameLen (> 0) | name (UTF-8) | i64 seqTxn
  *
- * All integers little-endian. Lengths must match exactly (§7.6): no trailing
+ * All integers little-endian. Lengths must match exactly (docs/PROTOCOL.md §6.6): no trailing
  * bytes, msgLen <= 1024, names valid UTF-8. 0x01 (SERVER_INFO) and 0x0E
  * (LOCAL_DURABLE_ACK) are recognised and reported as "ignored". The parser never
  * copies: the result points into the caller's buffer. */
@@ -49,7 +49,7 @@ typedef struct qsf_resp_table {
 } qsf_resp_table;
 
 /* Parses buf[0..len). Returns 0 and fills *out, or -1 with a reason in why
- * (NUL-terminated, at most cap bytes) when the response violates §7.6. */
+ * (NUL-terminated, at most cap bytes) when the response violates docs/PROTOCOL.md §6.6. */
 int qsf_response_parse(const uint8_t *buf, size_t len, qsf_response *out, char *why, size_t cap);
 
 /* Iterates the validated table entries of an OK or durable ack: *pos (a byte

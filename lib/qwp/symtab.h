@@ -1,4 +1,4 @@
-/* The sender's symbol table (qwp-ingress.md §4, sf-behaviour.md §4.2).
+/* The sender's symbol table (docs/PROTOCOL.md §4).
  *
  * Maps each distinct SYMBOL value to a dense connection-global id, assigned from 0
  * in first-use order; ids live for the life of the slot. Three watermarks, all

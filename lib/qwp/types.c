@@ -1,4 +1,4 @@
-/* Names and widths of QWP column types (qwp-ingress.md §6.1). */
+/* Names and widths of QWP column types (docs/PROTOCOL.md §5.2). */
 #include "qwp/types.h"
 
 struct type_desc {

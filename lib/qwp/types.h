@@ -1,5 +1,5 @@
 /* QWP wire constants: type codes, header flags, limits and response statuses
- * (reference: qwp-ingress.md §3, §6.1, §7.5, §10). Shared by the encoder, the
+ * (reference: docs/PROTOCOL.md §3, §5.2, §6.5, §7). Shared by the encoder, the
  * decoder, the row buffer and the test server. */
 #ifndef QSF_QWP_TYPES_H
 #define QSF_QWP_TYPES_H
@@ -20,7 +20,7 @@
 #define QSF_QWP_VERSION    1
 #define QSF_QWP_HEADER_LEN 12
 
-/* Header flags (§3.2). */
+/* Header flags (docs/PROTOCOL.md §3.2). */
 #define QSF_QWP_FLAG_DEFER_COMMIT      0x01
 #define QSF_QWP_FLAG_DURABLE_ACK_POLL  0x02 /* never sent by qsf */
 #define QSF_QWP_FLAG_GORILLA           0x04
@@ -30,7 +30,7 @@
 #define QSF_QWP_FLAGS_INGRESS                                                                      \
     (QSF_QWP_FLAG_DEFER_COMMIT | QSF_QWP_FLAG_GORILLA | QSF_QWP_FLAG_DELTA_SYMBOL_DICT)
 
-/* Column type codes (§6.1). 0x08 is unassigned (formerly STRING). */
+/* Column type codes (docs/PROTOCOL.md §5.2). 0x08 is unassigned (formerly STRING). */
 enum qsf_qwp_type {
     QSF_QWP_BOOLEAN = 0x01,
     QSF_QWP_BYTE = 0x02,
@@ -58,11 +58,11 @@ enum qsf_qwp_type {
 };
 #define QSF_QWP_TYPE_MAX 0x18
 
-/* Timestamp column encoding byte (present only with FLAG_GORILLA, §6.7). */
+/* Timestamp column encoding byte (present only with FLAG_GORILLA, docs/PROTOCOL.md §5.8). */
 #define QSF_QWP_TS_RAW     0x00
 #define QSF_QWP_TS_GORILLA 0x01
 
-/* Limits (§10). */
+/* Limits (docs/PROTOCOL.md §7). */
 #define QSF_QWP_MAX_NAME_LEN       127       /* table and column names, UTF-8 bytes */
 #define QSF_QWP_MAX_COLUMNS        2048      /* columns per table block */
 #define QSF_QWP_MAX_ROWS_PER_TABLE 1000000u  /* rows per table block */
@@ -76,7 +76,7 @@ enum qsf_qwp_type {
 #define QSF_QWP_DEFAULT_MAX_BATCH  2097138u /* the server's default X-QWP-Max-Batch-Size */
 #define QSF_QWP_CATCHUP_CHUNK      65536u   /* catch-up frame size when no cap is advertised */
 
-/* Response status bytes the codec produces or tests against (§7.5). */
+/* Response status bytes the codec produces or tests against (docs/PROTOCOL.md §6.5). */
 #define QSF_QWP_STATUS_OK             0x00
 #define QSF_QWP_STATUS_PARSE_ERROR    0x05
 #define QSF_QWP_STATUS_DICTIONARY_GAP 0x0D

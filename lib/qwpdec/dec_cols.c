@@ -1,7 +1,6 @@
-/* Column data of a table block, with every check a server makes (qwp-ingress.md
- * §6): null section, fixed-width values, BOOLEAN bits, SYMBOL ids (global or
- * per-column dictionary), Gorilla timestamps, VARCHAR/BINARY offsets and UTF-8,
- * GEOHASH precision, array shapes, decimal scales. */
+/* Column data of a table block, with every check a server makes (docs/PROTOCOL.md §5): null
+ * section, fixed-width values, BOOLEAN bits, SYMBOL ids (global or per-column dictionary), Gorilla
+ * timestamps, VARCHAR/BINARY offsets and UTF-8, GEOHASH precision, array shapes, decimal scales. */
 #include "qwpdec/dec_int.h"
 
 #include "bytes.h"
@@ -68,7 +67,7 @@ static int booleans(rd *r, qsf_qwp_dcol *c) {
     return 0;
 }
 
-/* ---- Gorilla (§6.7) ---- */
+/* ---- Gorilla (docs/PROTOCOL.md §5.8) ---- */
 
 typedef struct bitr {
     const uint8_t *p;

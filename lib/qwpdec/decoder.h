@@ -1,4 +1,5 @@
-/* Server-side parser of one QWP message (qwp-ingress.md §3-§6, §10, §15.3 item 8):
+/* Server-side parser of one QWP message (docs/PROTOCOL.md §3-§5, §7;
+ * docs/QWP-SINK.md §2.3):
  * used by the test server (tools/qwp-sink), the tests, the fuzz targets and the
  * benchmarks. It is a static library of its own (lib/qwpdec/meson.build), never
  * part of libqsf: a sender only encodes.
@@ -25,7 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* ---- per-connection dictionary (§4.2) ---- */
+/* ---- per-connection dictionary (docs/PROTOCOL.md §4.2) ---- */
 
 typedef struct qsf_qwp_dict qsf_qwp_dict;
 

@@ -1,5 +1,5 @@
 /* qsf_close: publish what is buffered, drain (bounded), stop, and tell the
- * application exactly what was left behind (sf-behaviour.md §6.2, and the
+ * application exactly what was left behind (docs/ERRORS.md §6, and the
  * contract in include/qsf.h). */
 #include "sender/internal.h"
 

@@ -1,4 +1,4 @@
-/* Orphan adoption (sf-behaviour.md §13). With drain_orphans=on a sender scans
+/* Orphan adoption (docs/FORMAT.md §7.1). With drain_orphans=on a sender scans
  * sf_dir once, while it is being created, for sibling slots left by senders
  * that are gone: subdirectories that are not its own slot, do not start with
  * '.', hold at least one *.sfa file and have no .failed. A pool of at most

@@ -53,7 +53,7 @@ int qsf_sender_after_row(qsf_sender *s, qsf_errinfo *err);
 int qsf_sender_flush_locked(qsf_sender *s, int64_t *fsn_out, qsf_errinfo *err);
 
 /* Stops the drainers and the I/O thread and closes the ring (SF: a fully
- * acknowledged slot's files are removed, sf-format.md §9.5); returns the ring
+ * acknowledged slot's files are removed, docs/DURABILITY.md §12); returns the ring
  * close's result. Idempotent. */
 int qsf_sender_stop(qsf_sender *s, qsf_errinfo *err);
 

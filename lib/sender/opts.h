@@ -1,7 +1,7 @@
 /* The ring's and the I/O thread's options from a parsed connect string (and
  * what recovery reported). Shared by the sender and its orphan drainers, which
  * use the owner's durability, sizes, addresses, credentials and TLS settings
- * (sf-behaviour.md §13). */
+ * (docs/FORMAT.md §7.1). */
 #ifndef QSF_SENDER_OPTS_H
 #define QSF_SENDER_OPTS_H
 

@@ -1,5 +1,5 @@
 /* Public API glue: sender lifecycle, flush, wait, pause, close, stats, errors
- * (sf-behaviour.md §4.5, §6, §9, §10, §15). */
+ * (docs/ERRORS.md §2, §5, §6; docs/PROTOCOL.md §8.8, §10.5, §12). */
 #include "sender/internal.h"
 
 #include "err.h"

@@ -1,5 +1,5 @@
-/* Data barriers shared by the periodic checkpoint (manager, sf-format.md §9.6)
- * and the append-mode barrier (producer, §9.7): the dictionary first, then
+/* Data barriers shared by the periodic checkpoint (manager, docs/DURABILITY.md §8)
+ * and the append-mode barrier (producer, docs/DURABILITY.md §9): the dictionary first, then
  * msync + fdatasync of each live segment's written-but-not-durable range. One
  * call covers everything written so far (group commit), including the frames
  * of a flush not yet published: the append barrier runs before a flush is

@@ -1,7 +1,7 @@
 /* The reader's cursor (I/O thread): seek, next, release. A cursor pins the
  * segment it reads so the manager never unmaps it; it reads only below the
  * segment's published offset (acquire), so a seek that races the producer
- * sees exactly the published frames (lessons.md: "lost first replayed frame"). */
+ * sees exactly the published frames (docs/PROTOCOL.md §8.1, step 5). */
 #include "sf/ring_int.h"
 
 #include "sf/sfa.h"

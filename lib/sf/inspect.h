@@ -1,6 +1,6 @@
 /* Read-only inspection of a slot directory, for tools (`qsf slot inspect`,
  * `qsf slot verify`): the same scan and chain rules as recovery
- * (sf-format.md §8.2-§8.11) without taking the lock and without changing any
+ * (docs/FORMAT.md §6.2-§6.9, §6.11, §6.12) without taking the lock and without changing any
  * file. It reports what an open would find, and what it would fail on or
  * change. */
 #ifndef QSF_INSPECT_H

@@ -1,6 +1,6 @@
-/* The manager thread (sf-behaviour.md §2, §3.4): hot-spare provisioning, trim
- * quanta (sf-format.md §9.4), watermark persistence and periodic checkpoints
- * (§9.6). It ticks every 1 ms (or the sync interval if shorter) or when woken. */
+/* The manager thread (docs/ARCHITECTURE.md §3; docs/DURABILITY.md §2.4): hot-spare provisioning,
+ * trim quanta (docs/DURABILITY.md §7), watermark persistence and periodic checkpoints
+ * (docs/DURABILITY.md §8). It ticks every 1 ms (or the sync interval if shorter) or when woken. */
 #include "sf/ring_int.h"
 
 #include "err.h"
@@ -22,7 +22,7 @@
 
 #define SPARE_PREFAULT ((uint64_t) 256 << 10)
 
-/* ---- spares (sf-format.md §9.2) ---- */
+/* ---- spares (docs/DURABILITY.md §5) ---- */
 
 /* ---- backoff ---- */
 
@@ -113,7 +113,7 @@ static void provision_spare(qsf_ring *r) {
     }
 }
 
-/* ---- trim (sf-format.md §9.4) ---- */
+/* ---- trim (docs/DURABILITY.md §7) ---- */
 
 static bool stage_due(const qsf_ring *r, int stage, int64_t now) {
     return qsf_backoff_due(&r->trim_backoff[stage], now);
@@ -300,7 +300,7 @@ static void persist_acked(qsf_ring *r) {
         QSF_LOGD("watermark write deferred: %s", e.msg);
 }
 
-/* ---- periodic checkpoint (sf-format.md §9.6) ---- */
+/* ---- periodic checkpoint (docs/DURABILITY.md §8) ---- */
 
 static void periodic_checkpoint(qsf_ring *r) {
     if (r->durability != QSF_DUR_PERIODIC)

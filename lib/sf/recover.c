@@ -1,6 +1,6 @@
-/* Recovery of a locked slot (sf-format.md §8): the passes, each scanning,
+/* Recovery of a locked slot (docs/FORMAT.md §6): the passes, each scanning,
  * planning and repairing, until one finds nothing to repair; or a fresh start
- * (§8.13) when no segment survives. The steps live in recover_*.c (see
+ * (docs/FORMAT.md §6.21) when no segment survives. The steps live in recover_*.c (see
  * recover_int.h); opening and releasing a slot are in slot_open.c. */
 #include "recover_int.h"
 
@@ -59,10 +59,10 @@ static void fill_report(rc_state *st) {
     rep->manifest_repaired = c->manifest_repaired;
 }
 
-/* ---- §8.7 migration ---- */
+/* ---- docs/FORMAT.md §6.7 migration ---- */
 
 /* Creates the manifest for a slot that had none, then stamps MANIFEST_REQUIRED
- * into every live segment (the manifest is durable first, as in §9.1). */
+ * into every live segment (the manifest is durable first, as in docs/DURABILITY.md §4). */
 static int migrate(rc_state *st, qsf_errinfo *err) {
     qsf_slot *s = &st->out->slot;
     int64_t head = st->ndata > 0 ? st->data[0]->info.base_seq : st->active->info.base_seq;
@@ -77,7 +77,7 @@ static int migrate(rc_state *st, qsf_errinfo *err) {
     return rc;
 }
 
-/* ---- §8.10 ---- */
+/* ---- docs/FORMAT.md §6.12 ---- */
 
 int64_t qsf_rc_seed_acked(int64_t lowest_base, int64_t published, int64_t watermark,
                           bool *ignored) {
@@ -109,7 +109,7 @@ static int seed_watermark(qsf_slot_recovered *out, qsf_errinfo *err) {
 
 /* ---- one pass ---- */
 
-/* §8.5 "no valid segment": quarantined debris is gone; a collapsed manifest
+/* docs/FORMAT.md §6.5 "no valid segment": quarantined debris is gone; a collapsed manifest
  * (headBase == activeBase) is removed; then the slot starts fresh. */
 static int start_empty(rc_state *st, uint64_t seg_bytes, qsf_errinfo *err) {
     qsf_slot_recovered *out = st->out;

@@ -1,7 +1,7 @@
-/* Opening a slot in SF mode: lock, recovery (sf-format.md §8) or fresh start
- * (§8.13 + the §9.1 create barriers), and the close-time cleanup of a fully
- * drained slot (§9.5 steps 4-6). Open, adopt and release are in slot_open.c,
- * the recovery in recover*.c, the cleanup in slot_drained.c.
+/* Opening a slot in SF mode: lock, recovery (docs/FORMAT.md §6) or fresh start
+ * (docs/FORMAT.md §6.21 + the docs/DURABILITY.md §4 create barriers), and the close-time cleanup of
+ * a fully drained slot (docs/DURABILITY.md §12 steps 4-6). Open, adopt and release are in
+ * slot_open.c, the recovery in recover*.c, the cleanup in slot_drained.c.
  *
  * Recovery reads every file with pread through a 64 KiB buffer and never maps
  * anything: the runtime maps the returned segments afterwards (for appending
@@ -85,19 +85,19 @@ typedef struct qsf_slot_recovered {
     uint32_t n_losses;
 } qsf_slot_recovered;
 
-/* sf_max_segment_bytes default (connect-string.md): size of sf-initial.sfa when
+/* sf_max_segment_bytes default (docs/CONFIGURATION.md, "Keys"): size of sf-initial.sfa when
  * qsf_slot_open has to start a fresh slot. */
 #define QSF_SLOT_DEFAULT_SEGMENT_BYTES (4u << 20)
 
 /* Locks and recovers (or freshly creates) <sf_dir>/<sender_id>. `durability` is
  * an enum qsf_durability: PERIODIC and APPEND make the recovered range and the
- * dictionary durable before returning (§8.12). A fresh slot's sf-initial.sfa is
+ * dictionary durable before returning (docs/FORMAT.md §6.13). A fresh slot's sf-initial.sfa is
  * preallocated to `segment_bytes` (>= 33). Caller thread. On error *out is left
  * released (safe to pass to qsf_slot_release again). */
 int qsf_slot_open_sized(const char *sf_dir, const char *sender_id, int durability,
                         uint64_t segment_bytes, qsf_slot_recovered *out, qsf_errinfo *err);
 
-/* An orphan drainer's open (sf-behaviour.md §13): as qsf_slot_open_sized, but
+/* An orphan drainer's open (docs/FORMAT.md §7.1): as qsf_slot_open_sized, but
  * an unreplayable slot is not set aside and restarted: it is marked `.failed`
  * (with the reason) and the open fails with QSF_E_CORRUPT. */
 int qsf_slot_adopt_sized(const char *sf_dir, const char *sender_id, int durability,
@@ -111,14 +111,14 @@ int qsf_slot_open(const char *sf_dir, const char *sender_id, int durability,
  * dictionary, releases both locks (never deletes .lock/.lock.pid). Idempotent. */
 void qsf_slot_release(qsf_slot_recovered *r);
 
-/* §9.5 step 4: unlinks the named segments in the given order (the caller passes
+/* docs/DURABILITY.md §12 step 4: unlinks the named segments in the given order (the caller passes
  * the active and spare segments in generation order), stopping at the first
  * failure, then fsyncs the directory. Fault point QSF_FP_SEGMENT_UNLINKED fires
  * after each unlink. Returns QSF_E_IO naming the file on failure (files after it
  * stay for the next opener). */
 int qsf_slot_unlink_segments(qsf_slot *s, const char *const *names, uint32_t n, qsf_errinfo *err);
 
-/* §9.5 step 5: closes and unlinks sf-manifest.bin, then .symbol-dict, then
+/* docs/DURABILITY.md §12 step 5: closes and unlinks sf-manifest.bin, then .symbol-dict, then
  * .ack-watermark LAST, then the logical lock file <sf_dir>/.slot-locks/<slot>.lock
  * (and its .pid), then fsyncs the slot directory. Stops at the first failure.
  * Call it only after qsf_slot_unlink_segments succeeded; step 6 is

@@ -1,4 +1,4 @@
-/* Recovery steps 5-8 (sf-format.md §8.5-§8.8): decide, from the scanned files
+/* Recovery steps 5-8 (docs/FORMAT.md §6.5-§6.8): decide, from the scanned files
  * and the manifest, which segments form the chain, which one is active, and
  * which files are leftovers. Chain errors name the FSNs and files involved.
  *
@@ -102,7 +102,7 @@ static int zero_sealed(rc_state *st, bool *zeroed, qsf_errinfo *err) {
     return QSF_OK;
 }
 
-/* ---- §8.5: no segment with a valid header ---- */
+/* ---- docs/FORMAT.md §6.5: no segment with a valid header ---- */
 
 static int no_valid(rc_state *st, bool *empty, qsf_errinfo *err) {
     const qsf_manifest *m = &st->out->manifest;
@@ -124,7 +124,7 @@ static int no_valid(rc_state *st, bool *empty, qsf_errinfo *err) {
     return QSF_OK;
 }
 
-/* ---- §8.7: slot without a manifest ---- */
+/* ---- docs/FORMAT.md §6.7: slot without a manifest ---- */
 
 /* Rank of an empty segment as the reused active one: sf-initial.sfa first. */
 static int empty_rank(const rc_seg *s) {
@@ -183,7 +183,7 @@ static int legacy_chain(rc_state *st, qsf_errinfo *err) {
     return zero_sealed(st, &zeroed, err);
 }
 
-/* ---- §8.8: slot with a manifest ---- */
+/* ---- docs/FORMAT.md §6.8: slot with a manifest ---- */
 
 /* Data below headBase. Trim persists the watermark (record + sync) before it
  * moves headBase, so a segment wholly below the head whose frames are all at
@@ -286,10 +286,10 @@ static rc_seg *pick_active(rc_state *st, int64_t base) {
     return torn ? torn : clean;
 }
 
-/* §9.5 step 4 unlinks the active segment, then the spares. A crash in between
+/* docs/DURABILITY.md §12 step 4 unlinks the active segment, then the spares. A crash in between
  * leaves a collapsed manifest (headBase == activeBase: everything acknowledged),
  * no data, no corrupt file and only empty spares above activeBase. That is the
- * collapsed case of §8.5 (qsf rule): empties are deleted (clean) or
+ * collapsed case of docs/FORMAT.md §6.8: empties are deleted (clean) or
  * quarantined (torn) and the slot starts empty. */
 static bool drained_leftovers(rc_state *st) {
     const qsf_manifest *m = &st->out->manifest;

@@ -1,5 +1,5 @@
-/* Recovery steps 9 and 12 (sf-format.md §8.9, §8.12) and the migration stamp of
- * §8.7: everything recovery changes on disk in a recovered slot. Each change is
+/* Recovery steps 9 and 12 (docs/FORMAT.md §6.11, §6.13) and the migration stamp of
+ * docs/FORMAT.md §6.7: everything recovery changes on disk in a recovered slot. Each change is
  * made durable before recovery goes on (zeroing: pwrite + fdatasync; deletes and
  * renames: one directory fsync). */
 #include "recover_int.h"

@@ -1,4 +1,4 @@
-/* Recovery step 11 (sf-format.md §8.11): during the one ordered pass over
+/* Recovery step 11 (docs/FORMAT.md §6.9): during the one ordered pass over
  * every FSN of the chain (recover_groups.c), each intact frame's delta symbol
  * section, read with lib/qwp/peek, goes into the dictionary rebuilt from
  * .symbol-dict plus the sections;
@@ -137,7 +137,7 @@ static int read_section(rc_reader *r, const rc_slot *slot, uint64_t *start, strl
     return rc;
 }
 
-/* ---- applying a section (§8.11 rules) ---- */
+/* ---- applying a section (docs/FORMAT.md §6.9 rules) ---- */
 
 /* Whether the frame at fsn will be sent: above acked, not in the interrupted
  * flush at the end, not in a flush given up. */

@@ -1,4 +1,4 @@
-/* Fresh start (sf-format.md §8.13) and the create barrier sequence (§9.1):
+/* Fresh start (docs/FORMAT.md §6.21) and the create barrier sequence (docs/DURABILITY.md §4):
  *
  *   1. .ack-watermark: stale one removed, new 8192 zero bytes (O_EXCL, fsync)
  *   2. .symbol-dict: created or truncated, 8-byte header

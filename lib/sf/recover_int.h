@@ -1,18 +1,18 @@
 /* Internal state shared by the recovery modules:
- *   recover_scan.c    enumerate the slot, scan each *.sfa with pread (§8.2-8.3)
+ *   recover_scan.c    list the slot, scan each *.sfa with pread (docs/FORMAT.md §6.2, §6.3)
  *   recover_salvage.c past a bad frame: find intact frames, count the destroyed ones
- *   recover_chain.c   classify, legacy/manifest chain rules, active selection (§8.5-8.8)
+ *   recover_chain.c   classify, legacy/manifest chains, the active one (docs/FORMAT.md §6.5-§6.8)
  *   recover_number.c  FSN slots of damaged segments and of gaps (sealed counts)
  *   recover_walk.c    the chain's FSNs in order: intact frames and destroyed slots
  *   recover_groups.c  flushes: commit boundary, given-up groups, losses, the cut
  *   recover_repair.c  rewrites with placeholders, the cut, manifest corrections
- *   recover_clean.c   deletes, quarantine, residue zeroing, durability baseline (§8.9, §8.12)
- *   recover_frames.c  dictionary rebuild (§8.11)
- *   recover_fresh.c   fresh start and the create barriers (§8.13, §9.1)
- *   recover.c         the recovery passes of a locked slot, watermark seeding (§8.10)
+ *   recover_clean.c   deletes, quarantine, residue zeroing, baseline (docs/FORMAT.md §6.11, §6.13)
+ *   recover_frames.c  dictionary rebuild (docs/FORMAT.md §6.9)
+ *   recover_fresh.c   fresh start, create barriers (docs/FORMAT.md §6.21, docs/DURABILITY.md §4)
+ *   recover.c         recovery passes of a locked slot, watermark seeding (docs/FORMAT.md §6.12)
  * and, around them:
  *   slot_open.c       qsf_slot_open / _adopt / _release: lock, recover, unreplayable slots
- *   slot_drained.c    the drained-close cleanup (§9.5 steps 4-6)
+ *   slot_drained.c    the drained-close cleanup (docs/DURABILITY.md §12 steps 4-6)
  */
 #ifndef QSF_RECOVER_INT_H
 #define QSF_RECOVER_INT_H
@@ -168,7 +168,7 @@ int qsf_rc_salvage_next(rc_reader *r, uint64_t bad, uint64_t *next, bool *found,
 int qsf_rc_count_gap(rc_reader *r, rc_piece *g, qsf_errinfo *err);
 
 /* recover_chain.c: returns QSF_OK with st->active set, or a chain error. Sets
- * *empty (st->active NULL) when the slot must start fresh: §8.5, or only the
+ * *empty (st->active NULL) when the slot must start fresh: docs/FORMAT.md §6.5, or only the
  * spares of an interrupted drained close are left under a collapsed manifest. */
 int qsf_rc_build_chain(rc_state *st, bool *empty, qsf_errinfo *err);
 

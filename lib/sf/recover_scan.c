@@ -1,4 +1,4 @@
-/* Recovery steps 2-3 (sf-format.md §8.2-§8.3): list the slot and scan every
+/* Recovery steps 2-3 (docs/FORMAT.md §6.2, §6.3): list the slot and scan every
  * *.sfa with pread through one 64 KiB buffer. Never maps a file: a page lost in
  * a crash must surface as EIO here, not as SIGBUS. Any I/O error aborts
  * recovery with every file untouched; only format problems make a file corrupt. */

@@ -112,8 +112,8 @@ static qsf_ring *ring_alloc(const qsf_ring_opts *o) {
 }
 
 /* A latched terminal error wakes every producer waiting for space: they return
- * it at once (sf-behaviour.md lessons: "terminal error invisible to a blocked
- * producer"). Runs on the thread that latched it, never under mu. */
+ * it at once (docs/ERRORS.md §4; docs/DURABILITY.md §3.3). Runs on the thread
+ * that latched it, never under mu. */
 static void wake_on_latch(void *user, int code) {
     qsf_ring *r = user;
     (void) code;
@@ -259,7 +259,7 @@ int qsf_ring_mark_failed(qsf_ring *r, const char *reason, qsf_errinfo *err) {
     return qsf_slot_write_failed(r->rec.slot.dirfd, r->rec.slot.path, reason, err);
 }
 
-/* ---- close (sf-format.md §9.5) ---- */
+/* ---- close (docs/DURABILITY.md §12) ---- */
 
 /* Unlinks the active segment and the spare in generation order, stopping at the
  * first failure, then the side files (watermark last). */

@@ -4,8 +4,8 @@
  * This header is the contract between the producer side (sender.c: append,
  * symbol-dictionary write-ahead, barriers), the I/O thread (cursor, acknowledge)
  * and the manager thread (owned by the ring: spares, trim, watermark, periodic
- * checkpoints). Behaviour: sf-behaviour.md §2-§4, §11, §12; barriers:
- * sf-format.md §9.
+ * checkpoints). Behaviour: docs/ARCHITECTURE.md §3; docs/DURABILITY.md §1-§3; docs/FORMAT.md §6;
+ * barriers: docs/DURABILITY.md §4-§9, §12, §14.
  *
  * Threads: exactly one producer calls append/barrier/symdict_append; exactly one
  * reader (the I/O thread) uses cursors and acknowledge; any thread may read the
@@ -64,7 +64,7 @@ typedef struct qsf_recovery_loss {
     char what[160];            /* e.g. "CRC mismatch at offset 1000000" */
 } qsf_recovery_loss;
 
-/* What recovery found (sf-format.md §8.14); filled by qsf_ring_open. */
+/* What recovery found (docs/FORMAT.md §6.20); filled by qsf_ring_open. */
 typedef struct qsf_recovery_report {
     uint32_t segments;
     uint64_t frames;
@@ -87,8 +87,8 @@ typedef struct qsf_recovery_report {
     bool manifest_repaired;    /* the manifest's bounds were corrected from the segments */
 } qsf_recovery_report;
 
-/* Status the I/O side keeps current so a full ring can say why (sf-behaviour.md
- * §4.4). The ring calls this when composing the QSF_E_FULL message. */
+/* Status the I/O side keeps current so a full ring can say why (docs/DURABILITY.md §3.3;
+ * docs/ERRORS.md §3). The ring calls this when composing the QSF_E_FULL message. */
 typedef void (*qsf_ring_status_fn)(void *user, char *buf, size_t cap);
 
 /* Opens (SF: lock, recover, sanitise; memory: allocate) and starts the manager
@@ -98,7 +98,7 @@ typedef void (*qsf_ring_status_fn)(void *user, char *buf, size_t cap);
 int qsf_ring_open(const qsf_ring_opts *opts, qsf_ring **out, qsf_recovery_report *report,
                   qsf_errinfo *err);
 
-/* Closes per sf-format.md §9.5: fully acked -> files removed in crash-safe order;
+/* Closes per docs/DURABILITY.md §12: fully acked -> files removed in crash-safe order;
  * otherwise the tail stays on disk. Always releases the lock and frees the ring,
  * except when the manager does not stop within 5 s: then QSF_E_TIMEOUT, and the
  * ring (and the slot lock) stay held for the life of the process. Release every
@@ -139,7 +139,7 @@ void qsf_ring_set_status_fn(qsf_ring *r, qsf_ring_status_fn fn, void *user);
  * host crash might bring the frames back).
  *
  * qsf_ring_txn_abort: zeroes the flush's frames, undoes its rotations (the
- * manifest moves back first, sf-format.md §9.3 in reverse) and gives back its
+ * manifest moves back first, docs/DURABILITY.md §6 in reverse) and gives back its
  * FSNs. If that fails the sender cannot go on: the latch is set (QSF_E_IO or
  * QSF_E_DURABILITY), the frames stay unpublished and the next recovery removes
  * them. */

@@ -1,6 +1,7 @@
-/* The producer path: writing the frames of a flush, rotation (sf-format.md
- * §9.3) and backpressure (sf-behaviour.md §4.3-4.4). A flush is published all
- * at once, and undone on abort, in ring_txn.c. */
+/* The producer path: writing the frames of a flush, rotation
+ * (docs/DURABILITY.md §6) and backpressure (docs/DURABILITY.md §3.1, §3.3;
+ * docs/ERRORS.md §3). A flush is published all at once, and undone on abort,
+ * in ring_txn.c. */
 #include "sf/ring_int.h"
 
 #include "err.h"
@@ -21,7 +22,7 @@
  * the producer's own. */
 enum { TRY_ROTATED = 0, TRY_WAIT = 1, TRY_PLANNING = 2 };
 
-/* Early wake (sf-behaviour.md §3.4): once per active segment, when it crosses
+/* Early wake (docs/DURABILITY.md §2.4): once per active segment, when it crosses
  * 3/4 of its size, make sure the manager is preparing a spare. */
 static void maybe_early_wake(qsf_ring *r, qsf_segment *a) {
     if (a->early_woken || a->append_off < (a->size >> 2) * 3)

@@ -24,7 +24,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-/* Backoff of one trim stage (sf-format.md §9.4): 4 ms doubling to 1.024 s. */
+/* Backoff of one trim stage (docs/DURABILITY.md §7): 4 ms doubling to 1.024 s. */
 typedef struct qsf_backoff {
     int64_t next_ns;  /* do not try before this monotonic time */
     int64_t delay_ns; /* 0 after a success */
@@ -178,7 +178,7 @@ void qsf_plan_rotation(qsf_ring *r);
 /* ---- barrier.c: data barriers (qsf_barrier_*; the durability modes are
  * QSF_DUR_*, the durable-ack tracking of the I/O thread is qsf_durable_*) ---- */
 /* Syncs every live segment whose written bytes are not yet durable, after the
- * dictionary (sf-format.md §9.6 steps 1-3, §9.7): published frames and those
+ * dictionary (docs/DURABILITY.md §8 steps 1-3, docs/DURABILITY.md §9): published frames and those
  * of an open flush alike. On failure the failed published range is re-dirtied
  * and the error returned. Takes sync_mu. */
 int qsf_barrier_sync_written(qsf_ring *r, qsf_errinfo *err);

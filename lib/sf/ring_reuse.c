@@ -18,7 +18,7 @@
  * empty active at the old base, the watermark above publishedFsn, a warning
  * and nothing replayed); after step 2 and before step 3 the manifest names the
  * old base with headBase == activeBase, no data and only an empty segment
- * above it: the slot starts fresh (docs/FORMAT.md §6, step 8); after step 3 it
+ * above it: the slot starts fresh (docs/FORMAT.md §6.8); after step 3 it
  * is an ordinary slot. Nothing unacknowledged is ever lost. */
 #include "sf/ring_int.h"
 

@@ -1,6 +1,6 @@
 /* Planned rotation: the spare's header sync moved off the producer's path.
  *
- * Rotation (sf-format.md §9.3) must make the new segment's header durable,
+ * Rotation (docs/DURABILITY.md §6) must make the new segment's header durable,
  * holding baseSeq = the FSN after the full segment's last frame, before the
  * manifest names it and before any frame goes into it. Done at the moment the
  * active segment is full, that sync stalls the producer: on the reference
@@ -22,7 +22,7 @@
  * manifest before the first frame. If the guess was wrong (frames grew and
  * the segment filled before X), rotation rewrites and syncs the header as
  * before; nothing is lost but the head start. A spare whose header names a
- * future FSN is, to recovery, an empty extra segment like any other (§8.9).
+ * future FSN is, to recovery, an empty extra segment like any other (docs/FORMAT.md §6.11).
  *
  * The guess keeps 1/32 of the room as slack, so frames up to ~3 % larger than
  * the last segment's average still reach X before the segment is full; that

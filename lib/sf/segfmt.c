@@ -51,7 +51,7 @@ void qsf_sfa_frame_encode(uint8_t *out, const void *payload, uint32_t len) {
     qsf_put_u32(out + QSF_SFA_FRAME_AT_CRC, qsf_sfa_frame_crc(payload, len));
 }
 
-/* ---- names (sf-format.md §3.1) ---- */
+/* ---- names (docs/FORMAT.md §2.1) ---- */
 
 #define NAME_PREFIX  "sf-"
 #define NAME_SUFFIX  ".sfa"

@@ -1,6 +1,6 @@
-/* Segment file (*.sfa) header and frame envelope (sf-format.md §3): the one
+/* Segment file (*.sfa) header and frame envelope (docs/FORMAT.md §2): the one
  * place their layout is drawn, their field offsets are named and their bytes
- * are encoded and decoded. Segment names (§3.1) are formatted and parsed here
+ * are encoded and decoded. Segment names (docs/FORMAT.md §2.1) are formatted and parsed here
  * too.
  *
  * Pure functions over byte buffers: no I/O. Recovery (recover_scan.c) decodes with

@@ -99,7 +99,7 @@ static inline uint64_t qsf_seg_max_payload(uint64_t size) {
     return size > least ? size - least : 0;
 }
 
-/* Writes one frame in the order of sf-format.md §3.4 (length, payload, CRC
+/* Writes one frame in the order of docs/FORMAT.md §2.4 (length, payload, CRC
  * last) at append_off, without publishing it. Returns false, with nothing
  * written, when the frame does not fit. Producer only. */
 bool qsf_seg_write(qsf_segment *s, const void *payload, uint32_t len);

@@ -1,4 +1,4 @@
-/* Sizes, magics and names of the slot files (sf-format.md). Constants only;
+/* Sizes, magics and names of the slot files (docs/FORMAT.md). Constants only;
  * each file's layout is drawn where its codec lives: segments (*.sfa) in
  * segfmt.h, .ack-watermark and sf-manifest.bin in sidefile.h, .symbol-dict in
  * symdict.h. */

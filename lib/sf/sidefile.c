@@ -1,5 +1,5 @@
 /* .ack-watermark (AKW1) and sf-manifest.bin (SFM1): dual-slot record files.
- * Layout diagram in sidefile.h; format in sf-format.md §4. */
+ * Layout diagram in sidefile.h; format in docs/FORMAT.md §3. */
 #include "sf/sidefile.h"
 
 #include "bytes.h"
@@ -357,7 +357,7 @@ int qsf_manifest_create(int slot_dirfd, const char *slot_path, int64_t head_base
 /* The last sync failed after generation N was written into its slot (over
  * N-2). After a failed writeback the kernel may have marked the page clean and
  * dropped the error, so a plain retry of the fsync could succeed with nothing
- * on disk (sf-format.md §9.6); and N+1 goes into the other slot, over N-1, the
+ * on disk (docs/DURABILITY.md §8); and N+1 goes into the other slot, over N-1, the
  * newest record known to be on disk, so writing it before N is durable could
  * leave no valid record after a crash. So N is written again, in its own
  * slot, and synced first. */

@@ -1,5 +1,5 @@
 /* Dual-slot record files: .ack-watermark (AKW1) and sf-manifest.bin (SFM1),
- * sf-format.md §4.
+ * docs/FORMAT.md §3.
  *
  *   file, exactly 8192 bytes:
  *   0                 64           4096              4160          8192
@@ -22,7 +22,7 @@
  *
  * Handles keep the descriptor and the current generation. write() is one
  * positioned write of a record; sync() is the fsync. They are separate so the
- * runtime can order barriers (sf-format.md §9.4: watermark write, sync, dir
+ * runtime can order barriers (docs/DURABILITY.md §7: watermark write, sync, dir
  * fsync, manifest write + sync, unlink). A handle with fd < 0 is closed/absent.
  *
  * Threads: a handle is used by one thread at a time (the owner serialises).
@@ -117,7 +117,7 @@ typedef struct qsf_manifest {
 int qsf_manifest_open(int slot_dirfd, const char *slot_path, qsf_manifest *m, qsf_errinfo *err);
 
 /* Creates sf-manifest.bin: O_EXCL, preallocated to 8192, record generation 1
- * (head_base, active_base) at offset 4096, fsync, then dir fsync (§9.1 step 4).
+ * (head_base, active_base) at offset 4096, fsync, then dir fsync (docs/DURABILITY.md §4 step 5).
  * Errors: QSF_E_NOSPC/QSF_E_IO/QSF_E_UNSUPPORTED/QSF_E_INVAL, QSF_E_DURABILITY
  * (file fsync); no partial file left. */
 int qsf_manifest_create(int slot_dirfd, const char *slot_path, int64_t head_base,

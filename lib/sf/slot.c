@@ -1,5 +1,5 @@
 /* Slot directory, locks, markers and quarantine (slot.h;
- * sf-format.md §2, §6, §7). */
+ * docs/FORMAT.md §1, §5.1-§5.4, §5.6). */
 #include "sf/slot.h"
 
 #include "err.h"

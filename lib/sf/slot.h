@@ -1,4 +1,4 @@
-/* Slot directory, naming, locks, markers and quarantine (sf-format.md §2, §6, §7).
+/* Slot directory, naming, locks, markers and quarantine (docs/FORMAT.md §1, §5.1-§5.4, §5.6).
  *
  *   <sf_dir>/                         created if missing, one level only, 0700
  *     .slot-locks/<slot>.lock         logical lock (flock), + <slot>.lock.pid
@@ -25,7 +25,7 @@
 #include <stdint.h>
 
 #define QSF_SLOT_PATH_MAX 1024
-#define QSF_SLOT_NAME_MAX 200 /* longest sender_id in bytes (connect-string.md) */
+#define QSF_SLOT_NAME_MAX 200 /* longest sender_id in bytes (docs/CONFIGURATION.md, "Keys") */
 
 typedef struct qsf_slot {
     char sf_dir[QSF_SLOT_PATH_MAX];   /* as given (verbatim, no ~ expansion) */
@@ -99,7 +99,7 @@ int qsf_slot_quarantine_file(int slot_dirfd, const char *slot_path, const char *
 int qsf_slot_quarantine_copy(int slot_dirfd, const char *slot_path, const char *name, char *copy,
                              size_t cap, uint32_t *pruned, qsf_errinfo *err);
 
-/* Sets a whole slot aside (§7.4): with the logical lock held and the slot's own
+/* Sets a whole slot aside (docs/FORMAT.md §5.6): with the logical lock held and the slot's own
  * descriptors closed by the caller (s->dirfd and s->lock_fd may still be open:
  * they are closed here after .failed is written), writes .failed with `reason`,
  * renames <sf_dir>/<slot> to <slot>.unreplayable-<N> (first free N in 1..64),

@@ -1,4 +1,4 @@
-/* The drained-close cleanup of a slot (sf-format.md §9.5 steps 4-6, recover.h):
+/* The drained-close cleanup of a slot (docs/DURABILITY.md §12 steps 4-6, recover.h):
  * its segments, then its side files with the watermark last, then the logical
  * lock file. */
 #include "recover_int.h"

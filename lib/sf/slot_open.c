@@ -45,7 +45,7 @@ void qsf_rc_drop_pass(qsf_slot_recovered *out) {
     handles_init(out);
 }
 
-/* §7.4 + §12.3: set the unreplayable slot aside and start fresh under its name. */
+/* docs/FORMAT.md §5.6: set the unreplayable slot aside and start fresh under its name. */
 static int quarantine_and_restart(qsf_slot_recovered *out, uint64_t seg_bytes, qsf_errinfo *err) {
     char reason[sizeof out->data_loss_reason], path[sizeof out->report.quarantined_slot];
     snprintf(reason, sizeof reason, "%s", out->data_loss_reason);

@@ -1,5 +1,5 @@
 /* .symbol-dict (SYD1 v1 chunk log) and the in-memory entry list. Layout diagram
- * in symdict.h; format in sf-format.md §5. */
+ * in symdict.h; format in docs/FORMAT.md §4. */
 #include "sf/symdict.h"
 
 #include "bytes.h"

@@ -1,4 +1,4 @@
-/* The symbol dictionary: .symbol-dict (SYD1 version 1 chunk log, sf-format.md §5)
+/* The symbol dictionary: .symbol-dict (SYD1 version 1 chunk log, docs/FORMAT.md §4)
  * plus the in-memory list of every known entry.
  *
  *   0      4   5          8

@@ -1,4 +1,4 @@
-/* Crash tests (sf-format.md §10). A child process appends frames (and
+/* Crash tests (docs/DURABILITY.md §15.2). A child process appends frames (and
  * dictionary chunks, and acknowledges so trims run) and reports every append
  * that returned through a pipe; it is SIGKILLed at a numbered fault point or at
  * a random moment. The parent then recovers the slot with qsf_ring_open and

@@ -1,5 +1,5 @@
 /* A child process is SIGKILLed at a numbered fault point inside slot code
- * (sf-format.md §10); the next open must succeed into a valid state with
+ * (docs/DURABILITY.md §15.2); the next open must succeed into a valid state with
  * nothing recovered that was not there. Needs -Dfault_injection=true. */
 #include "testutil.h"
 
@@ -138,7 +138,7 @@ static void drained_cleanup_leaves_only_the_lock(void **state) {
     expect_empty_slot();
 }
 
-/* The active segment and a spare, unlinked in generation order (§9.5 step 4),
+/* The active segment and a spare, unlinked in generation order (docs/DURABILITY.md §12 step 4),
  * after everything was acknowledged. */
 static void drained_cleanup_with_spare(void) {
     qsf_slot_recovered r;

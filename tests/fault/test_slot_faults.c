@@ -158,7 +158,7 @@ static void rename_failure_during_quarantine(void **state) {
                      QSF_E_IO);
     assert_non_null(strstr(e.msg, "junk.sfa"));
     assert_true(st_exists(st_path(st_slot, "junk.sfa")));
-    fail_unlink = 0; /* rename fails, removal works (sf-format.md §7.3) */
+    fail_unlink = 0; /* rename fails, removal works (docs/FORMAT.md §5.4) */
     assert_int_equal(qsf_slot_open_sized(st_sfdir, "default", QSF_DUR_MEMORY, SEG, &r, &e), QSF_OK);
     assert_int_equal(r.report.quarantined_files, 1);
     qsf_slot_release(&r);

@@ -62,7 +62,7 @@ int rawws_wait_eof(rawws *w, int timeout_ms);
  * payload is not one), and the table count of an OK. */
 int64_t rawws_resp_seq(const rawws_frame *f);
 
-/* QWP messages used by the tests (qwp-ingress.md §13). */
+/* QWP messages used by the tests (docs/PROTOCOL.md §13). */
 extern const uint8_t RAWWS_EMPTY_COMMIT[14]; /* flags 0x08, table_count 0 */
 extern const uint8_t RAWWS_CATCHUP_AB[18];   /* flags 0x09, registers "a","b" */
 extern const uint8_t RAWWS_SENSORS[86];      /* vector A: 2 rows in sensors */

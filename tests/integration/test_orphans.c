@@ -1,4 +1,4 @@
-/* Orphan adoption (drain_orphans=on, sf-behaviour.md §13): slots left behind
+/* Orphan adoption (drain_orphans=on, docs/FORMAT.md §7.1): slots left behind
  * by senders that are gone are drained by a new sender in the background; a
  * slot in use is never taken, a slot marked .failed is left alone, and a slot
  * that cannot be replayed is marked .failed instead of being moved. */

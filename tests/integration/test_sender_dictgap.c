@@ -1,10 +1,10 @@
 /* A recovered slot whose deferred tail needs symbol ids the client no longer
  * has (.symbol-dict lost its end in a host crash). Recovery judges the gap
- * against the commit boundary (sf-format.md §8.11): a gap in the aborted tail is
- * harmless because the tail is never sent (sf-behaviour.md §12.2; recovery cuts
+ * against the commit boundary (docs/FORMAT.md §6.9): a gap in the aborted tail is
+ * harmless because the tail is never sent (docs/FORMAT.md §6.18; recovery cuts
  * it from the disk, docs/FORMAT.md), so the slot is not quarantined, the
- * pre-send guard of §5.3 never fires and nothing is reported. (A gap at or below the boundary
- * quarantines the slot: see unreplayable_slot_is_quarantined_and_reported in
+ * pre-send guard of docs/PROTOCOL.md §4.4 never fires and nothing is reported. (A gap at or below
+ * the boundary quarantines the slot: see unreplayable_slot_is_quarantined_and_reported in
  * test_sender_recovery.c.) */
 #include "itest.h"
 
@@ -74,7 +74,7 @@ static void gap_in_the_aborted_tail_is_never_sent(void **state) {
     qsink_stats st;
     qsink_get_stats(sink, &st);
     assert_int_equal(st.errors, 0);
-    assert_false(sink_got(sink, st.accepted, tail, tail_len)); /* §12.2: never sent */
+    assert_false(sink_got(sink, st.accepted, tail, tail_len)); /* cut: docs/FORMAT.md §6.18 */
     it_close_and_check(s, sink, "t", 20, false);
 }
 

@@ -1,7 +1,7 @@
 /* Edge paths of the sender API against qwp-sink: flushes that are all or
- * nothing, close adding no frame of its own (sf-behaviour.md §6.2), the FSN an empty flush returns
- * (§4.5), wait's argument checks (§6.1) and a terminal error waking a producer blocked on a full
- * ring (§5.3 / §8). */
+ * nothing, close adding no frame of its own (docs/ERRORS.md §6), the FSN an empty flush returns
+ * (docs/ERRORS.md §2), wait's argument checks (docs/PROTOCOL.md §8.8) and a terminal error waking a
+ * producer blocked on a full ring (docs/ERRORS.md §4). */
 #include "itest.h"
 
 #include "os/os.h"
@@ -246,7 +246,7 @@ static void append_barrier_whose_undo_fails_is_in_doubt(void **state) {
     qsf_os_reset(); /* no thread is left to read the table */
 }
 
-/* ---- §4.5: an empty flush reports the current published FSN ---- */
+/* ---- docs/ERRORS.md §2: an empty flush reports the current published FSN ---- */
 
 static void empty_flush_returns_the_published_fsn(void **state) {
     (void) state;
@@ -279,7 +279,7 @@ static void empty_flush_returns_the_published_fsn(void **state) {
     qsink_stop(sink);
 }
 
-/* ---- §6.1: qsf_wait argument checks ---- */
+/* ---- docs/PROTOCOL.md §8.8: qsf_wait argument checks ---- */
 
 static void wait_rejects_durable_without_negotiation_and_future_fsns(void **state) {
     (void) state;

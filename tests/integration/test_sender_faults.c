@@ -1,6 +1,6 @@
 /* Each qwp-sink fault against a live sender: the rows that reach the sink are
  * every row published (duplicates only where a replay allows them), and each
- * server status meets its policy (sf-behaviour.md §7-§8). */
+ * server status meets its policy (docs/PROTOCOL.md §9, §10). */
 #include "itest.h"
 
 #include "log.h"

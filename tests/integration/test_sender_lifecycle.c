@@ -1,5 +1,5 @@
 /* Creation modes, failure cleanup, wait timeouts, the error handler and the
- * OK-leapfrog rule (sf-behaviour.md §5.5, §6.1, §9, §10). */
+ * OK-leapfrog rule (docs/PROTOCOL.md §8.4, §8.8, §10.5; docs/ERRORS.md §5). */
 #include "itest.h"
 
 #include "log.h"

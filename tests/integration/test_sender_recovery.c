@@ -1,5 +1,6 @@
 /* Outages, backpressure, pause, durable acks and replay after a crash: nothing
- * published is lost (sf-behaviour.md §4.4, §5.7, §7, §12, §14). */
+ * published is lost (docs/DURABILITY.md §3.3; docs/ERRORS.md §3; docs/PROTOCOL.md §8.5, §8.9, §10;
+ * docs/FORMAT.md §6). */
 #include "itest.h"
 
 #include "bytes.h"
@@ -294,7 +295,7 @@ static void publish_padded(qsf_sender *s, int64_t from, int64_t to) {
 
 /* A producer killed in the middle of a split flush leaves deferred frames with
  * no committing frame after them: the next sender never sends that aborted tail
- * (sf-behaviour.md §12.2): recovery cuts it from the disk (docs/FORMAT.md), so
+ * (docs/FORMAT.md §6.18): recovery cuts it from the disk (docs/FORMAT.md), so
  * the new frames take its FSNs and can never commit it. */
 static void aborted_tail_is_retired_not_sent(void **state) {
     (void) state;
@@ -342,7 +343,7 @@ static void aborted_tail_is_retired_not_sent(void **state) {
 }
 #endif
 
-/* lessons.md §1.1: reconnects while the producer publishes at full speed must
+/* docs/PROTOCOL.md §8.1, step 5: reconnects while the producer publishes at full speed must
  * not lose the first replayed frame (or any other). */
 static void reconnect_storm_while_publishing_loses_nothing(void **state) {
     (void) state;
@@ -378,7 +379,7 @@ static bool file_exists(const char *path) {
 /* The dictionary entries of trimmed frames are gone (a host crash lost the tail
  * of .symbol-dict): the slot cannot be replayed. The sender sets it aside, says
  * so with a DATA_LOSS / ABANDONED record naming the quarantined path, and goes on
- * with a fresh slot (sf-behaviour.md §12.3). */
+ * with a fresh slot (docs/FORMAT.md §5.6). */
 static void unreplayable_slot_is_quarantined_and_reported(void **state) {
     (void) state;
     qsink *sink = it_sink(NULL);

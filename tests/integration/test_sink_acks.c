@@ -1,7 +1,7 @@
-/* qwp-sink acknowledgement semantics (qwp-ingress.md §7, §15.3): cumulative OKs
- * every 8 frames and at the end of a read, per-frame mode, the OK before an
- * error, the broken pipeline (and the legacy leapfrog), deferred groups, the
- * durable-ack poll rule and the frame log. */
+/* qwp-sink acknowledgement semantics (docs/PROTOCOL.md §6; docs/QWP-SINK.md §2.3-§2.5): cumulative
+ * OKs every 8 frames and at the end of a read, per-frame mode, the OK before an error, the broken
+ * pipeline (and the legacy leapfrog), deferred groups, the durable-ack poll rule and the frame log.
+ */
 #include "sinktest.h"
 
 #include <pthread.h>

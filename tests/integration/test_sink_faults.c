@@ -1,4 +1,4 @@
-/* qwp-sink fault scripts (qwp-ingress.md §15.4, docs/QWP-SINK.md): each fault
+/* qwp-sink fault scripts (docs/QWP-SINK.md §4, docs/QWP-SINK.md): each fault
  * does what it says, on the connections it selects, at its trigger. */
 #include "sinktest.h"
 

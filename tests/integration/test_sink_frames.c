@@ -1,4 +1,4 @@
-/* qwp-sink WebSocket rules (qwp-ingress.md §9, §15.2): close codes for
+/* qwp-sink WebSocket rules (docs/PROTOCOL.md §11; docs/QWP-SINK.md §2.2): close codes for
  * fragmented, text, oversized and malformed frames, unmasked drop, PING/PONG,
  * client CLOSE echo, acks flushed before every CLOSE, graceful FIN. */
 #include "sinktest.h"

@@ -1,4 +1,4 @@
-/* qwp-sink upgrade handling against qwp-ingress.md §1 and §15.1: every
+/* qwp-sink upgrade handling against docs/PROTOCOL.md §2; docs/QWP-SINK.md §2.1: every
  * rejection with its status and headers, the exact 101, negotiation headers. */
 #include "testutil.h"
 

@@ -1,5 +1,5 @@
-/* qwp-sink message processing with the QWP decoder (qwp-ingress.md §4, §5,
- * §7, §8, §15.3): stored rows and values, OK table entries, DICTIONARY_GAP,
+/* qwp-sink message processing with the QWP decoder (docs/PROTOCOL.md §4, §5.1, §6, §8.5, §8.6;
+ * docs/QWP-SINK.md §2.3-§2.5): stored rows and values, OK table entries, DICTIONARY_GAP,
  * SCHEMA_MISMATCH, deferred rows discarded on disconnect, durable acks only on
  * inbound events, restart keeping rows, duplicate and order queries. */
 #include "sinktest.h"

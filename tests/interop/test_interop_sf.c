@@ -56,7 +56,7 @@ static void qsf_writes_the_same_segment(void **state) {
     free(want);
     uint8_t *got = sr_write_two_frame_segment(&n); /* through the runtime's writer */
     expect_fixture(got, n, "java-two-frame.sfa.hex");
-    /* the other vectors of sf-format.md §3.8 */
+    /* the other vectors of docs/FORMAT.md §2.7 */
     uint8_t h[QSF_SFA_HEADER_SIZE], v[QSF_SFA_HEADER_SIZE];
     qsf_sfa_header_encode(h, QSF_SFA_FLAG_MANIFEST_REQUIRED, 0, 0);
     tu_hex("53 46 30 31 01 01 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00", v, sizeof v);

@@ -1,7 +1,7 @@
 /* Builders for slot files used by the sf tests (unit, interop, fault, fuzz
  * replay): segments with frames, AKW1/SFM1 files, QWP frames with a delta
  * symbol section. All encoding goes through the library's own codecs or the
- * byte layouts of sf-format.md. */
+ * byte layouts of docs/FORMAT.md. */
 #ifndef QSF_SFTEST_H
 #define QSF_SFTEST_H
 

@@ -70,7 +70,7 @@ uint64_t fws_violation(fake_ws *f, const char *why);
 uint64_t fws_peer_close(fake_ws *f, int code, const char *reason);
 uint64_t fws_tick(fake_ws *f);
 
-/* Server responses (qwp-ingress.md §7.2, §7.3): OK up to wireSeq seq with no
+/* Server responses (docs/PROTOCOL.md §6.2, §6.3): OK up to wireSeq seq with no
  * table entries; an error of `status` for wireSeq seq. */
 uint64_t fws_ok(fake_ws *f, int64_t seq);
 uint64_t fws_error(fake_ws *f, uint8_t status, int64_t seq, const char *msg);

@@ -1,4 +1,4 @@
-/* Little-endian helpers and varints (qwp-ingress.md §2 vectors). */
+/* Little-endian helpers and varints (docs/PROTOCOL.md §1.1, §13.6). */
 #include "testutil.h"
 
 #include "bytes.h"

@@ -1,4 +1,4 @@
-/* Cross-key rules (reference/connect-string.md §5) and the effective values they
+/* Cross-key rules (docs/CONFIGURATION.md, "Cross-key rules") and the effective values they
  * resolve: mode-dependent sf_max_total_bytes, tls_ca implied by tls_roots, and
  * initial_connect_retry promoted by reconnect_* keys. */
 #include "conf_testutil.h"

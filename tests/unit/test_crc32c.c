@@ -1,4 +1,4 @@
-/* CRC-32C check vector and the vectors of sf-format.md. */
+/* CRC-32C check vector and the vectors of docs/FORMAT.md. */
 #include "testutil.h"
 
 #include "crc32c.h"
@@ -19,7 +19,7 @@ static void four_zero_bytes_are_not_zero(void **state) {
 
 static void frame_vector_from_java_segment(void **state) {
     (void) state;
-    /* len 3 || "one" -> 0x49CB0EA6 (sf-format.md §3.8) */
+    /* len 3 || "one" -> 0x49CB0EA6 (docs/FORMAT.md §2.7) */
     uint8_t b[] = {3, 0, 0, 0, 'o', 'n', 'e'};
     assert_int_equal(qsf_crc32c(b, sizeof b), 0x49CB0EA6u);
 }

@@ -1,4 +1,4 @@
-/* Host ranking and rounds (sf-behaviour.md §7.2-§7.4). */
+/* Host ranking and rounds (docs/PROTOCOL.md §10.2-§10.4). */
 #include "testutil.h"
 
 #include "io/hosts.h"

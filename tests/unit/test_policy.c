@@ -1,5 +1,5 @@
 /* Status -> category -> policy, the poison-frame detector with a fake clock,
- * and reconnect pacing (sf-behaviour.md §8). */
+ * and reconnect pacing (docs/PROTOCOL.md §9). */
 #include "testutil.h"
 
 #include "io/policy.h"

@@ -196,7 +196,7 @@ static void timestamps_and_gorilla(void **state) {
     assert_int_equal(qsf_qwp_dcol_i64(&qsf_qwp_msg_table(f->m, 0)->cols[0], 1), 2000);
     /* all NULL: the encoding byte is still there */
     GOOD(decode(f, 0x0C, 1, "00 00" T1("0A") "01 01 00"));
-    /* the §13 C vector decodes to its values */
+    /* the docs/PROTOCOL.md §13.3 vector decodes to its values */
     GOOD(decode(f, 0x0C, 1,
                 "00 00 01 74 05 01 01 63 0A 00 01 E8 03 00 00 00 00 00 00 D0 07 00 00 00 00 00 "
                 "00 52 C4 06"));

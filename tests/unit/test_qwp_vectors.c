@@ -1,4 +1,4 @@
-/* The byte vectors of qwp-ingress.md §13, produced through the row API and the
+/* The byte vectors of docs/PROTOCOL.md §13, produced through the row API and the
  * encoder, and read back by the decoder. */
 #include "testutil.h"
 

@@ -1,6 +1,7 @@
-/* Recovery (sf-format.md §8): every outcome of §8.14, manifest and legacy chains,
+/* Recovery (docs/FORMAT.md §6): every outcome of docs/FORMAT.md §6.20, manifest and legacy chains,
  * leftovers, residue zeroing, watermark seeding, the aborted deferred tail and
- * the dictionary rebuild, plus the fresh-start layout of §8.13 / §9.1. */
+ * the dictionary rebuild, plus the fresh-start layout of docs/FORMAT.md §6.21; docs/DURABILITY.md
+ * §4. */
 #include "testutil.h"
 
 #include "sftest.h"
@@ -625,7 +626,7 @@ static void append_mode_syncs_recovered_range(void **state) {
     assert_int_equal(datasyncs, 3); /* two segments + .symbol-dict */
 }
 
-/* sf-format.md 9.5 step 4 unlinks the active segment, then the spare (generation
+/* docs/DURABILITY.md §12 step 4 unlinks the active segment, then the spare (generation
  * order). A crash between the two leaves a collapsed manifest, no data and one
  * empty spare above activeBase: every frame was acknowledged, and the slot
  * must start empty (like the collapsed manifest of 8.5), not fail with

@@ -1,4 +1,5 @@
-/* Response parser: the qwp-ingress.md §13 D vectors and malformed inputs (§7.6). */
+/* Response parser: the docs/PROTOCOL.md §13.4 vectors and malformed inputs (docs/PROTOCOL.md §6.6).
+ */
 #include "testutil.h"
 
 #include "qwp/response.h"

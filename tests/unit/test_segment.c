@@ -33,7 +33,7 @@ static void memory_header_and_frames(void **state) {
     assert_int_equal(h.flags, 0);
     assert_true(qsf_seg_append(s, "one", 3));
     assert_true(qsf_seg_append(s, "two-two", 7));
-    /* Same bytes as the Java client's segment of sf-format.md §3.8. */
+    /* Same bytes as the Java client's segment of docs/FORMAT.md §2.7. */
     static const uint8_t want[] = {0xA6, 0x0E, 0xCB, 0x49, 3,    0,    0,   0,  'o',
                                    'n',  'e',  0x3A, 0xF6, 0x00, 0x07, 7,   0,  0,
                                    0,    't',  'w',  'o',  '-',  't',  'w', 'o'};
@@ -86,7 +86,7 @@ static void rebase_only_before_first_frame(void **state) {
     qsf_seg_destroy(s);
 }
 
-/* One formatter and one parser of segment names (sf-format.md §3.1). */
+/* One formatter and one parser of segment names (docs/FORMAT.md §2.1). */
 static void segment_names(void **state) {
     (void) state;
     char n[QSF_SEG_NAME_MAX];

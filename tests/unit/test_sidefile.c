@@ -1,5 +1,5 @@
 /* .ack-watermark (AKW1) and sf-manifest.bin (SFM1): the byte vectors of
- * sf-format.md §4, dual-slot selection, legacy reset, corrupt manifest, clamping. */
+ * docs/FORMAT.md §3, dual-slot selection, legacy reset, corrupt manifest, clamping. */
 #include "testutil.h"
 
 #include "sftest.h"

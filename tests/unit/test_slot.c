@@ -42,7 +42,7 @@ static void sender_ids(void **state) {
         assert_int_equal(qsf_sender_id_check(bad[i], &e), QSF_E_INVAL);
     assert_int_equal(qsf_sender_id_check("a b", &e), QSF_E_INVAL);
     assert_non_null(strstr(e.msg, "position 1"));
-    /* connect-string.md: 1..200 bytes, the same bound the connect string checks */
+    /* docs/CONFIGURATION.md, "Keys": 1..200 bytes, the same bound the connect string checks */
     char longid[202];
     memset(longid, 'a', 200);
     longid[200] = 0;
@@ -286,7 +286,7 @@ static int recording_fsync(int fd) {
 }
 
 /* .failed is what keeps orphan scans away from a slot: a new entry, so the
- * slot directory is fsynced after it (sf-format.md §9.8), not only the file. */
+ * slot directory is fsynced after it (docs/DURABILITY.md §14), not only the file. */
 static void failed_marker_entry_is_synced(void **state) {
     (void) state;
     qsf_slot s;

@@ -1,4 +1,4 @@
-/* wireSeq -> FSN run FIFO and durable-ack matching (sf-behaviour.md §5.2, §5.7). */
+/* wireSeq -> FSN run FIFO and durable-ack matching (docs/PROTOCOL.md §8.3, §8.5). */
 #include "testutil.h"
 
 #include "io/durack.h"

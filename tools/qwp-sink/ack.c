@@ -1,4 +1,4 @@
-/* Message processing and responses (qwp-ingress.md §7, §15.3): wireSeq
+/* Message processing and responses (docs/PROTOCOL.md §6; docs/QWP-SINK.md §2.3-§2.5): wireSeq
  * assignment, the commit model with deferred groups, cumulative OKs, errors that
  * break the pipeline, and durable acks sent only on inbound events.
  *
@@ -304,7 +304,7 @@ static int stage(struct conn *c, int64_t seq, const struct msg_decoded *m) {
     return 0;
 }
 
-/* A durable-ack poll (§8.3): a QWP header with flag 0x02. */
+/* A durable-ack poll (docs/PROTOCOL.md §3.2): a QWP header with flag 0x02. */
 static int is_poll(const uint8_t *p, size_t len) {
     return len >= QWP_HEADER_LEN && memcmp(p, "QWP1", 4) == 0 && (p[5] & QF_DURABLE_POLL);
 }

@@ -1,5 +1,5 @@
 /* One connection: socket and TLS I/O, the upgrade stage, the WebSocket frame
- * rules of qwp-ingress.md §9 / §15.2, the close paths and fault application.
+ * rules of docs/PROTOCOL.md §11; docs/QWP-SINK.md §2.2, the close paths and fault application.
  * Message processing and acks are in ack.c. */
 #include "sink_int.h"
 

@@ -1,6 +1,6 @@
 /* The HTTP side of the QWP upgrade: request parsing, validation in the real
- * server's order (qwp-ingress.md §15.1) and the exact response bytes (§1.3,
- * §1.5). */
+ * server's order (docs/QWP-SINK.md §2.1) and the exact response bytes (docs/PROTOCOL.md §2.3,
+ * §2.5). */
 #ifndef QSINK_HTTP_H
 #define QSINK_HTTP_H
 

@@ -1,7 +1,7 @@
 /* The seam between the sink and the QWP message decoder.
  *
  * conn.c hands each complete binary frame to msg_decode() and gets back either
- * a status byte (qwp-ingress.md §7.5) with a message, or the decoded tables as
+ * a status byte (docs/PROTOCOL.md §6.5) with a message, or the decoded tables as
  * msg_table values whose cells point into the frame or the decoder's memory
  * (valid until the next msg_decode on the same context). The symbol dictionary
  * of a connection lives in its msg_ctx. */
@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* QWP column type codes (qwp-ingress.md §6.1). */
+/* QWP column type codes (docs/PROTOCOL.md §5.2). */
 enum {
     QT_BOOLEAN = 0x01,
     QT_BYTE = 0x02,
@@ -38,7 +38,7 @@ enum {
     QT_IPV4 = 0x18,
 };
 
-/* Message flags (§3.2) and response statuses (§7.5). */
+/* Message flags (docs/PROTOCOL.md §3.2) and response statuses (docs/PROTOCOL.md §6.5). */
 enum { QF_DEFER_COMMIT = 0x01, QF_DURABLE_POLL = 0x02, QF_GORILLA = 0x04, QF_DELTA_DICT = 0x08 };
 enum {
     QS_OK = 0x00,

@@ -1,8 +1,8 @@
 /* msg_decode on top of the QWP decoder (lib/qwpdec/decoder.h): the decoder does
- * every validation of qwp-ingress.md §3-§6 and owns the connection dictionary;
+ * every validation of docs/PROTOCOL.md §3-§5 and owns the connection dictionary;
  * this file turns its column views into msg_cell rows for the store.
  *
- * Sentinel-mode values that are QuestDB's null sentinels (§6.3) are reported as
+ * Sentinel-mode values that are QuestDB's null sentinels (docs/PROTOCOL.md §5.4) are reported as
  * nulls, as the server stores them. */
 #include "msg.h"
 

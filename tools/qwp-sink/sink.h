@@ -1,4 +1,4 @@
-/* qwp-sink embedding API: a faithful QWP ingress endpoint (qwp-ingress.md §15)
+/* qwp-sink embedding API: a faithful QWP ingress endpoint (docs/QWP-SINK.md §2)
  * that tests start in-process on 127.0.0.1 (or ::1), port 0.
  *
  * Threads: qsink_start() runs one event-loop thread. Every other function may be
@@ -96,7 +96,7 @@ int qsink_table_name(qsink *s, int i, char *out, size_t cap);
  * "timestamp"). Returns 0, or -1 when the table/row/column does not exist. */
 int qsink_cell(qsink *s, const char *table, int64_t row, const char *column, char *out, size_t cap);
 
-/* Column type code (qwp-ingress.md §6.1), or -1. */
+/* Column type code (docs/PROTOCOL.md §5.2), or -1. */
 int qsink_column_type(qsink *s, const char *table, const char *column);
 
 /* Rows whose key column value was already seen in an earlier row (null keys

@@ -61,7 +61,7 @@ struct wsf_style {
 int wsf_append(struct buf *out, int opcode, const uint8_t *payload, size_t len,
                const struct wsf_style *style);
 
-/* Normalises a client CLOSE code for the echo (qwp-ingress.md §9.3): 1004 and
+/* Normalises a client CLOSE code for the echo (docs/PROTOCOL.md §11.3): 1004 and
  * 2000..2999 become 1002; a code outside 1000..4999, a missing code (-1) and
  * 1005/1006/1015 become 1000. */
 int wsf_close_echo_code(int code);
