@@ -348,11 +348,19 @@ static void prefault_active(qsf_ring *r) {
     if (!r->sf || r->durability != QSF_DUR_MEMORY)
         return;
     pthread_mutex_lock(&r->mu);
-    qsf_segment *a = r->active; /* never freed by anyone but this thread */
+    qsf_segment *a = r->active;
+    r->prefaulting = a; /* an aborted flush's undo may drop it: it waits for us */
     pthread_mutex_unlock(&r->mu);
     uint64_t pub = atomic_load_explicit(&a->published_off, memory_order_acquire);
     if (a->prefault_off < pub + PREFAULT_AHEAD / 2 && a->prefault_off < a->size)
         qsf_seg_prefault(a, pub, pub + PREFAULT_AHEAD);
+    pthread_mutex_lock(&r->mu);
+    r->prefaulting = NULL;
+    if (r->prefault_waited) { /* an abort is waiting to drop it */
+        r->prefault_waited = false;
+        qsf_ring_wake_producers_locked(r);
+    }
+    pthread_mutex_unlock(&r->mu);
 }
 
 /* ---- memory-mode buffer pool ---- */

@@ -130,6 +130,9 @@ struct qsf_ring {
     uint64_t frame_bytes_avg; /* bytes per frame of the last sealed segment: written by the
                                  producer under mu, read by the manager under mu */
     bool planning;            /* under mu: the manager is writing the spare's header */
+    qsf_segment *prefaulting; /* under mu: the segment the manager populates outside mu;
+                                 an abort that drops it waits on space_cv until it is NULL */
+    bool prefault_waited;     /* under mu: such an abort is waiting */
 
     /* producer waiting and failure latches */
     uint64_t wake_gen;       /* under mu: bumped by every broadcast of space_cv */

@@ -64,6 +64,10 @@ static void drop_segment(qsf_ring *r, qsf_segment *s) {
         QSF_OS->unlinkat(r->rec.slot.dirfd, s->name, 0); /* an empty extra: recovery would too */
     uint64_t size = s->size;
     pthread_mutex_lock(&r->mu);
+    while (r->prefaulting == s) { /* the manager is populating it outside mu */
+        r->prefault_waited = true;
+        pthread_cond_wait(&r->space_cv, &r->mu);
+    }
     bool pooled = !r->sf && r->npool < QSF_MEM_POOL;
     if (pooled)
         r->pool[r->npool++] = s;

@@ -270,15 +270,17 @@ void qsf_seg_unwrite(qsf_segment *s, uint64_t off, uint64_t frames) {
 }
 
 void qsf_seg_reset_in_place(qsf_segment *s, int64_t base_seq) {
-    /* The epoch moves before any offset: a reader that sees a new offset
-     * (acquire) also sees the new epoch, and starts over from the header. */
+    /* The offsets go back before the epoch moves: a reader that sees the new
+     * epoch (acquire) starts over from the header and then sees the header
+     * offset or a later one, never the old end over the bytes zeroed next
+     * (a reader with the old epoch sees no frame past its own offset). */
+    atomic_store_explicit(&s->written_off, QSF_SFA_HEADER_SIZE, memory_order_release);
+    atomic_store_explicit(&s->published_off, QSF_SFA_HEADER_SIZE, memory_order_release);
     atomic_fetch_add_explicit(&s->epoch, 1, memory_order_release);
     memset(s->base + QSF_SFA_HEADER_SIZE, 0, s->append_off - QSF_SFA_HEADER_SIZE);
     s->append_off = QSF_SFA_HEADER_SIZE;
     s->frame_count = 0;
     s->early_woken = false;
-    atomic_store_explicit(&s->written_off, QSF_SFA_HEADER_SIZE, memory_order_release);
-    atomic_store_explicit(&s->published_off, QSF_SFA_HEADER_SIZE, memory_order_release);
     qsf_sfa_set_base_seq(s->base, base_seq);
     s->base_seq = base_seq;
     s->header_durable = false;
