@@ -295,12 +295,17 @@ static int close_drained(qsf_ring *r, qsf_errinfo *err) {
 }
 
 static int close_sf(qsf_ring *r, qsf_errinfo *err) {
-    int rc = QSF_OK;
-    if (r->durability != QSF_DUR_MEMORY)
+    qsf_errinfo e;
+    if (qsf_ring_txn_retry_undo(r, &e) != QSF_OK) /* then the slot is kept, for recovery */
+        QSF_LOGW("ring close: an aborted flush still cannot be undone: %s", e.msg);
+    int rc = qsf_ring_manifest_back(r, err); /* an aborted flush's rotation left it ahead */
+    if (rc == QSF_OK && r->durability != QSF_DUR_MEMORY)
         rc = qsf_barrier_sync_written(r, err);
     int64_t pub = atomic_load(&r->published_fsn);
     int64_t acked = atomic_load(&r->acked_fsn);
-    bool drained = pub < 0 || acked >= pub;
+    /* drained: everything published is acknowledged and nothing unpublished
+     * is left written (a flush whose undo failed stays, for recovery to cut) */
+    bool drained = (pub < 0 || acked >= pub) && r->next_fsn == pub + 1;
     if (rc == QSF_OK && drained)
         return close_drained(r, err);
     /* Keep the tail for the next opener; persist how far it was acknowledged. */

@@ -62,9 +62,26 @@ static bool write_frame(qsf_ring *r, qsf_segment *s, const void *payload, uint32
 /* Rotation barriers, outside the ring mutex: rebase the spare, sync its
  * header, then move the manifest's activeBase (record write + fsync). A
  * planned spare (rotation_plan.c) already holds the right baseSeq durably. */
+int qsf_ring_manifest_back(qsf_ring *r, qsf_errinfo *err) {
+    if (!r->sf || r->rec.manifest.active_base <= r->active->base_seq)
+        return QSF_OK;
+    pthread_mutex_lock(&r->mf_mu);
+    qsf_manifest *m = &r->rec.manifest;
+    int rc = qsf_manifest_correct(m, m->head_base, r->active->base_seq, err);
+    pthread_mutex_unlock(&r->mf_mu);
+    if (rc == QSF_OK)
+        r->rotation_owed = false;
+    return rc;
+}
+
 static int rotation_barriers(qsf_ring *r, qsf_segment *a, qsf_segment *sp, qsf_errinfo *err) {
+    /* a manifest left ahead by an aborted flush is brought back before the
+     * spare's header changes: it must never name a base no segment has */
+    int rc = qsf_ring_manifest_back(r, err);
+    if (rc != QSF_OK)
+        return rc;
     bool planned = sp->header_durable && sp->base_seq == qsf_seg_end_fsn(a);
-    int rc = planned ? QSF_OK : qsf_seg_rebase(sp, qsf_seg_end_fsn(a), err);
+    rc = planned ? QSF_OK : qsf_seg_rebase(sp, qsf_seg_end_fsn(a), err);
     if (rc != QSF_OK || !r->sf)
         return rc;
     if (!planned) {
@@ -288,17 +305,22 @@ static int never_fits(qsf_ring *r, uint32_t len, qsf_errinfo *err) {
 /* No spare can be created (the disk is full) but the active segment holds
  * only acknowledged frames: it becomes the next segment itself. */
 static bool reuse_in_place(qsf_ring *r) {
+    qsf_segment *a = r->active;
     pthread_mutex_lock(&r->mu);
-    bool ok = r->stall_cause == QSF_STALL_CREATE && qsf_ring_reusable_locked(r);
+    bool ok = (r->reuse_owed || r->stall_cause == QSF_STALL_CREATE) && qsf_ring_reusable_locked(r);
     pthread_mutex_unlock(&r->mu);
     qsf_errinfo e;
     if (!ok)
         return false;
     if (qsf_ring_reuse_active(r, &e) != QSF_OK) {
         QSF_LOGW("cannot reuse the acknowledged active segment: %s", e.msg);
+        /* Once its frames are gone under a new base, the segment takes no
+         * frame before its manifest step is done: the manifest still names
+         * the old base, and frames above it would be an FSN gap. */
+        r->reuse_owed = r->rotation_owed = a->frame_count == 0;
         return false;
     }
-    r->rotation_owed = false;
+    r->reuse_owed = r->rotation_owed = false;
     return true;
 }
 
@@ -312,7 +334,14 @@ static int append_slow(qsf_ring *r, const void *payload, uint32_t len, int64_t *
         return rc;
     for (;;) {
         uint64_t gen;
-        int t = try_rotate(r, &gen);
+        int t = TRY_WAIT;
+        if (r->reuse_owed) { /* finished before anything else, even with a spare */
+            pthread_mutex_lock(&r->mu);
+            gen = r->wake_gen;
+            pthread_mutex_unlock(&r->mu);
+        } else {
+            t = try_rotate(r, &gen);
+        }
         if (t == TRY_PLANNING) {
             /* Not backpressure: the manager's header sync stands in for the one
              * this rotation would otherwise run itself, so neither the deadline

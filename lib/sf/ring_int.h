@@ -58,6 +58,7 @@ typedef struct qsf_ring_txn {
     uint64_t frames_before; /* frames seg held before it */
     qsf_segment *last;      /* segment of the last frame written */
     uint32_t nsegs;         /* segments holding frames of the flush */
+    bool undo_owed;         /* the abort could not undo it (the ring is latched): close retries */
 } qsf_ring_txn;
 
 enum qsf_trim_stage { QSF_TRIM_PRE = 0, QSF_TRIM_UNLINK = 1, QSF_TRIM_POST = 2, QSF_TRIM_STAGES };
@@ -114,6 +115,9 @@ struct qsf_ring {
     qsf_ring_txn txn;              /* producer-private: the open flush */
     bool rotation_owed;            /* producer-private: a rotation's barriers failed; until one
                                       succeeds no frame may go into the active segment */
+    bool reuse_owed;               /* producer-private: the active segment was reused in place
+                                      but its manifest step failed: that step is retried before
+                                      anything else (and rotation_owed is set meanwhile) */
     _Alignas(64) _Atomic int64_t published_fsn;
     _Alignas(64) _Atomic int64_t acked_fsn;
     /* .ack-watermark follows ackedFsn within milliseconds (qsf_ring_persist_acked):
@@ -190,6 +194,18 @@ int qsf_barrier_sync_written(qsf_ring *r, qsf_errinfo *err);
 /* Under mu: the active segment is the only live one, holds nothing
  * unacknowledged and no spare is there: it may be reused in place. */
 bool qsf_ring_reusable_locked(const qsf_ring *r);
+
+/* Producer: a rotation whose manifest step began and then failed (the record
+ * written, its fsync not) left the manifest naming the spare's base; when the
+ * flush is then aborted, its FSNs are given back and no segment will ever
+ * have that base. Brings the manifest back to the active segment, durably
+ * (and the owed rotation is owed no more). Called by the abort (best effort),
+ * before the next rotation's first step, and at close. */
+int qsf_ring_manifest_back(qsf_ring *r, qsf_errinfo *err);
+
+/* At close: retries the undo of a flush whose abort failed, so that a slot
+ * with everything published acknowledged can still be closed drained. */
+int qsf_ring_txn_retry_undo(qsf_ring *r, qsf_errinfo *err);
 /* Producer: reuses it (see ring_reuse.c for the barrier order). */
 int qsf_ring_reuse_active(qsf_ring *r, qsf_errinfo *err);
 

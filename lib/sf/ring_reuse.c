@@ -30,10 +30,10 @@
 
 bool qsf_ring_reusable_locked(const qsf_ring *r) {
     const qsf_segment *a = r->active;
+    if (r->reuse_owed) /* reused, its manifest step failed: retried, spare or not */
+        return !r->rotating && !r->planning;
     if (!r->sf || r->spare || r->rotating || r->planning || r->head != a || r->txn.seg)
         return false;
-    if (a->frame_count == 0) /* reused, its manifest step failed: retried */
-        return r->rec.manifest.active_base != a->base_seq;
     return qsf_ring_acked_fsn(r) >= qsf_ring_published_fsn(r);
 }
 

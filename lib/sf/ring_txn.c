@@ -138,6 +138,10 @@ int qsf_ring_txn_abort(qsf_ring *r, qsf_errinfo *err) {
     int64_t first = r->txn.first_fsn, n = r->next_fsn - first;
     int rc = undo(r, err);
     r->txn.open = false;
+    r->txn.undo_owed = rc != QSF_OK;
+    qsf_errinfo e;
+    if (rc == QSF_OK && qsf_ring_manifest_back(r, &e) != QSF_OK) /* else retried (owed) */
+        QSF_LOGD("manifest not brought back after an aborted flush yet: %s", e.msg);
     if (rc != QSF_OK) {
         qsf_latch_set(r->latch, rc,
                       "cannot undo an unpublished flush of %" PRId64 " frames (FSN %" PRId64
@@ -146,6 +150,14 @@ int qsf_ring_txn_abort(qsf_ring *r, qsf_errinfo *err) {
                       n, first, first + n - 1, err ? err->msg : qsf_err_str(rc));
         qsf_latch_get(r->latch, err);
     }
+    return rc;
+}
+
+int qsf_ring_txn_retry_undo(qsf_ring *r, qsf_errinfo *err) {
+    if (!r->txn.undo_owed)
+        return QSF_OK;
+    int rc = undo(r, err); /* each step is idempotent: it goes on where it stopped */
+    r->txn.undo_owed = rc != QSF_OK;
     return rc;
 }
 
