@@ -103,6 +103,8 @@ static void on_tick(void *u) {
         qsf_ack_retire_given_up(io);
         if (qsf_send_due(io))
             io->ws_ops->want_writable(io->ws); /* safety net; wakes are coalesced */
+        else if (io->c.cursor_ok) /* caught up: our pin must not hold space the producer needs */
+            qsf_ring_cursor_skip_read(io->ring, &io->c.cur);
     }
     io->ws_ops->tick_in(io->ws, QSF_IO_TICK_US);
 }

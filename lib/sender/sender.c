@@ -79,25 +79,41 @@ static void set_frame_limits(qsf_sender *s) {
     qsf_qwp_batch_set_max_row_frame(s->batch, s->eo.max_frame);
 }
 
-/* Encodes the buffered rows into frames and publishes them all or nothing: an
- * error leaves nothing published and every row buffered as before. */
-static int publish_batch(qsf_sender *s, qsf_errinfo *err) {
-    set_frame_limits(s);
+/* One attempt at encoding the buffered rows and publishing the frames all or
+ * nothing; on error nothing is published and every row is buffered as before. */
+static int encode_and_publish(qsf_sender *s, bool fresh, qsf_qwp_encode_result *res,
+                              qsf_errinfo *err) {
     uint32_t published = qsf_symtab_published(s->symtab);
-    qsf_qwp_encode_result res = {0};
-    int rc = qsf_ring_txn_begin(s->ring, err);
+    *res = (qsf_qwp_encode_result){0};
+    int rc = fresh ? qsf_ring_txn_begin_fresh(s->ring, err) : qsf_ring_txn_begin(s->ring, err);
     if (rc == QSF_OK)
         rc = qsf_qwp_encode(s->enc, s->batch, &s->eo, s->eo.self_sufficient ? NULL : on_new_symbols,
-                            emit_frame, s, &res, err);
+                            emit_frame, s, res, err);
     if (rc == QSF_OK)
         rc = qsf_ring_txn_commit(s->ring, err); /* aborts itself if its barrier fails */
     else {
         qsf_errinfo e;
         qsf_ring_txn_abort(s->ring, &e);
     }
-    if (rc != QSF_OK) {
+    if (rc != QSF_OK)
         qsf_qwp_batch_rewind(s->batch, published);
+    return rc;
+}
+
+/* Publishes the buffered rows all or nothing. A flush too large for the ring
+ * only because it started behind older frames in their segment is tried once
+ * more from a fresh segment (those frames are then trimmed once acknowledged). */
+static int publish_batch(qsf_sender *s, qsf_errinfo *err) {
+    set_frame_limits(s);
+    qsf_qwp_encode_result res;
+    int rc = encode_and_publish(s, false, &res, err);
+    if (rc == QSF_E_TOO_LARGE && qsf_ring_txn_started_behind(s->ring))
+        rc = encode_and_publish(s, true, &res, err);
+    if (rc != QSF_OK) {
+        unsigned doubt = err ? err->flags & QSF_ERRF_IN_DOUBT : 0;
         int t = qsf_latch_get(&s->latch, err); /* it may have ended a blocked append */
+        if (t && err)
+            err->flags |= doubt; /* the latched error says what, the flag still says whether */
         return t ? t : rc;
     }
     qsf_qwp_batch_reset(s->batch);

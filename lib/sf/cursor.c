@@ -89,6 +89,24 @@ int qsf_ring_cursor_next(qsf_ring *r, qsf_ring_cursor *c, const uint8_t **payloa
     }
 }
 
+void qsf_ring_cursor_skip_read(qsf_ring *r, qsf_ring_cursor *c) {
+    (void) r;
+    qsf_segment *s = c->seg;
+    while (s) {
+        uint64_t sealed = atomic_load_explicit(&s->sealed_off, memory_order_acquire);
+        uint64_t end = atomic_load_explicit(&s->published_off, memory_order_acquire);
+        uint32_t epoch = atomic_load_explicit(&s->epoch, memory_order_acquire);
+        if (epoch != c->epoch || c->offset < end || sealed == UINT64_MAX)
+            return; /* frames to read (or reused): cursor_next's business */
+        qsf_segment *nx = atomic_load_explicit(&s->next, memory_order_acquire);
+        atomic_fetch_add(&nx->pins, 1); /* as in cursor_next: pin the next first */
+        atomic_fetch_sub(&s->pins, 1);
+        c->seg = s = nx;
+        c->offset = QSF_SFA_HEADER_SIZE;
+        c->epoch = atomic_load_explicit(&nx->epoch, memory_order_acquire);
+    }
+}
+
 void qsf_ring_cursor_release(qsf_ring *r, qsf_ring_cursor *c) {
     (void) r;
     if (c->seg)

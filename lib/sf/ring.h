@@ -144,6 +144,14 @@ void qsf_ring_set_status_fn(qsf_ring *r, qsf_ring_status_fn fn, void *user);
  * QSF_E_DURABILITY), the frames stay unpublished and the next recovery removes
  * them. */
 int qsf_ring_txn_begin(qsf_ring *r, qsf_errinfo *err);
+/* As begin, but the flush's first frame starts a new segment if the active
+ * one holds frames: for a flush that got QSF_E_TOO_LARGE only because it
+ * started behind older frames (qsf_ring_txn_started_behind), which then fits
+ * the ring once those are acknowledged and trimmed. */
+int qsf_ring_txn_begin_fresh(qsf_ring *r, qsf_errinfo *err);
+/* Whether the last flush's first frame went into a segment that already
+ * held frames. */
+bool qsf_ring_txn_started_behind(const qsf_ring *r);
 int qsf_ring_txn_append(qsf_ring *r, const void *payload, size_t len, int64_t *fsn_out,
                         qsf_errinfo *err);
 int qsf_ring_txn_commit(qsf_ring *r, qsf_errinfo *err);
@@ -217,6 +225,13 @@ int qsf_ring_cursor_next(qsf_ring *r, qsf_ring_cursor *c, const uint8_t **payloa
 
 /* Unpins. The cursor must be sought again before use. */
 void qsf_ring_cursor_release(qsf_ring *r, qsf_ring_cursor *c);
+
+/* Reader, when it has nothing to send: moves the cursor past segments it has
+ * read to the end and that are sealed, without taking a frame, so its pin does
+ * not keep an acknowledged segment from being trimmed while a producer waits
+ * for that space (a long flush fills the ring unpublished, and the reader,
+ * caught up, would otherwise not move before it is published). */
+void qsf_ring_cursor_skip_read(qsf_ring *r, qsf_ring_cursor *c);
 
 /* SF mode: writes ackedFsn into .ack-watermark (a record write, no sync) if it
  * moved since the last write. The I/O thread calls it as acknowledgements

@@ -59,9 +59,6 @@ static bool write_frame(qsf_ring *r, qsf_segment *s, const void *payload, uint32
     return true;
 }
 
-/* Rotation barriers, outside the ring mutex: rebase the spare, sync its
- * header, then move the manifest's activeBase (record write + fsync). A
- * planned spare (rotation_plan.c) already holds the right baseSeq durably. */
 int qsf_ring_manifest_back(qsf_ring *r, qsf_errinfo *err) {
     if (!r->sf || r->rec.manifest.active_base <= r->active->base_seq)
         return QSF_OK;
@@ -74,6 +71,9 @@ int qsf_ring_manifest_back(qsf_ring *r, qsf_errinfo *err) {
     return rc;
 }
 
+/* Rotation barriers, outside the ring mutex: rebase the spare, sync its
+ * header, then move the manifest's activeBase (record write + fsync). A
+ * planned spare (rotation_plan.c) already holds the right baseSeq durably. */
 static int rotation_barriers(qsf_ring *r, qsf_segment *a, qsf_segment *sp, qsf_errinfo *err) {
     /* a manifest left ahead by an aborted flush is brought back before the
      * spare's header changes: it must never name a base no segment has */
@@ -387,8 +387,8 @@ int qsf_ring_txn_append(qsf_ring *r, const void *payload, size_t len, int64_t *f
         return qsf_ring_latched_error(r, err);
     if (r->next_fsn == atomic_load_explicit(&r->plan_fsn, memory_order_relaxed))
         rotate_as_planned(r);
-    if (r->rotation_owed)
-        return append_slow(r, payload, (uint32_t) len, fsn_out, err);
+    if (r->rotation_owed || (r->txn.fresh && !r->txn.seg && r->active->frame_count > 0))
+        return append_slow(r, payload, (uint32_t) len, fsn_out, err); /* rotates first */
     qsf_segment *a = r->active;
     if (write_frame(r, a, payload, (uint32_t) len, fsn_out)) {
         maybe_early_wake(r, a);

@@ -59,6 +59,7 @@ typedef struct qsf_ring_txn {
     qsf_segment *last;      /* segment of the last frame written */
     uint32_t nsegs;         /* segments holding frames of the flush */
     bool undo_owed;         /* the abort could not undo it (the ring is latched): close retries */
+    bool fresh;             /* its first frame starts a new segment (qsf_ring_txn_begin_fresh) */
 } qsf_ring_txn;
 
 enum qsf_trim_stage { QSF_TRIM_PRE = 0, QSF_TRIM_UNLINK = 1, QSF_TRIM_POST = 2, QSF_TRIM_STAGES };

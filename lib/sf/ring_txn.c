@@ -35,6 +35,17 @@ int qsf_ring_txn_begin(qsf_ring *r, qsf_errinfo *err) {
     return QSF_OK;
 }
 
+int qsf_ring_txn_begin_fresh(qsf_ring *r, qsf_errinfo *err) {
+    int rc = qsf_ring_txn_begin(r, err);
+    if (rc == QSF_OK)
+        r->txn.fresh = true;
+    return rc;
+}
+
+bool qsf_ring_txn_started_behind(const qsf_ring *r) {
+    return r->txn.seg && r->txn.frames_before > 0;
+}
+
 /* Seals every segment the flush filled and publishes the active one, in chain
  * order, then publishedFsn: a reader that sees the FSN also sees the frame. */
 static void publish_all(qsf_ring *r) {
@@ -132,7 +143,9 @@ static int undo(qsf_ring *r, qsf_errinfo *err) {
     return rc;
 }
 
-int qsf_ring_txn_abort(qsf_ring *r, qsf_errinfo *err) {
+/* `whole`: every frame of the flush was written (its barrier failed), so a
+ * later recovery may find it complete and deliver it. */
+static int abort_txn(qsf_ring *r, bool whole, qsf_errinfo *err) {
     if (!r->txn.open)
         return QSF_OK;
     int64_t first = r->txn.first_fsn, n = r->next_fsn - first;
@@ -145,12 +158,18 @@ int qsf_ring_txn_abort(qsf_ring *r, qsf_errinfo *err) {
     if (rc != QSF_OK) {
         qsf_latch_set(r->latch, rc,
                       "cannot undo an unpublished flush of %" PRId64 " frames (FSN %" PRId64
-                      "..%" PRId64 "): %.300s; they were never sent, and the next sender's "
-                      "recovery removes them",
-                      n, first, first + n - 1, err ? err->msg : qsf_err_str(rc));
+                      "..%" PRId64 "): %.300s; they were never sent%s",
+                      n, first, first + n - 1, err ? err->msg : qsf_err_str(rc),
+                      whole ? ", but the next sender may find the flush complete on disk and "
+                              "deliver it (in doubt)"
+                            : ", and the next sender's recovery removes them");
         qsf_latch_get(r->latch, err);
     }
     return rc;
+}
+
+int qsf_ring_txn_abort(qsf_ring *r, qsf_errinfo *err) {
+    return abort_txn(r, false, err);
 }
 
 int qsf_ring_txn_retry_undo(qsf_ring *r, qsf_errinfo *err) {
@@ -171,7 +190,7 @@ int qsf_ring_txn_commit(qsf_ring *r, qsf_errinfo *err) {
     int rc = r->durability == QSF_DUR_APPEND ? qsf_barrier_sync_written(r, err) : QSF_OK;
     if (rc != QSF_OK) {
         qsf_errinfo e;
-        if (qsf_ring_txn_abort(r, &e) != QSF_OK && err)
+        if (abort_txn(r, true, &e) != QSF_OK && err)
             err->flags |= QSF_ERRF_IN_DOUBT; /* its bytes may still reach the disk */
         return rc;
     }
