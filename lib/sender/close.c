@@ -26,10 +26,15 @@ static int close_flush(qsf_sender *s, qsf_close_info *ci, qsf_errinfo *err) {
 }
 
 /* Step 3: wait, bounded by close_flush_timeout_millis, until the last committing
- * frame is acknowledged (frames of a group that never committed cannot be). */
+ * frame is acknowledged (frames of a group that never committed cannot be).
+ * Every flush publishes whole, ending with its committing frame, and recovery
+ * cuts what never committed, so that is the last frame published, recovered
+ * ones included (a sender that only recovered a tail has published nothing). */
 static void close_drain(qsf_sender *s) {
     int64_t tmo = s->conf->close_flush_timeout_millis;
-    int64_t target = s->last_commit_fsn;
+    int64_t target = qsf_ring_published_fsn(s->ring);
+    if (target < s->last_commit_fsn)
+        target = s->last_commit_fsn;
     if (tmo <= 0 || target <= qsf_ring_acked_fsn(s->ring) || qsf_latch_code(&s->latch))
         return;
     qsf_errinfo e;
@@ -133,9 +138,9 @@ QSF_API int qsf_close_report(qsf_sender *s, qsf_close_info *info, qsf_errinfo *e
     /* Stopped before the verdict: nothing latches or acknowledges after this. */
     qsf_io_stop(s->io);
     count_unacked(s, &ci);
-    qsf_latch_losses(&s->latch, &ci.frames_lost, &ci.rows_lost, NULL, 0);
     qsf_errinfo verdict_err;
-    int ring_rc = qsf_sender_stop(s, &ring_err);
+    int ring_rc = qsf_sender_stop(s, &ring_err); /* joins the drainers, which may report */
+    qsf_latch_losses(&s->latch, &ci.frames_lost, &ci.rows_lost, NULL, 0);
     int rc = verdict(s, &ci, &flush_err, ring_rc, &ring_err, &verdict_err);
     if (rc != QSF_OK && rc != QSF_E_TIMEOUT)
         QSF_LOGW("%s", verdict_err.msg);

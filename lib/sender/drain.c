@@ -1,5 +1,6 @@
 /* Orphan adoption: the scan and the drainer pool (see drain.h). */
 #include "sender/drain.h"
+#include "sender/losses.h"
 
 #include "err.h"
 #include "inbox.h"
@@ -28,6 +29,8 @@ enum outcome { SKIPPED, SUCCEEDED, FAILED, LEFT };
 
 struct qsf_drainers {
     const qsf_conf *conf;
+    qsf_inbox *inbox; /* the owner's: losses found in adopted slots */
+    qsf_latch *latch;
     pthread_mutex_t mu;
     char **names; /* candidates, taken in order under mu */
     int n, next;
@@ -204,6 +207,7 @@ static int drain_one(qsf_drainers *d, const char *name) {
     int rc = open_orphan(d, name, &ring, &rep);
     if (rc != QSF_OK)
         return rc == QSF_E_CORRUPT ? FAILED : SKIPPED;
+    qsf_report_losses(ring, d->inbox, d->latch); /* before the slot can be removed */
     int64_t target = qsf_ring_published_fsn(ring);
     QSF_LOGI("drain_orphans: draining slot %s (FSNs %" PRId64 "..%" PRId64 ")", name,
              qsf_ring_acked_fsn(ring) + 1, target);
@@ -253,7 +257,8 @@ static void pool_free(qsf_drainers *d) {
     free(d);
 }
 
-void qsf_drainers_start(const qsf_conf *conf, qsf_drainers **out) {
+void qsf_drainers_start(const qsf_conf *conf, qsf_inbox *inbox, qsf_latch *latch,
+                        qsf_drainers **out) {
     *out = NULL;
     qsf_drainers *d = calloc(1, sizeof *d);
     if (!d) {
@@ -261,6 +266,8 @@ void qsf_drainers_start(const qsf_conf *conf, qsf_drainers **out) {
         return;
     }
     d->conf = conf;
+    d->inbox = inbox;
+    d->latch = latch;
     pthread_mutex_init(&d->mu, NULL);
     scan(d);
     int want =

@@ -13,20 +13,26 @@
  * while the drainer still holds the slot lock, so later scans leave it alone.
  * A slot that cannot be opened for a passing reason (I/O error) is left as it
  * is for the next scan. A drainer's connection errors are logged, not put in
- * the owner's error inbox (they concern another slot). */
+ * the owner's error inbox (they concern another slot); data its recovery gave
+ * up is (DATA_LOSS records naming the slot, counted in the owner's close). */
 #ifndef QSF_DRAIN_H
 #define QSF_DRAIN_H
 
 #include "conf/conf.h"
+#include "inbox.h"
+#include "latch.h"
 
 #include <stdint.h>
 
 typedef struct qsf_drainers qsf_drainers;
 
 /* Scans and starts the pool. Never fails the sender: a listing error is logged
- * and means no orphans. *out is NULL when there is nothing to drain. `conf`
- * (the owner's) must outlive the pool. */
-void qsf_drainers_start(const qsf_conf *conf, qsf_drainers **out);
+ * and means no orphans. *out is NULL when there is nothing to drain. `conf`,
+ * `inbox` and `latch` (the owner's) must outlive the pool: what an adopted
+ * slot's recovery gave up is reported to the owner (losses.h) before the
+ * slot is drained and removed. */
+void qsf_drainers_start(const qsf_conf *conf, qsf_inbox *inbox, qsf_latch *latch,
+                        qsf_drainers **out);
 
 /* The owner is closing: drainers not yet connected stop at once, draining ones
  * get 2.5 s more, then leave their slot as it is (what is unacknowledged stays

@@ -1,6 +1,7 @@
 /* Public API glue: sender lifecycle, flush, wait, pause, close, stats, errors
  * (docs/ERRORS.md §2, §5, §6; docs/PROTOCOL.md §8.8, §10.5, §12). */
 #include "sender/internal.h"
+#include "sender/losses.h"
 
 #include "err.h"
 #include "sender/opts.h"
@@ -266,36 +267,6 @@ static void report_quarantine(qsf_sender *s) {
 
 /* Each damaged place recovery found: a DATA_LOSS record for the application
  * (and its handler), and a loss in the latch, so qsf_close returns it too. */
-static void report_losses(qsf_sender *s) {
-    uint32_t n;
-    const qsf_recovery_loss *l = qsf_ring_losses(s->ring, &n);
-    const char *slot = qsf_ring_slot_path(s->ring);
-    for (uint32_t i = 0; i < n; i++, l++) {
-        qsf_error_record r;
-        memset(&r, 0, sizeof r);
-        r.category = QSF_CAT_DATA_LOSS;
-        r.policy = QSF_POLICY_ABANDONED;
-        r.status = -1;
-        r.wire_seq = -1;
-        r.from_fsn = l->from_fsn;
-        r.to_fsn = l->to_fsn;
-        r.timestamp_us = QSF_OS->wall_us();
-        if (l->copy[0])
-            snprintf(r.quarantined_path, sizeof r.quarantined_path, "%.250s/%.250s", slot, l->copy);
-        uint64_t frames = l->frames_destroyed + l->frames_retired;
-        snprintf(r.message, sizeof r.message,
-                 "damaged slot %.200s: %.160s in %.100s; FSN %" PRId64 "..%" PRId64
-                 " given up, never sent: %s%" PRIu64 " frames destroyed, %" PRIu64
-                 " intact frames of the same flushes (%" PRIu64 " rows%s)%s%.256s",
-                 slot, l->what, l->file, l->from_fsn, l->to_fsn,
-                 l->destroyed_exact ? "" : "at most ", l->frames_destroyed, l->frames_retired,
-                 l->rows, l->frames_uncounted ? " counted, more in frames with several tables" : "",
-                 l->copy[0] ? "; the damaged bytes are kept in " : "", r.quarantined_path);
-        qsf_inbox_push(s->inbox, &r);
-        qsf_latch_note_loss(&s->latch, frames, l->rows, r.message);
-    }
-}
-
 QSF_API int qsf_sender_from_conf(const qsf_conf *conf, qsf_sender **out, qsf_errinfo *err) {
     if (!conf || !out)
         return qsf_err_set(err, QSF_E_INVAL, 0, 0, "conf and out must not be NULL");
@@ -319,13 +290,13 @@ QSF_API int qsf_sender_from_conf(const qsf_conf *conf, qsf_sender **out, qsf_err
         rc = codec_open(s, err);
     if (rc == QSF_OK) {
         report_quarantine(s);
-        report_losses(s);
+        qsf_report_losses(s->ring, s->inbox, &s->latch);
         rc = io_open(s, err);
     }
     if (rc == QSF_OK)
         set_frame_limits(s); /* the first server's cap, where it advertised one */
     if (rc == QSF_OK && s->conf->drain_orphans) /* after our own slot is held */
-        qsf_drainers_start(s->conf, &s->drainers);
+        qsf_drainers_start(s->conf, s->inbox, &s->latch, &s->drainers);
     if (rc != QSF_OK) {
         qsf_sender_free(s); /* nothing stays locked or running */
         return rc;
