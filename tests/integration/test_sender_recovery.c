@@ -479,9 +479,10 @@ static void watermark_follows_acks_while_the_manager_waits_for_the_disk(void **s
     snprintf(extra, sizeof extra, "sf_dir=%s;sender_id=wm;sf_max_segment_bytes=64k;", it_dir);
     snprintf(slot, sizeof slot, "%s/wm", it_dir);
     it_fault(sink, "withhold-ok conn=1"); /* nothing trimmed yet */
+    QSF_OS->fsync = slow_watermark_fsync; /* before any thread reads the table; it passes
+                                             through until hold_watermark_sync is set */
     qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), extra));
     int64_t fsn = it_publish(s, "t", 0, 20000, 100); /* 200 frames over several segments */
-    QSF_OS->fsync = slow_watermark_fsync;
     atomic_store(&hold_watermark_sync, 1);
     qsink_fault_clear(sink);
     qsink_restart(sink); /* the replay is acknowledged: the manager starts to trim */
