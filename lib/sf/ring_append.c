@@ -60,11 +60,13 @@ static bool write_frame(qsf_ring *r, qsf_segment *s, const void *payload, uint32
 }
 
 int qsf_ring_manifest_back(qsf_ring *r, qsf_errinfo *err) {
-    if (!r->sf || r->rec.manifest.active_base <= r->active->base_seq)
+    if (!r->sf)
         return QSF_OK;
-    pthread_mutex_lock(&r->mf_mu);
+    pthread_mutex_lock(&r->mf_mu); /* the manager writes the manifest too (trim) */
     qsf_manifest *m = &r->rec.manifest;
-    int rc = qsf_manifest_correct(m, m->head_base, r->active->base_seq, err);
+    int rc = m->active_base > r->active->base_seq
+                 ? qsf_manifest_correct(m, m->head_base, r->active->base_seq, err)
+                 : QSF_OK;
     pthread_mutex_unlock(&r->mf_mu);
     if (rc == QSF_OK)
         r->rotation_owed = false;
