@@ -44,8 +44,23 @@ static void mark(struct conn *c, int64_t from, int64_t to, uint8_t status) {
             c->rec->f[i].f.status = status;
 }
 
+/* The half-frame fault: the header and the first half of the payload of one
+ * unfragmented frame, then the connection is muted for good. */
+static void send_half(struct conn *c, const uint8_t *p, size_t n) {
+    uint8_t hdr[WS_MAX_HDR];
+    size_t hl = wsf_put_hdr(hdr, 1, 0, WS_OP_BINARY, n, NULL);
+    buf_append(&c->out, hdr, hl);
+    buf_append(&c->out, p, n / 2);
+    c->half_frame = 0;
+    c->muted = 1;
+}
+
 /* Applies the malformed-response fault (once) and queues the frame. */
 void ack_send_response(struct conn *c, const uint8_t *p, size_t n) {
+    if (c->half_frame && !c->muted) {
+        send_half(c, p, n);
+        return;
+    }
     struct wsf_style st = c->style;
     int op = WS_OP_BINARY;
     uint8_t tmp[16];
@@ -72,7 +87,7 @@ void ack_send_response(struct conn *c, const uint8_t *p, size_t n) {
         st.masked = 1;
     if (kind == MK_RSV)
         st.rsv = 4;
-    wsf_append(&c->out, op, p, n, &st);
+    conn_emit(c, op, p, n, &st);
     free(copy);
 }
 

@@ -28,6 +28,7 @@ static const struct action_name ACTIONS[] = {
     {"forged-ok", FA_FORGED_OK, 2},
     {"restart", FA_RESTART, 0},
     {"random", FA_RANDOM, 1},
+    {"half-frame", FA_HALF_FRAME, 0},
 };
 
 /* Strict integer parse (decimal or 0x hex) of the whole string. */

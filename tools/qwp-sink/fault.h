@@ -29,6 +29,7 @@ enum fault_action {
     FA_FORGED_OK,
     FA_RESTART,
     FA_RANDOM,
+    FA_HALF_FRAME,
 };
 
 enum upgrade_variant { UV_NO_VERSION = 1, UV_VERSION, UV_NO_DURABLE, UV_BATCH, UV_NO_BATCH };
