@@ -173,7 +173,6 @@ static void conn_fin(struct conn *c) {
 }
 
 void conn_apply_fault(struct conn *c, const struct fault *f) {
-    static const uint8_t bad_close[1] = {0x03};
     switch (f->action) {
     case FA_CLOSE:
         conn_server_close(c, f->code, f->text);
@@ -201,16 +200,16 @@ void conn_apply_fault(struct conn *c, const struct fault *f) {
         c->style.ping_between = (int) f->arg;
         break;
     case FA_MALFORMED:
-        if (f->code != MK_BAD_CLOSE) {
+        if (malformed_at_once(f->code))
+            malformed_close(c, f->code);
+        else
             c->malformed = f->code;
-        } else if (c->state == CS_WS) {
-            ack_flush(c);
-            conn_emit(c, WS_OP_CLOSE, bad_close, 1, NULL);
-            c->state = CS_CLOSING;
-        }
         break;
     case FA_HALF_FRAME:
         c->half_frame = 1;
+        break;
+    case FA_WIDE_DURABLE:
+        c->wide_durable = f->code;
         break;
     case FA_FORGED_OK:
         ack_send_forged(c, f->arg);
