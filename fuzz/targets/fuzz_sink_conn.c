@@ -11,6 +11,7 @@
 #include "../../tools/qwp-sink/conn.c"
 #include "../../tools/qwp-sink/fault.c"
 #include "../../tools/qwp-sink/http.c"
+#include "../../tools/qwp-sink/malformed.c"
 #include "../../tools/qwp-sink/msg_qwp.c"
 #include "../../tools/qwp-sink/query.c"
 #include "../../tools/qwp-sink/sink.c"
@@ -27,6 +28,9 @@ static const char *const PRESETS[] = {
     "rst bytes=300",
     "delay-ok=5",
     "forged-ok=3",
+    "half-frame after=1",
+    "wide-durable=300",
+    "malformed=no-fin",
 };
 
 static struct qsink *sink(void) {

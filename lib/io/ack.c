@@ -82,14 +82,22 @@ static void advance_ack(qsf_io *io, int64_t fsn) {
 
 /* ---- responses ---- */
 
+/* An OK names the highest wireSeq it confirms. One for a wireSeq never sent
+ * on this connection (beyond the last one, negative, or before anything was
+ * sent) is a server bug, not an acknowledgement of what was sent: a protocol
+ * violation that trims nothing (docs/ERRORS.md). */
 static qsf_verdict on_ok(qsf_io *io, const qsf_response *r) {
     qsf_conn *c = &io->c;
     qsf_io_bump(&io->x.acks);
-    if (c->map.next_wire == 0)
-        return qsf_v_continue(); /* nothing sent yet on this connection: ignore */
     int64_t seq = r->sequence;
-    if (seq > c->map.next_wire - 1)
-        seq = c->map.next_wire - 1;
+    if (seq < 0 || seq >= c->map.next_wire) {
+        char msg[320];
+        snprintf(msg, sizeof msg,
+                 "OK for wireSeq %" PRId64 " from %.100s, a wireSeq never sent: %" PRId64
+                 " frames were sent on this connection",
+                 seq, io->x.cur_host, c->map.next_wire);
+        return qsf_io_latch_violation(io, QSF_E_PROTOCOL, msg);
+    }
     if (c->err_wire >= 0 && seq >= c->err_wire)
         seq = c->err_wire - 1; /* never past a rejected frame (OK leapfrog) */
     if (seq < 0)

@@ -1,65 +1,131 @@
-/* Durable-ack matching: a FIFO of OKs and a per-table watermark map. */
+/* Durable-ack matching (see durack.h): the work is linear in the table
+ * entries received, whatever a server puts in them.
+ *
+ *   names   qsf_strmap: ASCII-lower-cased table name -> dense id, hashed with
+ *           a per-matcher random key (a server cannot aim names at one probe
+ *           chain)
+ *   mark    mark[id]: the table's durable watermark (INT64_MIN: none yet)
+ *   q       FIFO of queued OKs {fsn, n}; their tables, {id, seqTxn} each, lie
+ *           back to back in the FIFO tabs, the head OK's first at tabs_head
+ *   covered how many of the head OK's tables are known durable: a watermark
+ *           never goes down, so they are not looked at again
+ *
+ * An OK costs one name lookup per table, a durable ack one per entry, and
+ * every queued table is checked against its mark once when it is covered,
+ * plus one failed check per durable ack. */
 #include "io/durack.h"
+
+#include "os/os.h"
+#include "qwp/strmap.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
-typedef struct entry {
-    char *name; /* NUL-terminated copy */
+#define NO_MARK INT64_MIN
+
+typedef struct ok_table {
+    uint32_t id;
     int64_t seq_txn;
-} entry;
+} ok_table;
 
 typedef struct queued_ok {
     int64_t fsn;
-    entry *tables;
-    size_t n;
+    size_t n; /* its tables: the next n of tabs */
 } queued_ok;
 
 struct qsf_durack {
+    qsf_strmap names;
+    int64_t *mark;
+    size_t capmark;
     queued_ok *q; /* ring buffer of OKs */
     size_t head, count, cap;
-    entry *marks; /* durable watermark per table */
-    size_t nmarks, capmarks;
+    ok_table *tabs; /* tables of the queued OKs, in queue order */
+    size_t tabs_head, tabs_len, tabs_cap;
+    size_t covered;
+    char *fold; /* a name being looked up, lower-cased */
+    size_t fold_cap;
+    uint64_t key; /* hash key */
+    uint64_t work;
 };
 
 qsf_durack *qsf_durack_new(void) {
-    return calloc(1, sizeof(qsf_durack));
-}
-
-static void free_ok(queued_ok *o) {
-    for (size_t i = 0; i < o->n; i++)
-        free(o->tables[i].name);
-    free(o->tables);
-    o->tables = NULL;
-    o->n = 0;
+    qsf_durack *d = calloc(1, sizeof(qsf_durack));
+    if (!d)
+        return NULL;
+    qsf_strmap_init(&d->names);
+    d->key = QSF_OS->mono_ns() ^ (uint64_t) (uintptr_t) d ^ 0x9E3779B97F4A7C15ull;
+    return d;
 }
 
 void qsf_durack_reset(qsf_durack *d) {
-    for (size_t i = 0; i < d->count; i++)
-        free_ok(&d->q[(d->head + i) % d->cap]);
+    qsf_strmap_clear(&d->names);
     d->head = d->count = 0;
-    for (size_t i = 0; i < d->nmarks; i++)
-        free(d->marks[i].name);
-    d->nmarks = 0;
+    d->tabs_head = d->tabs_len = 0;
+    d->covered = 0;
 }
 
 void qsf_durack_free(qsf_durack *d) {
     if (!d)
         return;
-    qsf_durack_reset(d);
+    qsf_strmap_destroy(&d->names);
+    free(d->mark);
     free(d->q);
-    free(d->marks);
+    free(d->tabs);
+    free(d->fold);
     free(d);
 }
 
-static char *dup_name(const char *s, size_t n) {
-    char *p = malloc(n + 1);
-    if (p) {
-        memcpy(p, s, n);
-        p[n] = 0;
+/* A keyed hash of the folded name (64-bit multiply-xorshift rounds). */
+static uint32_t keyed_hash(uint64_t key, const char *s, size_t len) {
+    const uint64_t k = 0x9E3779B97F4A7C15ull;
+    uint64_t h = key ^ (len * k);
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        h = (h ^ w) * k;
+        h ^= h >> 29;
     }
-    return p;
+    uint64_t t = 0;
+    for (size_t j = 0; i + j < len; j++)
+        t |= (uint64_t) (unsigned char) s[i + j] << (8 * j);
+    h = ((h ^ t) + key) * 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 31;
+    h *= 0x94D049BB133111EBull;
+    return (uint32_t) (h ^ (h >> 32));
+}
+
+/* The id of a table name (matched case-insensitively, ASCII), added with no
+ * watermark when new. -1 on OOM. */
+static int64_t name_id(qsf_durack *d, const char *name, size_t n) {
+    if (n > d->fold_cap) {
+        char *f = realloc(d->fold, n);
+        if (!f)
+            return -1;
+        d->fold = f;
+        d->fold_cap = n;
+    }
+    for (size_t i = 0; i < n; i++) {
+        char c = name[i];
+        d->fold[i] = c >= 'A' && c <= 'Z' ? (char) (c + 32) : c;
+    }
+    d->work++;
+    uint32_t h = keyed_hash(d->key, d->fold, n);
+    int64_t id = qsf_strmap_find(&d->names, d->fold, n, h);
+    if (id >= 0)
+        return id;
+    if (d->names.count == d->capmark) {
+        size_t cap = d->capmark ? d->capmark * 2 : 64;
+        int64_t *m = realloc(d->mark, cap * sizeof *m);
+        if (!m)
+            return -1;
+        d->mark = m;
+        d->capmark = cap;
+    }
+    id = qsf_strmap_add(&d->names, d->fold, n, h);
+    if (id >= 0)
+        d->mark[id] = NO_MARK;
+    return id;
 }
 
 static int grow_queue(qsf_durack *d) {
@@ -76,63 +142,52 @@ static int grow_queue(qsf_durack *d) {
     return 0;
 }
 
-int qsf_durack_push_ok(qsf_durack *d, int64_t ok_fsn, const qsf_response *ok) {
-    if (d->count == d->cap && grow_queue(d) < 0)
-        return -1;
-    queued_ok o = {ok_fsn, NULL, 0};
-    if (ok->table_count) {
-        o.tables = calloc(ok->table_count, sizeof *o.tables);
-        if (!o.tables)
-            return -1;
+/* Room for n more queued tables: the popped prefix is dropped first. */
+static int reserve_tabs(qsf_durack *d, size_t n) {
+    if (d->tabs_head > 0 && d->tabs_head >= d->tabs_len - d->tabs_head) {
+        memmove(d->tabs, d->tabs + d->tabs_head, (d->tabs_len - d->tabs_head) * sizeof *d->tabs);
+        d->tabs_len -= d->tabs_head;
+        d->tabs_head = 0;
     }
-    size_t pos = 0;
+    if (d->tabs_len + n <= d->tabs_cap)
+        return 0;
+    size_t cap = d->tabs_cap ? d->tabs_cap : 64;
+    while (cap < d->tabs_len + n)
+        cap *= 2;
+    ok_table *t = realloc(d->tabs, cap * sizeof *t);
+    if (!t)
+        return -1;
+    d->tabs = t;
+    d->tabs_cap = cap;
+    return 0;
+}
+
+int qsf_durack_push_ok(qsf_durack *d, int64_t ok_fsn, const qsf_response *ok) {
+    if ((d->count == d->cap && grow_queue(d) < 0) || reserve_tabs(d, ok->table_count) < 0)
+        return -1;
+    size_t pos = 0, n = 0;
     qsf_resp_table t;
     while (qsf_response_table(ok, &pos, &t)) {
-        o.tables[o.n].name = dup_name(t.name, t.name_len);
-        o.tables[o.n].seq_txn = t.seq_txn;
-        if (!o.tables[o.n++].name) {
-            free_ok(&o);
-            return -1;
-        }
+        int64_t id = name_id(d, t.name, t.name_len);
+        if (id < 0)
+            return -1; /* nothing of this OK is queued yet */
+        d->tabs[d->tabs_len + n++] = (ok_table){(uint32_t) id, t.seq_txn};
     }
-    d->q[(d->head + d->count++) % d->cap] = o;
+    d->tabs_len += n;
+    d->q[(d->head + d->count++) % d->cap] = (queued_ok){ok_fsn, n};
     return 0;
 }
 
-static entry *find_mark(qsf_durack *d, const char *name, size_t n) {
-    for (size_t i = 0; i < d->nmarks; i++)
-        if (strlen(d->marks[i].name) == n && strncasecmp(d->marks[i].name, name, n) == 0)
-            return &d->marks[i];
-    return NULL;
-}
-
-static int merge_mark(qsf_durack *d, const qsf_resp_table *t) {
-    entry *e = find_mark(d, t->name, t->name_len);
-    if (e) {
-        if (t->seq_txn > e->seq_txn)
-            e->seq_txn = t->seq_txn;
-        return 0;
-    }
-    if (d->nmarks == d->capmarks) {
-        size_t cap = d->capmarks ? d->capmarks * 2 : 8;
-        entry *nm = realloc(d->marks, cap * sizeof *nm);
-        if (!nm)
-            return -1;
-        d->marks = nm;
-        d->capmarks = cap;
-    }
-    char *name = dup_name(t->name, t->name_len);
-    if (!name)
-        return -1;
-    d->marks[d->nmarks++] = (entry){name, t->seq_txn};
-    return 0;
-}
-
-static bool ok_is_durable(qsf_durack *d, const queued_ok *o) {
-    for (size_t i = 0; i < o->n; i++) {
-        entry *e = find_mark(d, o->tables[i].name, strlen(o->tables[i].name));
-        if (!e || e->seq_txn < o->tables[i].seq_txn)
+/* Whether every table of the head OK is durable, resuming where the last
+ * look stopped. */
+static bool head_durable(qsf_durack *d) {
+    const queued_ok *o = &d->q[d->head];
+    const ok_table *t = d->tabs + d->tabs_head;
+    while (d->covered < o->n) {
+        d->work++;
+        if (d->mark[t[d->covered].id] < t[d->covered].seq_txn)
             return false;
+        d->covered++;
     }
     return true;
 }
@@ -140,13 +195,18 @@ static bool ok_is_durable(qsf_durack *d, const queued_ok *o) {
 int64_t qsf_durack_apply(qsf_durack *d, const qsf_response *dack) {
     size_t pos = 0;
     qsf_resp_table t;
-    while (qsf_response_table(dack, &pos, &t))
-        if (merge_mark(d, &t) < 0)
+    while (qsf_response_table(dack, &pos, &t)) {
+        int64_t id = name_id(d, t.name, t.name_len);
+        if (id < 0)
             return -2;
+        if (t.seq_txn > d->mark[id])
+            d->mark[id] = t.seq_txn;
+    }
     int64_t fsn = -1;
-    while (d->count && ok_is_durable(d, &d->q[d->head])) {
+    while (d->count && head_durable(d)) {
         fsn = d->q[d->head].fsn;
-        free_ok(&d->q[d->head]);
+        d->tabs_head += d->q[d->head].n;
+        d->covered = 0;
         d->head = (d->head + 1) % d->cap;
         d->count--;
     }
@@ -155,4 +215,8 @@ int64_t qsf_durack_apply(qsf_durack *d, const qsf_response *dack) {
 
 size_t qsf_durack_pending(const qsf_durack *d) {
     return d->count;
+}
+
+uint64_t qsf_durack_work(const qsf_durack *d) {
+    return d->work;
 }

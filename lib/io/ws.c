@@ -3,13 +3,14 @@
 
 #include "io/ws_fast.h"
 #include "io/ws_tls.h"
+#include "io/wsrx.h"
 
 #include "err.h"
 #include "log.h"
-#include "qwp/utf8.h"
 #include "text.h"
 
 #include <libwebsockets.h>
+#include <openssl/ssl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +19,12 @@
 
 #define QSF_WS_PATH       "/write/v4"
 #define QSF_WS_PROTO_NAME "qsf-qwp"
-#define QSF_WS_RX_MAX     (16u << 20) /* no response is anywhere near this */
+/* libwebsockets 4.1.6 PINGs a client connection this long after it opened or
+ * last received a PONG (its default_retry.secs_since_valid_ping; qsf sets no
+ * retry_and_idle_policy) and drops it, socket healthy, when no PONG follows
+ * within 10 s more: a connection that ends later than this after the last
+ * PONG may have been that drop, so it never counts as a refused frame. */
+#define QSF_WS_LWS_PING_US (300ll * 1000000)
 
 struct qsf_ws {
     struct lws_context *ctx;
@@ -32,14 +38,14 @@ struct qsf_ws {
     bool open;     /* upgrade done */
     int close_out; /* code to send from the next writable callback, 0 = none */
     int close_in;  /* code the peer sent, 0 = none yet */
+    bool closing;  /* qsf asked to close or abort this connection */
     char close_reason[128];
     qsf_ws_hs hs;
     char host_hdr[300];
-    uint8_t *rx;
-    size_t rx_len, rx_cap;
-    bool rx_binary, rx_broken;
-    qsf_ws_fast fast; /* the direct send path (ws_fast.h) */
-    qsf_ws_tls tls;   /* the trust store (ws_tls.h) */
+    qsf_wsrx rx;         /* the receive side (wsrx.h) */
+    lws_usec_t valid_us; /* when the connection opened or last received a PONG */
+    qsf_ws_fast fast;    /* the direct send path (ws_fast.h) */
+    qsf_ws_tls tls;      /* the trust store (ws_tls.h) */
 };
 
 size_t qsf_ws_pre(void) {
@@ -157,64 +163,46 @@ static void fail_attempt(qsf_ws *ws, struct lws *wsi, const char *why) {
 /* ---- receive ---- */
 
 static void rx_append(qsf_ws *ws, struct lws *wsi, const void *in, size_t len) {
-    if (lws_is_first_fragment(wsi)) {
-        ws->rx_len = 0;
-        ws->rx_broken = false;
-        ws->rx_binary = lws_frame_is_binary(wsi);
-    }
-    if (ws->rx_broken)
-        return;
-    if (!ws->rx_binary || ws->rx_len + len > QSF_WS_RX_MAX) {
-        ws->rx_broken = true;
-        ws->hooks.on_violation(ws->user, ws->rx_binary ? "server message larger than 16 MiB"
-                                                       : "text frame from the server");
-        return;
-    }
-    if (ws->rx_len + len > ws->rx_cap) {
-        size_t cap = ws->rx_cap ? ws->rx_cap : 4096;
-        while (cap < ws->rx_len + len)
-            cap *= 2;
-        uint8_t *nb = realloc(ws->rx, cap);
-        if (!nb) {
-            ws->rx_broken = true;
-            ws->hooks.on_violation(ws->user, "out of memory reassembling a server message");
-            return;
-        }
-        ws->rx = nb;
-        ws->rx_cap = cap;
-    }
-    memcpy(ws->rx + ws->rx_len, in, len);
-    ws->rx_len += len;
-    if (lws_is_final_fragment(wsi) && lws_remaining_packet_payload(wsi) == 0)
-        ws->hooks.on_message(ws->user, ws->rx, ws->rx_len);
-}
-
-/* Close codes a peer may put on the wire (RFC 6455 §7.4). */
-static bool close_code_valid(int c) {
-    return (c >= 1000 && c <= 1003) || (c >= 1007 && c <= 1014) || (c >= 3000 && c <= 4999);
+    const uint8_t *msg;
+    size_t n;
+    const char *why;
+    bool last = lws_is_final_fragment(wsi) && lws_remaining_packet_payload(wsi) == 0;
+    int r = qsf_wsrx_piece(&ws->rx, in, len, lws_is_first_fragment(wsi), last,
+                           lws_frame_is_binary(wsi), &msg, &n, &why);
+    if (r == QSF_WSRX_MESSAGE)
+        ws->hooks.on_message(ws->user, msg, n);
+    else if (r == QSF_WSRX_VIOLATION)
+        ws->hooks.on_violation(ws->user, why);
 }
 
 static void peer_close(qsf_ws *ws, const uint8_t *in, size_t len) {
-    ws->close_in = 1005;
-    ws->close_reason[0] = 0;
-    if (len == 0)
-        return;
-    int code = len >= 2 ? (in[0] << 8 | in[1]) : 0;
-    if (len == 1 || !close_code_valid(code) || !qsf_utf8_valid((const char *) in + 2, len - 2) ||
-        len > 125) {
+    if (qsf_wsrx_close(in, len, &ws->close_in, ws->close_reason, sizeof ws->close_reason) != 0)
         ws->hooks.on_violation(ws->user, "malformed close payload from the server");
-        return;
-    }
-    ws->close_in = code;
-    size_t rl = len - 2 < sizeof ws->close_reason - 1 ? len - 2 : sizeof ws->close_reason - 1;
-    memcpy(ws->close_reason, in + 2, rl);
-    ws->close_reason[rl] = 0;
 }
 
-static void connection_ended(qsf_ws *ws) {
-    bool was_open = ws->open;
+/* Whether libwebsockets dropped the connection over what the server sent:
+ * it ended while open, without a CLOSE from the server, without qsf asking,
+ * not where libwebsockets's own PING timeout could have ended it, and the
+ * socket, still open in LWS_CALLBACK_CLIENT_CLOSED, is healthy (wsrx.h). */
+static bool refused_by_lws(qsf_ws *ws, struct lws *wsi) {
+    if (!wsi || !ws->open || ws->close_in || ws->closing ||
+        lws_now_usecs() - ws->valid_us >= QSF_WS_LWS_PING_US)
+        return false;
+    SSL *ssl = ws->conf.tls ? lws_get_ssl(wsi) : NULL;
+    bool tls_ended = ssl && SSL_get_shutdown(ssl) != 0;
+    return qsf_wsrx_ended(lws_get_socket_fd(wsi), tls_ended) == QSF_WSRX_REFUSED;
+}
+
+/* wsi: the connection in LWS_CALLBACK_CLIENT_CLOSED, NULL once its socket is
+ * closed (LWS_CALLBACK_WSI_DESTROY). */
+static void connection_ended(qsf_ws *ws, struct lws *wsi) {
+    bool was_open = ws->open, refused = refused_by_lws(ws, wsi);
     ws->active = ws->open = false;
     ws->wsi = NULL;
+    if (refused)
+        ws->hooks.on_violation(ws->user, "libwebsockets refused a WebSocket frame from the server "
+                                         "(RSV bits, reserved opcode, bad control frame, stray "
+                                         "continuation or bad length)");
     if (was_open)
         ws->hooks.on_closed(ws->user, ws->close_in ? ws->close_in : 1006, ws->close_reason);
     else
@@ -253,6 +241,7 @@ static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *
     case LWS_CALLBACK_CLIENT_ESTABLISHED:
         ws->open = true;
         ws->close_in = 0;
+        ws->valid_us = lws_now_usecs();
         ws->hooks.on_open(ws->user, &ws->hs);
         return 0;
     case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
@@ -263,6 +252,7 @@ static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *
         rx_append(ws, wsi, in, len);
         return 0;
     case LWS_CALLBACK_CLIENT_RECEIVE_PONG:
+        ws->valid_us = lws_now_usecs(); /* what restarts libwebsockets's PING timer */
         if (ws->hooks.on_pong)
             ws->hooks.on_pong(ws->user);
         return 0;
@@ -274,7 +264,7 @@ static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *
     case LWS_CALLBACK_CLIENT_CLOSED:
     case LWS_CALLBACK_WSI_DESTROY:
         if (ws->active && (ws->wsi == wsi || ws->wsi == NULL))
-            connection_ended(ws);
+            connection_ended(ws, reason == LWS_CALLBACK_CLIENT_CLOSED ? wsi : NULL);
         return 0;
     default:
         return 0;
@@ -333,7 +323,7 @@ void qsf_ws_free(qsf_ws *ws) {
     struct lws_context *ctx = ws->ctx;
     ws->active = false;
     lws_context_destroy(ctx);
-    free(ws->rx);
+    qsf_wsrx_free(&ws->rx);
     free(ws);
 }
 
@@ -357,8 +347,9 @@ int qsf_ws_connect(qsf_ws *ws, const char *host, int port, qsf_errinfo *err) {
     ws->active = true;
     ws->open = false;
     ws->close_out = ws->close_in = 0;
+    ws->closing = false;
     ws->close_reason[0] = 0;
-    ws->rx_len = 0;
+    ws->rx.len = 0;
     struct lws *wsi = lws_client_connect_via_info(&ci);
     if (!wsi && ws->active) {
         fail_attempt(ws, NULL, "cannot start the connection");
@@ -415,6 +406,7 @@ void qsf_ws_want_writable(qsf_ws *ws) {
 void qsf_ws_close(qsf_ws *ws, int code, bool abort) {
     if (!ws->wsi)
         return;
+    ws->closing = true;
     if (abort || !ws->open) {
         lws_set_timeout(ws->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
         return;

@@ -46,7 +46,9 @@ typedef struct qsf_ws_hooks {
     void (*on_open)(void *u, const qsf_ws_hs *hs);
     void (*on_connect_fail)(void *u, const qsf_ws_fail *f);
     void (*on_message)(void *u, const uint8_t *p, size_t n);
-    /* text frame, oversized message, malformed close payload */
+    /* the server broke the WebSocket rules (wsrx.h): a text frame, an
+     * oversized message, a malformed close payload, or a frame libwebsockets
+     * refused (then on_closed follows with 1006) */
     void (*on_violation)(void *u, const char *why);
     void (*on_writable)(void *u);
     /* the connection ended; code 1006 when it was lost without a CLOSE */

@@ -15,9 +15,13 @@ static int fail(char *why, size_t cap, const char *fmt, size_t a, size_t b) {
     return -1;
 }
 
-/* Validates `count` table entries starting at p; they must end exactly at end. */
+/* Validates `count` table entries starting at p; they must end exactly at end.
+ * The count is held against the bytes there before any entry is read, so a
+ * count that cannot fit costs nothing; every entry is then read once. */
 static int check_tables(const uint8_t *p, const uint8_t *end, uint16_t count, char *why,
                         size_t cap) {
+    if (count > (size_t) (end - p) / TABLE_ENTRY_MIN)
+        return fail(why, cap, "table count %zu cannot fit in %zu bytes", count, (size_t) (end - p));
     for (size_t i = 0; i < count; i++) {
         if ((size_t) (end - p) < TABLE_ENTRY_MIN)
             return fail(why, cap, "table entry %zu truncated (%zu bytes left)", i,

@@ -8,7 +8,9 @@
  *   table entry          u16 nameLen (> 0) | name (UTF-8) | i64 seqTxn
  *
  * All integers little-endian. Lengths must match exactly (docs/PROTOCOL.md §6.6): no trailing
- * bytes, msgLen <= 1024, names valid UTF-8. 0x01 (SERVER_INFO) and 0x0E
+ * bytes, msgLen <= 1024, names valid UTF-8. Every count and length is held
+ * against the bytes present before it is used (a tableCount of 65,535 in an
+ * 11-byte OK is refused at once), and parsing reads each byte once. 0x01 (SERVER_INFO) and 0x0E
  * (LOCAL_DURABLE_ACK) are recognised and reported as "ignored". The parser never
  * copies: the result points into the caller's buffer. */
 #ifndef QSF_QWP_RESPONSE_H

@@ -139,6 +139,36 @@ void it_sleep_ms(int ms) {
     nanosleep(&(struct timespec){ms / 1000, (ms % 1000) * 1000000L}, NULL);
 }
 
+void it_make_pki(char *dir, size_t dircap, char *ca, char *cert, char *key, size_t cap) {
+    tu_mkdtemp(dir, dircap);
+    snprintf(ca, cap, "%s/ca.pem", dir);
+    snprintf(cert, cap, "%s/server.pem", dir);
+    snprintf(key, cap, "%s/server.key", dir);
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && "
+             "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes "
+             "-keyout ca.key -out ca.pem -days 2 -subj /CN=qsf-test-ca 2>/dev/null && "
+             "openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes "
+             "-keyout server.key -out server.csr -subj /CN=127.0.0.1 2>/dev/null && "
+             "printf 'subjectAltName=IP:127.0.0.1,DNS:127.0.0.1,DNS:localhost\\n' > ext && "
+             "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial "
+             "-out server.pem -days 2 -extfile ext 2>/dev/null && "
+             "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes "
+             "-keyout other-ca.key -out other-ca.pem -days 2 -subj /CN=qsf-other-ca 2>/dev/null",
+             dir);
+    if (system(cmd) != 0)
+        fail_msg("openssl CLI could not make the test CA");
+}
+
+qsink *it_tls_sink(const char *cert, const char *key) {
+    qsink_opts o;
+    memset(&o, 0, sizeof o);
+    o.tls_cert = cert;
+    o.tls_key = key;
+    return it_sink(&o);
+}
+
 void it_close_and_check(qsf_sender *s, qsink *sink, const char *table, int64_t n, bool allow_dups) {
     qsf_errinfo e;
     int rc = qsf_close(s, &e);

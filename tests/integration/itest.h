@@ -48,6 +48,16 @@ void it_fault(qsink *s, const char *line);
 
 void it_sleep_ms(int ms);
 
+
+/* A throwaway CA and a server certificate for 127.0.0.1 made by the openssl
+ * CLI in a new temporary directory (dir); the paths go to ca, cert and key
+ * (cap bytes each). The directory also holds other-ca.pem, a CA that signed
+ * nothing. Fails the test when the CLI cannot make them. */
+void it_make_pki(char *dir, size_t dircap, char *ca, char *cert, char *key, size_t cap);
+
+/* A sink serving wss with that certificate chain and key. */
+qsink *it_tls_sink(const char *cert, const char *key);
+
 /* Segment files (*.sfa) in a slot directory; *lowest gets the smallest name
  * (NULL allowed). -1 when the directory does not exist. */
 int it_count_segments(const char *slot, char *lowest, size_t cap);

@@ -159,18 +159,6 @@ static void ok_after_an_error_never_covers_the_rejected_frame(void **state) {
     qsink_stop(sink);
 }
 
-static void forged_ok_beyond_what_was_sent_is_clamped(void **state) {
-    (void) state;
-    qsink *sink = it_sink(NULL);
-    it_fault(sink, "forged-ok=1000000 conn=1 after=1");
-    char conf[512];
-    qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), FAST));
-    int64_t fsn = it_publish(s, "t", 0, 500, 100);
-    it_wait_acked(s, fsn);
-    assert_int_equal(qsf_acked_fsn(s), fsn);
-    it_close_and_check(s, sink, "t", 500, true);
-}
-
 static void null_and_bad_arguments(void **state) {
     (void) state;
     qsf_errinfo e;
@@ -319,8 +307,6 @@ int main(void) {
                                         it_teardown_dir),
         cmocka_unit_test_setup_teardown(ok_after_an_error_never_covers_the_rejected_frame,
                                         it_setup_dir, it_teardown_dir),
-        cmocka_unit_test_setup_teardown(forged_ok_beyond_what_was_sent_is_clamped, it_setup_dir,
-                                        it_teardown_dir),
         cmocka_unit_test(null_and_bad_arguments),
         cmocka_unit_test(auto_flush_by_interval_and_by_bytes),
         cmocka_unit_test(overlapping_calls_get_busy),

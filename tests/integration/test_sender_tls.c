@@ -21,26 +21,8 @@ static char dir[512], ca[600], cert[600], key[600], other_ca[600];
 
 static int make_pki(void **state) {
     (void) state;
-    tu_mkdtemp(dir, sizeof dir);
-    snprintf(ca, sizeof ca, "%s/ca.pem", dir);
-    snprintf(cert, sizeof cert, "%s/server.pem", dir);
-    snprintf(key, sizeof key, "%s/server.key", dir);
-    char cmd[4096];
-    snprintf(cmd, sizeof cmd,
-             "cd '%s' && "
-             "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes "
-             "-keyout ca.key -out ca.pem -days 2 -subj /CN=qsf-test-ca 2>/dev/null && "
-             "openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes "
-             "-keyout server.key -out server.csr -subj /CN=127.0.0.1 2>/dev/null && "
-             "printf 'subjectAltName=IP:127.0.0.1,DNS:127.0.0.1,DNS:localhost\\n' > ext && "
-             "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial "
-             "-out server.pem -days 2 -extfile ext 2>/dev/null && "
-             "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes "
-             "-keyout other-ca.key -out other-ca.pem -days 2 -subj /CN=qsf-other-ca 2>/dev/null",
-             dir);
-    snprintf(other_ca, sizeof other_ca, "%s/other-ca.pem", dir);
-    if (system(cmd) != 0)
-        fail_msg("openssl CLI could not make the test CA");
+    it_make_pki(dir, sizeof dir, ca, cert, key, sizeof ca);
+    snprintf(other_ca, sizeof other_ca, "%s/other-ca.pem", dir); /* a CA that signed nothing */
     return 0;
 }
 
@@ -109,11 +91,7 @@ static int drop_pki(void **state) {
 }
 
 static qsink *tls_sink(void) {
-    qsink_opts o;
-    memset(&o, 0, sizeof o);
-    o.tls_cert = cert;
-    o.tls_key = key;
-    return it_sink(&o);
+    return it_tls_sink(cert, key);
 }
 
 static void tls_roots_verifies_the_server(void **state) {

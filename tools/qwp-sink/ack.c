@@ -44,36 +44,18 @@ static void mark(struct conn *c, int64_t from, int64_t to, uint8_t status) {
             c->rec->f[i].f.status = status;
 }
 
-/* Applies the malformed-response fault (once) and queues the frame. */
+/* Queues a response, as the half-frame or malformed fault says (once). */
 void ack_send_response(struct conn *c, const uint8_t *p, size_t n) {
-    struct wsf_style st = c->style;
-    int op = WS_OP_BINARY;
-    uint8_t tmp[16];
+    if (c->half_frame) {
+        malformed_half(c, p, n);
+        return;
+    }
     int kind = c->malformed;
     c->malformed = 0;
-    uint8_t *copy = NULL;
-    if (kind == MK_BAD_LENGTH || kind == MK_TRAILING) {
-        copy = malloc(n + 1);
-        if (!copy)
-            return;
-        memcpy(copy, p, n);
-        if (kind == MK_TRAILING) {
-            copy[n++] = 0x00;
-        } else {
-            size_t at = copy[0] == QS_DURABLE_ACK ? 1 : 9; /* count or length field */
-            qsf_put_u16(copy + at, (uint16_t) (qsf_get_u16(copy + at) + 1));
-        }
-        p = copy;
-    }
-    (void) tmp;
-    if (kind == MK_TEXT)
-        op = WS_OP_TEXT;
-    if (kind == MK_MASKED)
-        st.masked = 1;
-    if (kind == MK_RSV)
-        st.rsv = 4;
-    wsf_append(&c->out, op, p, n, &st);
-    free(copy);
+    if (kind)
+        malformed_send(c, kind, p, n);
+    else
+        conn_emit(c, WS_OP_BINARY, p, n, &c->style);
 }
 
 /* Appends {u16 len, name, i64 txn} to b. */
@@ -128,14 +110,27 @@ void ack_send_forged(struct conn *c, int64_t seq) {
     ack_send_response(c, h, sizeof h);
 }
 
+/* The wide-durable fault: made-up tables in front of the n real entries, so
+ * the ack names `total` tables in all (the real ones last). */
+static int wide_fillers(struct conn *c, struct buf *b, int n) {
+    int extra = c->wide_durable - n;
+    c->wide_durable = 0;
+    if (extra > 65535 - n)
+        extra = 65535 - n;
+    for (int i = 0; i < extra; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "wide_durable_%d", i);
+        put_entry(b, name, 1);
+    }
+    return extra > 0 ? extra : 0;
+}
+
 /* Durable ack for tables whose watermark moved since the last one sent here. */
 static void durable_tick(struct conn *c) {
     struct qsink *s = c->sink;
     if (!c->durable || c->silent || c->ndt == 0 || !rows_stored(c))
         return;
-    struct buf b = {0};
-    uint8_t h[3] = {QS_DURABLE_ACK, 0, 0};
-    buf_append(&b, h, 3);
+    struct buf real = {0};
     int n = 0;
     int64_t now = sink_now_ms();
     for (int i = 0; i < c->ndt; i++) {
@@ -143,17 +138,23 @@ static void durable_tick(struct conn *c) {
         int64_t wm =
             t ? stable_durable_txn(t, s->o.durable_lag_commits, s->o.durable_lag_ms, now) : 0;
         if (wm > c->dt[i].sent) {
-            put_entry(&b, c->dt[i].name, wm);
+            put_entry(&real, c->dt[i].name, wm);
             c->dt[i].sent = wm;
             n++;
         }
     }
     if (n > 0) {
-        qsf_put_u16(b.p + 1, (uint16_t) n);
+        struct buf b = {0};
+        uint8_t h[3] = {QS_DURABLE_ACK, 0, 0};
+        buf_append(&b, h, 3);
+        int total = n + (c->wide_durable ? wide_fillers(c, &b, n) : 0);
+        qsf_put_u16(b.p + 1, (uint16_t) total);
+        buf_append(&b, real.p, real.len);
         ack_send_response(c, b.p, b.len);
+        buf_free(&b);
         s->st.durable_acks++;
     }
-    buf_free(&b);
+    buf_free(&real);
 }
 
 void ack_flush(struct conn *c) {

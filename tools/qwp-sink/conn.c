@@ -139,6 +139,11 @@ static void maybe_half_close(struct conn *c) {
     c->drain_deadline = sink_now_ms() + QSINK_DRAIN_MS;
 }
 
+void conn_emit(struct conn *c, int opcode, const uint8_t *p, size_t n, const struct wsf_style *st) {
+    if (!c->muted)
+        wsf_append(&c->out, opcode, p, n, st);
+}
+
 void conn_server_close(struct conn *c, int code, const char *reason) {
     if (c->state != CS_WS)
         return;
@@ -154,7 +159,7 @@ void conn_server_close(struct conn *c, int code, const char *reason) {
         memcpy(p + 2, reason, rl);
         n += rl;
     }
-    wsf_append(&c->out, WS_OP_CLOSE, p, n, NULL);
+    conn_emit(c, WS_OP_CLOSE, p, n, NULL);
     c->sink->st.closes++;
     c->state = CS_CLOSING;
 }
@@ -168,7 +173,6 @@ static void conn_fin(struct conn *c) {
 }
 
 void conn_apply_fault(struct conn *c, const struct fault *f) {
-    static const uint8_t bad_close[1] = {0x03};
     switch (f->action) {
     case FA_CLOSE:
         conn_server_close(c, f->code, f->text);
@@ -196,13 +200,16 @@ void conn_apply_fault(struct conn *c, const struct fault *f) {
         c->style.ping_between = (int) f->arg;
         break;
     case FA_MALFORMED:
-        if (f->code != MK_BAD_CLOSE) {
+        if (malformed_at_once(f->code))
+            malformed_close(c, f->code);
+        else
             c->malformed = f->code;
-        } else if (c->state == CS_WS) {
-            ack_flush(c);
-            wsf_append(&c->out, WS_OP_CLOSE, bad_close, 1, NULL);
-            c->state = CS_CLOSING;
-        }
+        break;
+    case FA_HALF_FRAME:
+        c->half_frame = 1;
+        break;
+    case FA_WIDE_DURABLE:
+        c->wide_durable = f->code;
         break;
     case FA_FORGED_OK:
         ack_send_forged(c, f->arg);
@@ -317,15 +324,17 @@ static void on_close_frame(struct conn *c, const uint8_t *p, size_t n) {
     ack_flush(c);
     int echo = wsf_close_echo_code(code);
     uint8_t e[2] = {(uint8_t) (echo >> 8), (uint8_t) echo};
-    wsf_append(&c->out, WS_OP_CLOSE, e, 2, NULL);
+    conn_emit(c, WS_OP_CLOSE, e, 2, NULL);
     c->sink->st.closes++;
     c->state = CS_CLOSING;
 }
 
 static void on_control(struct conn *c, int op, uint8_t *p, size_t n) {
+    if (c->muted)
+        return; /* a server stuck in the middle of a frame answers nothing, a CLOSE neither */
     if (op == WS_OP_PING) {
         ack_flush(c);
-        wsf_append(&c->out, WS_OP_PONG, p, n, NULL);
+        conn_emit(c, WS_OP_PONG, p, n, NULL);
     } else if (op == WS_OP_CLOSE) {
         on_close_frame(c, p, n);
     }

@@ -28,6 +28,8 @@ static const struct action_name ACTIONS[] = {
     {"forged-ok", FA_FORGED_OK, 2},
     {"restart", FA_RESTART, 0},
     {"random", FA_RANDOM, 1},
+    {"half-frame", FA_HALF_FRAME, 0},
+    {"wide-durable", FA_WIDE_DURABLE, 1},
 };
 
 /* Strict integer parse (decimal or 0x hex) of the whole string. */
@@ -76,17 +78,20 @@ static int parse_upgrade(struct fault *f, char *arg, char *err, size_t cap) {
     return 0;
 }
 
+static const char *const MALFORMED_KINDS[] = {
+    "bad-length", "trailing",   "text",           "masked",     "rsv",       "bad-close",
+    "opcode",     "ctl-opcode", "ctl-fragmented", "ctl-len16",  "ctl-len64", "cont",
+    "no-fin",     "len-b63",    "empty",          "close-utf8",
+};
+
 static int parse_malformed(struct fault *f, const char *arg, char *err, size_t cap) {
-    static const char *kinds[] = {"bad-length", "trailing", "text", "masked", "rsv", "bad-close"};
-    for (int i = 0; i < 6; i++)
-        if (strcmp(arg, kinds[i]) == 0) {
-            f->code = MK_BAD_LENGTH + i;
+    size_t n = sizeof MALFORMED_KINDS / sizeof MALFORMED_KINDS[0];
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(arg, MALFORMED_KINDS[i]) == 0) {
+            f->code = MK_BAD_LENGTH + (int) i;
             return 0;
         }
-    return bad(err, cap,
-               "unknown malformed kind (bad-length, trailing, text, masked, rsv, "
-               "bad-close)",
-               arg);
+    return bad(err, cap, "unknown malformed kind (see docs/QWP-SINK.md)", arg);
 }
 
 static int parse_close(struct fault *f, char *arg, char *err, size_t cap) {
@@ -161,6 +166,11 @@ static int parse_action(struct fault *f, char *tok, char *err, size_t cap) {
         f->arg = ping != NULL;
         return 0;
     }
+    case FA_WIDE_DURABLE:
+        if (parse_i64(arg, &v) != 0 || v < 1 || v > 65535)
+            return bad(err, cap, "wide-durable needs a table count 1..65535", arg);
+        f->code = (int) v;
+        return 0;
     case FA_REJECT:
     case FA_DELAY_OK:
         if (parse_i64(arg, &v) != 0 || v < 0 || v > 100000000)

@@ -29,11 +29,30 @@ enum fault_action {
     FA_FORGED_OK,
     FA_RESTART,
     FA_RANDOM,
+    FA_HALF_FRAME,
+    FA_WIDE_DURABLE,
 };
 
 enum upgrade_variant { UV_NO_VERSION = 1, UV_VERSION, UV_NO_DURABLE, UV_BATCH, UV_NO_BATCH };
 
-enum malformed_kind { MK_BAD_LENGTH = 1, MK_TRAILING, MK_TEXT, MK_MASKED, MK_RSV, MK_BAD_CLOSE };
+enum malformed_kind {
+    MK_BAD_LENGTH = 1,
+    MK_TRAILING,
+    MK_TEXT,
+    MK_MASKED,
+    MK_RSV,
+    MK_BAD_CLOSE,
+    MK_OPCODE,
+    MK_CTL_OPCODE,
+    MK_CTL_FRAGMENTED,
+    MK_CTL_LEN16,
+    MK_CTL_LEN64,
+    MK_CONT,
+    MK_NO_FIN,
+    MK_LEN_B63,
+    MK_EMPTY,
+    MK_CLOSE_UTF8,
+};
 
 /* Where a fault fires: at the upgrade, once `at` binary frames were received,
  * once `at` inbound WebSocket bytes were received, or for the frame whose wireSeq

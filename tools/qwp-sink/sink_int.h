@@ -88,6 +88,9 @@ struct conn {
     int64_t delay_ok_ms, ok_due_ms;
     struct wsf_style style;
     int malformed;
+    int half_frame;   /* the next response goes out cut short, then nothing */
+    int muted;        /* half-frame sent: no further byte goes out */
+    int wide_durable; /* the next durable ack names this many tables in all */
     int64_t drain_deadline;
     struct conn *next;
 };
@@ -131,6 +134,14 @@ int conn_wants_read(const struct conn *c);
 int conn_wants_write(const struct conn *c);
 void conn_server_close(struct conn *c, int code, const char *reason);
 void conn_apply_fault(struct conn *c, const struct fault *f);
+/* Queues one WebSocket message for the peer, unless the connection is muted. */
+void conn_emit(struct conn *c, int opcode, const uint8_t *p, size_t n, const struct wsf_style *st);
+
+/* malformed.c: frames of a server that breaks the rules */
+void malformed_half(struct conn *c, const uint8_t *p, size_t n);           /* then muted */
+void malformed_send(struct conn *c, int kind, const uint8_t *p, size_t n); /* a response */
+void malformed_close(struct conn *c, int kind); /* bad-close, close-utf8: at once */
+int malformed_at_once(int kind);
 
 /* ack.c: message processing, acks and errors */
 void ack_on_binary(struct conn *c, uint8_t *payload, size_t len);
