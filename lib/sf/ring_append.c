@@ -64,12 +64,11 @@ int qsf_ring_manifest_back(qsf_ring *r, qsf_errinfo *err) {
         return QSF_OK;
     pthread_mutex_lock(&r->mf_mu); /* the manager writes the manifest too (trim) */
     qsf_manifest *m = &r->rec.manifest;
-    int rc = m->active_base > r->active->base_seq
-                 ? qsf_manifest_correct(m, m->head_base, r->active->base_seq, err)
-                 : QSF_OK;
+    bool ahead = m->active_base > r->active->base_seq;
+    int rc = ahead ? qsf_manifest_correct(m, m->head_base, r->active->base_seq, err) : QSF_OK;
     pthread_mutex_unlock(&r->mf_mu);
-    if (rc == QSF_OK)
-        r->rotation_owed = false;
+    if (ahead && rc == QSF_OK)
+        r->rotation_owed = false; /* what it owed was this; any other owed step stays owed */
     return rc;
 }
 
