@@ -501,6 +501,8 @@ static void on_message(void *u, const uint8_t *p, size_t n) {
     qsf_io *io = u;
     if (io->l.st != QSF_IO_OPEN && io->l.st != QSF_IO_CLOSING)
         return;
+    if (qsf_latch_code(io->latch))
+        return; /* a server that broke the protocol (or a latched sender) is not believed */
     qsf_verdict v = qsf_ack_message(io, p, n);
     qsf_live_received(io, qsf_io_now_ns()); /* after the OK popped what it covers */
     qsf_conn_apply(io, v);

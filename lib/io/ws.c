@@ -19,12 +19,14 @@
 
 #define QSF_WS_PATH       "/write/v4"
 #define QSF_WS_PROTO_NAME "qsf-qwp"
-/* libwebsockets 4.1.6 PINGs a client connection this long after it opened or
- * last received a PONG (its default_retry.secs_since_valid_ping; qsf sets no
- * retry_and_idle_policy) and drops it, socket healthy, when no PONG follows
- * within 10 s more: a connection that ends later than this after the last
- * PONG may have been that drop, so it never counts as a refused frame. */
-#define QSF_WS_LWS_PING_US (300ll * 1000000)
+/* libwebsockets' own idle policy (by default a PING after 300 s without a
+ * PONG, and a drop, socket healthy, 10 s later) is switched off: qsf's
+ * liveness (io/live.c) owns PINGs and dead connections, and a drop by
+ * libwebsockets over what the server sent is then the only way a healthy
+ * socket ends without a CLOSE (refused_by_lws). A policy whose hangup time is
+ * 0 sets no validity timer at all. */
+static const lws_retry_bo_t no_idle_policy = {.secs_since_valid_ping = 0,
+                                              .secs_since_valid_hangup = 0};
 
 struct qsf_ws {
     struct lws_context *ctx;
@@ -42,10 +44,9 @@ struct qsf_ws {
     char close_reason[128];
     qsf_ws_hs hs;
     char host_hdr[300];
-    qsf_wsrx rx;         /* the receive side (wsrx.h) */
-    lws_usec_t valid_us; /* when the connection opened or last received a PONG */
-    qsf_ws_fast fast;    /* the direct send path (ws_fast.h) */
-    qsf_ws_tls tls;      /* the trust store (ws_tls.h) */
+    qsf_wsrx rx;      /* the receive side (wsrx.h) */
+    qsf_ws_fast fast; /* the direct send path (ws_fast.h) */
+    qsf_ws_tls tls;   /* the trust store (ws_tls.h) */
 };
 
 size_t qsf_ws_pre(void) {
@@ -182,11 +183,10 @@ static void peer_close(qsf_ws *ws, const uint8_t *in, size_t len) {
 
 /* Whether libwebsockets dropped the connection over what the server sent:
  * it ended while open, without a CLOSE from the server, without qsf asking,
- * not where libwebsockets's own PING timeout could have ended it, and the
- * socket, still open in LWS_CALLBACK_CLIENT_CLOSED, is healthy (wsrx.h). */
+ * and the socket, still open in LWS_CALLBACK_CLIENT_CLOSED, is healthy
+ * (wsrx.h). */
 static bool refused_by_lws(qsf_ws *ws, struct lws *wsi) {
-    if (!wsi || !ws->open || ws->close_in || ws->closing ||
-        lws_now_usecs() - ws->valid_us >= QSF_WS_LWS_PING_US)
+    if (!wsi || !ws->open || ws->close_in || ws->closing)
         return false;
     SSL *ssl = ws->conf.tls ? lws_get_ssl(wsi) : NULL;
     bool tls_ended = ssl && SSL_get_shutdown(ssl) != 0;
@@ -241,7 +241,6 @@ static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *
     case LWS_CALLBACK_CLIENT_ESTABLISHED:
         ws->open = true;
         ws->close_in = 0;
-        ws->valid_us = lws_now_usecs();
         ws->hooks.on_open(ws->user, &ws->hs);
         return 0;
     case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
@@ -252,7 +251,6 @@ static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *
         rx_append(ws, wsi, in, len);
         return 0;
     case LWS_CALLBACK_CLIENT_RECEIVE_PONG:
-        ws->valid_us = lws_now_usecs(); /* what restarts libwebsockets's PING timer */
         if (ws->hooks.on_pong)
             ws->hooks.on_pong(ws->user);
         return 0;
@@ -338,6 +336,7 @@ int qsf_ws_connect(qsf_ws *ws, const char *host, int port, qsf_errinfo *err) {
     ci.host = ws->host_hdr;
     ci.local_protocol_name = QSF_WS_PROTO_NAME; /* binds our callback; sends no subprotocol */
     ci.ietf_version_or_minus_one = -1;
+    ci.retry_and_idle_policy = &no_idle_policy;
     if (ws->conf.tls) {
         ci.ssl_connection = LCCSCF_USE_SSL;
         if (!ws->conf.tls_verify)
