@@ -93,6 +93,21 @@ static void a_server_that_stops_answering_is_found_dead_and_replaced(void **stat
     it_close_and_check(s, sink, "t", 1000, true);
 }
 
+static void a_server_stalled_in_the_middle_of_a_frame_is_found_dead(void **state) {
+    (void) state;
+    qsink *sink = it_sink(NULL);
+    qsf_sender *s = sf_sender(sink, FAST LIVE "ack_timeout_millis=0;");
+    it_wait_acked(s, it_publish(s, "t", 0, 300, 100));
+    it_fault(sink, "half-frame conn=1 after=4"); /* a response cut short, then silence */
+    int64_t fsn = it_publish(s, "t", 300, 1000, 100);
+    wait_dead(s, 1000 + MARGIN_MS); /* the PONGs stay behind the half frame */
+    it_wait_acked(s, fsn);
+    qsf_error_record r;
+    assert_true(records(s, QSF_CAT_CONNECTION, "is dead: nothing received", &r) >= 1);
+    expect_endpoint(&r, sink);
+    it_close_and_check(s, sink, "t", 1000, true);
+}
+
 static void a_server_that_stops_acknowledging_is_replaced(void **state) {
     (void) state;
     qsink *sink = it_sink(NULL);
@@ -270,6 +285,8 @@ static void close_keeps_its_timeout_with_a_silent_server(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(a_server_that_stops_answering_is_found_dead_and_replaced,
+                                        it_setup_dir, it_teardown_dir),
+        cmocka_unit_test_setup_teardown(a_server_stalled_in_the_middle_of_a_frame_is_found_dead,
                                         it_setup_dir, it_teardown_dir),
         cmocka_unit_test_setup_teardown(a_server_that_stops_acknowledging_is_replaced, it_setup_dir,
                                         it_teardown_dir),
