@@ -1,0 +1,159 @@
+/* qsf_stats as an operator reads it: the backlog gauges (pending frames and
+ * bytes, the age of the oldest unacknowledged frame) match what is really
+ * unacknowledged while the server is away, after a restart that recovers the
+ * backlog from disk, and once it is delivered (sf-behaviour.md §15). */
+#include "itest.h"
+
+#include "bytes.h"
+#include "sf/segfmt.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define FAST "reconnect_initial_backoff_millis=10;reconnect_max_backoff_millis=100;"
+
+static int64_t wall_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int64_t mono_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Bytes (8-byte envelopes included) of the frames of one segment file with
+ * an FSN in (acked, published], read from the file itself. */
+static uint64_t file_frame_bytes(const char *path, int64_t acked, int64_t published) {
+    int fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    struct stat st;
+    assert_int_equal(fstat(fd, &st), 0);
+    uint8_t *b = malloc((size_t) st.st_size);
+    assert_non_null(b);
+    assert_int_equal(pread(fd, b, (size_t) st.st_size, 0), st.st_size);
+    close(fd);
+    int64_t fsn = qsf_get_i64(b + QSF_SFA_AT_BASE_SEQ);
+    uint64_t n = 0;
+    for (uint64_t off = QSF_SFA_HEADER_SIZE; off + 8 <= (uint64_t) st.st_size; fsn++) {
+        uint32_t len = qsf_get_u32(b + off + 4);
+        if (len == 0 || qsf_get_u32(b + off) == 0 || off + 8 + len > (uint64_t) st.st_size)
+            break;
+        if (fsn > acked && fsn <= published)
+            n += 8 + len;
+        off += 8 + len;
+    }
+    free(b);
+    return n;
+}
+
+/* The same over every segment file of the slot. */
+static uint64_t slot_frame_bytes(const char *slot, int64_t acked, int64_t published) {
+    DIR *d = opendir(slot);
+    assert_non_null(d);
+    uint64_t n = 0;
+    for (struct dirent *de; (de = readdir(d)) != NULL;) {
+        if (!qsf_seg_name_is_candidate(de->d_name))
+            continue;
+        char p[1024];
+        snprintf(p, sizeof p, "%s/%s", slot, de->d_name);
+        n += file_frame_bytes(p, acked, published);
+    }
+    closedir(d);
+    return n;
+}
+
+static qsf_stats stats_of(qsf_sender *s) {
+    qsf_stats st;
+    qsf_stats_get(s, &st);
+    return st;
+}
+
+static qsf_sender *slot_sender(qsink *sink) {
+    char conf[1024], extra[700];
+    snprintf(extra, sizeof extra,
+             "sf_dir=%s;sender_id=st;initial_connect_retry=async;close_flush_timeout_millis=0;"
+             "auto_flush=off;" FAST,
+             it_dir);
+    return it_sender(it_conf(conf, sizeof conf, qsink_port(sink), extra));
+}
+
+/* The gauges of a fully acknowledged sender. */
+static void assert_nothing_pending(qsf_sender *s) {
+    qsf_stats st = stats_of(s);
+    assert_int_equal(st.published_fsn, st.acked_fsn);
+    assert_int_equal(st.pending_frames, 0);
+    assert_int_equal(st.pending_bytes, 0);
+    assert_int_equal(st.oldest_unacked_age_ms, -1);
+}
+
+/* The gauges of a backlog: the frames above acked, their bytes as the slot's
+ * files hold them, and an age between 0 and max_age_ms. */
+static qsf_stats assert_backlog(qsf_sender *s, const char *slot, uint64_t frames,
+                                int64_t max_age_ms) {
+    qsf_stats st = stats_of(s);
+    assert_int_equal(st.pending_frames, frames);
+    assert_int_equal(st.published_fsn - st.acked_fsn, (int64_t) frames);
+    assert_int_equal(st.pending_bytes, slot_frame_bytes(slot, st.acked_fsn, st.published_fsn));
+    assert_true(st.pending_bytes > 0);
+    if (st.oldest_unacked_age_ms < 0 || st.oldest_unacked_age_ms > max_age_ms)
+        fail_msg("oldest_unacked_age_ms %lld, expected 0..%lld",
+                 (long long) st.oldest_unacked_age_ms, (long long) max_age_ms);
+    return st;
+}
+
+/* A server that acknowledged the first flushes and then went away: the
+ * gauges count only what came after; a new sender on the slot recovers the
+ * same backlog with the same gauges and an age that is not -1; once the
+ * server is back everything drains to zero. */
+static void backlog_gauges_match_the_slot(void **state) {
+    (void) state;
+    char slot[700];
+    snprintf(slot, sizeof slot, "%s/st", it_dir);
+    int64_t t0_wall = wall_ms();
+    qsink *sink = it_sink(NULL);
+    qsf_sender *s = slot_sender(sink);
+    assert_nothing_pending(s);
+    int64_t fsn = it_publish(s, "t", 0, 500, 100);
+    it_wait_acked(s, fsn);
+    assert_nothing_pending(s); /* acknowledged frames still fill the active segment */
+
+    it_fault(sink, "reject=503 conn=1+ times=0");
+    qsink_restart(sink); /* the server goes away */
+    int64_t t1_mono = mono_ms();
+    int64_t last = it_publish(s, "t", 500, 800, 100);
+    assert_int_equal(last, fsn + 3); /* three flushes of one frame each */
+    qsf_stats before = assert_backlog(s, slot, 3, mono_ms() - t1_mono);
+
+    qsf_close_info ci = {.struct_size = sizeof ci};
+    qsf_errinfo e;
+    assert_int_equal(qsf_close_report(s, &ci, &e), QSF_E_TIMEOUT);
+    assert_int_equal(ci.frames_unacked, 3);
+    assert_int_equal(ci.bytes_unacked, before.pending_bytes);
+
+    s = slot_sender(sink); /* recovers the backlog, still no server */
+    qsf_stats st = assert_backlog(s, slot, 3, wall_ms() - t0_wall);
+    assert_int_equal(st.pending_bytes, before.pending_bytes);
+    assert_int_equal(st.acked_fsn, before.acked_fsn);
+
+    qsink_fault_clear(sink); /* the server is back: the recovered frames are delivered */
+    it_wait_acked(s, last);
+    assert_nothing_pending(s);
+    it_close_and_check(s, sink, "t", 800, true);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(backlog_gauges_match_the_slot, it_setup_dir,
+                                        it_teardown_dir),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
