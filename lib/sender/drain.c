@@ -39,21 +39,30 @@ struct qsf_drainers {
     _Atomic bool stop;
     _Atomic int64_t stop_ns;
     _Atomic int active;
+    _Atomic int failed_slots; /* .failed seen by the scan, and written since */
     _Atomic uint64_t succeeded, failed;
 };
 
 /* ---- the scan ---- */
 
 /* A directory (not a symlink) of sf_dir holding a *.sfa file and no .failed;
- * an unreadable listing is no orphan. */
-static bool holds_orphan(int sf_dirfd, const char *name) {
+ * an unreadable listing is no orphan. A .failed is counted (qsf_stats). */
+static bool holds_orphan(qsf_drainers *d, int sf_dirfd, const char *name) {
     bool failed, segments;
-    return qsf_orphan_markers_at(sf_dirfd, name, &failed, &segments) == 0 && segments && !failed;
+    if (qsf_orphan_markers_at(sf_dirfd, name, &failed, &segments) != 0)
+        return false;
+    if (failed)
+        atomic_fetch_add(&d->failed_slots, 1);
+    return segments && !failed;
 }
 
-static bool is_candidate(int sf_dirfd, const char *name, const char *own) {
-    return name[0] != '.' && strcmp(name, own) != 0 && qsf_sender_id_check(name, NULL) == QSF_OK &&
-           holds_orphan(sf_dirfd, name);
+/* Names of slots set aside (<slot>.unreplayable-<N>) are no slot names, but
+ * their .failed counts too. */
+static bool is_candidate(qsf_drainers *d, int sf_dirfd, const char *name, const char *own) {
+    if (name[0] == '.' || strcmp(name, own) == 0)
+        return false;
+    bool orphan = holds_orphan(d, sf_dirfd, name);
+    return orphan && qsf_sender_id_check(name, NULL) == QSF_OK;
 }
 
 static int add_name(qsf_drainers *d, const char *name, int *cap) {
@@ -91,7 +100,7 @@ static void scan(qsf_drainers *d) {
     int cap = 0, sfd = dirfd(dh);
     struct dirent *e;
     while ((e = QSF_OS->readdir(dh)) != NULL)
-        if (is_candidate(sfd, e->d_name, d->conf->sender_id) && add_name(d, e->d_name, &cap)) {
+        if (is_candidate(d, sfd, e->d_name, d->conf->sender_id) && add_name(d, e->d_name, &cap)) {
             QSF_LOGW("drain_orphans: out of memory listing %s; adopting %d slots", dir, d->n);
             break;
         }
@@ -178,7 +187,7 @@ static int abandon_slot(const char *name, qsf_ring *ring, const char *reason) {
         return SKIPPED;
     }
     QSF_LOGE("drain_orphans: gave up on slot %s: %s", name, reason);
-    return FAILED;
+    return FAILED; /* counted in failed_slots by the caller */
 }
 
 /* The adopting open: the slot lock, then .failed and the segments checked
@@ -240,8 +249,10 @@ static void *drainer_main(void *arg) {
         int out = drain_one(d, name);
         if (out == SUCCEEDED)
             atomic_fetch_add(&d->succeeded, 1);
-        else if (out == FAILED)
+        else if (out == FAILED) {
             atomic_fetch_add(&d->failed, 1);
+            atomic_fetch_add(&d->failed_slots, 1);
+        }
         atomic_fetch_sub(&d->active, 1);
     }
 }
@@ -305,9 +316,16 @@ void qsf_drainers_stop(qsf_drainers *d) {
     pool_free(d);
 }
 
-void qsf_drainers_stats(const qsf_drainers *d, int *active, uint64_t *succeeded, uint64_t *failed) {
+void qsf_drainers_stats(const qsf_drainers *d, qsf_drain_counts *out) {
     qsf_drainers *m = (qsf_drainers *) d;
-    *active = m ? atomic_load(&m->active) : 0;
-    *succeeded = m ? atomic_load(&m->succeeded) : 0;
-    *failed = m ? atomic_load(&m->failed) : 0;
+    memset(out, 0, sizeof *out);
+    if (!m)
+        return;
+    out->active = atomic_load(&m->active);
+    out->failed_slots = atomic_load(&m->failed_slots);
+    out->succeeded = atomic_load(&m->succeeded);
+    out->failed = atomic_load(&m->failed);
+    pthread_mutex_lock(&m->mu);
+    out->queued = m->n - m->next;
+    pthread_mutex_unlock(&m->mu);
 }

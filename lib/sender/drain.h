@@ -42,8 +42,16 @@ void qsf_drainers_signal_stop(qsf_drainers *d);
 /* Signals, joins every drainer thread and frees the pool. NULL is a no-op. */
 void qsf_drainers_stop(qsf_drainers *d);
 
-/* Drainers working on a slot now, and finished ones by outcome. Any thread;
- * all zero for NULL. */
-void qsf_drainers_stats(const qsf_drainers *d, int *active, uint64_t *succeeded, uint64_t *failed);
+/* What the pool did (qsf_stats). */
+typedef struct qsf_drain_counts {
+    int active;         /* drainers working on a slot now */
+    int queued;         /* candidates no drainer has taken */
+    int failed_slots;   /* slots marked .failed: seen by the scan, or given up on since */
+    uint64_t succeeded; /* slots fully drained */
+    uint64_t failed;    /* slots given up on (.failed written) */
+} qsf_drain_counts;
+
+/* The counts now. Any thread; all zero for NULL. */
+void qsf_drainers_stats(const qsf_drainers *d, qsf_drain_counts *out);
 
 #endif

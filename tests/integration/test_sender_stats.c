@@ -8,6 +8,8 @@
 #include "sf/segfmt.h"
 
 #include <dirent.h>
+#include <stdatomic.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,10 +152,86 @@ static void backlog_gauges_match_the_slot(void **state) {
     it_close_and_check(s, sink, "t", 800, true);
 }
 
+#define NOWHERE  1 /* nothing listens on port 1 of the loopback */
+#define SENTINEL 0xA5
+
+static bool untouched(const unsigned char *b, size_t from, size_t to) {
+    for (size_t i = from; i < to; i++)
+        if (b[i] != SENTINEL)
+            return false;
+    return true;
+}
+
+/* A program built against an older qsf.h (a qsf_stats that ends before the
+ * loss counters) and one built against a newer one (a longer struct): qsf
+ * fills what both know, says so in struct_size, and writes nothing past it. */
+static void stats_fill_what_the_caller_knows(void **state) {
+    (void) state;
+    _Alignas(qsf_stats) unsigned char b[sizeof(qsf_stats) + 64];
+    size_t older = offsetof(qsf_stats, data_losses);
+    memset(b, SENTINEL, sizeof b);
+    assert_int_equal(qsf_stats_get_sized(NULL, (qsf_stats *) b, older), older);
+    qsf_stats *st = (qsf_stats *) b;
+    assert_int_equal(st->struct_size, older);
+    assert_int_equal(st->published_fsn, -1);
+    assert_int_equal(st->oldest_unacked_age_ms, -1);
+    assert_true(untouched(b, older, sizeof b));
+
+    memset(b, SENTINEL, sizeof b);
+    assert_int_equal(qsf_stats_get_sized(NULL, st, sizeof b), sizeof(qsf_stats));
+    assert_int_equal(st->struct_size, sizeof(qsf_stats));
+    assert_int_equal(st->data_losses, 0);
+    assert_true(untouched(b, sizeof(qsf_stats), sizeof b));
+    assert_int_equal(qsf_stats_get_sized(NULL, st, sizeof(size_t) - 1), 0);
+}
+
+static _Atomic size_t handler_saw;
+
+static void on_error(void *user, const qsf_error_record *rec) {
+    (void) user;
+    atomic_store(&handler_saw, rec->struct_size);
+}
+
+/* The same for error records: a poll with an older record's size gets that
+ * much; a handler is told the size qsf filled. */
+static void error_records_fill_what_the_caller_knows(void **state) {
+    (void) state;
+    char conf[256];
+    qsf_sender *s =
+        it_sender(it_conf(conf, sizeof conf, NOWHERE, "initial_connect_retry=async;" FAST));
+    _Alignas(qsf_error_record) unsigned char b[sizeof(qsf_error_record) + 64];
+    size_t older = offsetof(qsf_error_record, quarantined_path);
+    int got = 0;
+    for (int k = 0; k < 2000 && !got; k++) { /* "not connected: every endpoint failed" */
+        memset(b, SENTINEL, sizeof b);
+        got = qsf_poll_error_sized(s, (qsf_error_record *) b, older);
+        if (!got)
+            it_sleep_ms(5);
+    }
+    assert_int_equal(got, 1);
+    const qsf_error_record *r = (const qsf_error_record *) b;
+    assert_int_equal(r->struct_size, older);
+    assert_int_equal(r->category, QSF_CAT_CONNECTION);
+    assert_non_null(strstr(r->message, "not connected"));
+    assert_true(untouched(b, older, sizeof b));
+
+    qsf_errinfo e;
+    qsf_close(s, &e);
+
+    s = it_sender(it_conf(conf, sizeof conf, NOWHERE, "initial_connect_retry=async;" FAST));
+    assert_int_equal(qsf_set_error_handler(s, on_error, NULL), QSF_OK);
+    for (int k = 0; k < 2000 && !atomic_load(&handler_saw); k++)
+        it_sleep_ms(5);
+    qsf_close(s, &e);
+    assert_int_equal(atomic_load(&handler_saw), sizeof(qsf_error_record));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(backlog_gauges_match_the_slot, it_setup_dir,
                                         it_teardown_dir),
+        cmocka_unit_test(stats_fill_what_the_caller_knows),
+        cmocka_unit_test(error_records_fill_what_the_caller_knows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
