@@ -177,12 +177,21 @@ typedef struct qsf_close_info {
                                   contents found at creation, unacknowledged frames of a
                                   memory-mode close */
     uint64_t rows_lost;        /* rows of those frames, where they could be counted */
+    /* orphan adoption (drain_orphans=on): what stays in other slots */
+    uint64_t orphan_slots_left;        /* slots whose drainer close stopped before they were
+                                          drained (close_flush_timeout_millis ran out) */
+    uint64_t orphan_frames_left;       /* their unacknowledged frames, kept on disk */
+    uint64_t orphan_bytes_left;        /* their bytes */
+    uint64_t orphan_slots_not_started; /* orphan slots no drainer had taken when close began:
+                                          untouched, for the next adopting sender */
 } qsf_close_info;
 
 /* Flushes buffered rows, waits up to close_flush_timeout_millis for everything
  * published to be acknowledged, stops every thread, keeps the unacknowledged tail
- * on disk (SF mode) and releases the slot lock. Always frees the sender; no
- * callback of it runs after it returns.
+ * on disk (SF mode) and releases the slot lock. With drain_orphans=on, orphan
+ * drainers at work go on within the same close_flush_timeout_millis (none when
+ * it is 0 or -1) and no new one starts. Always frees the sender; no callback of
+ * it runs after it returns.
  * Returns QSF_OK only when every frame published was acknowledged, nothing
  * buffered was dropped and nothing was lost. Otherwise, in this order:
  *  - the latched terminal error (QSF_ERRF_FATAL), every time, even if a producer
@@ -193,7 +202,8 @@ typedef struct qsf_close_info {
  *    sender was created; the message says which, with counts;
  *  - QSF_E_TIMEOUT: SF mode, some published frames were not acknowledged within
  *    close_flush_timeout_millis (or it was 0/-1); they stay on disk for the next
- *    sender on the slot.
+ *    sender on the slot. Likewise when a drainer had not drained its orphan
+ *    slot by then: its frames stay in that slot (orphan_* in qsf_close_info).
  * The message of err always carries the counts; qsf_close_report returns them
  * as numbers. Producer thread. */
 QSF_API int qsf_close(qsf_sender *sender, qsf_errinfo *err);

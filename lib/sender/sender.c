@@ -222,7 +222,7 @@ static int io_open(qsf_sender *s, qsf_errinfo *err) {
 }
 
 int qsf_sender_stop(qsf_sender *s, qsf_errinfo *err) {
-    qsf_drainers_stop(s->drainers); /* they use the conf */
+    qsf_drainers_stop(s->drainers, NULL); /* they use the conf */
     s->drainers = NULL;
     if (s->ring)
         qsf_ring_set_status_fn(s->ring, NULL, NULL); /* the I/O side goes first */
