@@ -185,6 +185,28 @@ static void stats_fill_what_the_caller_knows(void **state) {
     assert_int_equal(qsf_stats_get_sized(NULL, st, sizeof(size_t) - 1), 0);
 }
 
+/* The text forms follow snprintf: the whole length is returned whatever
+ * fits, the buffer is always NUL-terminated and holds a prefix. */
+static void text_forms_are_measured_and_truncated(void **state) {
+    (void) state;
+    size_t (*forms[])(const qsf_sender *, char *, size_t) = {qsf_stats_json,
+                                                             qsf_metrics_prometheus};
+    for (int i = 0; i < 2; i++) {
+        char full[8192], small[16];
+        size_t n = forms[i](NULL, NULL, 0);
+        assert_true(n > sizeof small && n < sizeof full);
+        assert_int_equal(forms[i](NULL, full, sizeof full), n);
+        assert_int_equal(strlen(full), n);
+        memset(small, 'x', sizeof small);
+        assert_int_equal(forms[i](NULL, small, sizeof small), n);
+        assert_int_equal(strlen(small), sizeof small - 1);
+        assert_memory_equal(small, full, sizeof small - 1);
+    }
+    char full[8192];
+    qsf_stats_json(NULL, full, sizeof full);
+    assert_non_null(strstr(full, "\"published_fsn\":-1,"));
+}
+
 static _Atomic size_t handler_saw;
 
 static void on_error(void *user, const qsf_error_record *rec) {
@@ -231,6 +253,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(backlog_gauges_match_the_slot, it_setup_dir,
                                         it_teardown_dir),
         cmocka_unit_test(stats_fill_what_the_caller_knows),
+        cmocka_unit_test(text_forms_are_measured_and_truncated),
         cmocka_unit_test(error_records_fill_what_the_caller_knows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
