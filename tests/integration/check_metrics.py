@@ -3,11 +3,13 @@ Prometheus text is parsed by prometheus_client's parser, the JSON by the json
 module, and both must hold the numbers qsf_stats_get gave for a sender in a
 known state (metrics_dump.c: paused, no server, a known backlog). TAP output.
 
-    check_metrics.py DIR    (DIR as metrics_dump left it)
+    check_metrics.py METRICS_DUMP
 """
 import json
 import os
+import subprocess
 import sys
+import tempfile
 
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -43,7 +45,7 @@ def declared_names(text):
         check(kind != "counter" or name.endswith("_total"), f"counter {name} ends in _total")
 
 
-def prometheus_values(text):
+def prometheus_values(text, sender_id=SENDER_ID):
     """name without qsf_ and _total -> (type, value); every check of form."""
     out = {}
     for fam in text_string_to_metric_families(text):
@@ -54,14 +56,31 @@ def prometheus_values(text):
         for s in fam.samples:
             want = fam.name + ("_total" if fam.type == "counter" else "")
             check(s.name == want, f"{s.name}: a counter ends in _total", want)
-            check(s.labels == {"sender_id": SENDER_ID}, f"{s.name} is labelled sender_id",
+            check(s.labels == {"sender_id": sender_id}, f"{s.name} is labelled sender_id",
                   s.labels)
             out[fam.name[len("qsf_"):]] = (fam.type, s.value)
     return out
 
 
+def report():
+    print(f"1..{len(results)}")
+    for i, (ok, what, detail) in enumerate(results, 1):
+        print(f"{'ok' if ok else 'not ok'} {i} - {what}")
+        if not ok:
+            print(f"# got: {detail}")
+    return 0 if all(ok for ok, _, _ in results) else 1
+
+
 def main():
-    d = sys.argv[1]
+    with tempfile.TemporaryDirectory() as d:
+        done = subprocess.run([sys.argv[1], d], check=False)
+        check(done.returncode == 0, "metrics_dump wrote the stats", done.returncode)
+        if done.returncode == 0:
+            check_dump(d)
+    return report()
+
+
+def check_dump(d):
     st = struct_values(read(d, "stats.txt"))
     js = json.loads(read(d, "stats.json"))
     prom_text = read(d, "metrics.prom")
@@ -87,13 +106,6 @@ def main():
     age = (st["oldest_unacked_age_ms"], js["oldest_unacked_age_ms"],
            prom.get("oldest_unacked_age_ms", (None, -2))[1])
     check(0 <= age[0] <= age[1] <= age[2], "the age is set and grows in snapshot order", age)
-
-    print(f"1..{len(results)}")
-    for i, (ok, what, detail) in enumerate(results, 1):
-        print(f"{'ok' if ok else 'not ok'} {i} - {what}")
-        if not ok:
-            print(f"# got: {detail}")
-    return 0 if all(ok for ok, _, _ in results) else 1
 
 
 if __name__ == "__main__":
