@@ -390,9 +390,11 @@ typedef struct qsf_stats {
     uint64_t frames_lost; /* frames of those, where they could be counted */
     uint64_t rows_lost;   /* rows of those frames, where they could be counted */
     /* orphan adoption, continued */
-    int orphans_queued; /* orphan slots found at creation that no drainer has taken yet */
-    int failed_slots;   /* slots of sf_dir marked .failed: found by the scan at creation
-                           (drain_orphans=on only) or given up on by a drainer since */
+    int orphans_queued;      /* orphan slots found at creation that no drainer has taken yet */
+    int failed_slots;        /* slots of sf_dir marked .failed: found by the scan at creation
+                                (drain_orphans=on only) or given up on by a drainer since */
+    int terminal_error_code; /* QSF_E_* of the latched terminal error (every producer call
+                                fails with it), 0 while none */
 } qsf_stats;
 
 /* Fills *out with a consistent-enough snapshot: each field is read atomically,

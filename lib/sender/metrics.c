@@ -64,6 +64,7 @@ static const field FIELDS[] = {
     F(COUNTER, U64, rows_lost, "Rows given up, where they could be counted."),
     F(GAUGE, INT, orphans_queued, "Orphan slots waiting for a drainer."),
     F(GAUGE, INT, failed_slots, "Slots of sf_dir marked .failed (seen at creation or since)."),
+    F(GAUGE, INT, terminal_error_code, "QSF_E_* code of the latched terminal error (0: none)."),
 };
 
 #define NFIELDS (sizeof FIELDS / sizeof FIELDS[0])

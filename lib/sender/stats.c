@@ -61,6 +61,7 @@ void qsf_sender_stats(const qsf_sender *s, qsf_stats *st) {
     st->error_notifications_dropped = qsf_inbox_dropped(s->inbox);
     st->error_notifications_delivered = qsf_inbox_delivered(s->inbox);
     int t = qsf_latch_code(&s->latch);
+    st->terminal_error_code = t;
     if (t)
         st->last_error_code = t; /* a latched terminal error outranks later reports */
     st->data_losses = qsf_latch_losses(&s->latch, &st->frames_lost, &st->rows_lost, NULL, 0);

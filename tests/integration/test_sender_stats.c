@@ -130,6 +130,9 @@ static void backlog_gauges_match_the_slot(void **state) {
 
     it_fault(sink, "reject=503 conn=1+ times=0");
     qsink_restart(sink); /* the server goes away */
+    for (int k = 0; k < 2000 && stats_of(s).connected; k++)
+        it_sleep_ms(1); /* the drop is noticed: nothing published next can be acknowledged */
+    assert_int_equal(stats_of(s).connected, 0);
     int64_t t1_mono = mono_ms();
     int64_t last = it_publish(s, "t", 500, 800, 100);
     assert_int_equal(last, fsn + 3); /* three flushes of one frame each */
@@ -150,6 +153,27 @@ static void backlog_gauges_match_the_slot(void **state) {
     it_wait_acked(s, last);
     assert_nothing_pending(s);
     it_close_and_check(s, sink, "t", 800, true);
+}
+
+/* Credentials refused before the first connection end the sender: the stats
+ * say so (the code every producer call now fails with), until close. */
+static void a_terminal_error_shows_in_the_stats(void **state) {
+    (void) state;
+    qsink *sink = it_sink(NULL);
+    it_fault(sink, "reject=401 conn=1+ times=0");
+    char conf[256];
+    qsf_sender *s =
+        it_sender(it_conf(conf, sizeof conf, qsink_port(sink), "initial_connect_retry=async;"));
+    qsf_stats st = stats_of(s);
+    for (int k = 0; k < 2000 && !st.terminal_error_code; k++) {
+        it_sleep_ms(5);
+        st = stats_of(s);
+    }
+    assert_int_equal(st.terminal_error_code, QSF_E_AUTH);
+    assert_int_equal(st.last_error_code, QSF_E_AUTH);
+    qsf_errinfo e;
+    assert_int_equal(qsf_close(s, &e), QSF_E_AUTH);
+    qsink_stop(sink);
 }
 
 #define NOWHERE  1 /* nothing listens on port 1 of the loopback */
@@ -252,6 +276,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(backlog_gauges_match_the_slot, it_setup_dir,
                                         it_teardown_dir),
+        cmocka_unit_test(a_terminal_error_shows_in_the_stats),
         cmocka_unit_test(stats_fill_what_the_caller_knows),
         cmocka_unit_test(text_forms_are_measured_and_truncated),
         cmocka_unit_test(error_records_fill_what_the_caller_knows),
