@@ -343,8 +343,8 @@ QSF_API int qsf_resume(qsf_sender *s);
 /* Observability                                                             */
 /* ------------------------------------------------------------------------- */
 
-/* A snapshot of a sender's counters and gauges (sf-behaviour.md §15; what to
- * alert on: docs/METRICS.md). Extensible: fields are only ever appended, and
+/* A snapshot of a sender's counters and gauges (what each means exactly and
+ * what to alert on: docs/METRICS.md). Extensible: fields are only ever appended, and
  * struct_size, set by qsf, says how many bytes of the struct it filled, so a
  * program built against a newer qsf.h than the library it runs with can tell
  * which fields are there. */

@@ -1,7 +1,7 @@
 /* qsf_stats: one snapshot of the sender's counters and gauges, gathered from
  * their owners (the I/O thread's atomics, the ring, the backlog, the inbox,
  * the latch, the drainer pool), and handed out in the size the caller knows
- * (sf-behaviour.md §15, docs/METRICS.md). */
+ * (docs/METRICS.md). */
 #include "sender/internal.h"
 
 #include "os/os.h"

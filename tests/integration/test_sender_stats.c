@@ -1,7 +1,7 @@
 /* qsf_stats as an operator reads it: the backlog gauges (pending frames and
  * bytes, the age of the oldest unacknowledged frame) match what is really
  * unacknowledged while the server is away, after a restart that recovers the
- * backlog from disk, and once it is delivered (sf-behaviour.md §15). */
+ * backlog from disk, and once it is delivered (docs/METRICS.md §3). */
 #include "itest.h"
 
 #include "bytes.h"
