@@ -1,7 +1,7 @@
 /* qsf_stats while the sender has never connected: every failed attempt after
- * the first is a reconnect attempt, and last_error_code says why
- * (the rule: docs/METRICS.md §3). A sender that keeps
- * failing from its start must not look like one that is fine. */
+ * the first is a reconnect attempt, and last_error_code says why (the rule:
+ * docs/METRICS.md §3). A sender that keeps failing from its start must not
+ * look like one that is fine. */
 #include "itest.h"
 
 #include <inttypes.h>
