@@ -43,7 +43,8 @@ static void close_drain(qsf_sender *s) {
 }
 
 /* Step 4: the drainers stop (at their deadline at the latest) and say what
- * they left in their slots. */
+ * they left in their slots; a loss one of them reported is in the latch
+ * before the verdict reads it. */
 static void close_drainers(qsf_sender *s, qsf_close_info *ci) {
     qsf_drain_counts dc;
     qsf_drainers_stop(s->drainers, &dc);
@@ -164,7 +165,7 @@ QSF_API int qsf_close_report(qsf_sender *s, qsf_close_info *info, qsf_errinfo *e
     close_drainers(s, &ci);
     count_unacked(s, &ci);
     qsf_errinfo verdict_err;
-    int ring_rc = qsf_sender_stop(s, &ring_err); /* joins the drainers, which may report */
+    int ring_rc = qsf_sender_stop(s, &ring_err);
     qsf_latch_losses(&s->latch, &ci.frames_lost, &ci.rows_lost, NULL, 0);
     int rc = verdict(s, &ci, &flush_err, ring_rc, &ring_err, &verdict_err);
     if (rc != QSF_OK && rc != QSF_E_TIMEOUT)

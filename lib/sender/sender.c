@@ -367,7 +367,7 @@ QSF_API int qsf_resume(qsf_sender *s) {
 }
 
 /* ------------------------------------------------------------------------- */
-/* Errors (the stats: stats.c)                                              */
+/* Errors (the stats: stats.c)                                               */
 /* ------------------------------------------------------------------------- */
 
 QSF_API int qsf_poll_error_sized(qsf_sender *s, qsf_error_record *out, size_t size) {
