@@ -177,12 +177,21 @@ typedef struct qsf_close_info {
                                   contents found at creation, unacknowledged frames of a
                                   memory-mode close */
     uint64_t rows_lost;        /* rows of those frames, where they could be counted */
+    /* orphan adoption (drain_orphans=on): what stays in other slots */
+    uint64_t orphan_slots_left;        /* slots whose drainer close stopped before they were
+                                          drained (close_flush_timeout_millis ran out) */
+    uint64_t orphan_frames_left;       /* their unacknowledged frames, kept on disk */
+    uint64_t orphan_bytes_left;        /* their bytes */
+    uint64_t orphan_slots_not_started; /* orphan slots no drainer had taken when close began:
+                                          untouched, for the next adopting sender */
 } qsf_close_info;
 
 /* Flushes buffered rows, waits up to close_flush_timeout_millis for everything
  * published to be acknowledged, stops every thread, keeps the unacknowledged tail
- * on disk (SF mode) and releases the slot lock. Always frees the sender; no
- * callback of it runs after it returns.
+ * on disk (SF mode) and releases the slot lock. With drain_orphans=on, orphan
+ * drainers at work go on within the same close_flush_timeout_millis (none when
+ * it is 0 or -1) and no new one starts. Always frees the sender; no callback of
+ * it runs after it returns.
  * Returns QSF_OK only when every frame published was acknowledged, nothing
  * buffered was dropped and nothing was lost. Otherwise, in this order:
  *  - the latched terminal error (QSF_ERRF_FATAL), every time, even if a producer
@@ -193,7 +202,8 @@ typedef struct qsf_close_info {
  *    sender was created; the message says which, with counts;
  *  - QSF_E_TIMEOUT: SF mode, some published frames were not acknowledged within
  *    close_flush_timeout_millis (or it was 0/-1); they stay on disk for the next
- *    sender on the slot.
+ *    sender on the slot. Likewise when a drainer had not drained its orphan
+ *    slot by then: its frames stay in that slot (orphan_* in qsf_close_info).
  * The message of err always carries the counts; qsf_close_report returns them
  * as numbers. Producer thread. */
 QSF_API int qsf_close(qsf_sender *sender, qsf_errinfo *err);
@@ -333,7 +343,13 @@ QSF_API int qsf_resume(qsf_sender *s);
 /* Observability                                                             */
 /* ------------------------------------------------------------------------- */
 
+/* A snapshot of a sender's counters and gauges (what each means exactly and
+ * what to alert on: docs/METRICS.md). Extensible: fields are only ever appended, and
+ * struct_size, set by qsf, says how many bytes of the struct it filled, so a
+ * program built against a newer qsf.h than the library it runs with can tell
+ * which fields are there. */
 typedef struct qsf_stats {
+    size_t struct_size; /* bytes qsf filled; fields past it were left as they were */
     /* counters, monotonic */
     uint64_t frames_sent;
     uint64_t frames_replayed;
@@ -354,8 +370,10 @@ typedef struct qsf_stats {
     int paused;    /* 1 while qsf_pause is in effect */
     int ever_connected;
     uint64_t pending_frames; /* published - acked */
-    uint64_t pending_bytes;
-    int64_t oldest_unacked_age_ms; /* -1 when nothing is pending */
+    uint64_t pending_bytes;  /* bytes of those frames in the ring, 8-byte envelopes included */
+    int64_t oldest_unacked_age_ms; /* -1 when nothing is pending; for frames recovered from
+                                      the slot, the age of the segment file holding the
+                                      oldest (created at or before its first frame) */
     char current_host[262];        /* "host:port" or "" */
     int last_error_code;           /* QSF_E_* of the last reported error, 0 if none */
     /* orphan adoption (drain_orphans=on) */
@@ -366,10 +384,41 @@ typedef struct qsf_stats {
     uint64_t connections_lost;  /* connections that ended without an orderly close */
     uint64_t liveness_timeouts; /* of those, found dead by qsf: nothing received while an
                                    answer was owed, or no acknowledgement in time */
+    /* data given up (the same counts qsf_close_info reports) */
+    uint64_t data_losses; /* places where accepted data was given up: damaged slot contents
+                             found at creation, a slot set aside as unreplayable */
+    uint64_t frames_lost; /* frames of those, where they could be counted */
+    uint64_t rows_lost;   /* rows of those frames, where they could be counted */
+    /* orphan adoption, continued */
+    int orphans_queued;      /* orphan slots found at creation that no drainer has taken yet */
+    int failed_slots;        /* slots of sf_dir marked .failed: found by the scan at creation
+                                (drain_orphans=on only) or given up on by a drainer since */
+    int terminal_error_code; /* QSF_E_* of the latched terminal error (every producer call
+                                fails with it), 0 while none */
 } qsf_stats;
 
-/* Fills *out with a consistent-enough snapshot. Any thread. */
-QSF_API void qsf_stats_get(const qsf_sender *s, qsf_stats *out);
+/* Fills *out with a consistent-enough snapshot: each field is read atomically,
+ * not all of them at one instant. `size` is sizeof the struct as the caller
+ * knows it; qsf fills min(size, its own) bytes, sets struct_size to that and
+ * returns it (0 when out is NULL or size is too small to hold struct_size).
+ * A NULL sender gives zeros, with -1 for the FSNs and the age. Any thread. */
+QSF_API size_t qsf_stats_get_sized(const qsf_sender *s, qsf_stats *out, size_t size);
+
+/* The usual call: the size is the one of the qsf.h the caller is built with. */
+#define qsf_stats_get(s, out) ((void) qsf_stats_get_sized((s), (out), sizeof *(out)))
+
+/* The same snapshot as one JSON object: {"sender_id":"...", then every field
+ * of qsf_stats under its own name}, numbers as JSON integers, strings escaped.
+ * Written into buf (NUL-terminated, truncated to cap; buf may be NULL when cap
+ * is 0); returns the bytes the whole text needs, excluding the NUL (like
+ * snprintf). Any thread. */
+QSF_API size_t qsf_stats_json(const qsf_sender *s, char *buf, size_t cap);
+
+/* The same snapshot in the Prometheus text exposition format 0.0.4: a # HELP
+ * and # TYPE line per metric, names qsf_..., counters ending in _total, every
+ * sample labelled sender_id="...". The names and what to alert on:
+ * docs/METRICS.md. Same buffer contract as qsf_stats_json. Any thread. */
+QSF_API size_t qsf_metrics_prometheus(const qsf_sender *s, char *buf, size_t cap);
 
 /* Error categories of qsf_error_record.category. */
 enum {
@@ -394,12 +443,16 @@ enum {
     QSF_POLICY_ABANDONED = 4,
 };
 
+/* One error notification. Extensible like qsf_stats: fields are only ever
+ * appended, and struct_size says how many bytes qsf filled. A handler built
+ * against a newer qsf.h than the library reads no field past struct_size. */
 typedef struct qsf_error_record {
-    int category;     /* QSF_CAT_* */
-    int policy;       /* QSF_POLICY_* */
-    int status;       /* server status byte, -1 if none */
-    int64_t wire_seq; /* -1 if none */
-    int64_t from_fsn; /* rejected frame or unacknowledged span */
+    size_t struct_size; /* bytes qsf filled */
+    int category;       /* QSF_CAT_* */
+    int policy;         /* QSF_POLICY_* */
+    int status;         /* server status byte, -1 if none */
+    int64_t wire_seq;   /* -1 if none */
+    int64_t from_fsn;   /* rejected frame or unacknowledged span */
     int64_t to_fsn;
     int64_t timestamp_us;       /* detection time, wall clock */
     char table[128];            /* table name when the frame held exactly one table */
@@ -408,9 +461,14 @@ typedef struct qsf_error_record {
     char quarantined_path[512]; /* DATA_LOSS only */
 } qsf_error_record;
 
-/* Takes the oldest queued error notification into *out. Returns 1 if one was
- * taken, 0 if the inbox is empty. Any thread. */
-QSF_API int qsf_poll_error(qsf_sender *s, qsf_error_record *out);
+/* Takes the oldest queued error notification into *out: min(size, qsf's own)
+ * bytes, struct_size set to that (size is sizeof the record as the caller
+ * knows it). Returns 1 if one was taken, 0 if the inbox is empty or size is
+ * too small to hold struct_size. Any thread. */
+QSF_API int qsf_poll_error_sized(qsf_sender *s, qsf_error_record *out, size_t size);
+
+/* The usual call: the size is the one of the qsf.h the caller is built with. */
+#define qsf_poll_error(s, out) qsf_poll_error_sized((s), (out), sizeof *(out))
 
 /* Registers a handler called on a dispatcher thread (never the I/O thread) for
  * each error notification; NULL unregisters. The handler must not close the

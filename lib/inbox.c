@@ -67,7 +67,9 @@ void qsf_inbox_push(qsf_inbox *ib, const qsf_error_record *rec) {
         ib->count--;
         atomic_fetch_add(&ib->dropped, 1);
     }
-    ib->q[(ib->head + ib->count++) % ib->cap] = *rec;
+    qsf_error_record *slot = &ib->q[(ib->head + ib->count++) % ib->cap];
+    *slot = *rec;
+    slot->struct_size = sizeof *slot; /* what a handler may read */
     pthread_cond_broadcast(&ib->cv);
     pthread_mutex_unlock(&ib->mu);
 }

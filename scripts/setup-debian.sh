@@ -2,8 +2,10 @@
 # Installs the Debian 12 packages qsf needs to build, test and run its demo.
 # Idempotent: does nothing when every package is already installed. Run as root.
 set -euo pipefail
+# python3-prometheus-client: the Prometheus text parser the metrics_text test
+# reads qsf_metrics_prometheus with.
 PKGS=(gcc g++ meson ninja-build pkg-config libwebsockets-dev libssl-dev zlib1g-dev
-      libisal-dev libcmocka-dev clang-format openssl)
+      libisal-dev libcmocka-dev clang-format openssl python3-prometheus-client)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -5,6 +5,7 @@
 
 #include "err.h"
 #include "log.h"
+#include "os/os.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -41,6 +42,19 @@ static void close_drain(qsf_sender *s) {
     (void) qsf_io_wait(s->io, target, QSF_WAIT_DURABLE, tmo, true, &e);
 }
 
+/* Step 4: the drainers stop (at their deadline at the latest) and say what
+ * they left in their slots; a loss one of them reported is in the latch
+ * before the verdict reads it. */
+static void close_drainers(qsf_sender *s, qsf_close_info *ci) {
+    qsf_drain_counts dc;
+    qsf_drainers_stop(s->drainers, &dc);
+    s->drainers = NULL;
+    ci->orphan_slots_left = dc.interrupted;
+    ci->orphan_frames_left = dc.frames_left;
+    ci->orphan_bytes_left = dc.bytes_left;
+    ci->orphan_slots_not_started = dc.not_started;
+}
+
 /* What is left unacknowledged once the I/O thread has stopped. In memory mode
  * it is lost, and recorded as a loss in the latch. */
 static void count_unacked(qsf_sender *s, qsf_close_info *ci) {
@@ -73,6 +87,15 @@ static void describe(const qsf_close_info *ci, const char *loss_msg, const qsf_e
                                "%" PRIu64 " frames (%" PRIu64
                                " bytes) not acknowledged, kept in the slot for the next sender; ",
                                ci->frames_unacked, ci->bytes_unacked);
+    if (n < cap && ci->orphan_slots_left)
+        n +=
+            (size_t) snprintf(out + n, cap - n,
+                              "%" PRIu64 " orphan slots not fully drained, %" PRIu64
+                              " frames (%" PRIu64 " bytes) kept in them; ",
+                              ci->orphan_slots_left, ci->orphan_frames_left, ci->orphan_bytes_left);
+    if (n < cap && ci->orphan_slots_not_started)
+        n += (size_t) snprintf(out + n, cap - n, "%" PRIu64 " orphan slots never started; ",
+                               ci->orphan_slots_not_started);
     if (n < cap && ci->frames_lost)
         n += (size_t) snprintf(out + n, cap - n, "%" PRIu64 " frames lost (%.200s); ",
                                ci->frames_lost, loss_msg);
@@ -98,7 +121,7 @@ static int verdict(qsf_sender *s, const qsf_close_info *ci, const qsf_errinfo *f
                            summary[0] ? "; close: " : "", summary);
     if (losses || ci->rows_unpublished)
         return qsf_err_set(err, QSF_E_DATA_LOSS, 0, 0, "close: %s", summary);
-    if (ci->frames_unacked)
+    if (ci->frames_unacked || ci->orphan_slots_left)
         return qsf_err_set(err, QSF_E_TIMEOUT, 0, 0,
                            "close: %s (close_flush_timeout_millis=%" PRId64 ")", summary,
                            s->conf->close_flush_timeout_millis);
@@ -131,15 +154,18 @@ QSF_API int qsf_close_report(qsf_sender *s, qsf_close_info *info, qsf_errinfo *e
     qsf_errinfo flush_err, ring_err;
     qsf_err_clear(&flush_err);
     qsf_err_clear(&ring_err);
-    qsf_drainers_signal_stop(s->drainers); /* their grace time runs alongside our drain */
+    int64_t tmo = s->conf->close_flush_timeout_millis;
+    /* the drainers' time runs alongside our own drain */
+    qsf_drainers_signal_stop(s->drainers, QSF_OS->mono_ns() + (tmo > 0 ? tmo * 1000000 : 0));
     if (!atomic_exchange(&s->busy, 1))
         close_flush(s, &ci, &flush_err);
     close_drain(s);
     /* Stopped before the verdict: nothing latches or acknowledges after this. */
     qsf_io_stop(s->io);
+    close_drainers(s, &ci);
     count_unacked(s, &ci);
     qsf_errinfo verdict_err;
-    int ring_rc = qsf_sender_stop(s, &ring_err); /* joins the drainers, which may report */
+    int ring_rc = qsf_sender_stop(s, &ring_err);
     qsf_latch_losses(&s->latch, &ci.frames_lost, &ci.rows_lost, NULL, 0);
     int rc = verdict(s, &ci, &flush_err, ring_rc, &ring_err, &verdict_err);
     if (rc != QSF_OK && rc != QSF_E_TIMEOUT)

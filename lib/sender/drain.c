@@ -22,8 +22,7 @@
 #include <string.h>
 #include <time.h>
 
-#define POLL_NS       ((int64_t) 50 * 1000000)   /* progress check of a draining slot */
-#define STOP_GRACE_NS ((int64_t) 2500 * 1000000) /* a draining slot's time after close */
+#define POLL_NS ((int64_t) 50 * 1000000) /* progress check of a draining slot */
 
 enum outcome { SKIPPED, SUCCEEDED, FAILED, LEFT };
 
@@ -37,23 +36,33 @@ struct qsf_drainers {
     pthread_t *threads;
     int nthreads;
     _Atomic bool stop;
-    _Atomic int64_t stop_ns;
+    _Atomic int64_t deadline_ns; /* set before stop: when working drainers give up */
     _Atomic int active;
+    _Atomic int failed_slots; /* .failed seen by the scan, and written since */
     _Atomic uint64_t succeeded, failed;
+    _Atomic uint64_t interrupted, frames_left, bytes_left; /* what the owner's close left */
 };
 
 /* ---- the scan ---- */
 
 /* A directory (not a symlink) of sf_dir holding a *.sfa file and no .failed;
- * an unreadable listing is no orphan. */
-static bool holds_orphan(int sf_dirfd, const char *name) {
+ * an unreadable listing is no orphan. A .failed is counted (qsf_stats). */
+static bool holds_orphan(qsf_drainers *d, int sf_dirfd, const char *name) {
     bool failed, segments;
-    return qsf_orphan_markers_at(sf_dirfd, name, &failed, &segments) == 0 && segments && !failed;
+    if (qsf_orphan_markers_at(sf_dirfd, name, &failed, &segments) != 0)
+        return false;
+    if (failed)
+        atomic_fetch_add(&d->failed_slots, 1);
+    return segments && !failed;
 }
 
-static bool is_candidate(int sf_dirfd, const char *name, const char *own) {
-    return name[0] != '.' && strcmp(name, own) != 0 && qsf_sender_id_check(name, NULL) == QSF_OK &&
-           holds_orphan(sf_dirfd, name);
+/* Names of slots set aside (<slot>.unreplayable-<N>) are no slot names, but
+ * their .failed counts too. */
+static bool is_candidate(qsf_drainers *d, int sf_dirfd, const char *name, const char *own) {
+    if (name[0] == '.' || strcmp(name, own) == 0)
+        return false;
+    bool orphan = holds_orphan(d, sf_dirfd, name);
+    return orphan && qsf_sender_id_check(name, NULL) == QSF_OK;
 }
 
 static int add_name(qsf_drainers *d, const char *name, int *cap) {
@@ -91,7 +100,7 @@ static void scan(qsf_drainers *d) {
     int cap = 0, sfd = dirfd(dh);
     struct dirent *e;
     while ((e = QSF_OS->readdir(dh)) != NULL)
-        if (is_candidate(sfd, e->d_name, d->conf->sender_id) && add_name(d, e->d_name, &cap)) {
+        if (is_candidate(d, sfd, e->d_name, d->conf->sender_id) && add_name(d, e->d_name, &cap)) {
             QSF_LOGW("drain_orphans: out of memory listing %s; adopting %d slots", dir, d->n);
             break;
         }
@@ -106,15 +115,11 @@ static void sleep_ns(int64_t ns) {
     nanosleep(&ts, NULL);
 }
 
-/* Whether to stop waiting for the slot to drain: the owner is closing and
- * this drainer never got connected, or its grace time is over. */
-static bool stop_waiting(qsf_drainers *d, qsf_io *io) {
-    if (!atomic_load(&d->stop))
-        return false;
-    qsf_stats st;
-    memset(&st, 0, sizeof st);
-    qsf_io_stats(io, &st);
-    return !st.ever_connected || QSF_OS->mono_ns() - atomic_load(&d->stop_ns) >= STOP_GRACE_NS;
+/* Whether to stop working on the slot: the owner is closing and the time its
+ * close gives the drainers is over (connected or not: a drainer still
+ * connecting may yet drain the slot within it). */
+static bool past_deadline(qsf_drainers *d) {
+    return atomic_load(&d->stop) && QSF_OS->mono_ns() >= atomic_load(&d->deadline_ns);
 }
 
 /* Replays the opened slot until `target` is acknowledged, the connection
@@ -154,7 +159,7 @@ static int replay(qsf_drainers *d, qsf_ring *ring, const qsf_recovery_report *re
             out = qsf_ring_acked_fsn(ring) >= target ? SUCCEEDED : FAILED;
             break;
         }
-        if (stop_waiting(d, io))
+        if (past_deadline(d))
             break;
         sleep_ns(POLL_NS);
         qsf_error_record rec;
@@ -178,7 +183,7 @@ static int abandon_slot(const char *name, qsf_ring *ring, const char *reason) {
         return SKIPPED;
     }
     QSF_LOGE("drain_orphans: gave up on slot %s: %s", name, reason);
-    return FAILED;
+    return FAILED; /* counted in failed_slots by the caller */
 }
 
 /* The adopting open: the slot lock, then .failed and the segments checked
@@ -201,6 +206,29 @@ static int open_orphan(qsf_drainers *d, const char *name, qsf_ring **ring,
     return rc;
 }
 
+/* The owner's close stopped the drainer: what stays on disk is counted. */
+static void note_left(qsf_drainers *d, const char *name, qsf_ring *ring) {
+    int64_t acked = qsf_ring_acked_fsn(ring), pub = qsf_ring_published_fsn(ring);
+    uint64_t frames = pub > acked ? (uint64_t) (pub - acked) : 0;
+    uint64_t bytes = qsf_ring_pending_bytes(ring);
+    atomic_fetch_add(&d->interrupted, 1);
+    atomic_fetch_add(&d->frames_left, frames);
+    atomic_fetch_add(&d->bytes_left, bytes);
+    QSF_LOGW("drain_orphans: slot %s not fully drained when the owner closed: %" PRIu64
+             " frames (%" PRIu64 " bytes, FSN %" PRId64 "..%" PRId64 ") stay on disk",
+             name, frames, bytes, acked + 1, pub);
+}
+
+/* Drains the opened slot, unless the owner's close is already over (a long
+ * recovery may have taken that long). */
+static int drain_opened(qsf_drainers *d, qsf_ring *ring, const qsf_recovery_report *rep,
+                        qsf_errinfo *e) {
+    int64_t target = qsf_ring_published_fsn(ring);
+    if (qsf_ring_acked_fsn(ring) >= target)
+        return SUCCEEDED;
+    return past_deadline(d) ? LEFT : replay(d, ring, rep, target, e);
+}
+
 static int drain_one(qsf_drainers *d, const char *name) {
     qsf_ring *ring;
     qsf_recovery_report rep;
@@ -208,13 +236,14 @@ static int drain_one(qsf_drainers *d, const char *name) {
     if (rc != QSF_OK)
         return rc == QSF_E_CORRUPT ? FAILED : SKIPPED;
     qsf_report_losses(ring, d->inbox, d->latch); /* before the slot can be removed */
-    int64_t target = qsf_ring_published_fsn(ring);
     QSF_LOGI("drain_orphans: draining slot %s (FSNs %" PRId64 "..%" PRId64 ")", name,
-             qsf_ring_acked_fsn(ring) + 1, target);
+             qsf_ring_acked_fsn(ring) + 1, qsf_ring_published_fsn(ring));
     qsf_errinfo e;
-    int out = qsf_ring_acked_fsn(ring) >= target ? SUCCEEDED : replay(d, ring, &rep, target, &e);
+    int out = drain_opened(d, ring, &rep, &e);
     if (out == FAILED)
         out = abandon_slot(name, ring, e.msg);
+    else if (out == LEFT)
+        note_left(d, name, ring);
     if (qsf_ring_close(ring, &e) != QSF_OK) {
         QSF_LOGW("drain_orphans: closing slot %s: %s", name, e.msg);
         if (out == SUCCEEDED) /* its files could not all be removed */
@@ -222,26 +251,37 @@ static int drain_one(qsf_drainers *d, const char *name) {
     }
     if (out == SUCCEEDED)
         QSF_LOGI("drain_orphans: slot %s drained", name);
-    else if (out == LEFT)
-        QSF_LOGW("drain_orphans: slot %s not fully drained at close; its tail stays on disk", name);
     return out;
+}
+
+/* Under mu: the next slot for a drainer, NULL when none. Once the owner is
+ * closing no drainer takes another slot, but each still takes its first one
+ * while the close's time lasts: the pool was started with the sender, and a
+ * close that comes before a thread got to run must not leave its slot. */
+static const char *take_locked(qsf_drainers *d, bool first) {
+    if (d->next >= d->n)
+        return NULL;
+    if (atomic_load(&d->stop) && (!first || past_deadline(d)))
+        return NULL;
+    atomic_fetch_add(&d->active, 1);
+    return d->names[d->next++];
 }
 
 static void *drainer_main(void *arg) {
     qsf_drainers *d = arg;
-    for (;;) {
+    for (bool first = true;; first = false) {
         pthread_mutex_lock(&d->mu);
-        const char *name = d->next < d->n && !atomic_load(&d->stop) ? d->names[d->next++] : NULL;
-        if (name)
-            atomic_fetch_add(&d->active, 1);
+        const char *name = take_locked(d, first);
         pthread_mutex_unlock(&d->mu);
         if (!name)
             return NULL;
         int out = drain_one(d, name);
         if (out == SUCCEEDED)
             atomic_fetch_add(&d->succeeded, 1);
-        else if (out == FAILED)
+        else if (out == FAILED) {
             atomic_fetch_add(&d->failed, 1);
+            atomic_fetch_add(&d->failed_slots, 1);
+        }
         atomic_fetch_sub(&d->active, 1);
     }
 }
@@ -289,25 +329,57 @@ void qsf_drainers_start(const qsf_conf *conf, qsf_inbox *inbox, qsf_latch *latch
     *out = d;
 }
 
-void qsf_drainers_signal_stop(qsf_drainers *d) {
+void qsf_drainers_signal_stop(qsf_drainers *d, int64_t deadline_ns) {
     if (!d || atomic_load(&d->stop))
         return;
-    atomic_store(&d->stop_ns, QSF_OS->mono_ns());
+    atomic_store(&d->deadline_ns, deadline_ns);
     atomic_store(&d->stop, true);
 }
 
-void qsf_drainers_stop(qsf_drainers *d) {
+/* The counters now (final once every drainer thread is joined). */
+static void counts_of(qsf_drainers *d, qsf_drain_counts *c) {
+    memset(c, 0, sizeof *c);
     if (!d)
         return;
-    qsf_drainers_signal_stop(d);
-    for (int i = 0; i < d->nthreads; i++)
-        pthread_join(d->threads[i], NULL);
-    pool_free(d);
+    c->active = atomic_load(&d->active);
+    c->failed_slots = atomic_load(&d->failed_slots);
+    c->succeeded = atomic_load(&d->succeeded);
+    c->failed = atomic_load(&d->failed);
+    c->interrupted = atomic_load(&d->interrupted);
+    c->frames_left = atomic_load(&d->frames_left);
+    c->bytes_left = atomic_load(&d->bytes_left);
+    pthread_mutex_lock(&d->mu);
+    c->queued = d->n - d->next;
+    pthread_mutex_unlock(&d->mu);
 }
 
-void qsf_drainers_stats(const qsf_drainers *d, int *active, uint64_t *succeeded, uint64_t *failed) {
-    qsf_drainers *m = (qsf_drainers *) d;
-    *active = m ? atomic_load(&m->active) : 0;
-    *succeeded = m ? atomic_load(&m->succeeded) : 0;
-    *failed = m ? atomic_load(&m->failed) : 0;
+static void log_left(const qsf_drainers *d, const qsf_drain_counts *c) {
+    if (!c->interrupted && !c->not_started)
+        return;
+    QSF_LOGW("drain_orphans: the owner's close left orphan slots under %s on disk: %" PRIu64
+             " stopped before they were drained (%" PRIu64 " frames, %" PRIu64
+             " bytes unacknowledged), %" PRIu64 " never started (the next scan finds them)",
+             d->conf->sf_dir, c->interrupted, c->frames_left, c->bytes_left, c->not_started);
+}
+
+void qsf_drainers_stop(qsf_drainers *d, qsf_drain_counts *left) {
+    qsf_drain_counts c;
+    if (d) {
+        qsf_drainers_signal_stop(d, QSF_OS->mono_ns());
+        for (int i = 0; i < d->nthreads; i++)
+            pthread_join(d->threads[i], NULL);
+    }
+    counts_of(d, &c);
+    c.not_started = (uint64_t) c.queued;
+    c.queued = 0;
+    if (d) {
+        log_left(d, &c);
+        pool_free(d);
+    }
+    if (left)
+        *left = c;
+}
+
+void qsf_drainers_stats(const qsf_drainers *d, qsf_drain_counts *out) {
+    counts_of((qsf_drainers *) d, out);
 }

@@ -34,16 +34,34 @@ typedef struct qsf_drainers qsf_drainers;
 void qsf_drainers_start(const qsf_conf *conf, qsf_inbox *inbox, qsf_latch *latch,
                         qsf_drainers **out);
 
-/* The owner is closing: drainers not yet connected stop at once, draining ones
- * get 2.5 s more, then leave their slot as it is (what is unacknowledged stays
- * on disk) and unlock it. Does not wait. NULL is a no-op. */
-void qsf_drainers_signal_stop(qsf_drainers *d);
+/* What the pool did and what it left (qsf_stats, qsf_close_info). */
+typedef struct qsf_drain_counts {
+    int active;         /* drainers working on a slot now */
+    int queued;         /* candidates no drainer has taken */
+    int failed_slots;   /* slots marked .failed: seen by the scan, or given up on since */
+    uint64_t succeeded; /* slots fully drained */
+    uint64_t failed;    /* slots given up on (.failed written) */
+    /* after qsf_drainers_stop: what the owner's close left on disk */
+    uint64_t interrupted; /* slots whose drainer stopped before they were drained */
+    uint64_t frames_left; /* their unacknowledged frames */
+    uint64_t bytes_left;  /* their bytes */
+    uint64_t not_started; /* candidates never taken: the next scan finds them */
+} qsf_drain_counts;
 
-/* Signals, joins every drainer thread and frees the pool. NULL is a no-op. */
-void qsf_drainers_stop(qsf_drainers *d);
+/* The owner is closing: no drainer takes another slot; a drainer working on
+ * one goes on until it is drained or until the monotonic time `deadline_ns`
+ * (the owner's close_flush_timeout_millis from now; now for a fast close),
+ * then leaves it as it is (what is unacknowledged stays on disk) and unlocks
+ * it. Does not wait. Only the first call sets the deadline. NULL is a no-op. */
+void qsf_drainers_signal_stop(qsf_drainers *d, int64_t deadline_ns);
 
-/* Drainers working on a slot now, and finished ones by outcome. Any thread;
- * all zero for NULL. */
-void qsf_drainers_stats(const qsf_drainers *d, int *active, uint64_t *succeeded, uint64_t *failed);
+/* Signals (deadline now, unless already signalled), joins every drainer
+ * thread, logs what was left on disk, fills *left (may be NULL) and frees the
+ * pool. A drainer in the middle of recovering a slot finishes that recovery
+ * first. NULL is a no-op (*left zeroed). */
+void qsf_drainers_stop(qsf_drainers *d, qsf_drain_counts *left);
+
+/* The counts now. Any thread; all zero for NULL. */
+void qsf_drainers_stats(const qsf_drainers *d, qsf_drain_counts *out);
 
 #endif

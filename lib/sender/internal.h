@@ -1,5 +1,5 @@
-/* The sender object shared by sender.c (lifecycle, flush, wait, close, stats)
- * and sender_rows.c (the row API). */
+/* The sender object shared by sender.c (lifecycle, flush, wait), rows.c (the
+ * row API), close.c, stats.c and metrics.c. */
 #ifndef QSF_SENDER_INT_H
 #define QSF_SENDER_INT_H
 
@@ -56,6 +56,10 @@ int qsf_sender_flush_locked(qsf_sender *s, int64_t *fsn_out, qsf_errinfo *err);
  * acknowledged slot's files are removed, docs/DURABILITY.md §12); returns the ring
  * close's result. Idempotent. */
 int qsf_sender_stop(qsf_sender *s, qsf_errinfo *err);
+
+/* The whole snapshot of qsf_stats (stats.c); a NULL sender gives the
+ * defaults. Any thread. */
+void qsf_sender_stats(const qsf_sender *s, qsf_stats *st);
 
 /* qsf_sender_stop, then frees everything. */
 void qsf_sender_free(qsf_sender *s);

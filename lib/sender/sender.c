@@ -222,7 +222,7 @@ static int io_open(qsf_sender *s, qsf_errinfo *err) {
 }
 
 int qsf_sender_stop(qsf_sender *s, qsf_errinfo *err) {
-    qsf_drainers_stop(s->drainers); /* they use the conf */
+    qsf_drainers_stop(s->drainers, NULL); /* they use the conf */
     s->drainers = NULL;
     if (s->ring)
         qsf_ring_set_status_fn(s->ring, NULL, NULL); /* the I/O side goes first */
@@ -367,41 +367,16 @@ QSF_API int qsf_resume(qsf_sender *s) {
 }
 
 /* ------------------------------------------------------------------------- */
-/* Observability and errors                                                  */
+/* Errors (the stats: stats.c)                                               */
 /* ------------------------------------------------------------------------- */
 
-QSF_API void qsf_stats_get(const qsf_sender *s, qsf_stats *out) {
-    if (!out)
-        return;
-    memset(out, 0, sizeof *out);
-    if (!s) {
-        out->published_fsn = out->acked_fsn = out->highest_ok_fsn = -1;
-        out->oldest_unacked_age_ms = -1;
-        return;
-    }
-    qsf_io_stats(s->io, out);
-    out->published_fsn = qsf_ring_published_fsn(s->ring);
-    out->acked_fsn = qsf_ring_acked_fsn(s->ring);
-    out->pending_frames = (uint64_t) (out->published_fsn - out->acked_fsn);
-    out->pending_bytes = qsf_ring_pending_bytes(s->ring);
-    out->backpressure_stalls = qsf_ring_backpressure_stalls(s->ring);
-    out->oldest_unacked_age_ms =
-        out->pending_frames
-            ? qsf_backlog_age_ms((qsf_backlog *) &s->backlog, out->acked_fsn, QSF_OS->mono_ns())
-            : -1;
-    out->error_notifications_dropped = qsf_inbox_dropped(s->inbox);
-    out->error_notifications_delivered = qsf_inbox_delivered(s->inbox);
-    int t = qsf_latch_code(&s->latch);
-    if (t)
-        out->last_error_code = t; /* a latched terminal error outranks later reports */
-    qsf_drainers_stats(s->drainers, &out->active_drainers, &out->drainers_succeeded,
-                       &out->drainers_failed);
-}
-
-QSF_API int qsf_poll_error(qsf_sender *s, qsf_error_record *out) {
-    if (!s || !out)
+QSF_API int qsf_poll_error_sized(qsf_sender *s, qsf_error_record *out, size_t size) {
+    qsf_error_record r;
+    if (!s || !out || size < sizeof out->struct_size || !qsf_inbox_poll(s->inbox, &r))
         return 0;
-    return qsf_inbox_poll(s->inbox, out);
+    r.struct_size = size < sizeof r ? size : sizeof r;
+    memcpy(out, &r, r.struct_size);
+    return 1;
 }
 
 QSF_API int qsf_set_error_handler(qsf_sender *s, qsf_error_handler fn, void *user) {

@@ -403,6 +403,21 @@ uint64_t qsf_ring_pending_bytes(const qsf_ring *r) {
     return n;
 }
 
+int64_t qsf_ring_created_us(const qsf_ring *r, int64_t fsn) {
+    qsf_ring *m = (qsf_ring *) r;
+    int64_t us = -1;
+    pthread_mutex_lock(&m->mu);
+    for (qsf_segment *s = r->head; s; s = atomic_load(&s->next)) {
+        qsf_segment *nx = atomic_load(&s->next);
+        if (s->base_seq <= fsn && (!nx || fsn < nx->base_seq)) {
+            us = qsf_get_i64(s->base + QSF_SFA_AT_CREATED);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&m->mu);
+    return us;
+}
+
 uint64_t qsf_ring_owned_bytes(const qsf_ring *r) {
     return atomic_load(&r->owned_bytes) + atomic_load(&r->dict_bytes);
 }

@@ -199,6 +199,8 @@ int64_t qsf_ring_acked_fsn(const qsf_ring *r);     /* -1 if none */
 int64_t qsf_ring_planned_fsn(const qsf_ring *r);
 /* Bytes (8-byte envelopes included) of the published frames above ackedFsn. */
 uint64_t qsf_ring_pending_bytes(const qsf_ring *r);
+/* createdMicros (wall clock) of the live segment holding `fsn`, -1 if none does. */
+int64_t qsf_ring_created_us(const qsf_ring *r, int64_t fsn);
 uint64_t qsf_ring_owned_bytes(const qsf_ring *r);
 /* Append calls that had to wait for space (totalBackpressureStalls; one per call). */
 uint64_t qsf_ring_backpressure_stalls(const qsf_ring *r);

@@ -37,15 +37,19 @@ static qsf_sender *offline_sender(const char *id) {
     return it_sender(it_conf(conf, sizeof conf, NOWHERE, extra));
 }
 
-/* Leaves slot `id` behind holding rows [0, n) of table `table`, unsent. */
-static void make_orphan(const char *id, const char *table, int64_t n) {
+/* Leaves slot `id` behind holding rows [0, n) of table `table`, unsent; what
+ * its close left there. */
+static qsf_close_info make_orphan(const char *id, const char *table, int64_t n) {
     qsf_sender *s = offline_sender(id);
     it_publish(s, table, 0, n, 100);
     qsf_errinfo e;
+    qsf_close_info ci = {.struct_size = sizeof ci};
     /* fast close: the tail stays on disk, and close says so */
-    assert_int_equal(qsf_close(s, &e), QSF_E_TIMEOUT);
+    assert_int_equal(qsf_close_report(s, &ci, &e), QSF_E_TIMEOUT);
     assert_non_null(strstr(e.msg, "kept in the slot"));
     assert_true(segments(id) >= 1);
+    assert_true(ci.frames_unacked > 0);
+    return ci;
 }
 
 static qsf_sender *adopting_sender(qsink *sink, const char *id) {
@@ -110,6 +114,7 @@ static void live_and_failed_slots_are_left_alone(void **state) {
     qsf_stats st = stats_when(s, 1, 0);
     assert_int_equal(st.drainers_succeeded, 1);
     assert_int_equal(st.drainers_failed, 0);
+    assert_int_equal(st.failed_slots, 1); /* "bad" */
     it_assert_rows(sink, "td", 200, false);
     assert_int_equal(qsink_rows(sink, "tl"), 0);
     assert_int_equal(qsink_rows(sink, "tb"), 0);
@@ -172,6 +177,7 @@ static void unreplayable_orphan_is_marked_failed(void **state) {
     qsf_stats st = stats_when(m, 0, 1);
     assert_int_equal(st.drainers_failed, 1);
     assert_int_equal(st.drainers_succeeded, 0);
+    assert_int_equal(st.failed_slots, 1);
     assert_true(exists("q", ".failed"));
     assert_true(segments("q") >= 1); /* nothing moved or deleted */
     assert_int_equal(qsf_close(m, &e), QSF_OK);
@@ -263,6 +269,71 @@ static void drainer_gives_up_on_a_catch_up_cap_gap(void **state) {
     qsink_stop(sink);
 }
 
+/* A short job: the adopting sender publishes a few rows and closes at once.
+ * Its close waits for the drainers it started (within
+ * close_flush_timeout_millis), so the orphans are drained all the same, and
+ * close says nothing was left. */
+static void short_owner_drains_its_orphans(void **state) {
+    (void) state;
+    make_orphan("dead1", "t1", 3000);
+    make_orphan("dead2", "t2", 500);
+    qsink *sink = it_sink(NULL);
+    qsf_sender *s = adopting_sender(sink, "main");
+    it_publish(s, "m", 0, 10, 0);
+    qsf_close_info ci = {.struct_size = sizeof ci};
+    qsf_errinfo e;
+    int rc = qsf_close_report(s, &ci, &e);
+    if (rc != QSF_OK)
+        fail_msg("close: %s: %s", qsf_err_name(rc), e.msg);
+    assert_int_equal(ci.orphan_slots_left, 0);
+    assert_int_equal(ci.orphan_frames_left, 0);
+    assert_int_equal(ci.orphan_slots_not_started, 0);
+    it_assert_rows(sink, "t1", 3000, false);
+    it_assert_rows(sink, "t2", 500, false);
+    it_assert_rows(sink, "m", 10, false);
+    assert_int_equal(segments("dead1"), 0);
+    assert_int_equal(segments("dead2"), 0);
+    qsink_stop(sink);
+}
+
+/* A close whose drainer cannot finish in time: with one drainer and no
+ * server, close waits close_flush_timeout_millis, then says what stays on
+ * disk: the slot being drained, with exactly the frames and bytes its own
+ * sender left there, and the slot never started. Both keep their files. */
+static void close_reports_what_drainers_left(void **state) {
+    (void) state;
+    qsf_close_info left = make_orphan("dead1", "t1", 700);
+    make_orphan("dead2", "t2", 300);
+    char conf[1024], extra[800];
+    snprintf(extra, sizeof extra,
+             "sf_dir=%s;sender_id=main;drain_orphans=on;max_background_drainers=1;"
+             "initial_connect_retry=async;close_flush_timeout_millis=300;" FAST,
+             it_dir);
+    qsf_sender *s = it_sender(it_conf(conf, sizeof conf, NOWHERE, extra));
+    qsf_stats st;
+    for (int k = 0; k < 2000; k++) { /* the drainer took dead1 (name order) */
+        qsf_stats_get(s, &st);
+        if (st.active_drainers == 1)
+            break;
+        it_sleep_ms(5);
+    }
+    assert_int_equal(st.active_drainers, 1);
+    assert_int_equal(st.orphans_queued, 1);
+    qsf_close_info ci = {.struct_size = sizeof ci};
+    qsf_errinfo e;
+    assert_int_equal(qsf_close_report(s, &ci, &e), QSF_E_TIMEOUT);
+    assert_int_equal(ci.frames_unacked, 0); /* the owner published nothing */
+    assert_int_equal(ci.orphan_slots_left, 1);
+    assert_int_equal(ci.orphan_frames_left, left.frames_unacked);
+    assert_int_equal(ci.orphan_bytes_left, left.bytes_unacked);
+    assert_int_equal(ci.orphan_slots_not_started, 1);
+    if (!strstr(e.msg, "1 orphan slots not fully drained") || !strstr(e.msg, "never started"))
+        fail_msg("close message: %s", e.msg);
+    assert_true(segments("dead1") >= 1);
+    assert_true(segments("dead2") >= 1);
+    assert_false(exists("dead1", ".failed"));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(orphan_slots_are_drained_and_removed, it_setup_dir,
@@ -274,6 +345,10 @@ int main(void) {
         cmocka_unit_test_setup_teardown(drainer_gives_up_on_missing_durable_acks, it_setup_dir,
                                         it_teardown_dir),
         cmocka_unit_test_setup_teardown(drainer_gives_up_on_a_catch_up_cap_gap, it_setup_dir,
+                                        it_teardown_dir),
+        cmocka_unit_test_setup_teardown(short_owner_drains_its_orphans, it_setup_dir,
+                                        it_teardown_dir),
+        cmocka_unit_test_setup_teardown(close_reports_what_drainers_left, it_setup_dir,
                                         it_teardown_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
