@@ -340,8 +340,9 @@ void qsf_conn_start_attempt(qsf_io *io) {
     c->host = h;
     c->why = QSF_WHY_NONE;
     c->pace = QSF_PACE_NONE;
-    if (atomic_load(&io->x.ever_connected))
+    if (io->l.attempted) /* every attempt but the very first (docs/METRICS.md §3) */
         qsf_io_bump(&io->x.reconnect_attempts);
+    io->l.attempted = true;
     pthread_mutex_lock(&io->x.mu);
     io->x.attempts_since_down++;
     pthread_mutex_unlock(&io->x.mu);

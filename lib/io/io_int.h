@@ -122,7 +122,8 @@ typedef struct qsf_io_shared {
 typedef struct qsf_io_loop {
     enum qsf_io_state st;
     int64_t next_attempt_ns, init_deadline_ns;
-    int prev_host; /* the host of the last connection that opened, -1 */
+    int prev_host;  /* the host of the last connection that opened, -1 */
+    bool attempted; /* an attempt was made: every later one counts as a reconnect attempt */
     qsf_hosts hosts;
     qsf_poison poison;
     qsf_backoff backoff;  /* every reconnect's delay; reset by progress only */

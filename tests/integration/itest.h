@@ -48,7 +48,6 @@ void it_fault(qsink *s, const char *line);
 
 void it_sleep_ms(int ms);
 
-
 /* A throwaway CA and a server certificate for 127.0.0.1 made by the openssl
  * CLI in a new temporary directory (dir); the paths go to ca, cert and key
  * (cap bytes each). The directory also holds other-ca.pem, a CA that signed
