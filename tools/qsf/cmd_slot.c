@@ -8,6 +8,7 @@
 #include "qsf.h"
 #include "log.h"
 #include "sf/inspect.h"
+#include "sf/slotdir.h"
 #include "text.h"
 
 #include <stdlib.h>
@@ -113,6 +114,12 @@ static int report(const char *dir, bool strict) {
         fprintf(stderr, "qsf: cannot inspect %s: %s\n", shown_dir,
                 qsf_cmd_escaped(msg, sizeof msg, err.msg));
         return QSF_EXIT_FAIL;
+    }
+    if (in.dir_kind == QSF_DIR_GROUP_ROOT || in.dir_kind == QSF_DIR_NOT_SLOT) {
+        printf("slot: %s\nverdict: not a slot: %s\n", shown_dir,
+               qsf_cmd_escaped(msg, sizeof msg, in.verdict_msg));
+        qsf_slot_inspection_free(&in);
+        return QSF_EXIT_INVALID;
     }
     printf("slot: %s\n", shown_dir);
     if (in.verdict == QSF_OK)
