@@ -278,6 +278,10 @@ int qsf_rc_dict_frame(rc_state *st, rc_reader *r, const rc_slot *s, const rc_fra
                       qsf_errinfo *err);
 int qsf_rc_dict_finish(rc_state *st, qsf_errinfo *err);
 void qsf_rc_dict_free(rc_state *st);
+/* The entries known so far (.symbol-dict, then those learned from frames) and
+ * entry id (< known; NULL otherwise), for read-only walks (sf/dump.h). */
+uint32_t qsf_rc_dict_known(const rc_state *st);
+const char *qsf_rc_dict_entry(const rc_state *st, uint32_t id, uint32_t *len);
 
 /* recover_fresh.c */
 int qsf_rc_fresh_start(qsf_slot_recovered *out, uint64_t segment_bytes, qsf_errinfo *err);
