@@ -166,6 +166,8 @@ static int visit(rc_state *st, qsf_slot_inspection *in, void *user, qsf_errinfo 
     walk w = {.o = v->o, .in = in};
     w.user_rc = feed_dict(st, v->o);
     int64_t from = v->o->from < in->first_fsn ? in->first_fsn : v->o->from;
+    if (v->o->pending_only && from <= in->acked_fsn)
+        from = in->acked_fsn + 1;
     int64_t to = v->o->to < 0 || v->o->to > in->last_fsn ? in->last_fsn : v->o->to;
     int rc = w.user_rc || from > to ? QSF_OK : qsf_rc_walk(st, from, to, on_slot, &w, err);
     free(w.buf);

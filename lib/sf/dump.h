@@ -50,9 +50,10 @@ typedef struct qsf_slot_times {
 } qsf_slot_times;
 
 typedef struct qsf_walk_opts {
-    int64_t from, to; /* FSNs, inclusive; clamped to the chain (from -1: its start) */
-    uint64_t limit;   /* at most this many frames (0: no limit) */
-    bool payloads;    /* read each intact frame's payload */
+    int64_t from, to;  /* FSNs, inclusive; clamped to the chain (from -1: its start) */
+    uint64_t limit;    /* at most this many frames (0: no limit) */
+    bool pending_only; /* start after ackedFsn (from, when lower, is ignored) */
+    bool payloads;     /* read each intact frame's payload */
     /* Each known dictionary entry first (ids 0.., .symbol-dict then the entries
      * recovery learns from the frames' delta sections); NULL to skip. */
     int (*dict)(void *user, uint32_t id, const char *s, uint32_t len);
