@@ -36,6 +36,7 @@ typedef struct sa {
     int64_t end;         /* the committing FSN that ends the flush holding req->to */
     uint32_t given_up;   /* FSNs of the span already given up */
     uint32_t empty;      /* frames of the span without tables (placeholders, empty commits) */
+    int64_t first_empty; /* the first of them */
     bool deltas;         /* a frame of the span introduces symbols */
     uint32_t *crcs;      /* per FSN of the span: its stored CRC (intact, not given up) */
     bool *gone;          /* per FSN of the span: given up already */
@@ -206,7 +207,8 @@ static int on_check(rc_state *st, rc_reader *r, const rc_slot *s, void *user, qs
     int rc = s->intact ? qsf_rc_frame_kind_of(r, s, &k, err) : QSF_OK;
     (void) st;
     bool inside = s->fsn >= a->req->from && s->fsn <= a->req->to;
-    a->empty += inside && k.qwp && k.tables == 0;
+    if (inside && k.qwp && k.tables == 0 && a->empty++ == 0)
+        a->first_empty = s->fsn;
     if (rc == QSF_OK && inside)
         rc = in_span(a, r, s, err);
     if (rc != QSF_OK || !k.commits)
@@ -309,19 +311,18 @@ static int check_given_up(sa *a, const qsf_rejected_list *l, qsf_errinfo *err) {
         a->res->bytes = r->offset + r->len - 4 - r->frames_off;
         return QSF_OK;
     }
-    if (a->given_up == 0 && a->empty == a->res->frames)
+    if (a->given_up > 0)
         return qsf_err_set(err, QSF_E_INVAL, 0, 0,
-                           "slot %s: FSN %lld..%lld holds no tables: nothing of it is left to set "
-                           "aside (placeholders or empty commits of an earlier set-aside or of "
-                           "recovery)",
-                           a->rec.slot.path, (long long) a->req->from, (long long) a->req->to);
-    if (a->given_up == 0)
-        return QSF_OK;
-    return qsf_err_set(err, QSF_E_INVAL, 0, 0,
-                       "slot %s: %u FSNs of %lld..%lld are given up already (a damaged flush, "
-                       "or an earlier set-aside): they are never sent",
-                       a->rec.slot.path, a->given_up, (long long) a->req->from,
-                       (long long) a->req->to);
+                           "slot %s: %u FSNs of %lld..%lld are given up already (a damaged "
+                           "flush, or an earlier set-aside): they are never sent",
+                           a->rec.slot.path, a->given_up, (long long) a->req->from,
+                           (long long) a->req->to);
+    if (a->empty > 0) /* qsf stores no table-less frame but these */
+        return qsf_err_set(err, QSF_E_INVAL, 0, 0,
+                           "slot %s: FSN %lld holds no tables: it is what an earlier set-aside "
+                           "or recovery left in place of a frame (nothing to set aside)",
+                           a->rec.slot.path, (long long) a->first_empty);
+    return QSF_OK;
 }
 
 /* A slot without a usable .symbol-dict has only the frames to rebuild the

@@ -184,7 +184,8 @@ static void spans_that_are_refused(void **state) {
     assert_true(st_is_empty_commit(f.p[4], f.len[4]));
     assert_true(st_is_empty_commit(f.p[5], f.len[5]));
     st_frames_free(&f);
-    assert_non_null(strstr(refused(4, 4, QSF_E_INVAL), "nothing of it is left"));
+    assert_non_null(strstr(refused(4, 4, QSF_E_INVAL), "FSN 4 holds no tables"));
+    assert_non_null(strstr(refused(4, 5, QSF_E_INVAL), "FSN 4 holds no tables"));
 }
 
 /* A flush across two segments: both are rewritten, the deferred member in
