@@ -81,12 +81,14 @@ static void look(entry *e, const char *sf_dir, const char *name) {
 }
 
 static void print_entry(const entry *e, int64_t now) {
-    char lock[32] = "-", bytes[32], age[32] = "-";
+    char lock[32] = "-", bytes[32], age[40] = "-";
     if (e->lock.held)
         snprintf(lock, sizeof lock, "pid %ld", e->lock.holder_pid);
     out_bytes(bytes, sizeof bytes, e->bytes);
     if (e->oldest_us >= 0)
-        out_age(age, sizeof age, now > e->oldest_us ? now - e->oldest_us : 0);
+        out_age(age, sizeof age - 4, now > e->oldest_us ? now - e->oldest_us : 0);
+    if (e->oldest_us >= 0)
+        strcat(age, " ago");
     out_str(stdout, e->name);
     printf("%*s %-12s %-10s %10" PRIu64 " %10s  %s\n",
            (int) (strlen(e->name) < 28 ? 28 - strlen(e->name) : 0), "", e->state, lock, e->frames,
