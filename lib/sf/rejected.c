@@ -158,7 +158,8 @@ static int check_file_header(const rfile *f, qsf_errinfo *err) {
     if (f->size < sizeof h)
         return damaged(f, 0, "shorter than its header", err);
     int rc = qsf_read_at(f->fd, h, sizeof h, 0, f->dir, QSF_NAME_REJECTED, err);
-    if (rc == QSF_OK && (qsf_get_u32(h) != QSF_RJF_MAGIC || h[4] != QSF_RJF_VERSION))
+    if (rc == QSF_OK &&
+        (qsf_get_u32(h) != QSF_RJF_MAGIC || h[4] != QSF_RJF_VERSION || h[5] || h[6] || h[7]))
         rc = damaged(f, 0, "not an RJF1 version 1 file", err);
     return rc;
 }
