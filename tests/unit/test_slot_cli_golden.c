@@ -5,81 +5,29 @@
  * set-aside's audit time, pids, the user and host) are replaced by
  * placeholders first; everything else must match byte for byte. Run with
  * QSF_UPDATE_GOLDEN=1 to rewrite the files after a deliberate change (and
- * read the diff). The binary path is argv[1]. */
+ * read the diff). The binary path is argv[1]. (tests/sf/clitest.h) */
 #include "testutil.h"
 
+#include "clitest.h"
 #include "sfrows.h"
 #include "sftest.h"
 
 #include <fcntl.h>
-#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #define SEG     4096
 #define CREATED 1704067200000000LL /* 2024-01-01T00:00:00Z */
 
-static char qsf_bin[4096];
-static char out[1 << 16];
-
-/* `cd <st_root> && qsf <args>`, stdout and stderr together; the exit code. */
 static int run(const char *args) {
-    char cmd[8192];
-    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' %s 2>&1", st_root, qsf_bin, args);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    size_t n = fread(out, 1, sizeof out - 1, p);
-    out[n] = '\0';
-    int st = pclose(p);
-    assert_true(WIFEXITED(st));
-    return WEXITSTATUS(st);
+    return ct_run(st_root, args);
 }
 
-/* Replaces every match of pattern in out by `with`. */
-static void replace(const char *pattern, const char *with) {
-    regex_t re;
-    assert_int_equal(regcomp(&re, pattern, REG_EXTENDED), 0);
-    static char buf[sizeof out];
-    size_t o = 0;
-    const char *s = out;
-    regmatch_t m;
-    while (regexec(&re, s, 1, &m, s == out ? 0 : REG_NOTBOL) == 0 && m.rm_eo > 0) {
-        o += (size_t) snprintf(buf + o, sizeof buf - o, "%.*s%s", (int) m.rm_so, s, with);
-        s += m.rm_eo;
-    }
-    snprintf(buf + o, sizeof buf - o, "%s", s);
-    memcpy(out, buf, strlen(buf) + 1);
-    regfree(&re);
-}
-
-static void normalize(void) {
-    replace("[0-9]+[dhms]( [0-9]+[dhms])? ago", "<AGE> ago");
-    replace("_age_s\":[0-9.e+-]+", "_age_s\":<AGE>");
-    replace("pid [0-9]+", "pid <PID>");
-    replace("pid\":[0-9]+", "pid\":<PID>");
-    replace("by [^ ]+ \\(uid [0-9]+\\) on [^,]+, pid", "by <USER> (uid <UID>) on <HOST>, pid");
-    replace("[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z set aside", "<NOW> set aside");
-    replace("\"at_us\":[0-9]+", "\"at_us\":<NOW>");
-}
-
-/* The normalized output must be tests/golden/cli/<name>. */
 static void expect_golden(const char *name) {
-    normalize();
-    char path[1200];
-    snprintf(path, sizeof path, "%s/tests/golden/cli/%s", getenv("QSF_SOURCE_ROOT"), name);
-    if (getenv("QSF_UPDATE_GOLDEN")) {
-        tu_write_file(path, out, strlen(out));
-        return;
-    }
-    size_t n;
-    uint8_t *want = tu_read_file(path, &n);
-    if (n != strlen(out) || memcmp(want, out, n) != 0)
-        fail_msg("%s differs; got:\n%s", name, out);
-    free(want);
+    ct_expect_golden(name);
 }
 
 /* Segment mtimes decide "newest written": pinned, so the output is stable. */
@@ -182,14 +130,8 @@ static void inspect_and_dump_a_damaged_slot(void **state) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s <path to qsf>\n", argv[0]);
+    if (ct_init(argc, argv) != 0)
         return 2;
-    }
-    if (!realpath(argv[1], qsf_bin)) { /* the test runs it from another directory */
-        perror(argv[1]);
-        return 2;
-    }
 #define T(f) cmocka_unit_test_setup_teardown(f, st_setup, st_teardown)
     const struct CMUnitTest tests[] = {
         T(inspect_a_slot_with_rows), T(dump_a_slot_with_rows),           T(list_a_group),
