@@ -7,6 +7,8 @@
  * argv[1]. */
 #include "itest.h"
 
+#include "clitest.h"
+
 #include "sf/rejected.h"
 
 #include <fcntl.h>
@@ -16,31 +18,22 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #define FAST    "reconnect_initial_backoff_millis=10;reconnect_max_backoff_millis=100;"
 #define NOWHERE 1  /* nothing listens on port 1 of the loopback */
 #define PER     50 /* rows per flush: one frame each */
 
-static const char *qsf_bin;
-static char out[1 << 16];
+#define out ct_out
 
 static int run_qsf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int run_qsf(const char *fmt, ...) {
-    char args[2048], cmd[4096];
+    char args[2048];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(args, sizeof args, fmt, ap);
     va_end(ap);
-    snprintf(cmd, sizeof cmd, "'%s' %s 2>&1", qsf_bin, args);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    size_t n = fread(out, 1, sizeof out - 1, p);
-    out[n] = '\0';
-    int st = pclose(p);
-    assert_true(WIFEXITED(st));
-    return WEXITSTATUS(st);
+    return ct_run(it_dir, args);
 }
 
 static const char *slot_path(const char *id) {
@@ -225,11 +218,8 @@ static void a_rejected_frame_is_set_aside_and_the_rest_delivered_once(void **sta
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s <path to qsf>\n", argv[0]);
+    if (ct_init(argc, argv) != 0)
         return 2;
-    }
-    qsf_bin = argv[1];
 #define T(f) cmocka_unit_test_setup_teardown(f, it_setup_dir, it_teardown_dir)
     const struct CMUnitTest tests[] = {
         T(drain_moves_every_frame_and_empties_the_slot),
