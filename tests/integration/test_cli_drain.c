@@ -144,6 +144,28 @@ static void a_slot_in_use_is_refused_naming_its_pid(void **state) {
     qsink_stop(sink);
 }
 
+/* A server that never acknowledges: off a terminal the drain prints plain
+ * progress lines, gives up after --timeout without progress, and leaves every
+ * frame in the slot. */
+static void progress_lines_and_a_timeout_leave_the_slot_whole(void **state) {
+    (void) state;
+    make_slot("slow", 1000);
+    qsink *sink = it_sink(NULL);
+    it_fault(sink, "withhold-ok");
+    int rc = run_qsf("slot drain '%s' --conf 'ws::addr=127.0.0.1:%u;' --timeout 2 --every 1",
+                     slot_path("slow"), qsink_port(sink));
+    assert_int_equal(rc, 1);
+    char line[80];
+    snprintf(line, sizeof line, "drain: sending to 127.0.0.1:%u, 0/20 frames (0%%)",
+             qsink_port(sink));
+    assert_non_null(strstr(out, line));
+    assert_non_null(strstr(out, "not drained: nothing acknowledged within --timeout"));
+    assert_non_null(strstr(out, "drain: nothing acknowledged; FSN 0..19 stays in the slot"));
+    assert_int_equal(run_qsf("slot inspect '%s'", slot_path("slow")), 0);
+    assert_non_null(strstr(out, "pending: 20 frames"));
+    qsink_stop(sink);
+}
+
 /* A slot a drainer gave up on, and one recovery quarantined, are drained
  * once their cause is gone; .failed goes with the files. */
 static void failed_and_quarantined_slots_are_drained(void **state) {
@@ -180,6 +202,7 @@ static void a_rejected_frame_is_set_aside_and_the_rest_delivered_once(void **sta
     it_fault(sink, "status=0x03:column_type_mismatch conn=1 seq=4");
     assert_int_equal(drain(sink, slot_path("default"), ""), 1);
     assert_non_null(strstr(out, "the server rejected FSN 3 (status 0x03, table t)"));
+    assert_non_null(strstr(out, "drain: FSN 0..2 acknowledged; FSN 3..9 stays in the slot"));
     assert_non_null(strstr(out, "qsf slot set-aside"));
     assert_non_null(strstr(out, "--fsn 3..3"));
     expect_keys(sink, 150, 0, 0); /* FSN 0..2 got through */
@@ -224,6 +247,7 @@ int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         T(drain_moves_every_frame_and_empties_the_slot),
         T(a_slot_in_use_is_refused_naming_its_pid),
+        T(progress_lines_and_a_timeout_leave_the_slot_whole),
         T(failed_and_quarantined_slots_are_drained),
         T(a_rejected_frame_is_set_aside_and_the_rest_delivered_once),
     };

@@ -182,9 +182,13 @@ static int finish(drain *d, int outcome, const qsf_errinfo *err) {
     out_str(stderr, outcome == QSF_REPLAY_STOPPED
                         ? (interrupted ? "interrupted" : "nothing acknowledged within --timeout")
                         : err->msg);
-    fprintf(stderr,
-            "\ndrain: FSN %" PRId64 "..%" PRId64 " acknowledged, the rest stays in the slot\n",
-            d->start_acked + 1, acked);
+    fprintf(stderr, "\n");
+    if (acked > d->start_acked)
+        fprintf(stderr, "drain: FSN %" PRId64 "..%" PRId64 " acknowledged; ", d->start_acked + 1,
+                acked);
+    else
+        fprintf(stderr, "drain: nothing acknowledged; ");
+    fprintf(stderr, "FSN %" PRId64 "..%" PRId64 " stays in the slot\n", acked + 1, d->target);
     if (outcome == QSF_REPLAY_FAILED)
         hint_set_aside(d);
     return QSF_EXIT_FAIL;
