@@ -2,7 +2,7 @@
  * it even for a moment would make a sender that starts at that moment fail
  * with QSF_E_LOCKED. The kernel's table of flock locks (/proc/locks) says
  * whether some process holds <slot>/.lock and which; .lock.pid names the last
- * process that took it (FORMAT.md §5). */
+ * process that took it (docs/FORMAT.md §5). */
 #ifndef QSF_LOCKSTATE_H
 #define QSF_LOCKSTATE_H
 

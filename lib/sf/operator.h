@@ -1,6 +1,6 @@
 /* Opening a slot for an operator (`qsf slot drain`, `qsf slot set-aside`): by
  * its path, which may be a quarantined <slot>.unreplayable-<N> or a slot
- * marked .failed, with the locks every open takes (FORMAT.md §5) and the full
+ * marked .failed, with the locks every open takes (docs/FORMAT.md §5) and the full
  * recovery of any open. Unlike a sender's open it never creates a slot, never
  * moves an unreplayable one aside and never writes .failed: it says why and
  * leaves the slot where it is. */

@@ -1,5 +1,5 @@
 /* <slot>/.rejected: frames an operator set aside (`qsf slot set-aside`), kept
- * with an audit line each (docs/FORMAT.md, "Set-aside frames"). The file is
+ * with an audit line each (docs/FORMAT.md §10). The file is
  * never changed in place: a new image (the records there are, then the new
  * one) is written to .rejected.tmp, fsynced, renamed over .rejected and the
  * directory fsynced, so a crash leaves either the old file or the new one.

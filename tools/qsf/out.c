@@ -1,15 +1,25 @@
 /* Printing foreign text, times and sizes (out.h). */
 #include "out.h"
 
+#include "text.h"
+
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 void out_text(FILE *f, const char *s, size_t n) {
-    /* TODO(escape): control characters in names and server text are printed as
-     * they are; route them through the ground module's escaping function once
-     * it is on main. */
-    fwrite(s, 1, n, f);
+    char small[1024];
+    size_t need = QSF_TEXT_ESCAPED_MAX(n);
+    char *buf = need <= sizeof small ? small : malloc(need);
+    if (!buf) { /* no memory for the escaped form: say so rather than print it raw */
+        fputs("(text not shown: out of memory)", f);
+        return;
+    }
+    size_t len = qsf_text_escape(buf, need, s, n);
+    fwrite(buf, 1, len < need ? len : need - 1, f);
+    if (buf != small)
+        free(buf);
 }
 
 void out_str(FILE *f, const char *s) {

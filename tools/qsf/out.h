@@ -1,7 +1,9 @@
 /* Text the tool prints that comes from a slot or a server: file and slot
  * names, table, column and symbol names and values, server messages, audit
- * lines. Everything of that kind goes through out_text, the one place that
- * makes such text safe to print on a terminal. */
+ * lines, host names. Everything of that kind goes through out_text, which
+ * escapes control characters (lib/text.h, docs/ERRORS.md, "Text from
+ * outside"): a name found in a directory may hold a newline or a terminal
+ * escape. --json output escapes the same characters as JSON does (json.c). */
 #ifndef QSF_TOOL_OUT_H
 #define QSF_TOOL_OUT_H
 
@@ -9,7 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* Writes n bytes of foreign text. */
+/* Writes n bytes of foreign text, escaped. */
 void out_text(FILE *f, const char *s, size_t n);
 /* The same for a NUL-terminated string. */
 void out_str(FILE *f, const char *s);

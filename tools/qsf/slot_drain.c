@@ -19,6 +19,7 @@
 #include "sf/ring.h"
 #include "sf/sfa.h"
 #include "sf/slotdir.h"
+#include "text.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -108,10 +109,10 @@ static void on_progress(void *user, qsf_io *io) {
     memset(&st, 0, sizeof st);
     qsf_io_stats(io, &st);
     char state[300];
-    if (st.connected) {
+    if (st.connected) { /* the host name came from the connect string: escaped */
         snprintf(state, sizeof state, "sending to ");
-        size_t n = strlen(state); /* TODO(escape): a host name from the connect string */
-        snprintf(state + n, sizeof state - n, "%s", st.current_host);
+        size_t n = strlen(state);
+        qsf_text_escape(state + n, sizeof state - n, st.current_host, strlen(st.current_host));
     } else
         snprintf(state, sizeof state, "connecting (%" PRIu64 " attempts)",
                  st.reconnect_attempts + 1);
@@ -221,8 +222,11 @@ static int dry_run(const char *path, const qsf_conf *conf) {
     out_bytes(b, sizeof b, c[1]);
     if (rc == QSF_OK) {
         printf("would send %" PRIu64 " frames (%s) to", c[0], b);
-        for (size_t i = 0; i < conf->n_addrs; i++) /* TODO(escape): host names */
-            printf("%s %s:%d", i ? "," : "", conf->addrs[i].host, conf->addrs[i].port);
+        for (size_t i = 0; i < conf->n_addrs; i++) {
+            printf("%s ", i ? "," : "");
+            out_str(stdout, conf->addrs[i].host);
+            printf(":%d", conf->addrs[i].port);
+        }
         printf("; %" PRIu64 " frames are never sent (given up); then remove the slot's files\n",
                c[2]);
     } else {
