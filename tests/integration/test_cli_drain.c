@@ -199,8 +199,10 @@ static void a_rejected_frame_is_set_aside_and_the_rest_delivered_once(void **sta
     make_slot("default", 500);
     qsink *sink = it_sink(NULL);
     /* wireSeq 0 is the dictionary catch-up, so FSN f goes out as f + 1 */
-    it_fault(sink, "status=0x03:column_type_mismatch conn=1 seq=4");
+    it_fault(sink, "status=0x03:column_type\x1b[2J_mismatch conn=1 seq=4");
     assert_int_equal(drain(sink, slot_path("default"), ""), 1);
+    assert_null(strstr(out, "\x1b")); /* the server's text is shown escaped */
+    assert_non_null(strstr(out, "column_type\\x1b[2J_mismatch"));
     assert_non_null(strstr(out, "the server rejected FSN 3 (status 0x03, table t)"));
     assert_non_null(strstr(out, "drain: FSN 0..2 acknowledged; FSN 3..9 stays in the slot"));
     assert_non_null(strstr(out, "qsf slot set-aside"));
