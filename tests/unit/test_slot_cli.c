@@ -3,28 +3,21 @@
  * is never changed. The binary path is argv[1]. */
 #include "testutil.h"
 
+#include "clitest.h"
 #include "sftest.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 
-static const char *qsf_bin;
-static char out[16384];
+#define out ct_out
 
 /* Runs `qsf slot <sub> <dir>`, stdout and stderr together; returns the exit code. */
 static int run_slot_cmd_on(const char *sub, const char *dir) {
-    char cmd[1600];
-    snprintf(cmd, sizeof cmd, "'%s' slot %s '%s' 2>&1", qsf_bin, sub, dir);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    size_t n = fread(out, 1, sizeof out - 1, p);
-    out[n] = '\0';
-    int st = pclose(p);
-    assert_true(WIFEXITED(st));
-    return WEXITSTATUS(st);
+    char args[1600];
+    snprintf(args, sizeof args, "slot %s '%s'", sub, dir);
+    return ct_run(st_root, args);
 }
 
 static int run_slot_cmd(const char *sub) {
@@ -119,11 +112,8 @@ static void group_root_and_plain_directory_are_not_slots(void **state) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s <path to qsf>\n", argv[0]);
+    if (ct_init(argc, argv) != 0)
         return 2;
-    }
-    qsf_bin = argv[1];
 #define T(f) cmocka_unit_test_setup_teardown(f, st_setup, st_teardown)
     const struct CMUnitTest tests[] = {
         T(clean_slot_verifies),
