@@ -8,6 +8,7 @@
 #include "log.h"
 #include "os/os.h"
 #include "sender/opts.h"
+#include "sender/replay.h"
 #include "sf/sfa.h"
 #include "sf/slot.h"
 
@@ -20,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define POLL_NS ((int64_t) 50 * 1000000) /* progress check of a draining slot */
 
@@ -110,11 +110,6 @@ static void scan(qsf_drainers *d) {
 
 /* ---- one drainer ---- */
 
-static void sleep_ns(int64_t ns) {
-    struct timespec ts = {ns / 1000000000, ns % 1000000000};
-    nanosleep(&ts, NULL);
-}
-
 /* Whether to stop working on the slot: the owner is closing and the time its
  * close gives the drainers is over (connected or not: a drainer still
  * connecting may yet drain the slot within it). */
@@ -122,55 +117,30 @@ static bool past_deadline(qsf_drainers *d) {
     return atomic_load(&d->stop) && QSF_OS->mono_ns() >= atomic_load(&d->deadline_ns);
 }
 
+static bool stop_hook(void *user, qsf_io *io) {
+    (void) io;
+    return past_deadline(user);
+}
+
 /* Replays the opened slot until `target` is acknowledged, the connection
- * fails for good (the reason in *err, FAILED) or the owner's close ends it.
- * The drainer's error records go to an inbox of its own, which logs each once
- * and is emptied here: in the owner's inbox they would carry FSNs of another
- * slot, and a terminal one would pass for the owner's. */
+ * fails for good (the reason in *err, FAILED) or the owner's close ends it
+ * (sender/replay.h: its error records are logged, never put in the owner's
+ * inbox, where they would carry FSNs of another slot, and a terminal one would
+ * pass for the owner's). */
 static int replay(qsf_drainers *d, qsf_ring *ring, const qsf_recovery_report *rep, int64_t target,
                   qsf_errinfo *err) {
-    qsf_io_conf ic;
-    if (qsf_io_conf_build(d->conf, rep, &ic, err) != QSF_OK)
-        return SKIPPED;                       /* out of memory: not the slot's fault */
-    ic.opts.initial_mode = QSF_IO_INIT_ASYNC; /* retried in the background */
-    ic.opts.drainer = true;                   /* ... within a drainer's budgets */
-    ic.opts.cap_gap_window_ms = d->conf->catch_up_cap_gap_min_escalation_window_millis;
-    qsf_inbox *inbox = qsf_inbox_new(16);
-    qsf_io *io = NULL;
-    /* The drainer's own latch (the ring's): a terminal error of this slot gives
-     * up on it, and never passes for one of the owner's. */
-    qsf_latch *latch = qsf_ring_latch(ring);
-    int rc = inbox ? qsf_io_start(&ic.opts, ring, inbox, latch, &io, err) : QSF_E_NOMEM;
-    qsf_io_conf_clear(&ic);
-    if (rc != QSF_OK) {
+    qsf_replay_hooks h = {.stop = stop_hook, .user = d, .poll_ms = POLL_NS / 1000000};
+    switch (qsf_replay(d->conf, ring, rep, target, &h, err)) {
+    case QSF_REPLAY_DONE:
+        return SUCCEEDED;
+    case QSF_REPLAY_FAILED:
+        return FAILED;
+    case QSF_REPLAY_STOPPED:
+        return LEFT;
+    default: /* not the slot's fault */
         QSF_LOGW("drain_orphans: cannot start a connection: %s", err->msg);
-        qsf_inbox_free(inbox);
         return SKIPPED;
     }
-    qsf_ring_set_status_fn(ring, qsf_io_status, io);
-    int out = LEFT;
-    for (;;) {
-        if (qsf_ring_acked_fsn(ring) >= target) {
-            out = SUCCEEDED;
-            break;
-        }
-        if (qsf_latch_get(latch, err) != QSF_OK) {
-            /* everything may have been acknowledged just before */
-            out = qsf_ring_acked_fsn(ring) >= target ? SUCCEEDED : FAILED;
-            break;
-        }
-        if (past_deadline(d))
-            break;
-        sleep_ns(POLL_NS);
-        qsf_error_record rec;
-        while (qsf_inbox_poll(inbox, &rec) == 1) /* already logged when queued */
-            ;
-    }
-    qsf_ring_set_status_fn(ring, NULL, NULL);
-    qsf_io_stop(io);
-    qsf_io_free(io);
-    qsf_inbox_free(inbox);
-    return out;
 }
 
 /* Gives up on the slot for good: .failed with the reason, while the ring

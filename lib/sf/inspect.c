@@ -9,6 +9,7 @@
 #include "recover_int.h"
 #include "sf/sfio.h"
 #include "sf/sidefile.h"
+#include "sf/slotdir.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -330,7 +331,30 @@ static int scan(rc_state *st, qsf_slot_inspection *in, qsf_errinfo *err) {
     return rc;
 }
 
+/* A group root or a directory without slot files is no slot: the verdict
+ * says what it is, and nothing is scanned (*stop). */
+static int check_kind(const char *path, qsf_slot_inspection *in, bool *stop, qsf_errinfo *err) {
+    int rc = qsf_dir_kind(path, &in->dir_kind, &in->group_slots, err);
+    *stop = rc != QSF_OK || in->dir_kind == QSF_DIR_GROUP_ROOT || in->dir_kind == QSF_DIR_NOT_SLOT;
+    if (rc != QSF_OK || !*stop)
+        return rc;
+    in->verdict = QSF_E_INVAL;
+    if (in->dir_kind == QSF_DIR_GROUP_ROOT)
+        snprintf(in->verdict_msg, sizeof in->verdict_msg,
+                 "%s is a group root (sf_dir) holding %u slots, not a slot: see qsf slot list %s",
+                 path, in->group_slots, path);
+    else
+        snprintf(in->verdict_msg, sizeof in->verdict_msg,
+                 "%s is not a slot: it holds no segment, side file or .lock", path);
+    return QSF_OK;
+}
+
 int qsf_slot_inspect(const char *slot_path, qsf_slot_inspection *in, qsf_errinfo *err) {
+    return qsf_slot_inspect_with(slot_path, in, NULL, NULL, err);
+}
+
+int qsf_slot_inspect_with(const char *slot_path, qsf_slot_inspection *in, qsf_inspect_visit_fn fn,
+                          void *user, qsf_errinfo *err) {
     inspection_init(in);
     qsf_slot_recovered *out = calloc(1, sizeof *out);
     uint8_t *buf = malloc(QSF_RECOVER_BUF);
@@ -351,10 +375,15 @@ int qsf_slot_inspect(const char *slot_path, qsf_slot_inspection *in, qsf_errinfo
     rc_carry carry = {0};
     rc_state st = {
         .out = out, .carry = &carry, .buf = buf, .dry_run = true, .new_head = -1, .new_active = -1};
+    bool stop = false;
     if (rc == QSF_OK)
+        rc = check_kind(slot_path, in, &stop, err);
+    if (rc == QSF_OK && !stop)
         rc = scan(&st, in, err);
-    if (rc == QSF_OK)
+    if (rc == QSF_OK && !stop)
         rc = collect_files(&st, in, err);
+    if (rc == QSF_OK && !stop && fn)
+        rc = fn(&st, in, user, err);
     qsf_slot_release(out);
     free(out);
     for (uint32_t i = 0; i < st.nsegs; i++)

@@ -48,6 +48,11 @@ typedef struct qsf_slot_inspection {
     uint64_t aborted_frames; /* frames of an interrupted flush an open would cut */
     uint32_t debris;         /* files an open would remove as holding no data */
     bool manifest_mismatch;  /* the manifest's bounds contradict the segments */
+    /* What the directory is (enum qsf_dir_kind, sf/slotdir.h); a group root or
+     * a directory without slot files is no slot: verdict QSF_E_INVAL, nothing
+     * else filled in. group_slots: the slots under a group root. */
+    int dir_kind;
+    uint32_t group_slots;
     /* The verdict: QSF_OK, or the code and message an open would fail with. */
     int verdict;
     char verdict_msg[QSF_ERRINFO_MSG_MAX];
@@ -63,6 +68,16 @@ typedef struct qsf_slot_inspection {
  * read (QSF_E_IO) or memory runs out; everything about the slot's contents,
  * including an unsupported segment version, is in out->verdict. */
 int qsf_slot_inspect(const char *slot_path, qsf_slot_inspection *out, qsf_errinfo *err);
+
+/* The same, then fn with recovery's dry-run state of the slot (the chain, the
+ * flushes given up, the interrupted one, the dictionary rebuilt so far) before
+ * it is freed: for read-only walks over the frames (sf/dump.h). fn is not
+ * called when the directory is no slot; its error is returned. */
+struct rc_state;
+typedef int (*qsf_inspect_visit_fn)(struct rc_state *st, qsf_slot_inspection *in, void *user,
+                                    qsf_errinfo *err);
+int qsf_slot_inspect_with(const char *slot_path, qsf_slot_inspection *in, qsf_inspect_visit_fn fn,
+                          void *user, qsf_errinfo *err);
 
 /* Frees what qsf_slot_inspect allocated. Idempotent. */
 void qsf_slot_inspection_free(qsf_slot_inspection *in);

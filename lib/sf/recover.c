@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void state_free(rc_state *st) {
+void qsf_rc_state_free(rc_state *st) {
     qsf_rc_dict_free(st);
     free(st->buf);
     for (uint32_t i = 0; i < st->nsegs; i++)
@@ -243,7 +243,7 @@ static int recovery_pass(qsf_slot_recovered *out, rc_carry *carry, int durabilit
     carry->debris += *rerun ? st.debris : 0;
     carry->quarantined += *rerun ? st.quarantined : 0;
     out->next_generation = st.any_gen && st.max_gen + 1 > 1 ? st.max_gen + 1 : 1;
-    state_free(&st);
+    qsf_rc_state_free(&st);
     return rc;
 }
 

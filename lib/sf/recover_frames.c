@@ -246,6 +246,16 @@ int qsf_rc_dict_finish(rc_state *st, qsf_errinfo *err) {
     return rc;
 }
 
+uint32_t qsf_rc_dict_known(const rc_state *st) {
+    return st->dict ? known(st->dict) : qsf_symdict_size(&st->out->symdict);
+}
+
+const char *qsf_rc_dict_entry(const rc_state *st, uint32_t id, uint32_t *len) {
+    if (!st->dict)
+        return qsf_symdict_entry(&st->out->symdict, id, len);
+    return id < known(st->dict) ? known_entry(st->dict, id, len) : NULL;
+}
+
 void qsf_rc_dict_free(rc_state *st) {
     if (!st->dict)
         return;

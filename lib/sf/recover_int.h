@@ -241,6 +241,13 @@ bool qsf_rc_plan_repairs(const rc_state *st);
 
 /* recover_repair.c: carries the plan out (manifest, rewrites, cut), durably. */
 int qsf_rc_repair(rc_state *st, qsf_errinfo *err);
+/* Rewrites segment s crash-safely: its FSNs up to limit - 1, each copied or,
+ * when destroyed or in a flush given up (st->spans), a placeholder (the
+ * flush's committing member the empty commit), into "<name>.tmp" (fsync),
+ * renamed over it, dir fsync. keep_copy: first keep the original as
+ * <name>.corrupt[-N] (s->copy). Also used by a set-aside (setaside.c). */
+int qsf_rc_rewrite_segment(rc_state *st, rc_seg *s, int64_t limit, bool keep_copy,
+                           qsf_errinfo *err);
 
 /* recover.c: seeds st->acked from the chain and the watermark as read, then
  * plans the flushes (qsf_rc_plan_groups). */
@@ -256,6 +263,10 @@ int64_t qsf_rc_seed_acked(int64_t lowest_base, int64_t published, int64_t waterm
  * caller decides. */
 int qsf_rc_recover_slot(qsf_slot_recovered *out, int durability, uint64_t seg_bytes,
                         qsf_errinfo *err);
+
+/* recover.c: frees what one pass's state holds (segments, chain, spans,
+ * dictionary rebuild, the buffer) and zeroes it. */
+void qsf_rc_state_free(rc_state *st);
 
 /* slot_open.c: drops everything one recovery pass produced (handles, lists,
  * report), keeping the slot and its locks. */
@@ -278,6 +289,10 @@ int qsf_rc_dict_frame(rc_state *st, rc_reader *r, const rc_slot *s, const rc_fra
                       qsf_errinfo *err);
 int qsf_rc_dict_finish(rc_state *st, qsf_errinfo *err);
 void qsf_rc_dict_free(rc_state *st);
+/* The entries known so far (.symbol-dict, then those learned from frames) and
+ * entry id (< known; NULL otherwise), for read-only walks (sf/dump.h). */
+uint32_t qsf_rc_dict_known(const rc_state *st);
+const char *qsf_rc_dict_entry(const rc_state *st, uint32_t id, uint32_t *len);
 
 /* recover_fresh.c */
 int qsf_rc_fresh_start(qsf_slot_recovered *out, uint64_t segment_bytes, qsf_errinfo *err);

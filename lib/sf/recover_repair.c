@@ -161,28 +161,33 @@ static int write_tmp(rc_state *st, rc_seg *s, const char *tmp, int64_t limit, qs
     return rc;
 }
 
-/* Step 2 for one segment (limit: first FSN not to keep, INT64_MAX for all). */
-static int rewrite(rc_state *st, rc_seg *s, int64_t limit, qsf_errinfo *err) {
+int qsf_rc_rewrite_segment(rc_state *st, rc_seg *s, int64_t limit, bool keep_copy,
+                           qsf_errinfo *err) {
     const qsf_slot *sl = &st->out->slot;
     char tmp[300];
     snprintf(tmp, sizeof tmp, "%s.tmp", s->info.name);
     uint32_t pruned = 0;
-    int rc = qsf_slot_quarantine_copy(sl->dirfd, sl->path, s->info.name, s->copy, sizeof s->copy,
-                                      &pruned, err);
+    int rc = keep_copy ? qsf_slot_quarantine_copy(sl->dirfd, sl->path, s->info.name, s->copy,
+                                                  sizeof s->copy, &pruned, err)
+                       : QSF_OK;
     st->debris += pruned;
-    st->quarantined += rc == QSF_OK;
+    st->quarantined += keep_copy && rc == QSF_OK;
     if (rc == QSF_OK)
         rc = write_tmp(st, s, tmp, limit, err);
     if (rc == QSF_OK && QSF_OS->renameat(sl->dirfd, tmp, sl->dirfd, s->info.name) != 0) {
         rc = qsf_file_err(err, errno, "cannot rename the rewritten segment", sl->path, tmp);
         QSF_OS->unlinkat(sl->dirfd, tmp, 0);
     }
-    if (rc == QSF_OK)
-        rc = qsf_fsync_dir(sl->dirfd, sl->path, err);
+    return rc == QSF_OK ? qsf_fsync_dir(sl->dirfd, sl->path, err) : rc;
+}
+
+/* Step 2 for one segment (limit: first FSN not to keep, INT64_MAX for all). */
+static int rewrite(rc_state *st, rc_seg *s, int64_t limit, qsf_errinfo *err) {
+    int rc = qsf_rc_rewrite_segment(st, s, limit, true, err);
     if (rc == QSF_OK)
         QSF_LOGW("segment %s/%s rewritten with placeholders for what was damaged or given up; "
                  "the damaged file is kept as %s",
-                 sl->path, s->info.name, s->copy);
+                 st->out->slot.path, s->info.name, s->copy);
     return rc;
 }
 

@@ -7,6 +7,7 @@
 #include "log.h"
 #include "os/os.h"
 #include "seglimits.h"
+#include "sf/operator.h"
 #include "sf/sfa.h"
 
 #include <errno.h>
@@ -63,7 +64,7 @@ static int check_opts(const qsf_ring_opts *o, qsf_errinfo *err) {
                            QSF_SEGMENT_MIN_BYTES, QSF_SEGMENT_MAX_BYTES);
     if (o->durability < QSF_DUR_MEMORY || o->durability > QSF_DUR_APPEND)
         return qsf_err_set(err, QSF_E_INVAL, 0, 0, "unknown sf_durability %d", o->durability);
-    if (!o->sf_dir && o->durability != QSF_DUR_MEMORY)
+    if (!o->sf_dir && !o->slot_path && o->durability != QSF_DUR_MEMORY)
         return qsf_err_set(err, QSF_E_INVAL, 0, 0,
                            "sf_durability periodic/append requires sf_dir (memory mode keeps "
                            "nothing on disk)");
@@ -93,7 +94,7 @@ static qsf_ring *ring_alloc(const qsf_ring_opts *o) {
         free(r);
         return NULL;
     }
-    r->sf = o->sf_dir != NULL;
+    r->sf = o->sf_dir != NULL || o->slot_path != NULL;
     r->durability = o->durability;
     r->seg_bytes = o->segment_bytes;
     r->cap_bytes = o->total_bytes > 2 * o->segment_bytes ? o->total_bytes : 2 * o->segment_bytes;
@@ -170,8 +171,11 @@ static int adopt_one(qsf_ring *r, const qsf_seg_info *si, qsf_segment **out, qsf
 
 static int open_sf(qsf_ring *r, const qsf_ring_opts *o, qsf_recovery_report *rep,
                    qsf_errinfo *err) {
-    int rc = (o->adopt ? qsf_slot_adopt_sized : qsf_slot_open_sized)(
-        o->sf_dir, o->sender_id, o->durability, o->segment_bytes, &r->rec, err);
+    int rc =
+        o->slot_path
+            ? qsf_slot_open_operator(o->slot_path, o->durability, o->segment_bytes, &r->rec, err)
+            : (o->adopt ? qsf_slot_adopt_sized : qsf_slot_open_sized)(
+                  o->sf_dir, o->sender_id, o->durability, o->segment_bytes, &r->rec, err);
     if (rc != QSF_OK)
         return rc;
     for (uint32_t i = 0; i < r->rec.segment_count; i++) {

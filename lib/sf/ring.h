@@ -41,6 +41,9 @@ typedef struct qsf_ring_opts {
                          producers waiting for space; NULL: the ring keeps its own */
     bool adopt;       /* an orphan drainer's open: an unreplayable slot is marked .failed and the
                          open fails (QSF_E_CORRUPT) instead of being set aside and restarted */
+    const char *slot_path; /* an operator's open of the existing slot at this path
+                              (sf/operator.h: also .failed and quarantined slots; never
+                              created, moved or marked); sf_dir and sender_id unused */
 } qsf_ring_opts;
 
 /* An inclusive range of FSNs. */

@@ -56,9 +56,29 @@ static void copy_file(const char *from, const char *to, bool zeros) {
     rename(tmp, to);
 }
 
-/* Directory fsync: unlinks become durable; names created since appear with
- * whatever content was synced (zeros if none: only the preallocation). */
+/* Renames inside the slot since the last directory sync, in order. */
+static struct { char from[256], to[256]; } renames[64];
+static int nrenames;
+
+static void apply_renames(void) {
+    char a[1024], b[1024], live[1024];
+    for (int i = 0; i < nrenames; i++) {
+        snprintf(a, sizeof a, "%.511s/%.255s", shadow, renames[i].from);
+        snprintf(b, sizeof b, "%.511s/%.255s", shadow, renames[i].to);
+        snprintf(live, sizeof live, "%.511s/%.255s", slot, renames[i].to);
+        if (access(a, F_OK) == 0)
+            rename(a, b);
+        else /* never synced under its old name: only the preallocation */
+            copy_file(live, b, true);
+    }
+    nrenames = 0;
+}
+
+/* Directory fsync: renames and unlinks become durable; names created since
+ * appear with whatever content was synced (zeros if none: only the
+ * preallocation). */
 static void shadow_dir_synced(void) {
+    apply_renames();
     DIR *d = opendir(shadow);
     struct dirent *e;
     char a[1024], b[1024];
@@ -117,6 +137,35 @@ int shadow_fsync(int fd) {
     int rc = fsync(fd);
     if (rc == 0)
         shadow_synced(fd);
+    return rc;
+}
+
+/* The slot-relative name of a path given to renameat (dirfd the slot's, or
+ * AT_FDCWD with the slot's path), NULL when it is not in the slot. */
+static const char *in_slot(int dirfd, const char *p) {
+    char link[64], dir[1024];
+    if (dirfd == AT_FDCWD) {
+        size_t n = strlen(slot);
+        return strncmp(p, slot, n) == 0 && p[n] == '/' ? p + n + 1 : NULL;
+    }
+    snprintf(link, sizeof link, "/proc/self/fd/%d", dirfd);
+    ssize_t n = readlink(link, dir, sizeof dir - 1);
+    if (n <= 0)
+        return NULL;
+    dir[n] = 0;
+    return strcmp(dir, slot) == 0 && !strchr(p, '/') ? p : NULL;
+}
+
+int shadow_renameat(int olddir, const char *oldp, int newdir, const char *newp) {
+    int rc = renameat(olddir, oldp, newdir, newp);
+    const char *from = in_slot(olddir, oldp), *to = in_slot(newdir, newp);
+    pthread_mutex_lock(&shadow_mu);
+    if (rc == 0 && from && to && nrenames < 64) {
+        snprintf(renames[nrenames].from, sizeof renames[0].from, "%s", from);
+        snprintf(renames[nrenames].to, sizeof renames[0].to, "%s", to);
+        nrenames++;
+    }
+    pthread_mutex_unlock(&shadow_mu);
     return rc;
 }
 

@@ -26,6 +26,12 @@ void shadow_init(const char *slot, const char *shadow);
 int shadow_fsync(int fd);
 int shadow_fdatasync(int fd);
 
+/* A rename inside the slot: it becomes durable with the next directory sync,
+ * which then moves the shadow copy (what was synced under the old name) to
+ * the new name, over whatever was durable there. Until then both names keep
+ * their durable contents. */
+int shadow_renameat(int olddir, const char *oldp, int newdir, const char *newp);
+
 /* The slot becomes exactly its shadow. */
 void shadow_restore(void);
 

@@ -3,27 +3,25 @@
  * is never changed. The binary path is argv[1]. */
 #include "testutil.h"
 
+#include "clitest.h"
 #include "sftest.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
+#include <sys/stat.h>
 
-static const char *qsf_bin;
-static char out[16384];
+#define out ct_out
 
-/* Runs `qsf slot <sub> <st_slot>`, stdout and stderr together; returns the exit code. */
+/* Runs `qsf slot <sub> <dir>`, stdout and stderr together; returns the exit code. */
+static int run_slot_cmd_on(const char *sub, const char *dir) {
+    char args[1600];
+    snprintf(args, sizeof args, "slot %s '%s'", sub, dir);
+    return ct_run(st_root, args);
+}
+
 static int run_slot_cmd(const char *sub) {
-    char cmd[1600];
-    snprintf(cmd, sizeof cmd, "'%s' slot %s '%s' 2>&1", qsf_bin, sub, st_slot);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    size_t n = fread(out, 1, sizeof out - 1, p);
-    out[n] = '\0';
-    int st = pclose(p);
-    assert_true(WIFEXITED(st));
-    return WEXITSTATUS(st);
+    return run_slot_cmd_on(sub, st_slot);
 }
 
 static void clean_slot_verifies(void **state) {
@@ -86,18 +84,43 @@ static void hostile_file_names_are_escaped(void **state) {
         assert_true(*p == '\n' || (unsigned char) *p >= 0x20);
 }
 
-int main(int argc, char **argv) {
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s <path to qsf>\n", argv[0]);
-        return 2;
+/* A group root (sf_dir) and a directory that holds no slot files are not
+ * slots: inspect and verify say so and fail, never "verdict: ok". */
+static void group_root_and_plain_directory_are_not_slots(void **state) {
+    (void) state;
+    const char *a[] = {"a"};
+    st_segment_str(st_slot, "sf-0000000000000001.sfa", 4096, QSF_SFA_FLAG_MANIFEST_REQUIRED, 0, 1,
+                   a);
+    st_manifest(st_slot, 1, 0, 0);
+    for (int verify = 0; verify < 2; verify++) {
+        const char *sub = verify ? "verify" : "inspect";
+        assert_int_equal(run_slot_cmd_on(sub, st_sfdir), 2);
+        assert_null(strstr(out, "verdict: ok"));
+        assert_non_null(strstr(out, "is a group root"));
+        assert_non_null(strstr(out, "qsf slot list"));
+        assert_int_equal(run_slot_cmd_on(sub, st_root), 2); /* holds sf/ only */
+        assert_null(strstr(out, "verdict: ok"));
+        assert_non_null(strstr(out, "not a slot"));
     }
-    qsf_bin = argv[1];
+    char plain[800];
+    snprintf(plain, sizeof plain, "%s/plain", st_root);
+    assert_int_equal(mkdir(plain, 0700), 0);
+    assert_int_equal(run_slot_cmd_on("verify", plain), 2);
+    assert_null(strstr(out, "verdict: ok"));
+    assert_non_null(strstr(out, "not a slot"));
+    assert_false(st_exists(st_path(plain, ".lock"))); /* still only read */
+}
+
+int main(int argc, char **argv) {
+    if (ct_init(argc, argv) != 0)
+        return 2;
 #define T(f) cmocka_unit_test_setup_teardown(f, st_setup, st_teardown)
     const struct CMUnitTest tests[] = {
         T(clean_slot_verifies),
         T(repairs_fail_verify_but_not_inspect),
         T(broken_chain_and_bad_usage),
         T(hostile_file_names_are_escaped),
+        T(group_root_and_plain_directory_are_not_slots),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,7 +9,8 @@
 enum {
     QSF_EXIT_OK = 0,
     QSF_EXIT_FAIL = 1,    /* the operation failed (I/O, resources) */
-    QSF_EXIT_INVALID = 2, /* the input (connect string, slot) is invalid */
+    QSF_EXIT_INVALID = 2, /* the input (connect string, slot, FSN span) is invalid */
+    QSF_EXIT_BUSY = 3,    /* the slot is in use by another process (its lock is held) */
     QSF_EXIT_USAGE = 64,  /* bad command line (EX_USAGE) */
 };
 

@@ -23,8 +23,9 @@ static void usage(FILE *out) {
     fprintf(out, "usage: qsf <command> [arguments]   (qsf %s)\n\ncommands:\n", qsf_version());
     for (size_t i = 0; i < N_COMMANDS; i++)
         fprintf(out, "  %-8s %s\n", commands[i]->name, commands[i]->summary);
-    fprintf(out, "\nRun 'qsf <command> --help' for the command's usage.\n"
-                 "Exit codes: 0 ok, 1 failure, 2 invalid input, 64 bad command line.\n");
+    fprintf(out,
+            "\nRun 'qsf <command> --help' for the command's usage.\n"
+            "Exit codes: 0 ok, 1 failure, 2 invalid input, 3 slot in use, 64 bad command line.\n");
 }
 
 int main(int argc, char **argv) {

@@ -1,0 +1,168 @@
+/* What a directory is to qsf (slotdir.h): one listing of it, and one of each
+ * subdirectory when it holds no slot files itself. */
+#include "sf/slotdir.h"
+
+#include "err.h"
+#include "os/os.h"
+#include "sf/segfmt.h"
+#include "sf/sfa.h"
+#include "sf/slot.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* What one listing found. */
+typedef struct listing {
+    bool data;       /* a segment or a side file */
+    bool lock;       /* .lock */
+    bool slot_locks; /* .slot-locks */
+    uint32_t subs;   /* slot-named subdirectories holding a slot */
+} listing;
+
+typedef int (*entry_fn)(void *user, int dirfd, const struct dirent *de);
+
+/* Calls fn for every entry of the directory `name` under atfd (the path an
+ * operator gave may be a symlink; a slot inside one never is), stopping at
+ * its first non-zero return (QSF_E_NOMEM). */
+static int for_each_entry(int atfd, const char *name, entry_fn fn, void *user, qsf_errinfo *err) {
+    int nofollow = atfd == AT_FDCWD ? 0 : O_NOFOLLOW;
+    int fd = QSF_OS->openat(atfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | nofollow, 0);
+    DIR *d = fd >= 0 ? QSF_OS->fdopendir(fd) : NULL;
+    if (!d) {
+        int e = errno;
+        if (fd >= 0)
+            QSF_OS->close(fd);
+        return qsf_err_set(err, QSF_E_IO, 0, e, "cannot open directory %s: %s", name, strerror(e));
+    }
+    int rc = QSF_OK;
+    struct dirent *de;
+    errno = 0;
+    while (rc == QSF_OK && (de = QSF_OS->readdir(d)) != NULL) {
+        rc = fn(user, dirfd(d), de);
+        errno = 0;
+    }
+    int e = errno;
+    QSF_OS->closedir(d);
+    if (rc != QSF_OK)
+        return qsf_err_set(err, rc, 0, 0, "no memory to list %s", name);
+    return e ? qsf_err_set(err, QSF_E_IO, 0, e, "cannot list directory %s: %s", name, strerror(e))
+             : QSF_OK;
+}
+
+static int note_entry(void *user, int dirfd, const struct dirent *de) {
+    (void) dirfd;
+    listing *l = user;
+    const char *name = de->d_name;
+    if (qsf_seg_name_is_candidate(name) || strcmp(name, QSF_NAME_MANIFEST) == 0 ||
+        strcmp(name, QSF_NAME_WATERMARK) == 0 || strcmp(name, QSF_NAME_SYMDICT) == 0)
+        l->data = true;
+    else if (strcmp(name, QSF_NAME_LOCK) == 0)
+        l->lock = true;
+    else if (strcmp(name, QSF_NAME_SLOT_LOCKS) == 0)
+        l->slot_locks = true;
+    return QSF_OK;
+}
+
+/* A subdirectory that is a slot or a drained slot. */
+static bool is_slot_subdir(int dirfd, const struct dirent *de) {
+    bool quarantined;
+    if (de->d_type == DT_REG || !qsf_slot_dir_name(de->d_name, &quarantined))
+        return false;
+    listing l = {0};
+    if (for_each_entry(dirfd, de->d_name, note_entry, &l, NULL) != QSF_OK)
+        return false;
+    return l.data || l.lock;
+}
+
+static int note_top_entry(void *user, int dirfd, const struct dirent *de) {
+    listing *l = user;
+    l->subs += is_slot_subdir(dirfd, de);
+    return note_entry(user, dirfd, de);
+}
+
+static int kind_of_listing(const listing *l) {
+    if (l->data)
+        return QSF_DIR_SLOT;
+    if (l->lock)
+        return QSF_DIR_DRAINED;
+    return l->slot_locks || l->subs > 0 ? QSF_DIR_GROUP_ROOT : QSF_DIR_NOT_SLOT;
+}
+
+int qsf_dir_kind(const char *path, int *kind, uint32_t *slots, qsf_errinfo *err) {
+    listing l = {0};
+    int rc = for_each_entry(AT_FDCWD, path, note_top_entry, &l, err);
+    *kind = kind_of_listing(&l);
+    *slots = *kind == QSF_DIR_GROUP_ROOT ? l.subs : 0;
+    return rc;
+}
+
+bool qsf_slot_dir_name(const char *name, bool *quarantined) {
+    static const char mark[] = ".unreplayable-";
+    *quarantined = false;
+    const char *dot = strstr(name, mark);
+    if (!dot)
+        return name[0] != '.' && qsf_sender_id_check(name, NULL) == QSF_OK;
+    const char *n = dot + sizeof mark - 1;
+    size_t digits = strspn(n, "0123456789");
+    char id[QSF_SLOT_NAME_MAX + 1];
+    size_t idlen = (size_t) (dot - name);
+    if (digits == 0 || digits > 2 || n[digits] != '\0' || idlen == 0 || idlen > QSF_SLOT_NAME_MAX)
+        return false;
+    memcpy(id, name, idlen);
+    id[idlen] = '\0';
+    *quarantined = true;
+    return qsf_sender_id_check(id, NULL) == QSF_OK;
+}
+
+/* ---- the slots of a group root ---- */
+
+typedef struct names {
+    char **v;
+    uint32_t n, cap;
+} names;
+
+static int push_name(names *ns, const char *name) {
+    if (ns->n == ns->cap) {
+        uint32_t cap = ns->cap ? ns->cap * 2 : 16;
+        char **v = realloc(ns->v, cap * sizeof *v);
+        if (!v)
+            return QSF_E_NOMEM;
+        ns->v = v;
+        ns->cap = cap;
+    }
+    char *c = strdup(name);
+    if (!c)
+        return QSF_E_NOMEM;
+    ns->v[ns->n++] = c;
+    return QSF_OK;
+}
+
+static int cmp_name(const void *a, const void *b) {
+    return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+static int collect_slot(void *user, int dirfd, const struct dirent *de) {
+    return is_slot_subdir(dirfd, de) ? push_name(user, de->d_name) : QSF_OK;
+}
+
+int qsf_group_slots(const char *sf_dir, char ***out, uint32_t *n, qsf_errinfo *err) {
+    names ns = {0};
+    int rc = for_each_entry(AT_FDCWD, sf_dir, collect_slot, &ns, err);
+    if (rc != QSF_OK) {
+        qsf_group_names_free(ns.v, ns.n);
+        ns = (names){0};
+    } else
+        qsort(ns.v, ns.n, sizeof *ns.v, cmp_name);
+    *out = ns.v;
+    *n = ns.n;
+    return rc;
+}
+
+void qsf_group_names_free(char **names, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+}
