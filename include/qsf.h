@@ -8,8 +8,10 @@
  *            second with QSF_E_BUSY; unordered concurrent use is still undefined.
  *            Calls marked "any thread" (stats, published/acked FSN, poll_error) may
  *            be made from any thread while the sender is alive. qsf runs its own
- *            threads (one I/O thread, one manager thread, dispatchers); user
- *            callbacks never run on the I/O thread.
+ *            threads (one I/O thread, one manager thread, dispatchers); error and
+ *            event handlers run on a dispatcher, never on the I/O thread, and none
+ *            runs after qsf_close returns. The log handler is the exception: it
+ *            runs on the thread that logs. docs/THREADING.md has the whole map.
  * Ownership. qsf copies every string and buffer it keeps. Pointers handed out by
  *            qsf stay owned by qsf unless the call says otherwise. Every *_free /
  *            close function accepts NULL and does nothing.
@@ -475,6 +477,36 @@ QSF_API int qsf_poll_error_sized(qsf_sender *s, qsf_error_record *out, size_t si
  * sender. Producer thread. */
 typedef void (*qsf_error_handler)(void *user, const qsf_error_record *rec);
 QSF_API int qsf_set_error_handler(qsf_sender *s, qsf_error_handler fn, void *user);
+
+/* ------------------------------------------------------------------------- */
+/* Log lines and connection events (docs/THREADING.md, docs/ERRORS.md)       */
+/* ------------------------------------------------------------------------- */
+
+/* Log levels. A line is written when its level is at most the threshold. */
+enum {
+    QSF_LOG_OFF = 0,
+    QSF_LOG_ERROR = 1, /* the sender stopped, or data was given up */
+    QSF_LOG_WARN = 2,  /* something failed and qsf is working around it */
+    QSF_LOG_INFO = 3,  /* one line per state change (connected, replay done, ...) */
+    QSF_LOG_DEBUG = 4,
+};
+#define QSF_LOG_DEFAULT (-1) /* qsf_set_log_handler: keep the threshold as it is */
+
+/* Receives each log line: one line of visible text without a newline (text
+ * from outside is escaped), valid only during the call. */
+typedef void (*qsf_log_handler)(void *user, int level, const char *line);
+
+/* Process-wide: routes every log line of every sender to fn (NULL: back to
+ * stderr, as "qsf <LEVEL> <line>"), with the threshold `level` (QSF_LOG_*, or
+ * QSF_LOG_DEFAULT to keep it). Without a call the threshold comes from the
+ * environment variable QSF_LOG (off, error, warn, info or debug; default
+ * warn), read once. The handler runs on the thread that logs, qsf's own
+ * threads included (the I/O thread, the ring manager): keep it quick, and do
+ * not call qsf from it. Calls are serialised (never two at once); when
+ * qsf_set_log_handler returns, the handler it replaced is not running any
+ * more and is never called again. QSF_E_INVAL for a level out of range. Any
+ * thread. */
+QSF_API int qsf_set_log_handler(int level, qsf_log_handler fn, void *user);
 
 #ifdef __cplusplus
 }
