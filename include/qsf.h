@@ -508,6 +508,77 @@ typedef void (*qsf_log_handler)(void *user, int level, const char *line);
  * thread. */
 QSF_API int qsf_set_log_handler(int level, qsf_log_handler fn, void *user);
 
+/* Kinds of qsf_event.kind. */
+enum {
+    QSF_EVENT_CONNECTED = 1,          /* the sender's first connection opened */
+    QSF_EVENT_RECONNECTED = 2,        /* a later one opened, to the endpoint of the one before */
+    QSF_EVENT_FAILED_OVER = 3,        /* a later one opened, to another endpoint */
+    QSF_EVENT_DISCONNECTED = 4,       /* an open connection ended */
+    QSF_EVENT_REPLAY_DONE = 5,        /* a new connection sent what was unacknowledged */
+    QSF_EVENT_BACKPRESSURE_BEGIN = 6, /* the producer waits for room in the ring */
+    QSF_EVENT_BACKPRESSURE_END = 7,   /* ... and no longer */
+    QSF_EVENT_PAUSED = 8,             /* qsf_pause took effect: no connection, no attempts */
+    QSF_EVENT_RESUMED = 9,            /* qsf_resume: connecting again */
+};
+
+/* A connection event. Fields are only ever appended: the caller of
+ * qsf_poll_event sets struct_size to sizeof(qsf_event) as it knows it, qsf
+ * fills the fields both know and sets struct_size to the bytes it filled, as
+ * for qsf_error_record; in a handler, struct_size is qsf's own size (a field
+ * that does not end within it is not there). Fields that do not apply to a
+ * kind are 0, "" or -1 (FSNs). */
+typedef struct qsf_event {
+    size_t struct_size;
+    int kind;                    /* QSF_EVENT_* */
+    int64_t timestamp_us;        /* when it happened, wall clock */
+    char endpoint[262];          /* "host:port" of the connection it is about, "" if none */
+    char previous_endpoint[262]; /* FAILED_OVER: the endpoint of the connection before */
+    /* connected kinds: what the upgrade negotiated, and what it took */
+    int qwp_version;         /* X-QWP-Version */
+    int durable_ack;         /* 1: durable acknowledgements granted */
+    int64_t max_batch_bytes; /* X-QWP-Max-Batch-Size, 0 when not advertised */
+    uint64_t attempts;       /* attempts since the last connection ended (or since creation),
+                                this one included */
+    /* RECONNECTED / FAILED_OVER: how long no connection was open;
+     * BACKPRESSURE_END: how long the producer waited */
+    int64_t duration_ms;
+    /* REPLAY_DONE: the frames replayed (from_fsn..to_fsn, given-up frames
+     * skipped); BACKPRESSURE_END: the frames acknowledged while it waited */
+    uint64_t frames;
+    int64_t from_fsn, to_fsn;
+    int64_t acked_fsn, published_fsn; /* the ring when it happened */
+    /* DISCONNECTED: 0 when it ended in order (the server closed it with 1000
+     * or 1001, qsf_pause, qsf_close), else the QSF_E_* of what ended it
+     * (QSF_E_CONNECT: lost or found dead; QSF_E_SERVER: a frame was rejected;
+     * or the latched terminal error). BACKPRESSURE_END: QSF_OK when room was
+     * found, else what the append returned (QSF_E_FULL, a latched error). */
+    int code;
+    char cause[512]; /* DISCONNECTED: why; BACKPRESSURE_*: what the producer waits for */
+} qsf_event;
+
+/* Static name of a kind, e.g. "DISCONNECTED"; "UNKNOWN" for other values. */
+QSF_API const char *qsf_event_name(int kind);
+
+/* Events go into an inbox of connection_listener_inbox_capacity entries; on
+ * overflow the oldest is dropped and counted. Registers a handler called on a
+ * dispatcher thread (never the I/O thread, never the producer's) for each
+ * event, in the order they happened; NULL unregisters. When it returns, the
+ * handler it replaced is not running any more (unless it was called from
+ * that handler). The handler must not close the sender. No handler runs
+ * after qsf_close returns. Any thread. */
+typedef void (*qsf_event_handler)(void *user, const qsf_event *ev);
+QSF_API int qsf_set_event_handler(qsf_sender *s, qsf_event_handler fn, void *user);
+
+/* Takes the oldest queued event into *out (see qsf_event for struct_size).
+ * Returns 1 if one was taken, 0 if the inbox is empty, QSF_E_INVAL when out
+ * is NULL or its struct_size is too small to hold kind. Any thread. */
+QSF_API int qsf_poll_event(qsf_sender *s, qsf_event *out);
+
+/* Events handed to a handler, and events dropped (the inbox was full, or
+ * still held undelivered events when the sender closed). Any thread; either
+ * pointer may be NULL. */
+QSF_API void qsf_event_counts(const qsf_sender *s, uint64_t *delivered, uint64_t *dropped);
+
 #ifdef __cplusplus
 }
 #endif
