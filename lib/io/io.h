@@ -59,6 +59,7 @@ typedef struct qsf_io_opts {
     bool drainer;
     int64_t cap_gap_window_ms;
     const struct qsf_ws_ops *ws_ops; /* the WebSocket layer; NULL: libwebsockets */
+    qsf_inbox *events;               /* connection events go there (events.h); NULL: only logged */
 } qsf_io_opts;
 
 /* Starts the thread and, for initial modes off/on, waits for the first

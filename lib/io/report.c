@@ -42,8 +42,10 @@ static int record_code(const qsf_error_record *r) {
 }
 
 void qsf_io_report(qsf_io *io, const qsf_error_record *r, int code) {
-    atomic_store(&io->x.last_error_code, code ? code : record_code(r));
+    code = code ? code : record_code(r);
+    atomic_store(&io->x.last_error_code, code);
     qsf_inbox_push(io->inbox, r);
+    qsf_io_noted_record(io, r, code);
 }
 
 void qsf_io_unacked_span(qsf_io *io, int64_t *from, int64_t *to) {
