@@ -70,12 +70,152 @@ static void a_ring_full_of_acknowledged_frames_does_not_blame_acknowledgements(v
     assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
 }
 
+/* ---- the episode hook ---- */
+
+typedef struct seen {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int phases[8];
+    qsf_ring_episode eps[8];
+    int n;
+} seen;
+
+static seen S;
+
+static void on_episode(void *user, int phase, const qsf_ring_episode *ep) {
+    (void) user;
+    pthread_mutex_lock(&S.mu);
+    if (S.n < 8) {
+        S.phases[S.n] = phase;
+        S.eps[S.n++] = *ep;
+    }
+    pthread_cond_broadcast(&S.cv);
+    pthread_mutex_unlock(&S.mu);
+}
+
+static void seen_reset(void) {
+    pthread_mutex_lock(&S.mu);
+    S.n = 0;
+    pthread_mutex_unlock(&S.mu);
+}
+
+static void wait_for_begin(void) {
+    pthread_mutex_lock(&S.mu);
+    while (S.n == 0)
+        pthread_cond_wait(&S.cv, &S.mu);
+    pthread_mutex_unlock(&S.mu);
+}
+
+typedef struct helper {
+    qsf_ring *r;
+    qsf_ring_cursor *pin; /* released once the episode began, or NULL */
+    int64_t ack;          /* acknowledged once it began, or -1 */
+} helper;
+
+static void *unblock_main(void *arg) {
+    helper *h = arg;
+    wait_for_begin();
+    if (h->pin)
+        qsf_ring_cursor_release(h->r, h->pin);
+    if (h->ack >= 0)
+        qsf_ring_acknowledge(h->r, h->ack);
+    return NULL;
+}
+
+static void expect_phases(int n, const int *want) {
+    assert_int_equal(S.n, n);
+    for (int i = 0; i < n; i++)
+        assert_int_equal(S.phases[i], want[i]);
+}
+
+/* The manager frees the segment once the reader lets go of it: the episode
+ * begins and ends, once each, waiting for the manager throughout. */
+static void an_episode_is_reported_when_it_begins_and_ends(void **state) {
+    (void) state;
+    seen_reset();
+    qsf_ring_cursor pin;
+    qsf_ring *r = full_of_acknowledged(10000, &pin);
+    qsf_ring_set_episode_fn(r, on_episode, NULL, 60000);
+    helper h = {r, &pin, -1};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, unblock_main, &h), 0);
+    qsf_errinfo e;
+    assert_int_equal(append(r, &e), QSF_OK);
+    pthread_join(t, NULL);
+    expect_phases(2, (const int[]){QSF_RING_EPISODE_BEGIN, QSF_RING_EPISODE_END});
+    const qsf_ring_episode *b = &S.eps[0], *end = &S.eps[1];
+    assert_int_equal(b->waited_ns, 0);
+    assert_string_equal(b->waiting, "acknowledged segments to be freed");
+    assert_non_null(strstr(b->cause, "acked FSN 7 of published 7"));
+    assert_int_equal(end->rc, QSF_OK);
+    assert_int_equal(end->acked_begin, 7);
+    assert_int_equal(end->acked_now, 7);
+    assert_int_equal(end->published, 7);
+    assert_true(end->waited_ns >= 0);
+    assert_string_equal(end->waiting, "acknowledged segments to be freed");
+    assert_string_equal(end->cause, "");
+    assert_int_equal(qsf_ring_backpressure_stalls(r), 1);
+    assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
+}
+
+/* Nothing acknowledged yet: it waits for the server, and the end counts
+ * what the server acknowledged meanwhile. */
+static void acknowledgements_end_an_episode(void **state) {
+    (void) state;
+    seen_reset();
+    qsf_ring_opts o = opts(10000);
+    qsf_ring *r = rt_open(&o);
+    RT_WAIT_UNTIL(qsf_ring_owned_bytes(r) == 2048);
+    qsf_errinfo e;
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(append(r, &e), QSF_OK);
+    qsf_ring_set_episode_fn(r, on_episode, NULL, 60000);
+    helper h = {r, NULL, 7};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, unblock_main, &h), 0);
+    assert_int_equal(append(r, &e), QSF_OK);
+    pthread_join(t, NULL);
+    expect_phases(2, (const int[]){QSF_RING_EPISODE_BEGIN, QSF_RING_EPISODE_END});
+    assert_string_equal(S.eps[0].waiting, "acknowledgements");
+    assert_non_null(strstr(S.eps[0].cause, "acknowledgements not keeping up"));
+    assert_non_null(strstr(S.eps[0].cause, "acked FSN -1 of published 7"));
+    assert_int_equal(S.eps[1].acked_begin, -1);
+    assert_int_equal(S.eps[1].acked_now, 7);
+    assert_int_equal(S.eps[1].rc, QSF_OK);
+    assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
+}
+
+/* An episode that passes the threshold is reported once more when it does;
+ * one that ends at the deadline says so. */
+static void a_long_episode_is_reported_once_more(void **state) {
+    (void) state;
+    seen_reset();
+    qsf_ring_cursor pin;
+    qsf_ring *r = full_of_acknowledged(100, &pin);
+    qsf_ring_set_episode_fn(r, on_episode, NULL, 0);
+    qsf_errinfo e;
+    assert_int_equal(append(r, &e), QSF_E_FULL);
+    expect_phases(
+        3, (const int[]){QSF_RING_EPISODE_BEGIN, QSF_RING_EPISODE_LONG, QSF_RING_EPISODE_END});
+    assert_non_null(strstr(S.eps[1].cause, "acknowledged segments to be freed"));
+    assert_int_equal(S.eps[2].rc, QSF_E_FULL);
+    qsf_ring_cursor_release(r, &pin);
+    assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
+}
+
 int main(void) {
     qsf_log_set(NULL, NULL, QSF_LOG_OFF);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(
             a_ring_full_of_acknowledged_frames_does_not_blame_acknowledgements, rt_setup,
             rt_teardown),
+        cmocka_unit_test_setup_teardown(an_episode_is_reported_when_it_begins_and_ends, rt_setup,
+                                        rt_teardown),
+        cmocka_unit_test_setup_teardown(acknowledgements_end_an_episode, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(a_long_episode_is_reported_once_more, rt_setup,
+                                        rt_teardown),
     };
+    pthread_mutex_init(&S.mu, NULL);
+    pthread_cond_init(&S.cv, NULL);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
