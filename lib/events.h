@@ -1,4 +1,4 @@
-/* The connection-event inbox of a sender (docs/ERRORS.md §10): an inbox
+/* The connection-event inbox of a sender (docs/ERRORS.md §11): an inbox
  * (inbox.h) of qsf_event, with the struct_size rule of include/qsf.h. The I/O
  * thread queues the connection's events (io/notify.c), the producer its
  * backpressure episodes (sender/backpressure.c); each logs its own line, so
