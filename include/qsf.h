@@ -8,8 +8,10 @@
  *            second with QSF_E_BUSY; unordered concurrent use is still undefined.
  *            Calls marked "any thread" (stats, published/acked FSN, poll_error) may
  *            be made from any thread while the sender is alive. qsf runs its own
- *            threads (one I/O thread, one manager thread, dispatchers); user
- *            callbacks never run on the I/O thread.
+ *            threads (one I/O thread, one manager thread, dispatchers); error and
+ *            event handlers run on a dispatcher, never on the I/O thread, and none
+ *            runs after qsf_close returns. The log handler is the exception: it
+ *            runs on the thread that logs. docs/THREADING.md has the whole map.
  * Ownership. qsf copies every string and buffer it keeps. Pointers handed out by
  *            qsf stay owned by qsf unless the call says otherwise. Every *_free /
  *            close function accepts NULL and does nothing.
@@ -475,6 +477,107 @@ QSF_API int qsf_poll_error_sized(qsf_sender *s, qsf_error_record *out, size_t si
  * sender. Producer thread. */
 typedef void (*qsf_error_handler)(void *user, const qsf_error_record *rec);
 QSF_API int qsf_set_error_handler(qsf_sender *s, qsf_error_handler fn, void *user);
+
+/* ------------------------------------------------------------------------- */
+/* Log lines and connection events (docs/THREADING.md, docs/ERRORS.md)       */
+/* ------------------------------------------------------------------------- */
+
+/* Log levels. A line is written when its level is at most the threshold. */
+enum {
+    QSF_LOG_OFF = 0,
+    QSF_LOG_ERROR = 1, /* the sender stopped, or data was given up */
+    QSF_LOG_WARN = 2,  /* something failed and qsf is working around it */
+    QSF_LOG_INFO = 3,  /* one line per state change (connected, replay done, ...) */
+    QSF_LOG_DEBUG = 4,
+};
+#define QSF_LOG_DEFAULT (-1) /* qsf_set_log_handler: keep the threshold as it is */
+
+/* Receives each log line: one line of visible text without a newline (text
+ * from outside is escaped), valid only during the call. */
+typedef void (*qsf_log_handler)(void *user, int level, const char *line);
+
+/* Process-wide: routes every log line of every sender to fn (NULL: back to
+ * stderr, as "qsf <LEVEL> <line>"), with the threshold `level` (QSF_LOG_*, or
+ * QSF_LOG_DEFAULT to keep it). Without a call the threshold comes from the
+ * environment variable QSF_LOG (off, error, warn, info or debug; default
+ * warn), read once. The handler runs on the thread that logs, qsf's own
+ * threads included (the I/O thread, the ring manager): keep it quick, and do
+ * not call qsf from it. Calls are serialised (never two at once); when
+ * qsf_set_log_handler returns, the handler it replaced is not running any
+ * more and is never called again. QSF_E_INVAL for a level out of range. Any
+ * thread. */
+QSF_API int qsf_set_log_handler(int level, qsf_log_handler fn, void *user);
+
+/* Kinds of qsf_event.kind. */
+enum {
+    QSF_EVENT_CONNECTED = 1,          /* the sender's first connection opened */
+    QSF_EVENT_RECONNECTED = 2,        /* a later one opened, to the endpoint of the one before */
+    QSF_EVENT_FAILED_OVER = 3,        /* a later one opened, to another endpoint */
+    QSF_EVENT_DISCONNECTED = 4,       /* an open connection ended */
+    QSF_EVENT_REPLAY_DONE = 5,        /* a new connection sent what was unacknowledged */
+    QSF_EVENT_BACKPRESSURE_BEGIN = 6, /* the producer waits for room in the ring */
+    QSF_EVENT_BACKPRESSURE_END = 7,   /* ... and no longer */
+    QSF_EVENT_PAUSED = 8,             /* qsf_pause took effect: no connection, no attempts */
+    QSF_EVENT_RESUMED = 9,            /* qsf_resume: connecting again */
+};
+
+/* A connection event. Fields are only ever appended: the caller of
+ * qsf_poll_event sets struct_size to sizeof(qsf_event) as it knows it, qsf
+ * fills the fields both know and sets struct_size to the bytes it filled, as
+ * for qsf_error_record; in a handler, struct_size is qsf's own size (a field
+ * that does not end within it is not there). Fields that do not apply to a
+ * kind are 0, "" or -1 (FSNs). */
+typedef struct qsf_event {
+    size_t struct_size;
+    int kind;                    /* QSF_EVENT_* */
+    int64_t timestamp_us;        /* when it happened, wall clock */
+    char endpoint[262];          /* "host:port" of the connection it is about, "" if none */
+    char previous_endpoint[262]; /* FAILED_OVER: the endpoint of the connection before */
+    /* connected kinds: what the upgrade negotiated, and what it took */
+    int qwp_version;         /* X-QWP-Version */
+    int durable_ack;         /* 1: durable acknowledgements granted */
+    int64_t max_batch_bytes; /* X-QWP-Max-Batch-Size, 0 when not advertised */
+    uint64_t attempts;       /* attempts since the last connection ended (or since creation),
+                                this one included */
+    /* RECONNECTED / FAILED_OVER: how long no connection was open;
+     * BACKPRESSURE_END: how long the producer waited */
+    int64_t duration_ms;
+    /* REPLAY_DONE: the frames replayed (from_fsn..to_fsn, given-up frames
+     * skipped); BACKPRESSURE_END: the frames acknowledged while it waited */
+    uint64_t frames;
+    int64_t from_fsn, to_fsn;
+    int64_t acked_fsn, published_fsn; /* the ring when it happened */
+    /* DISCONNECTED: 0 when it ended in order (the server closed it with 1000
+     * or 1001, qsf_pause, qsf_close), else the QSF_E_* of what ended it
+     * (QSF_E_CONNECT: lost or found dead; QSF_E_SERVER: a frame was rejected;
+     * or the latched terminal error). BACKPRESSURE_END: QSF_OK when room was
+     * found, else what the append returned (QSF_E_FULL, a latched error). */
+    int code;
+    char cause[512]; /* DISCONNECTED: why; BACKPRESSURE_*: what the producer waits for */
+} qsf_event;
+
+/* Static name of a kind, e.g. "DISCONNECTED"; "UNKNOWN" for other values. */
+QSF_API const char *qsf_event_name(int kind);
+
+/* Events go into an inbox of connection_listener_inbox_capacity entries; on
+ * overflow the oldest is dropped and counted. Registers a handler called on a
+ * dispatcher thread (never the I/O thread, never the producer's) for each
+ * event, in the order they happened; NULL unregisters. When it returns, the
+ * handler it replaced is not running any more (unless it was called from
+ * that handler). The handler must not close the sender. No handler runs
+ * after qsf_close returns. Any thread. */
+typedef void (*qsf_event_handler)(void *user, const qsf_event *ev);
+QSF_API int qsf_set_event_handler(qsf_sender *s, qsf_event_handler fn, void *user);
+
+/* Takes the oldest queued event into *out (see qsf_event for struct_size).
+ * Returns 1 if one was taken, 0 if the inbox is empty, QSF_E_INVAL when out
+ * is NULL or its struct_size is too small to hold kind. Any thread. */
+QSF_API int qsf_poll_event(qsf_sender *s, qsf_event *out);
+
+/* Events handed to a handler, and events dropped (the inbox was full, or
+ * still held undelivered events when the sender closed). Any thread; either
+ * pointer may be NULL. */
+QSF_API void qsf_event_counts(const qsf_sender *s, uint64_t *delivered, uint64_t *dropped);
 
 #ifdef __cplusplus
 }

@@ -1,8 +1,10 @@
-/* Bounded drop-oldest error inbox and the dispatcher thread. */
+/* Bounded drop-oldest inboxes of fixed-size items, their dispatcher thread,
+ * and the error inbox built on them. */
 #include "inbox.h"
 
 #include "log.h"
 #include "os/os.h"
+#include "qsf_assert.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -11,41 +13,39 @@
 #include <string.h>
 #include <time.h>
 
-#define INBOX_MIN_CAP     16
-#define CLOSE_DELIVERY_NS 100000000ll /* 100 ms */
+#define ERROR_INBOX_MIN_CAP 16
+#define CLOSE_DELIVERY_NS   100000000ll /* 100 ms */
 
 struct qsf_inbox {
+    const qsf_inbox_kind *kind;
     pthread_mutex_t mu;
-    pthread_cond_t cv;
-    qsf_error_record *q;
+    pthread_cond_t cv; /* an item queued, a handler set, a call finished, stopping */
+    unsigned char *q;  /* cap items of kind->item_size */
+    void *item;        /* the dispatcher's copy of the item it delivers */
     int cap, head, count;
-    qsf_error_handler fn;
+    void (*fn)(void);
     void *user;
     pthread_t thr;
     bool thr_started, stopping;
+    bool calling; /* the dispatcher is inside the handler */
     _Atomic uint64_t dropped, delivered;
 };
 
-static const char *policy_name(int p) {
-    switch (p) {
-    case QSF_POLICY_RETRIABLE:
-        return "RETRIABLE";
-    case QSF_POLICY_RETRIABLE_OTHER:
-        return "RETRIABLE_OTHER";
-    case QSF_POLICY_TERMINAL:
-        return "TERMINAL";
-    default:
-        return "ABANDONED";
-    }
+static unsigned char *slot(qsf_inbox *ib, int i) {
+    return ib->q + (size_t) (i % ib->cap) * ib->kind->item_size;
 }
 
-qsf_inbox *qsf_inbox_new(int cap) {
+qsf_inbox *qsf_inbox_new_of(const qsf_inbox_kind *kind, int cap) {
     qsf_inbox *ib = calloc(1, sizeof *ib);
     if (!ib)
         return NULL;
-    ib->cap = cap < INBOX_MIN_CAP ? INBOX_MIN_CAP : cap;
-    ib->q = calloc((size_t) ib->cap, sizeof *ib->q);
-    if (!ib->q) {
+    ib->kind = kind;
+    ib->cap = cap < kind->min_cap ? kind->min_cap : cap;
+    ib->q = calloc((size_t) ib->cap, kind->item_size);
+    ib->item = malloc(kind->item_size);
+    if (!ib->q || !ib->item) {
+        free(ib->q);
+        free(ib->item);
         free(ib);
         return NULL;
     }
@@ -54,66 +54,65 @@ qsf_inbox *qsf_inbox_new(int cap) {
     return ib;
 }
 
-void qsf_inbox_push(qsf_inbox *ib, const qsf_error_record *rec) {
-    bool loud = rec->policy == QSF_POLICY_TERMINAL || rec->policy == QSF_POLICY_ABANDONED;
-    qsf_log(loud ? QSF_LOG_ERROR : QSF_LOG_WARN,
-            "%s error (status %d, wire seq %lld, fsn %lld..%lld) at %s: %s",
-            policy_name(rec->policy), rec->status, (long long) rec->wire_seq,
-            (long long) rec->from_fsn, (long long) rec->to_fsn,
-            rec->endpoint[0] ? rec->endpoint : "-", rec->message);
+void qsf_inbox_put(qsf_inbox *ib, const void *item) {
     pthread_mutex_lock(&ib->mu);
     if (ib->count == ib->cap) { /* drop the oldest: the newest says the most */
         ib->head = (ib->head + 1) % ib->cap;
         ib->count--;
         atomic_fetch_add(&ib->dropped, 1);
     }
-    qsf_error_record *slot = &ib->q[(ib->head + ib->count++) % ib->cap];
-    *slot = *rec;
-    slot->struct_size = sizeof *slot; /* what a handler may read */
+    memcpy(slot(ib, ib->head + ib->count++), item, ib->kind->item_size);
     pthread_cond_broadcast(&ib->cv);
     pthread_mutex_unlock(&ib->mu);
 }
 
-static bool take_locked(qsf_inbox *ib, qsf_error_record *out) {
+static bool take_locked(qsf_inbox *ib, void *out) {
     if (!ib->count)
         return false;
-    *out = ib->q[ib->head];
+    memcpy(out, slot(ib, ib->head), ib->kind->item_size);
     ib->head = (ib->head + 1) % ib->cap;
     ib->count--;
     return true;
 }
 
-int qsf_inbox_poll(qsf_inbox *ib, qsf_error_record *out) {
+int qsf_inbox_take(qsf_inbox *ib, void *out) {
     pthread_mutex_lock(&ib->mu);
     bool got = take_locked(ib, out);
     pthread_mutex_unlock(&ib->mu);
     return got ? 1 : 0;
 }
 
-/* The dispatcher: one record at a time, outside the lock, so a handler is never
- * re-entered and a slow one only delays later notifications. */
+/* The dispatcher: one item at a time, outside the lock, so a handler is never
+ * re-entered and a slow one only delays later items. */
 static void *dispatch_main(void *arg) {
     qsf_inbox *ib = arg;
-    qsf_error_record rec;
+    void *item = ib->item;
     pthread_mutex_lock(&ib->mu);
     for (;;) {
         while (!ib->stopping && (!ib->count || !ib->fn))
             pthread_cond_wait(&ib->cv, &ib->mu);
         if (ib->stopping)
             break;
-        qsf_error_handler fn = ib->fn;
+        void (*fn)(void) = ib->fn;
         void *user = ib->user;
-        take_locked(ib, &rec);
+        take_locked(ib, item);
+        ib->calling = true;
         pthread_mutex_unlock(&ib->mu);
-        fn(user, &rec);
+        ib->kind->call(fn, user, item);
         atomic_fetch_add(&ib->delivered, 1);
         pthread_mutex_lock(&ib->mu);
+        ib->calling = false;
+        pthread_cond_broadcast(&ib->cv); /* for a set_fn waiting for this call */
     }
     pthread_mutex_unlock(&ib->mu);
     return NULL;
 }
 
-int qsf_inbox_set_handler(qsf_inbox *ib, qsf_error_handler fn, void *user) {
+static bool on_dispatcher(const qsf_inbox *ib) {
+    return ib->thr_started && pthread_equal(pthread_self(), ib->thr);
+}
+
+int qsf_inbox_set_fn(qsf_inbox *ib, void (*fn)(void), void *user) {
     int rc = QSF_OK;
     pthread_mutex_lock(&ib->mu);
     ib->fn = fn;
@@ -121,11 +120,14 @@ int qsf_inbox_set_handler(qsf_inbox *ib, qsf_error_handler fn, void *user) {
     if (fn && !ib->thr_started) {
         if (pthread_create(&ib->thr, NULL, dispatch_main, ib) == 0) {
             ib->thr_started = true;
-            pthread_setname_np(ib->thr, "qsf-dispatch");
+            pthread_setname_np(ib->thr, ib->kind->thread);
         } else
             rc = QSF_E_INTERNAL;
     }
     pthread_cond_broadcast(&ib->cv);
+    /* the handler replaced may be running: it has returned when we do */
+    while (ib->calling && !on_dispatcher(ib))
+        pthread_cond_wait(&ib->cv, &ib->mu);
     pthread_mutex_unlock(&ib->mu);
     return rc;
 }
@@ -150,11 +152,12 @@ void qsf_inbox_free(qsf_inbox *ib) {
     if (!ib)
         return;
     drain_for_close(ib);
-    if (ib->thr_started)
+    if (ib->thr_started) /* after a handler that is running has returned */
         pthread_join(ib->thr, NULL);
     pthread_mutex_destroy(&ib->mu);
     pthread_cond_destroy(&ib->cv);
     free(ib->q);
+    free(ib->item);
     free(ib);
 }
 
@@ -164,4 +167,59 @@ uint64_t qsf_inbox_dropped(const qsf_inbox *ib) {
 
 uint64_t qsf_inbox_delivered(const qsf_inbox *ib) {
     return atomic_load(&((qsf_inbox *) ib)->delivered);
+}
+
+/* ---- the error inbox ---- */
+
+static void call_error_handler(void (*fn)(void), void *user, const void *item) {
+    ((qsf_error_handler) fn)(user, item);
+}
+
+static const qsf_inbox_kind error_kind = {
+    sizeof(qsf_error_record),
+    ERROR_INBOX_MIN_CAP,
+    call_error_handler,
+    "qsf-dispatch",
+};
+
+static const char *policy_name(int p) {
+    switch (p) {
+    case QSF_POLICY_RETRIABLE:
+        return "RETRIABLE";
+    case QSF_POLICY_RETRIABLE_OTHER:
+        return "RETRIABLE_OTHER";
+    case QSF_POLICY_TERMINAL:
+        return "TERMINAL";
+    default:
+        return "ABANDONED";
+    }
+}
+
+qsf_inbox *qsf_inbox_new(int cap) {
+    return qsf_inbox_new_of(&error_kind, cap);
+}
+
+void qsf_inbox_push_logged(qsf_inbox *ib, const qsf_error_record *rec) {
+    qsf_assert(ib->kind == &error_kind);
+    qsf_error_record r = *rec;
+    r.struct_size = sizeof r; /* what a handler may read */
+    qsf_inbox_put(ib, &r);
+}
+
+void qsf_inbox_push(qsf_inbox *ib, const qsf_error_record *rec) {
+    bool loud = rec->policy == QSF_POLICY_TERMINAL || rec->policy == QSF_POLICY_ABANDONED;
+    qsf_log(loud ? QSF_LOG_ERROR : QSF_LOG_WARN,
+            "%s error (status %d, wire seq %lld, fsn %lld..%lld) at %s: %s",
+            policy_name(rec->policy), rec->status, (long long) rec->wire_seq,
+            (long long) rec->from_fsn, (long long) rec->to_fsn,
+            rec->endpoint[0] ? rec->endpoint : "-", rec->message);
+    qsf_inbox_push_logged(ib, rec);
+}
+
+int qsf_inbox_poll(qsf_inbox *ib, qsf_error_record *out) {
+    return qsf_inbox_take(ib, out);
+}
+
+int qsf_inbox_set_handler(qsf_inbox *ib, qsf_error_handler fn, void *user) {
+    return qsf_inbox_set_fn(ib, (void (*)(void)) fn, user);
 }

@@ -56,36 +56,6 @@ void qsf_conn_free(qsf_io *io) {
     qsf_durack_free(c->dur);
 }
 
-/* ---- what the application sees of it ---- */
-
-static void note_connected(qsf_io *io) {
-    char hn[262];
-    qsf_io_host_name(io, io->c.host, hn, sizeof hn);
-    bool again = atomic_exchange(&io->x.ever_connected, 1);
-    if (again)
-        qsf_io_bump(&io->x.reconnects_ok);
-    QSF_LOGI("%s %s",
-             !again                          ? "connected to"
-             : io->c.host == io->l.prev_host ? "reconnected to"
-                                             : "failed over to",
-             hn);
-    io->l.prev_host = io->c.host;
-    pthread_mutex_lock(&io->x.mu);
-    snprintf(io->x.cur_host, sizeof io->x.cur_host, "%s", hn);
-    pthread_mutex_unlock(&io->x.mu);
-    atomic_store(&io->x.connected, 1);
-}
-
-static void note_down(qsf_io *io) {
-    if (!atomic_exchange(&io->x.connected, 0))
-        return; /* it never was up (an attempt, or an upgrade we refused) */
-    pthread_mutex_lock(&io->x.mu);
-    io->x.down_since_us = QSF_OS->wall_us();
-    io->x.attempts_since_down = 0;
-    io->x.cur_host[0] = 0;
-    pthread_mutex_unlock(&io->x.mu);
-}
-
 /* ---- the next state ---- */
 
 void qsf_conn_schedule(qsf_io *io, int64_t delay_ms) {
@@ -205,7 +175,6 @@ static void closed_by_us(qsf_io *io) {
     enum qsf_close_why why = io->c.why;
     qsf_pace pace = io->c.pace;
     conn_reset(io);
-    note_down(io);
     settle(io, why, why == QSF_WHY_RETRY || why == QSF_WHY_OTHER ? reconnect_delay(io, pace) : 0);
 }
 
@@ -432,6 +401,7 @@ static qsf_verdict opened(qsf_io *io, const qsf_ws_hs *hs) {
     l->down_reported = false;
     atomic_store(&io->x.max_batch, hs->max_batch);
     conn_reset(io);
+    c->hs = *hs;
     c->durable = hs->durable_granted;
     atomic_store(&io->x.durable_on, c->durable);
     qsf_ack_retire_given_up(io);
@@ -439,6 +409,9 @@ static qsf_verdict opened(qsf_io *io, const qsf_ws_hs *hs) {
     c->replay_target = atomic_load(&io->x.ever_connected) ? qsf_ring_published_fsn(io->ring)
                                                           : io->o.recovered_published_fsn;
     c->last_sent_fsn = start - 1;
+    c->replay_from = start;
+    c->replayed = 0;
+    c->replaying = c->replay_target >= start;
     qsf_errinfo e;
     if (qsf_send_build_catchup(io, &e) != QSF_OK)
         return catchup_failed(io, &e);
@@ -447,7 +420,6 @@ static qsf_verdict opened(qsf_io *io, const qsf_ws_hs *hs) {
     qsf_io_set_state(io, QSF_IO_OPEN);
     c->last_send_ns = qsf_io_now_ns();
     qsf_live_opened(io, c->last_send_ns);
-    note_connected(io);
     qsf_io_init_outcome(io, 1, 0, NULL);
     io->ws_ops->want_writable(io->ws);
     return qsf_v_continue();
@@ -541,14 +513,13 @@ static void lost(qsf_io *io, int code, const char *reason) {
     snprintf(msg, sizeof msg, "connection to %.100s %s (code %d%s%.200s)", io->x.cur_host,
              orderly ? "closed by the server" : "lost", code, shown[0] ? ": " : "", shown);
     if (orderly) {
-        QSF_LOGI("%s", msg);
+        qsf_io_end_cause(io, 0, false, QSF_LOG_INFO, msg); /* no record: notify.c logs it */
         qsf_io_set_last_error(io, msg);
     } else {
         qsf_io_bump(&io->x.connections_lost);
-        qsf_io_report_connection(io, msg);
+        qsf_io_report_connection(io, msg); /* the record is the line of the disconnection */
     }
     conn_reset(io);
-    note_down(io);
     qsf_hosts_demote(&io->l.hosts, c->host);
     if (!orderly && qsf_ack_strike(io, suspect)) {
         settle(io, QSF_WHY_TERMINAL, 0);

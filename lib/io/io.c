@@ -163,6 +163,8 @@ static void loop_init(qsf_io *io, const qsf_io_opts *o) {
     qsf_io_loop *l = &io->l;
     l->st = QSF_IO_WAIT;
     l->prev_host = -1;
+    l->outage_level = QSF_LOG_INFO;
+    l->down_since_ns = qsf_io_now_ns();
     qsf_hosts_init(&l->hosts, o->n_addrs);
     qsf_poison_init(&l->poison, o->max_frame_rejections, o->poison_window_ms);
     qsf_backoff_init(&l->backoff, o->backoff_initial_ms, o->backoff_max_ms,

@@ -59,6 +59,7 @@ typedef struct qsf_io_opts {
     bool drainer;
     int64_t cap_gap_window_ms;
     const struct qsf_ws_ops *ws_ops; /* the WebSocket layer; NULL: libwebsockets */
+    qsf_inbox *events;               /* connection events go there (events.h); NULL: only logged */
 } qsf_io_opts;
 
 /* Starts the thread and, for initial modes off/on, waits for the first
@@ -96,7 +97,9 @@ void qsf_io_pause(qsf_io *io, bool pause);
 /* Fills the I/O part of the stats. */
 void qsf_io_stats(const qsf_io *io, qsf_stats *out);
 
-/* Status line for a QSF_E_FULL message (qsf_ring_status_fn). */
+/* The connection's part of a QSF_E_FULL message that blames acknowledgements
+ * (qsf_ring_status_fn): "connected to H", "not connected, N reconnect
+ * attempts since T (last error: ...)" or "wire paused". */
 void qsf_io_status(void *io, char *buf, size_t cap);
 
 #endif

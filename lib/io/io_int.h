@@ -2,6 +2,8 @@
  *
  *   io.c      the thread: creation, the loop, commands, the tick, the API of io.h
  *   state.c   the connection state machine: set_state() and its transitions
+ *   notify.c  what the application hears of each transition: a log line and
+ *             a connection event, with what the transition carries
  *   conn.c    a connection's life: attempts, the upgrade, closes, what comes next
  *   send.c    what goes out: dictionary catch-up, replay, live frames, keepalive
  *   ack.c     what comes in: OKs, durable acks, errors, poison strikes, retirement
@@ -119,6 +121,16 @@ typedef struct qsf_io_shared {
     bool pause_applied; /* the I/O thread reached PAUSED */
 } qsf_io_shared;
 
+/* Why the open connection ends, noted by whoever decides it (the first
+ * reason stands) and reported by notify.c once it has ended. */
+typedef struct qsf_conn_end {
+    bool set;
+    bool logged;    /* an error record's line said it already (qsf_io_report) */
+    int level;      /* of that line */
+    int code;       /* qsf_event.code: 0 in order, else QSF_E_* */
+    char text[512]; /* qsf_event.cause */
+} qsf_conn_end;
+
 typedef struct qsf_io_loop {
     enum qsf_io_state st;
     int64_t next_attempt_ns, init_deadline_ns;
@@ -126,10 +138,12 @@ typedef struct qsf_io_loop {
     bool attempted; /* an attempt was made: every later one counts as a reconnect attempt */
     qsf_hosts hosts;
     qsf_poison poison;
-    qsf_backoff backoff;  /* every reconnect's delay; reset by progress only */
-    bool down_reported;   /* this outage was reported (record + WARN) */
-    char down_cause[160]; /* ... with this cause: a new cause is reported again */
-    int durable_gaps;     /* hosts of this round that did not grant durable ack */
+    qsf_backoff backoff;   /* every reconnect's delay; reset by progress only */
+    bool down_reported;    /* this outage was reported (record + WARN) */
+    int outage_level;      /* the loudest line about the outage so far: the reconnect's level */
+    int64_t down_since_ns; /* when the last connection ended */
+    char down_cause[160];  /* ... with this cause: a new cause is reported again */
+    int durable_gaps;      /* hosts of this round that did not grant durable ack */
     /* a drainer's escalation budgets (qsf_io_opts.drainer) */
     int gap_streak, cap_gap_streak;
     int64_t gap_since_ns, cap_gap_since_ns;
@@ -148,6 +162,11 @@ typedef struct qsf_conn {
     bool durable, sent_data, cursor_ok;
     int64_t err_wire;      /* wireSeq of the first error on it, -1 */
     int64_t replay_target; /* frames up to it count as replayed */
+    int64_t replay_from;   /* the first of them (ackedFsn + 1 at the upgrade) */
+    uint64_t replayed;     /* ... sent so far on this connection */
+    bool replaying;        /* REPLAY_DONE is owed */
+    qsf_ws_hs hs;          /* what the upgrade negotiated */
+    qsf_conn_end end;
     int64_t last_sent_fsn;
     int64_t last_send_ns;
     int64_t deadline_ns; /* of the attempt, or of our close */
@@ -191,9 +210,25 @@ void qsf_io_signal_progress(qsf_io *io);
 const char *qsf_io_host_name(const qsf_io *io, int i, char *buf, size_t cap);
 
 /* ---- state.c ---- */
-/* The one place the state changes: checks the transition, logs it. */
+/* The one place the state changes: checks the transition, logs it at DEBUG,
+ * and has notify.c tell the application. */
 void qsf_io_set_state(qsf_io *io, enum qsf_io_state to);
 const char *qsf_io_state_name(enum qsf_io_state s);
+
+/* ---- notify.c ---- */
+/* After the state changed from `from` to `to` (set_state only): the
+ * bookkeeping of a connection that opened or ended (qsf_stats.connected,
+ * current_host, reconnects), its log line and connection event. */
+void qsf_io_notify(qsf_io *io, enum qsf_io_state from, enum qsf_io_state to);
+/* The open connection ends for this reason (the first one noted stands);
+ * `logged`: a line said it already. Nothing when no connection is open. */
+void qsf_io_end_cause(qsf_io *io, int code, bool logged, int level, const char *text);
+/* An error record was queued: while a connection is open it is why it ends
+ * (every such record comes with a verdict that closes it); while none is,
+ * the outage got at least that loud. */
+void qsf_io_noted_record(qsf_io *io, const qsf_error_record *r, int code);
+/* A ring frame went out, or nothing is left to send: the replay may be done. */
+void qsf_io_replay_progress(qsf_io *io);
 
 /* ---- report.c ---- */
 void qsf_io_record_init(qsf_io *io, qsf_error_record *r, int cat, int status, int64_t wire,

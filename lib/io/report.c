@@ -42,8 +42,10 @@ static int record_code(const qsf_error_record *r) {
 }
 
 void qsf_io_report(qsf_io *io, const qsf_error_record *r, int code) {
-    atomic_store(&io->x.last_error_code, code ? code : record_code(r));
+    code = code ? code : record_code(r);
+    atomic_store(&io->x.last_error_code, code);
     qsf_inbox_push(io->inbox, r);
+    qsf_io_noted_record(io, r, code);
 }
 
 void qsf_io_unacked_span(qsf_io *io, int64_t *from, int64_t *to) {
@@ -119,10 +121,7 @@ void qsf_io_status(void *arg, char *buf, size_t cap) {
     }
     pthread_mutex_lock(&io->x.mu);
     if (atomic_load(&io->x.connected)) {
-        snprintf(buf, cap,
-                 "connected to %s, acknowledgements not keeping up (server slow, or "
-                 "sf_max_total_bytes too small); acked FSN %" PRId64 " of published %" PRId64,
-                 io->x.cur_host, qsf_ring_acked_fsn(io->ring), qsf_ring_published_fsn(io->ring));
+        snprintf(buf, cap, "connected to %s", io->x.cur_host);
     } else {
         time_t t = (time_t) (io->x.down_since_us / 1000000);
         struct tm tm;

@@ -145,8 +145,10 @@ static qsf_verdict send_next(qsf_io *io, bool *sent) {
     uint32_t len;
     int64_t fsn;
     do {
-        if (!c->cursor_ok || !qsf_ring_cursor_next(io->ring, &c->cur, &p, &len, &fsn))
+        if (!c->cursor_ok || !qsf_ring_cursor_next(io->ring, &c->cur, &p, &len, &fsn)) {
+            qsf_io_replay_progress(io); /* the last ones may have been given up */
             return qsf_v_continue();
+        }
     } while (qsf_ack_given_up(io, fsn)); /* never sent */
     qsf_assert(fsn > c->last_sent_fsn);  /* strict FSN order on a connection */
     qsf_verdict v = check_dictionary(io, p, len, fsn);
@@ -160,8 +162,11 @@ static qsf_verdict send_next(qsf_io *io, bool *sent) {
     c->last_send_ns = qsf_io_now_ns();
     qsf_live_sent(io, c->last_send_ns);
     qsf_io_bump(&io->x.frames_sent);
-    if (fsn <= c->replay_target)
+    if (fsn <= c->replay_target) {
         qsf_io_bump(&io->x.frames_replayed);
+        c->replayed++;
+    }
+    qsf_io_replay_progress(io);
     return qsf_v_continue();
 }
 

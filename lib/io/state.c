@@ -58,4 +58,6 @@ void qsf_io_set_state(qsf_io *io, enum qsf_io_state to) {
     if (from != to)
         QSF_LOGD("I/O state %s -> %s", names[from], names[to]);
     io->l.st = to;
+    if (from != to)
+        qsf_io_notify(io, from, to);
 }

@@ -26,8 +26,9 @@ struct qsf_sender {
     qsf_latch latch; /* the one owner of the terminal state (latch.h) */
     qsf_ring *ring;
     qsf_recovery_report rep;
-    qsf_inbox *inbox;
-    qsf_io_conf ic; /* built before the slot is opened (a bad tls_roots touches no slot) */
+    qsf_inbox *inbox;  /* error records */
+    qsf_inbox *events; /* connection events (events.h) */
+    qsf_io_conf ic;    /* built before the slot is opened (a bad tls_roots touches no slot) */
     qsf_io *io;
     qsf_drainers *drainers; /* drain_orphans=on: the orphan drainer pool, or NULL */
     qsf_symtab *symtab;
@@ -60,6 +61,9 @@ int qsf_sender_stop(qsf_sender *s, qsf_errinfo *err);
 /* The whole snapshot of qsf_stats (stats.c); a NULL sender gives the
  * defaults. Any thread. */
 void qsf_sender_stats(const qsf_sender *s, qsf_stats *st);
+
+/* The line of the slot recovery found, and what it repaired (recovery_line.c). */
+void qsf_sender_log_recovery(const qsf_sender *s);
 
 /* qsf_sender_stop, then frees everything. */
 void qsf_sender_free(qsf_sender *s);

@@ -32,7 +32,7 @@ void qsf_report_losses(qsf_ring *ring, qsf_inbox *inbox, qsf_latch *latch) {
                  l->destroyed_exact ? "" : "at most ", l->frames_destroyed, l->frames_retired,
                  l->rows, l->frames_uncounted ? " counted, more in frames with several tables" : "",
                  l->copy[0] ? "; the damaged bytes are kept in " : "", r.quarantined_path);
-        qsf_inbox_push(inbox, &r);
+        qsf_inbox_push_logged(inbox, &r); /* recovery logged the loss (ERROR) */
         qsf_latch_note_loss(latch, frames, l->rows, r.message);
     }
 }

@@ -4,6 +4,8 @@
 #include "sender/losses.h"
 
 #include "err.h"
+#include "events.h"
+#include "sender/backpressure.h"
 #include "sender/opts.h"
 #include "log.h"
 #include "os/os.h"
@@ -212,12 +214,15 @@ static int io_open(qsf_sender *s, qsf_errinfo *err) {
     qsf_io_opts *o = &s->ic.opts;
     o->recovered_published_fsn = s->rep.published_fsn;
     o->self_sufficient = s->rep.self_sufficient;
+    o->events = s->events;
     if (s->conf->tls && !o->tls_verify)
         QSF_LOGW("tls_verify=unsafe_off: the server certificate is not verified");
     int rc = qsf_io_start(o, s->ring, s->inbox, &s->latch, &s->io, err);
     qsf_io_conf_clear(&s->ic);
-    if (rc == QSF_OK)
+    if (rc == QSF_OK) {
         qsf_ring_set_status_fn(s->ring, qsf_io_status, s->io);
+        qsf_backpressure_attach(s->ring, s->events);
+    }
     return rc;
 }
 
@@ -237,6 +242,7 @@ void qsf_sender_free(qsf_sender *s) {
     qsf_sender_stop(s, NULL);
     qsf_io_conf_clear(&s->ic); /* when creation failed before the I/O thread */
     qsf_inbox_free(s->inbox);
+    qsf_inbox_free(s->events);
     qsf_qwp_batch_free(s->batch);
     qsf_qwp_encoder_free(s->enc);
     qsf_symtab_free(s->symtab);
@@ -279,7 +285,8 @@ QSF_API int qsf_sender_from_conf(const qsf_conf *conf, qsf_sender **out, qsf_err
     s->last_commit_fsn = -1;
     s->conf = qsf_conf_clone(conf);
     s->inbox = qsf_inbox_new((int) conf->error_inbox_capacity);
-    int rc = s->conf && s->inbox
+    s->events = qsf_events_new((int) conf->connection_listener_inbox_capacity);
+    int rc = s->conf && s->inbox && s->events
                  ? QSF_OK
                  : qsf_err_set(err, QSF_E_NOMEM, 0, 0, "out of memory creating a sender");
     if (rc == QSF_OK) /* what the string names outside the slot is checked first */
@@ -289,6 +296,7 @@ QSF_API int qsf_sender_from_conf(const qsf_conf *conf, qsf_sender **out, qsf_err
     if (rc == QSF_OK)
         rc = codec_open(s, err);
     if (rc == QSF_OK) {
+        qsf_sender_log_recovery(s);
         report_quarantine(s);
         qsf_report_losses(s->ring, s->inbox, &s->latch);
         rc = io_open(s, err);

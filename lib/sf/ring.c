@@ -100,6 +100,7 @@ static qsf_ring *ring_alloc(const qsf_ring_opts *o) {
     r->cap_bytes = o->total_bytes > 2 * o->segment_bytes ? o->total_bytes : 2 * o->segment_bytes;
     r->sync_interval_ms = o->sync_interval_ms;
     r->append_deadline_ms = o->append_deadline_ms > 0 ? o->append_deadline_ms : 0;
+    r->episode_long_ns = QSF_RING_EPISODE_LONG_NS;
     r->rec.slot.sf_dirfd = r->rec.slot.dirfd = -1;
     r->rec.slot.lock_fd = r->rec.slot.logical_lock_fd = -1;
     r->rec.watermark.fd = r->rec.manifest.fd = -1;
@@ -348,6 +349,12 @@ void qsf_ring_set_status_fn(qsf_ring *r, qsf_ring_status_fn fn, void *user) {
     r->status_fn = fn;
     r->status_user = user;
     pthread_mutex_unlock(&r->mu);
+}
+
+void qsf_ring_set_episode_fn(qsf_ring *r, qsf_ring_episode_fn fn, void *user, int64_t long_ms) {
+    r->episode_fn = fn;
+    r->episode_user = user;
+    r->episode_long_ns = long_ms * 1000000;
 }
 
 const qsf_fsn_span *qsf_ring_retired(const qsf_ring *r, uint32_t *n) {

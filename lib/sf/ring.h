@@ -115,6 +115,31 @@ int qsf_ring_mark_failed(qsf_ring *r, const char *reason, qsf_errinfo *err);
 
 void qsf_ring_set_status_fn(qsf_ring *r, qsf_ring_status_fn fn, void *user);
 
+/* A backpressure episode: one append call that had to wait for room
+ * (qsf_ring_backpressure_stalls counts them; a wait for the manager's planned
+ * header sync is none). Its figures come from one snapshot each: the producer
+ * publishes nothing while it waits, so `published` holds throughout. */
+typedef struct qsf_ring_episode {
+    int64_t waited_ns;   /* so far; 0 when it begins */
+    int64_t acked_begin; /* ackedFsn when it began */
+    int64_t acked_now;   /* ... and at this report */
+    int64_t published;   /* publishedFsn */
+    const char *waiting; /* what it waits (or waited, at its end) for, e.g. "acknowledgements" */
+    char cause[384];     /* BEGIN and LONG: the QSF_E_FULL message's cause text; END: "" */
+    int rc;              /* END: QSF_OK (room found) or what the append returns */
+} qsf_ring_episode;
+
+enum { QSF_RING_EPISODE_BEGIN, QSF_RING_EPISODE_LONG, QSF_RING_EPISODE_END };
+
+/* Called on the producer thread, without ring locks: BEGIN when an append
+ * starts waiting, LONG once when it has waited long_ms, END when it stops
+ * (room found, or it fails). */
+typedef void (*qsf_ring_episode_fn)(void *user, int phase, const qsf_ring_episode *ep);
+
+/* Sets the episode hook (NULL: none; an episode that passes long_ms is then
+ * logged at WARN by the ring). Call while no append runs. */
+void qsf_ring_set_episode_fn(qsf_ring *r, qsf_ring_episode_fn fn, void *user, int64_t long_ms);
+
 /* ---- producer ---- */
 
 /* A flush is published all or nothing. Between begin and commit the producer

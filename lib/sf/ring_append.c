@@ -14,8 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#define WAIT_STEP_NS  ((int64_t) 10 * 1000000) /* real-time bound of one wait */
-#define WARN_EVERY_NS ((int64_t) 5 * 1000000000)
+#define WAIT_STEP_NS ((int64_t) 10 * 1000000) /* real-time bound of one wait */
 
 /* try_rotate: rotated; must wait (no spare, a checkpoint first, a failed
  * barrier); waiting for the manager's planned header sync, which stands in for
@@ -100,14 +99,33 @@ static int rotation_barriers(qsf_ring *r, qsf_segment *a, qsf_segment *sp, qsf_e
     return rc;
 }
 
+/* Under mu, the cap reached: whether segments whose frames are all
+ * acknowledged still count against it (in the chain, or on their way out
+ * with the manager). Then room comes from the manager, not from the server:
+ * blaming acknowledgements would be false (every published frame may be
+ * acknowledged already). */
+static bool acked_segments_owned_locked(qsf_ring *r) {
+    int64_t acked = qsf_ring_acked_fsn(r);
+    uint64_t unacked = 0;
+    for (qsf_segment *s = r->head; s; s = atomic_load_explicit(&s->next, memory_order_acquire))
+        if (s == r->active || qsf_seg_end_fsn(s) - 1 > acked)
+            unacked += s->size;
+    return atomic_load(&r->owned_bytes) > unacked;
+}
+
+static int no_spare_cause_locked(qsf_ring *r) {
+    if (qsf_ring_spare_fits_locked(r))
+        return r->create_err[0] ? QSF_STALL_CREATE : QSF_STALL_SPARE;
+    return acked_segments_owned_locked(r) ? QSF_STALL_TRIM : QSF_STALL_SPACE;
+}
+
 /* Under mu: non-zero (and the cause noted) when there is no spare to rotate
  * into yet (2 while the manager writes the spare's planned header), or periodic
  * mode must first make the full segment durable. */
 static int rotation_blocked_locked(qsf_ring *r, qsf_segment *a) {
     qsf_ring_spare_from_pool_locked(r);
     if (!r->spare) {
-        r->stall_cause =
-            r->create_err[0] && qsf_ring_spare_fits_locked(r) ? QSF_STALL_CREATE : QSF_STALL_SPACE;
+        r->stall_cause = no_spare_cause_locked(r);
         return 1;
     }
     if (r->planning) { /* the manager is writing the spare's header */
@@ -195,6 +213,41 @@ static int wait_for_space(qsf_ring *r, uint64_t gen, int64_t remaining_ns) {
     return code;
 }
 
+/* What an episode waits for, in a few words (its log line, its events). */
+static const char *waiting_for(const qsf_ring *r, int cause) {
+    switch (cause) {
+    case QSF_STALL_TRIM:
+        return r->sf ? "acknowledged segments to be removed" : "acknowledged segments to be freed";
+    case QSF_STALL_SPARE:
+        return "the next segment to be prepared";
+    case QSF_STALL_PERIODIC:
+        return "a periodic disk sync";
+    case QSF_STALL_CREATE:
+        return "a new segment (creating one failed)";
+    case QSF_STALL_ROTATE:
+        return "a switch to a new segment (a barrier failed)";
+    default:
+        return "acknowledgements";
+    }
+}
+
+/* The ring's own figures, from one snapshot: the producer is the one
+ * waiting, so publishedFsn holds, and ackedFsn is read once. */
+static void space_text(qsf_ring *r, int cause, char *buf, size_t cap) {
+    int64_t pub = qsf_ring_published_fsn(r), acked = qsf_ring_acked_fsn(r);
+    if (cause == QSF_STALL_TRIM || acked >= pub)
+        snprintf(buf, cap,
+                 "waiting for acknowledged segments to be %s (sf_max_total_bytes=%" PRIu64
+                 "; acked FSN %" PRId64 " of published %" PRId64 ")",
+                 r->sf ? "removed" : "freed", r->cap_bytes, acked, pub);
+    else
+        snprintf(
+            buf, cap,
+            "acknowledgements not keeping up (the server is slow, or sf_max_total_bytes=%" PRIu64
+            " is too small): acked FSN %" PRId64 " of published %" PRId64,
+            r->cap_bytes, acked, pub);
+}
+
 static void cause_text(qsf_ring *r, char *buf, size_t cap) {
     pthread_mutex_lock(&r->mu);
     int cause = r->stall_cause;
@@ -214,20 +267,22 @@ static void cause_text(qsf_ring *r, char *buf, size_t cap) {
     case QSF_STALL_PLAN:
         snprintf(buf, cap, "waiting for the next segment's header to reach the disk");
         break;
+    case QSF_STALL_SPARE:
+        snprintf(buf, cap, "waiting for the next segment to be prepared");
+        break;
     default:
         buf[0] = 0;
     }
     pthread_mutex_unlock(&r->mu);
     if (buf[0])
         return;
+    space_text(r, cause, buf, cap);
+    size_t n = strlen(buf);
     /* Called without the ring mutex: the I/O side may take its own locks. */
-    if (fn)
-        fn(user, buf, cap);
-    else
-        snprintf(buf, cap,
-                 "acknowledgements not keeping up (sf_max_total_bytes=%" PRIu64
-                 " too small?); acked FSN %" PRId64 " of published %" PRId64,
-                 r->cap_bytes, qsf_ring_acked_fsn(r), qsf_ring_published_fsn(r));
+    if (fn && cause == QSF_STALL_SPACE && n + 2 < cap) {
+        memcpy(buf + n, "; ", 3);
+        fn(user, buf + n + 2, cap - n - 2);
+    }
 }
 
 static int full_error(qsf_ring *r, int64_t waited_ns, qsf_errinfo *err) {
@@ -249,15 +304,35 @@ int qsf_ring_latched_error(qsf_ring *r, qsf_errinfo *err) {
     return code;
 }
 
-static void warn_throttled(qsf_ring *r, int64_t waited) {
-    int64_t now = qsf_ring_now_ns();
-    if (r->last_warn_ns && now - r->last_warn_ns < WARN_EVERY_NS)
-        return;
-    r->last_warn_ns = now;
-    char cause[384];
-    cause_text(r, cause, sizeof cause);
-    QSF_LOGW("store-and-forward ring backpressured for %" PRId64 " ms: %s", waited / 1000000,
-             cause);
+/* ---- backpressure episodes (ring.h) ---- */
+
+static int stall_cause(qsf_ring *r) {
+    pthread_mutex_lock(&r->mu);
+    int c = r->stall_cause;
+    pthread_mutex_unlock(&r->mu);
+    return c;
+}
+
+static void episode_report(qsf_ring *r, qsf_ring_episode *ep, int phase, int64_t waited) {
+    ep->waited_ns = waited;
+    ep->acked_now = qsf_ring_acked_fsn(r);
+    ep->waiting = waiting_for(r, stall_cause(r));
+    ep->cause[0] = 0;
+    if (phase != QSF_RING_EPISODE_END)
+        cause_text(r, ep->cause, sizeof ep->cause);
+    if (r->episode_fn)
+        r->episode_fn(r->episode_user, phase, ep);
+    else if (phase == QSF_RING_EPISODE_LONG)
+        QSF_LOGW("store-and-forward ring backpressured for %" PRId64 " ms: %s", waited / 1000000,
+                 ep->cause);
+}
+
+static void episode_begin(qsf_ring *r, qsf_ring_episode *ep) {
+    atomic_fetch_add(&r->stalls, 1);
+    memset(ep, 0, sizeof *ep);
+    ep->published = qsf_ring_published_fsn(r);
+    ep->acked_begin = qsf_ring_acked_fsn(r);
+    episode_report(r, ep, QSF_RING_EPISODE_BEGIN, 0);
 }
 
 /* The next FSN is the one the spare was planned for: rotate now, although the
@@ -325,14 +400,12 @@ static bool reuse_in_place(qsf_ring *r) {
     return true;
 }
 
-/* The active segment is full: rotate, or wait for a spare until the deadline. */
-static int append_slow(qsf_ring *r, const void *payload, uint32_t len, int64_t *fsn_out,
-                       qsf_errinfo *err) {
+/* The active segment is full: rotate, or wait for a spare until the
+ * deadline. *ep is the episode once waiting for room began (ep->waiting set). */
+static int rotate_or_wait(qsf_ring *r, const void *payload, uint32_t len, int64_t *fsn_out,
+                          qsf_ring_episode *ep, qsf_errinfo *err) {
     int64_t start = qsf_ring_now_ns(), deadline = r->append_deadline_ms * 1000000;
-    bool stalled = false;
-    int rc = never_fits(r, len, err);
-    if (rc != QSF_OK)
-        return rc;
+    bool warned = false;
     for (;;) {
         uint64_t gen;
         int t = TRY_WAIT;
@@ -359,20 +432,35 @@ static int append_slow(qsf_ring *r, const void *payload, uint32_t len, int64_t *
                                    len);
             return QSF_OK;
         }
-        if (!stalled) {
-            atomic_fetch_add(&r->stalls, 1);
-            stalled = true;
-        }
+        if (!ep->waiting)
+            episode_begin(r, ep);
         if (atomic_load(&r->dur_latched)) /* the checkpoint it waits for failed */
             return qsf_ring_latched_error(r, err);
         int64_t waited = qsf_ring_now_ns() - start;
         if (waited >= deadline)
             return full_error(r, waited, err);
-        if (waited > WAIT_STEP_NS)
-            warn_throttled(r, waited);
+        if (!warned && waited >= r->episode_long_ns) {
+            warned = true;
+            episode_report(r, ep, QSF_RING_EPISODE_LONG, waited);
+        }
         if (wait_for_space(r, gen, deadline - waited))
             return qsf_ring_latched_error(r, err);
     }
+}
+
+static int append_slow(qsf_ring *r, const void *payload, uint32_t len, int64_t *fsn_out,
+                       qsf_errinfo *err) {
+    int rc = never_fits(r, len, err);
+    if (rc != QSF_OK)
+        return rc;
+    qsf_ring_episode ep = {0};
+    int64_t start = qsf_ring_now_ns();
+    rc = rotate_or_wait(r, payload, len, fsn_out, &ep, err);
+    if (ep.waiting) {
+        ep.rc = rc;
+        episode_report(r, &ep, QSF_RING_EPISODE_END, qsf_ring_now_ns() - start);
+    }
+    return rc;
 }
 
 int qsf_ring_txn_append(qsf_ring *r, const void *payload, size_t len, int64_t *fsn_out,

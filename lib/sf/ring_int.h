@@ -30,6 +30,9 @@ typedef struct qsf_backoff {
     int64_t delay_ns; /* 0 after a success */
 } qsf_backoff;
 
+/* A backpressure episode this long is logged at WARN when no hook is set. */
+#define QSF_RING_EPISODE_LONG_NS ((int64_t) 5 * 1000000000)
+
 #define QSF_BACKOFF_MIN_NS ((int64_t) 4 * 1000000)
 #define QSF_BACKOFF_MAX_NS ((int64_t) 1024 * 1000000)
 
@@ -69,6 +72,9 @@ enum qsf_trim_stage { QSF_TRIM_PRE = 0, QSF_TRIM_UNLINK = 1, QSF_TRIM_POST = 2, 
 enum qsf_stall_cause {
     QSF_STALL_NONE = 0,
     QSF_STALL_SPACE,    /* no spare: the cap is reached, acknowledgements must free space */
+    QSF_STALL_TRIM,     /* no spare: the cap is reached, but by acknowledged segments the
+                           manager has yet to remove */
+    QSF_STALL_SPARE,    /* the cap allows a spare; the manager has yet to make it */
     QSF_STALL_CREATE,   /* the cap allows a spare but creating it failed */
     QSF_STALL_PERIODIC, /* rotation waits for a periodic checkpoint */
     QSF_STALL_ROTATE,   /* a rotation barrier failed; retried */
@@ -150,9 +156,11 @@ struct qsf_ring {
     char create_err[QSF_ERRINFO_MSG_MAX]; /* last spare creation failure, under mu */
     char rotate_err[QSF_ERRINFO_MSG_MAX]; /* last rotation barrier failure, producer */
     _Atomic uint64_t stalls;
-    int64_t last_warn_ns; /* producer: backpressure warning throttle (5 s) */
     qsf_ring_status_fn status_fn;
     void *status_user;
+    qsf_ring_episode_fn episode_fn; /* producer: backpressure episodes (ring.h) */
+    void *episode_user;
+    int64_t episode_long_ns;
 
     /* manager */
     pthread_t mgr;
