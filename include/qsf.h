@@ -397,6 +397,9 @@ typedef struct qsf_stats {
                                 (drain_orphans=on only) or given up on by a drainer since */
     int terminal_error_code; /* QSF_E_* of the latched terminal error (every producer call
                                 fails with it), 0 while none */
+    /* connection events (qsf_set_event_handler, qsf_poll_event; as qsf_event_counts) */
+    uint64_t events_delivered; /* handed to the event handler */
+    uint64_t events_dropped;   /* dropped: the event inbox was full, or closed undelivered */
 } qsf_stats;
 
 /* Fills *out with a consistent-enough snapshot: each field is read atomically,

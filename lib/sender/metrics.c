@@ -65,6 +65,9 @@ static const field FIELDS[] = {
     F(GAUGE, INT, orphans_queued, "Orphan slots waiting for a drainer."),
     F(GAUGE, INT, failed_slots, "Slots of sf_dir marked .failed (seen at creation or since)."),
     F(GAUGE, INT, terminal_error_code, "QSF_E_* code of the latched terminal error (0: none)."),
+    F(COUNTER, U64, events_delivered, "Connection events handed to the event handler."),
+    F(COUNTER, U64, events_dropped,
+      "Connection events dropped (inbox full, or closed undelivered)."),
 };
 
 #define NFIELDS (sizeof FIELDS / sizeof FIELDS[0])

@@ -60,6 +60,8 @@ void qsf_sender_stats(const qsf_sender *s, qsf_stats *st) {
     ring_gauges(s, st);
     st->error_notifications_dropped = qsf_inbox_dropped(s->inbox);
     st->error_notifications_delivered = qsf_inbox_delivered(s->inbox);
+    st->events_delivered = qsf_inbox_delivered(s->events);
+    st->events_dropped = qsf_inbox_dropped(s->events);
     int t = qsf_latch_code(&s->latch);
     st->terminal_error_code = t;
     if (t)

@@ -267,6 +267,13 @@ static void a_tiny_inbox_drops_and_counts(void **state) {
     qsf_event_counts(s, &delivered, &dropped);
     assert_int_equal(delivered, 0); /* polled, not handed to a handler */
     assert_int_equal(dropped, 3);   /* CONNECTED, DISCONNECTED, RECONNECTED */
+    qsf_stats st = {.struct_size = sizeof st};
+    qsf_stats_get(s, &st);
+    assert_int_equal(st.events_dropped, 3); /* the stats and the metrics say the same */
+    assert_int_equal(st.events_delivered, 0);
+    char prom[16384];
+    assert_true(qsf_metrics_prometheus(s, prom, sizeof prom) < sizeof prom);
+    assert_non_null(strstr(prom, "qsf_events_dropped_total{sender_id=\""));
     it_close_and_check(s, sink, "t", ROWS, true);
 }
 
