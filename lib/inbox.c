@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -206,13 +207,28 @@ void qsf_inbox_push_logged(qsf_inbox *ib, const qsf_error_record *rec) {
     qsf_inbox_put(ib, &r);
 }
 
+/* "(server status 3, wire seq 7, FSN 12..12)": only what the record has; a
+ * record about no frame (a connection lost with nothing unacknowledged) says
+ * nothing of FSNs rather than an empty span. */
+static void record_where(const qsf_error_record *rec, char *buf, size_t cap) {
+    size_t n = 0;
+    buf[0] = 0;
+    if (rec->status >= 0)
+        n += (size_t) snprintf(buf + n, cap - n, ", server status %d", rec->status);
+    if (rec->wire_seq >= 0 && n < cap)
+        n += (size_t) snprintf(buf + n, cap - n, ", wire seq %lld", (long long) rec->wire_seq);
+    if (rec->from_fsn >= 0 && rec->from_fsn <= rec->to_fsn && n < cap)
+        snprintf(buf + n, cap - n, ", FSN %lld..%lld", (long long) rec->from_fsn,
+                 (long long) rec->to_fsn);
+}
+
 void qsf_inbox_push(qsf_inbox *ib, const qsf_error_record *rec) {
     bool loud = rec->policy == QSF_POLICY_TERMINAL || rec->policy == QSF_POLICY_ABANDONED;
-    qsf_log(loud ? QSF_LOG_ERROR : QSF_LOG_WARN,
-            "%s error (status %d, wire seq %lld, fsn %lld..%lld) at %s: %s",
-            policy_name(rec->policy), rec->status, (long long) rec->wire_seq,
-            (long long) rec->from_fsn, (long long) rec->to_fsn,
-            rec->endpoint[0] ? rec->endpoint : "-", rec->message);
+    char where[96];
+    record_where(rec, where, sizeof where);
+    qsf_log(loud ? QSF_LOG_ERROR : QSF_LOG_WARN, "%s error at %s: %s%s%s%s",
+            policy_name(rec->policy), rec->endpoint[0] ? rec->endpoint : "-", rec->message,
+            where[0] ? " (" : "", where[0] ? where + 2 : "", where[0] ? ")" : "");
     qsf_inbox_push_logged(ib, rec);
 }
 

@@ -3,6 +3,7 @@
  * and a handler that logs itself (no deadlock: its line goes to stderr). */
 #include "testutil.h"
 
+#include "inbox.h"
 #include "log.h"
 
 #include <stdio.h>
@@ -79,6 +80,32 @@ static void lines_are_escaped(void **state) {
     assert_string_equal(last, "server said a\\nforged line");
 }
 
+/* An error record's line names only what the record has: a connection lost
+ * with nothing unacknowledged has no FSN span (not "fsn 100..99"), and no
+ * server status or wire sequence when no frame was answered. */
+static void a_record_line_says_only_what_it_has(void **state) {
+    (void) state;
+    reset();
+    assert_int_equal(qsf_set_log_handler(QSF_LOG_INFO, handler, NULL), QSF_OK);
+    qsf_inbox *ib = qsf_inbox_new(4);
+    qsf_error_record r = {.struct_size = sizeof r, .policy = QSF_POLICY_RETRIABLE};
+    r.status = -1;
+    r.wire_seq = -1;
+    r.from_fsn = 100;
+    r.to_fsn = 99;
+    snprintf(r.endpoint, sizeof r.endpoint, "127.0.0.1:9000");
+    snprintf(r.message, sizeof r.message, "connection lost");
+    qsf_inbox_push(ib, &r);
+    assert_string_equal(last, "RETRIABLE error at 127.0.0.1:9000: connection lost");
+    r.status = 3;
+    r.wire_seq = 7;
+    r.from_fsn = r.to_fsn = 12;
+    qsf_inbox_push(ib, &r);
+    assert_string_equal(last, "RETRIABLE error at 127.0.0.1:9000: connection lost "
+                              "(server status 3, wire seq 7, FSN 12..12)");
+    qsf_inbox_free(ib);
+}
+
 static int depth;
 static void logging_handler(void *user, int level, const char *line) {
     (void) user;
@@ -103,6 +130,7 @@ int main(void) {
         cmocka_unit_test(the_threshold_filters),
         cmocka_unit_test(a_replaced_handler_is_not_called_again),
         cmocka_unit_test(lines_are_escaped),
+        cmocka_unit_test(a_record_line_says_only_what_it_has),
         cmocka_unit_test(a_handler_that_logs_does_not_deadlock),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
