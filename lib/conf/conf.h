@@ -142,6 +142,7 @@ struct qsf_conf {
     size_t addr_cap;
     bool key_set[QSF_CONF_NKEYS];            /* given explicitly in the string */
     size_t key_pos[QSF_CONF_NKEYS];          /* byte offset of the (first) key, if set */
+    bool key_by_alias[QSF_CONF_NKEYS];       /* the first was spelled as the alias */
     const char *key_derived[QSF_CONF_NKEYS]; /* why an unset key differs from its default */
 };
 
@@ -171,6 +172,8 @@ extern const struct qsf_conf_keydesc qsf_conf_keys[QSF_CONF_NKEYS];
 extern const struct qsf_conf_rejected qsf_conf_rejected_keys[];
 extern const size_t qsf_conf_n_rejected;
 extern const char *const qsf_conf_group_names[QSF_CONF_NGROUPS];
+/* The key's alias may be given beside it with an equal value (QSF_CONF_ALIAS_AGREES). */
+extern const bool qsf_conf_alias_agrees[QSF_CONF_NKEYS];
 
 /* True if `key` was given explicitly in the string (alias included). */
 bool qsf_conf_is_set(const qsf_conf *c, enum qsf_conf_key key);

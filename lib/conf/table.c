@@ -47,6 +47,11 @@ const char *const qsf_conf_group_names[QSF_CONF_NGROUPS] = {
     [QSF_CONF_G_EGRESS] = "egress/pool",
 };
 
+const bool qsf_conf_alias_agrees[QSF_CONF_NKEYS] = {
+#define QSF_CONF_ALIAS_AGREES(key) [QSF_CONF_KEY_##key] = true,
+#include "conf/keys.def"
+};
+
 static bool name_is(const char *want, const char *name, size_t len) {
     return want && strlen(want) == len && memcmp(want, name, len) == 0;
 }

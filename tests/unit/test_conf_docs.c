@@ -46,7 +46,9 @@ static void rows_show_type_default_and_validation(void **state) {
     (void) state;
     has("| `username` (`user`) | string | unset | requires `password`; not with `token` |");
     has("| `password` (`pass`) | string (secret) | unset |");
-    has("| `sf_max_segment_bytes` | size | `4m` | 33..2147483647 |");
+    has("| `sf_max_segment_bytes` (`sf_max_bytes`) | size | `4m` | 33..2147483647; "
+        "`sf_max_bytes` is the Java client's name of this key; both may be given only with the "
+        "same value |");
     has("| `init_buf_size` | size | `64k` | ≥ 1k; ≤ `max_buf_size` |");
     has("| `max_background_drainers` | integer | `4` | 1..64 |");
     has("| `close_flush_timeout_millis` | ms | `5000` | ≥ -1; `0` or `-1` skip the wait |");
@@ -81,7 +83,6 @@ static void groups_rules_and_rejected_keys(void **state) {
         snprintf(row, sizeof row, "| `%s` | ", qsf_conf_rejected_keys[i].name);
         has(row);
     }
-    has("sf_max_segment_bytes or sf_max_total_bytes");
 }
 
 static void rendering_is_deterministic(void **state) {

@@ -1,0 +1,59 @@
+/* Connect strings written for the Java client work unchanged: `sf_max_bytes`,
+ * its name of the segment size. argv[1] is the qsf binary. */
+#include "conf_testutil.h"
+
+#include "clitest.h"
+
+#include <stdlib.h>
+
+static void sf_max_bytes_is_the_segment_size(void **state) {
+    (void) state;
+    qsf_conf *c = conf_ok("ws::addr=a;sf_max_bytes=8m;");
+    assert_int_equal(c->sf_max_segment_bytes, 8 << 20);
+    assert_true(qsf_conf_is_set(c, QSF_CONF_KEY_sf_max_segment_bytes));
+    assert_non_null(strstr(conf_dump_str(c), "\nsf_max_segment_bytes=8m  (set)\n"));
+    char s[256];
+    qsf_conf_to_string(c, false, s, sizeof s);
+    assert_string_equal(s, "ws::addr=a:9000;sf_max_segment_bytes=8m;");
+    qsf_conf_free(c);
+    /* both spellings with one value, in either order and form */
+    conf_expect("ws::addr=a;sf_max_bytes=8m;sf_max_segment_bytes=8388608;", sf_max_segment_bytes,
+                8 << 20);
+    conf_expect("ws::addr=a;sf_max_segment_bytes=8MB;sf_max_bytes=8m;", sf_max_segment_bytes,
+                8 << 20);
+    /* the effective total follows the segment size given by either name */
+    conf_expect("ws::addr=a;sf_max_bytes=64m;sf_max_total_bytes=1m;", sf_max_total_bytes,
+                128 << 20);
+}
+
+static void sf_max_bytes_disagreeing_is_rejected(void **state) {
+    (void) state;
+    conf_bad("ws::addr=a;sf_max_segment_bytes=4m;sf_max_bytes=8m;",
+             "sf_max_segment_bytes=4m at position 11 and sf_max_bytes=8m at position 35 "
+             "disagree");
+    conf_bad("ws::addr=a;sf_max_bytes=8m;sf_max_segment_bytes=4m;",
+             "sf_max_bytes=8m at position 11 and sf_max_segment_bytes=4m at position 27 disagree");
+    /* the value of the second is checked as usual */
+    conf_bad("ws::addr=a;sf_max_bytes=8m;sf_max_segment_bytes=8x;",
+             "sf_max_segment_bytes: '8x' at position 48 is not a size");
+    conf_bad("ws::addr=a;sf_max_bytes=8m;sf_max_segment_bytes=3;",
+             "sf_max_segment_bytes: '3' at position 48 must be between 33");
+    /* one spelling twice stays a duplicate, equal or not */
+    conf_bad("ws::addr=a;sf_max_bytes=8m;sf_max_bytes=8m;", "duplicate key: sf_max_bytes");
+    conf_bad("ws::addr=a;sf_max_segment_bytes=8m;sf_max_segment_bytes=8m;",
+             "duplicate key: sf_max_segment_bytes");
+    conf_bad("ws::addr=a;sf_max_bytes=8m;sf_max_segment_bytes=8m;sf_max_bytes=8m;",
+             "duplicate key: sf_max_bytes at position 51");
+    /* the other aliases keep their rule: given together they are a duplicate */
+    conf_bad("ws::addr=a;user=u;username=u;password=p;", "duplicate key: username");
+}
+
+int main(int argc, char **argv) {
+    if (ct_init(argc, argv) != 0)
+        return 2;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(sf_max_bytes_is_the_segment_size),
+        cmocka_unit_test(sf_max_bytes_disagreeing_is_rejected),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
