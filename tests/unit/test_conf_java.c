@@ -1,5 +1,6 @@
 /* Connect strings written for the Java client work unchanged: `sf_max_bytes`,
- * its name of the segment size. argv[1] is the qsf binary. */
+ * its name of the segment size, and the values of its schema (compression=auto);
+ * unknown keys stay rejected. argv[1] is the qsf binary. */
 #include "conf_testutil.h"
 
 #include "clitest.h"
@@ -48,12 +49,28 @@ static void sf_max_bytes_disagreeing_is_rejected(void **state) {
     conf_bad("ws::addr=a;user=u;username=u;password=p;", "duplicate key: username");
 }
 
+static void compression_auto_is_accepted(void **state) {
+    (void) state;
+    conf_expect("ws::addr=a;compression=auto;", compression, QSF_CONF_COMPRESSION_AUTO);
+    conf_bad("ws::addr=a;compression=Auto;", "is not one of: raw, zstd, auto");
+    conf_bad("ws::addr=a;compression=lz4;", "is not one of: raw, zstd, auto");
+}
+
+static void unknown_keys_stay_rejected(void **state) {
+    (void) state;
+    conf_bad("ws::addr=a;query_timeout_ms=5;", "unknown configuration key: query_timeout_ms");
+    conf_bad("ws::addr=a;sender_pool_size=5;", "unknown configuration key: sender_pool_size");
+    conf_bad("ws::addr=a;compression_type=zstd;", "unknown configuration key: compression_type");
+}
+
 int main(int argc, char **argv) {
     if (ct_init(argc, argv) != 0)
         return 2;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sf_max_bytes_is_the_segment_size),
         cmocka_unit_test(sf_max_bytes_disagreeing_is_rejected),
+        cmocka_unit_test(compression_auto_is_accepted),
+        cmocka_unit_test(unknown_keys_stay_rejected),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
