@@ -52,6 +52,7 @@ enum qsf_conf_group {
     QSF_CONF_G_BUFFERS,
     QSF_CONF_G_IO,
     QSF_CONF_G_EGRESS,
+    QSF_CONF_G_POOL,
     QSF_CONF_NGROUPS,
 };
 
@@ -172,6 +173,9 @@ extern const struct qsf_conf_keydesc qsf_conf_keys[QSF_CONF_NKEYS];
 extern const struct qsf_conf_rejected qsf_conf_rejected_keys[];
 extern const size_t qsf_conf_n_rejected;
 extern const char *const qsf_conf_group_names[QSF_CONF_NGROUPS];
+/* What a sender does not do with a key it accepts (QSF_CONF_IGNORED), NULL for
+ * the keys it applies. */
+extern const char *const qsf_conf_key_notes[QSF_CONF_NKEYS];
 /* The key's alias may be given beside it with an equal value (QSF_CONF_ALIAS_AGREES). */
 extern const bool qsf_conf_alias_agrees[QSF_CONF_NKEYS];
 

@@ -1,6 +1,7 @@
 /* Connect strings written for the Java client work unchanged: `sf_max_bytes`,
  * its name of the segment size, and the values of its schema (compression=auto);
- * unknown keys stay rejected. argv[1] is the qsf binary. */
+ * unknown keys stay rejected; `qsf conf check` notes each key given that the
+ * sender accepts and ignores. argv[1] is the qsf binary. */
 #include "conf_testutil.h"
 
 #include "clitest.h"
@@ -63,6 +64,56 @@ static void unknown_keys_stay_rejected(void **state) {
     conf_bad("ws::addr=a;compression_type=zstd;", "unknown configuration key: compression_type");
 }
 
+/* A valid value of key d, for a string that gives every ignored key. */
+static const char *some_value(const struct qsf_conf_keydesc *d) {
+    if (d->def)
+        return d->def;
+    return d->type == QSF_CONF_T_STR ? "eu-west-1a" : "1000";
+}
+
+static void conf_check_notes_each_ignored_key(void **state) {
+    (void) state;
+    char s[4096] = "ws::addr=a;sf_dir=/var/lib/qdb-sender;";
+    size_t ignored = 0;
+    for (size_t k = 0; k < QSF_CONF_NKEYS; k++) {
+        if (!qsf_conf_key_notes[k])
+            continue;
+        size_t n = strlen(s);
+        snprintf(s + n, sizeof s - n, "%s=%s;", qsf_conf_keys[k].name,
+                 some_value(&qsf_conf_keys[k]));
+        ignored++;
+    }
+    assert_true(ignored >= 30);
+    char args[4200];
+    snprintf(args, sizeof args, "conf check '%s'", s);
+    assert_int_equal(ct_run(".", args), 0);
+    for (size_t k = 0; k < QSF_CONF_NKEYS; k++) {
+        if (!qsf_conf_key_notes[k])
+            continue;
+        char key[80], want[256];
+        snprintf(key, sizeof key, ";%s=", qsf_conf_keys[k].name);
+        snprintf(want, sizeof want, "\nnote: %s at position %zu: %s\n", qsf_conf_keys[k].name,
+                 (size_t) (strstr(s, key) + 1 - s), qsf_conf_key_notes[k]);
+        if (!strstr(ct_out, want))
+            fail_msg("qsf conf check lacks '%s' in:\n%s", want + 1, ct_out);
+    }
+    assert_non_null(strstr(ct_out, "\nnote: compression at position "));
+    assert_non_null(strstr(ct_out, " applies to queries, ignored by the sender\n"));
+    assert_non_null(strstr(ct_out, " applies to sender pools, ignored by the sender\n"));
+    assert_null(strstr(ct_out, "note: sf_dir"));
+    assert_null(strstr(ct_out, "note: addr"));
+}
+
+static void conf_check_notes_only_keys_given(void **state) {
+    (void) state;
+    assert_int_equal(ct_run(".", "conf check 'ws::addr=a;sf_max_bytes=8m;'"), 0);
+    assert_null(strstr(ct_out, "note:"));
+    assert_int_equal(ct_run(".", "conf check 'ws::addr=a;target=replica;'"), 0);
+    assert_non_null(strstr(ct_out, "\nnote: target at position 11: applies to queries, ignored by "
+                                   "the sender\n"));
+    assert_null(strstr(ct_out, "note: zone"));
+}
+
 int main(int argc, char **argv) {
     if (ct_init(argc, argv) != 0)
         return 2;
@@ -71,6 +122,8 @@ int main(int argc, char **argv) {
         cmocka_unit_test(sf_max_bytes_disagreeing_is_rejected),
         cmocka_unit_test(compression_auto_is_accepted),
         cmocka_unit_test(unknown_keys_stay_rejected),
+        cmocka_unit_test(conf_check_notes_each_ignored_key),
+        cmocka_unit_test(conf_check_notes_only_keys_given),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
