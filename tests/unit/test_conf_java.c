@@ -1,12 +1,177 @@
-/* Connect strings written for the Java client work unchanged: `sf_max_bytes`,
- * its name of the segment size, and the values of its schema (compression=auto);
- * unknown keys stay rejected; `qsf conf check` notes each key given that the
- * sender accepts and ignores. argv[1] is the qsf binary. */
+/* Connect strings written for the Java client work unchanged: every key of its
+ * ws/wss schema (tests/unit/conf-java/java-keys.txt, checked against the schema
+ * table of the shared connect-string reference when ../shared is there), the
+ * example strings of QuestDB's client documentation (conf-java/docs-examples.txt)
+ * through `qsf conf check`, `sf_max_bytes` as the segment size, and a note for
+ * each key given that the sender accepts and ignores. argv[1] is the qsf binary. */
 #include "conf_testutil.h"
 
 #include "clitest.h"
 
+#include <dirent.h>
 #include <stdlib.h>
+
+/* A fixture file as lines: comments and blank lines dropped, NUL-terminated. */
+struct lines {
+    char *buf;
+    char *line[256];
+    size_t n;
+};
+
+static void read_lines(const char *rel, struct lines *out) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/unit/conf-java/%s", getenv("QSF_SOURCE_ROOT"), rel);
+    size_t len = 0;
+    uint8_t *raw = tu_read_file(path, &len);
+    out->buf = malloc(len + 1);
+    assert_non_null(out->buf);
+    memcpy(out->buf, raw, len);
+    out->buf[len] = '\0';
+    free(raw);
+    out->n = 0;
+    for (char *save = NULL, *l = strtok_r(out->buf, "\n", &save); l;
+         l = strtok_r(NULL, "\n", &save))
+        if (l[0] != '#' && l[0] != '\0' && out->n < 256)
+            out->line[out->n++] = l;
+    assert_true(out->n > 0);
+}
+
+/* The key under test of a java-keys.txt line: its first key. */
+static const struct qsf_conf_keydesc *first_key(const char *line) {
+    return qsf_conf_find_key(line, strcspn(line, "="));
+}
+
+static void every_java_key_is_accepted(void **state) {
+    (void) state;
+    struct lines keys;
+    read_lines("java-keys.txt", &keys);
+    for (size_t i = 0; i < keys.n; i++) {
+        const struct qsf_conf_keydesc *d = first_key(keys.line[i]);
+        if (!d)
+            fail_msg("'%s': qsf has no such key", keys.line[i]);
+        for (int tls = 0; tls < 2; tls++) {
+            char s[512];
+            snprintf(s, sizeof s, "%s::addr=localhost:9000;%s;", tls ? "wss" : "ws", keys.line[i]);
+            qsf_conf *c = conf_ok(s);
+            assert_true(qsf_conf_is_set(c, qsf_conf_key_of(d)));
+            qsf_conf_free(c);
+        }
+    }
+    free(keys.buf);
+}
+
+static bool fixture_names(const struct lines *keys, const char *key) {
+    for (size_t i = 0; i < keys->n; i++)
+        if (strncmp(keys->line[i], key, strlen(key)) == 0 && keys->line[i][strlen(key)] == '=')
+            return true;
+    return false;
+}
+
+/* A key of the schema: the fixture tests it, and qsf notes it as ignored
+ * exactly when it belongs to another side (client_id is the egress side's, but
+ * a qsf sender sends it on the upgrade). */
+static void check_schema_key(const struct lines *keys, const char *side, const char *key) {
+    if (!fixture_names(keys, key))
+        fail_msg("java-keys.txt lacks the %s key %s", side, key);
+    const struct qsf_conf_keydesc *d = qsf_conf_find_key(key, strlen(key));
+    assert_non_null(d);
+    bool other_side =
+        strcmp(side, "egress") == 0 || strcmp(side, "pool") == 0 || strcmp(side, "reserved") == 0;
+    bool noted = qsf_conf_key_notes[qsf_conf_key_of(d)] != NULL;
+    if (noted != (other_side && strcmp(key, "client_id") != 0))
+        fail_msg("%s (%s side) %s a note", key, side, noted ? "has" : "lacks");
+}
+
+/* The keys of one row of the schema table: `words` outside parentheses. */
+static size_t check_schema_row(const struct lines *keys, const char *side, const char *cell) {
+    size_t found = 0;
+    int depth = 0;
+    for (const char *p = cell; *p && *p != '\n'; p++) {
+        depth += *p == '(' ? 1 : *p == ')' ? -1 : 0;
+        if (*p != '`')
+            continue;
+        const char *end = strchr(p + 1, '`');
+        assert_non_null(end);
+        if (depth == 0) {
+            char key[64];
+            snprintf(key, sizeof key, "%.*s", (int) (end - p - 1), p + 1);
+            check_schema_key(keys, side, key);
+            found++;
+        }
+        p = end;
+    }
+    return found;
+}
+
+#define SCHEMA_HEADING "## The Java client's key schema"
+
+/* The shared reference (../shared/reference/) that holds the schema table, found
+ * by that heading; malloc'd and NUL-terminated, NULL when ../shared is absent. */
+static char *schema_reference(void) {
+    char dir[1024];
+    tu_shared_path("reference", dir, sizeof dir);
+    DIR *d = opendir(dir);
+    char *found = NULL;
+    for (struct dirent *e; d && !found && (e = readdir(d));) {
+        size_t n = strlen(e->d_name), len = 0;
+        if (n < 3 || strcmp(e->d_name + n - 3, ".md") != 0)
+            continue;
+        char path[1400];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        uint8_t *raw = tu_read_file(path, &len); /* len is set by the call */
+        char *doc = realloc(raw, len + 1);
+        assert_non_null(doc);
+        doc[len] = '\0';
+        if (strstr(doc, SCHEMA_HEADING))
+            found = doc;
+        else
+            free(doc);
+    }
+    if (d)
+        closedir(d);
+    return found;
+}
+
+static void fixture_covers_the_java_schema(void **state) {
+    (void) state;
+    char *doc = schema_reference();
+    if (!doc) {
+        fprintf(stderr, "# no shared reference with the Java key schema: the fixture is not "
+                        "compared with it\n");
+        skip();
+    }
+    const char *table = strstr(doc, SCHEMA_HEADING);
+    struct lines keys;
+    read_lines("java-keys.txt", &keys);
+    static const char *const sides[] = {"common", "ingress", "egress", "pool", "reserved"};
+    size_t total = 0;
+    for (size_t i = 0; i < sizeof sides / sizeof sides[0]; i++) {
+        char row[48];
+        snprintf(row, sizeof row, "\n| %s", sides[i]);
+        const char *at = strstr(table, row);
+        if (!at)
+            fail_msg("the schema table has no %s row", sides[i]);
+        total += check_schema_row(&keys, sides[i], strchr(at + 2, '|') + 1);
+    }
+    assert_true(total > 60); /* the table was read, not skipped over */
+    free(keys.buf);
+    free(doc);
+}
+
+static void docs_examples_pass_conf_check(void **state) {
+    (void) state;
+    struct lines ex;
+    read_lines("docs-examples.txt", &ex);
+    for (size_t i = 0; i < ex.n; i++) {
+        qsf_conf_free(conf_ok(ex.line[i]));
+        char args[1200];
+        snprintf(args, sizeof args, "conf check '%s'", ex.line[i]);
+        int rc = ct_run(".", args);
+        if (rc != 0 || !strstr(ct_out, "configuration is valid\n"))
+            fail_msg("qsf conf check '%s' exited %d:\n%s", ex.line[i], rc, ct_out);
+    }
+    free(ex.buf);
+}
 
 static void sf_max_bytes_is_the_segment_size(void **state) {
     (void) state;
@@ -118,6 +283,9 @@ int main(int argc, char **argv) {
     if (ct_init(argc, argv) != 0)
         return 2;
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(every_java_key_is_accepted),
+        cmocka_unit_test(fixture_covers_the_java_schema),
+        cmocka_unit_test(docs_examples_pass_conf_check),
         cmocka_unit_test(sf_max_bytes_is_the_segment_size),
         cmocka_unit_test(sf_max_bytes_disagreeing_is_rejected),
         cmocka_unit_test(compression_auto_is_accepted),
