@@ -63,6 +63,54 @@ static int duplicate_key(const qsf_conf *c, const struct qsf_conf_keydesc *d, co
                        kpos, first);
 }
 
+static size_t field_size(int type) {
+    switch (type) {
+    case QSF_CONF_T_ONOFF:
+        return sizeof(bool);
+    case QSF_CONF_T_ENUM:
+        return sizeof(int);
+    case QSF_CONF_T_ADDR:
+        return 0;
+    default:
+        return sizeof(int64_t); /* int64_t and uint64_t fields */
+    }
+}
+
+/* Both spellings of a key whose alias may agree with it: the second value must
+ * parse to the first (4m and 4194304 agree). */
+static int values_agree(qsf_conf *c, const struct qsf_conf_keydesc *d,
+                        const struct qsf_conf_pair *p, const char *name, qsf_errinfo *err) {
+    size_t k = qsf_conf_key_of(d), n = field_size(d->type);
+    unsigned char first[sizeof(int64_t)];
+    memcpy(first, qsf_conf_field(c, d), n);
+    int rc = qsf_conf_set_value(c, d, name, p->val, p->vlen, p->vpos, err);
+    if (rc != QSF_OK || memcmp(first, qsf_conf_field(c, d), n) == 0)
+        return rc;
+    char now[40], was[40];
+    struct qsf_sbuf b = {now, sizeof now, 0};
+    qsf_conf_put_value(&b, c, d);
+    memcpy(qsf_conf_field(c, d), first, n);
+    b = (struct qsf_sbuf){was, sizeof was, 0};
+    qsf_conf_put_value(&b, c, d);
+    return qsf_err_set(err, QSF_E_CONF, 0, 0,
+                       "%s=%s at position %zu and %s=%s at position %zu disagree (%s is another "
+                       "name of %s: give one of them, or both with the same value)",
+                       c->key_by_alias[k] ? d->alias : d->name, was, c->key_pos[k], name, now,
+                       p->kpos, d->alias, d->name);
+}
+
+/* A key given again: a duplicate, unless it is the other spelling of a key whose
+ * alias may agree with it. */
+static int repeated_key(qsf_conf *c, const struct qsf_conf_keydesc *d,
+                        const struct qsf_conf_pair *p, const char *name, qsf_errinfo *err) {
+    size_t k = qsf_conf_key_of(d);
+    bool by_alias = strcmp(name, d->name) != 0;
+    if (!qsf_conf_alias_agrees[k] || qsf_conf_type_is_string(d->type) ||
+        by_alias == c->key_by_alias[k])
+        return duplicate_key(c, d, name, p->kpos, err);
+    return values_agree(c, d, p, name, err);
+}
+
 static int apply_pair(void *vctx, const struct qsf_conf_pair *p, qsf_errinfo *err) {
     struct parse_ctx *ctx = vctx;
     qsf_conf *c = ctx->conf;
@@ -77,13 +125,14 @@ static int apply_pair(void *vctx, const struct qsf_conf_pair *p, qsf_errinfo *er
                            "%s: empty value at position %zu (every key needs a value)", ctx->name,
                            p->vpos);
     if (c->key_set[k] && d->type != QSF_CONF_T_ADDR)
-        return duplicate_key(c, d, ctx->name, p->kpos, err);
+        return repeated_key(c, d, p, ctx->name, err);
     int rc = d->type == QSF_CONF_T_ADDR
                  ? qsf_conf_addr_add(c, &ctx->addr_index, p->val, p->vlen, p->vpos, err)
                  : qsf_conf_set_value(c, d, ctx->name, p->val, p->vlen, p->vpos, err);
     if (rc == QSF_OK && !c->key_set[k]) {
         c->key_set[k] = true;
         c->key_pos[k] = p->kpos;
+        c->key_by_alias[k] = strcmp(ctx->name, d->name) != 0;
     }
     return rc;
 }
@@ -190,19 +239,6 @@ qsf_conf *qsf_conf_clone(const qsf_conf *src) {
         return NULL;
     }
     return c;
-}
-
-static size_t field_size(int type) {
-    switch (type) {
-    case QSF_CONF_T_ONOFF:
-        return sizeof(bool);
-    case QSF_CONF_T_ENUM:
-        return sizeof(int);
-    case QSF_CONF_T_ADDR:
-        return 0;
-    default:
-        return sizeof(int64_t); /* int64_t and uint64_t fields */
-    }
 }
 
 static bool field_equal(const qsf_conf *a, const qsf_conf *b, const struct qsf_conf_keydesc *d) {

@@ -52,6 +52,7 @@ enum qsf_conf_group {
     QSF_CONF_G_BUFFERS,
     QSF_CONF_G_IO,
     QSF_CONF_G_EGRESS,
+    QSF_CONF_G_POOL,
     QSF_CONF_NGROUPS,
 };
 
@@ -106,7 +107,7 @@ QSF_CONF_ON_ERROR_ENUM(ON_WRITE_ERROR)
 #undef QSF_CONF_ON_ERROR_ENUM
 enum { QSF_CONF_QWP_WS_PROGRESS_BACKGROUND, QSF_CONF_QWP_WS_PROGRESS_MANUAL };
 enum { QSF_CONF_TARGET_ANY, QSF_CONF_TARGET_PRIMARY, QSF_CONF_TARGET_REPLICA };
-enum { QSF_CONF_COMPRESSION_RAW, QSF_CONF_COMPRESSION_ZSTD };
+enum { QSF_CONF_COMPRESSION_RAW, QSF_CONF_COMPRESSION_ZSTD, QSF_CONF_COMPRESSION_AUTO };
 enum { QSF_CONF_POOL_REAP_AUTO, QSF_CONF_POOL_REAP_MANUAL };
 
 #define QSF_CONF_DEFAULT_PORT 9000
@@ -142,6 +143,7 @@ struct qsf_conf {
     size_t addr_cap;
     bool key_set[QSF_CONF_NKEYS];            /* given explicitly in the string */
     size_t key_pos[QSF_CONF_NKEYS];          /* byte offset of the (first) key, if set */
+    bool key_by_alias[QSF_CONF_NKEYS];       /* the first was spelled as the alias */
     const char *key_derived[QSF_CONF_NKEYS]; /* why an unset key differs from its default */
 };
 
@@ -171,6 +173,11 @@ extern const struct qsf_conf_keydesc qsf_conf_keys[QSF_CONF_NKEYS];
 extern const struct qsf_conf_rejected qsf_conf_rejected_keys[];
 extern const size_t qsf_conf_n_rejected;
 extern const char *const qsf_conf_group_names[QSF_CONF_NGROUPS];
+/* What a sender does not do with a key it accepts (QSF_CONF_IGNORED), NULL for
+ * the keys it applies. */
+extern const char *const qsf_conf_key_notes[QSF_CONF_NKEYS];
+/* The key's alias may be given beside it with an equal value (QSF_CONF_ALIAS_AGREES). */
+extern const bool qsf_conf_alias_agrees[QSF_CONF_NKEYS];
 
 /* True if `key` was given explicitly in the string (alias included). */
 bool qsf_conf_is_set(const qsf_conf *c, enum qsf_conf_key key);

@@ -40,7 +40,12 @@ static const char intro[] =
     "- Control characters (U+0000-U+001F, U+007F-U+009F) and invalid UTF-8 are\n"
     "  rejected anywhere. Empty values, duplicate keys (an alias and its canonical name\n"
     "  are the same key) and unknown keys are rejected. Only `addr` may repeat; it\n"
-    "  accumulates.\n"
+    "  accumulates. Where a key's Validation says so, its alias may be given beside it\n"
+    "  with the same value.\n"
+    "- A connect string is shared by the sides of a client: a sender, a query client,\n"
+    "  and a facade that pools both. qsf is a sender: it accepts and validates the keys\n"
+    "  of the other sides and ignores them, and says so (the Meaning column here, and a\n"
+    "  `note:` line per key given in the output of `qsf conf check`).\n"
     "- Errors name the key, the byte position (0-based) and the reason, e.g.\n"
     "  `sf_max_total_bytes: '12x' at position 41 is not a size (expected digits with an\n"
     "  optional k/m/g/t suffix)`. The values of `password`, `pass`, `token` and\n"
@@ -167,6 +172,18 @@ static bool put_range(struct qsf_sbuf *b, const struct qsf_conf_keydesc *d) {
     return true;
 }
 
+/* "**Applies to queries, ignored by the sender.** <meaning>" for an ignored key. */
+static void put_meaning(struct qsf_sbuf *b, const struct qsf_conf_keydesc *d) {
+    const char *note = qsf_conf_key_notes[qsf_conf_key_of(d)];
+    if (note) {
+        char first = note[0] >= 'a' && note[0] <= 'z' ? (char) (note[0] - 'a' + 'A') : note[0];
+        qsf_sbuf_printf(b, "**%c", first);
+        put_cell(b, note + 1);
+        qsf_sbuf_puts(b, ".** ");
+    }
+    put_cell(b, d->doc_meaning);
+}
+
 static void put_row(struct qsf_sbuf *b, const struct qsf_conf_keydesc *d) {
     qsf_sbuf_printf(b, "| `%s`", d->name);
     if (d->alias)
@@ -184,16 +201,22 @@ static void put_row(struct qsf_sbuf *b, const struct qsf_conf_keydesc *d) {
         qsf_sbuf_puts(b, "-");
     }
     qsf_sbuf_puts(b, " | ");
-    put_cell(b, d->doc_meaning);
+    put_meaning(b, d);
     qsf_sbuf_puts(b, " |\n");
 }
 
 static void put_group(struct qsf_sbuf *b, int g) {
     qsf_sbuf_printf(b, "\n### %s\n\n", qsf_conf_group_names[g]);
-    if (g == QSF_CONF_G_EGRESS)
-        qsf_sbuf_puts(b, "Keys of the shared vocabulary for egress and connection pools: "
-                         "accepted and validated so\none string can configure both "
-                         "directions, and ignored by a qsf sender.\n\n");
+    static const char *const intros[QSF_CONF_NGROUPS] = {
+        [QSF_CONF_G_EGRESS] = "Keys of the query client. A qsf sender accepts and validates them, "
+                              "so one string\nconfigures a sender and a query client, and "
+                              "ignores them.\n\n",
+        [QSF_CONF_G_POOL] = "Keys of the facades that lend senders and query clients from "
+                            "pools (the Java\n`QuestDB` handle, the Rust `QuestDb` pool). A qsf "
+                            "sender accepts and validates them,\nand ignores them.\n\n",
+    };
+    if (intros[g])
+        qsf_sbuf_puts(b, intros[g]);
     qsf_sbuf_puts(b, "| Key | Type | Default | Validation | Meaning |\n|---|---|---|---|---|\n");
     for (size_t i = 0; i < QSF_CONF_NKEYS; i++)
         if (qsf_conf_keys[i].group == g)

@@ -44,7 +44,18 @@ const char *const qsf_conf_group_names[QSF_CONF_NGROUPS] = {
     [QSF_CONF_G_FLUSHING] = "flushing",
     [QSF_CONF_G_BUFFERS] = "buffers",
     [QSF_CONF_G_IO] = "I/O",
-    [QSF_CONF_G_EGRESS] = "egress/pool",
+    [QSF_CONF_G_EGRESS] = "egress (queries)",
+    [QSF_CONF_G_POOL] = "connection pools",
+};
+
+const char *const qsf_conf_key_notes[QSF_CONF_NKEYS] = {
+#define QSF_CONF_IGNORED(key, note) [QSF_CONF_KEY_##key] = note,
+#include "conf/keys.def"
+};
+
+const bool qsf_conf_alias_agrees[QSF_CONF_NKEYS] = {
+#define QSF_CONF_ALIAS_AGREES(key) [QSF_CONF_KEY_##key] = true,
+#include "conf/keys.def"
 };
 
 static bool name_is(const char *want, const char *name, size_t len) {

@@ -46,7 +46,9 @@ static void rows_show_type_default_and_validation(void **state) {
     (void) state;
     has("| `username` (`user`) | string | unset | requires `password`; not with `token` |");
     has("| `password` (`pass`) | string (secret) | unset |");
-    has("| `sf_max_segment_bytes` | size | `4m` | 33..2147483647 |");
+    has("| `sf_max_segment_bytes` (`sf_max_bytes`) | size | `4m` | 33..2147483647; "
+        "`sf_max_bytes` is the Java client's name of this key; both may be given only with the "
+        "same value |");
     has("| `init_buf_size` | size | `64k` | ≥ 1k; ≤ `max_buf_size` |");
     has("| `max_background_drainers` | integer | `4` | 1..64 |");
     has("| `close_flush_timeout_millis` | ms | `5000` | ≥ -1; `0` or `-1` skip the wait |");
@@ -81,7 +83,32 @@ static void groups_rules_and_rejected_keys(void **state) {
         snprintf(row, sizeof row, "| `%s` | ", qsf_conf_rejected_keys[i].name);
         has(row);
     }
-    has("sf_max_segment_bytes or sf_max_total_bytes");
+}
+
+/* A key the sender ignores says so first in its Meaning cell, e.g.
+ * "**Applies to queries, ignored by the sender.**". */
+static void ignored_keys_say_so(void **state) {
+    (void) state;
+    size_t noted = 0;
+    for (size_t k = 0; k < QSF_CONF_NKEYS; k++) {
+        const char *note = qsf_conf_key_notes[k];
+        if (!note)
+            continue;
+        char row[96], want[160];
+        snprintf(row, sizeof row, "\n| `%s` | ", qsf_conf_keys[k].name);
+        snprintf(want, sizeof want, " | **%c%s.** ", note[0] - 'a' + 'A', note + 1);
+        const char *at = strstr(doc, row), *end = at ? strchr(at + 1, '\n') : NULL;
+        const char *cell = at ? strstr(at, want) : NULL;
+        if (!cell || cell > end)
+            fail_msg("the row of %s lacks '%s'", qsf_conf_keys[k].name, want);
+        noted++;
+    }
+    assert_true(noted >= 30);
+    has("| `compression` | enum `raw` \\| `zstd` \\| `auto` | `raw` | - | **Applies to queries, "
+        "ignored by the sender.** ");
+    has("| `sender_pool_max` | integer | `4` | ≥ 0 | **Applies to sender pools, ignored by the "
+        "sender.** ");
+    has("\n### connection pools\n");
 }
 
 static void rendering_is_deterministic(void **state) {
@@ -96,6 +123,7 @@ int main(void) {
         cmocka_unit_test(every_key_has_one_row),
         cmocka_unit_test(rows_show_type_default_and_validation),
         cmocka_unit_test(groups_rules_and_rejected_keys),
+        cmocka_unit_test(ignored_keys_say_so),
         cmocka_unit_test(rendering_is_deterministic),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

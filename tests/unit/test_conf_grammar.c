@@ -164,7 +164,6 @@ static void rejected_keys_give_their_reason(void **state) {
         {"protocol_version", "ILP over HTTP/TCP only"},
         {"retry_timeout", "ILP over HTTP/TCP only"},
         {"request_min_throughput", "ILP over HTTP/TCP only"},
-        {"sf_max_bytes", "use sf_max_segment_bytes or sf_max_total_bytes"},
         {"ping_timeout", ".NET-only"},
         {"on_schema_mismatch_error", ".NET-only"},
         {"replay_exec", "Go-only egress key"},

@@ -326,6 +326,7 @@ static void enums_are_case_sensitive(void **state) {
         {"on_write_error", "terminal", QSF_CONF_ON_WRITE_ERROR_TERMINAL},
         {"target", "replica", QSF_CONF_TARGET_REPLICA},
         {"compression", "zstd", QSF_CONF_COMPRESSION_ZSTD},
+        {"compression", "auto", QSF_CONF_COMPRESSION_AUTO},
         {"pool_reap", "manual", QSF_CONF_POOL_REAP_MANUAL},
         {"qwp_ws_progress", "background", QSF_CONF_QWP_WS_PROGRESS_BACKGROUND},
     };
@@ -341,7 +342,7 @@ static void enums_are_case_sensitive(void **state) {
         qsf_conf_free(c);
     }
     expect_rejected("tls_verify", "ON", "is not one of: on, unsafe_off");
-    expect_rejected("compression", "Zstd", "is not one of: raw, zstd");
+    expect_rejected("compression", "Zstd", "is not one of: raw, zstd, auto");
     expect_rejected("on_parse_error", "drop",
                     "is not one of: auto, terminal, retriable, "
                     "retriable_other");

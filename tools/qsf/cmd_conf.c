@@ -1,6 +1,7 @@
 /* qsf conf: check a connect string and print the effective configuration. */
 #include "cmd.h"
 
+#include "conf/conf.h"
 #include "qsf.h"
 #include "text.h"
 
@@ -13,7 +14,9 @@ static void conf_usage(FILE *out) {
                  "\n"
                  "Parses a connect string (or the value of QDB_CLIENT_CONF with --env) and\n"
                  "prints the effective configuration: every key with its value and whether it\n"
-                 "was set or is a default. Secrets are shown as ***.\n"
+                 "was set or is a default. Secrets are shown as ***. Then a note for each\n"
+                 "key given that a sender accepts and ignores (it applies to queries or to\n"
+                 "connection pools).\n"
                  "Exit codes: 0 valid, 2 invalid (the message names the key, position and\n"
                  "reason), 64 bad command line.\n");
 }
@@ -42,6 +45,15 @@ static int print_dump(const qsf_conf *conf) {
     return QSF_EXIT_OK;
 }
 
+/* One line per key given that the sender does not apply, so a string copied from
+ * another client shows what qsf leaves to that client. */
+static void print_notes(const qsf_conf *conf) {
+    for (size_t k = 0; k < QSF_CONF_NKEYS; k++)
+        if (qsf_conf_key_notes[k] && qsf_conf_is_set(conf, (enum qsf_conf_key) k))
+            printf("note: %s at position %zu: %s\n", qsf_conf_keys[k].name, conf->key_pos[k],
+                   qsf_conf_key_notes[k]);
+}
+
 static int check(int argc, char **argv) {
     if (argc != 2) {
         conf_usage(stderr);
@@ -59,6 +71,8 @@ static int check(int argc, char **argv) {
     }
     printf("configuration is valid\n");
     rc = print_dump(conf);
+    if (rc == QSF_EXIT_OK)
+        print_notes(conf);
     qsf_conf_free(conf);
     return rc;
 }
