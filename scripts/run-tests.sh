@@ -4,10 +4,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${QSF_TEST_BUILD:-build-test}
+# -Dtests=true: without cmocka this stops here instead of running no test.
 if [ -d "$BUILD" ]; then
-  meson setup --reconfigure "$BUILD" -Dfault_injection=true -Dwerror=true >/dev/null
+  meson setup --reconfigure "$BUILD" -Dtests=true -Dfault_injection=true -Dwerror=true >/dev/null
 else
-  meson setup "$BUILD" -Dfault_injection=true -Dwerror=true >/dev/null
+  meson setup "$BUILD" -Dtests=true -Dfault_injection=true -Dwerror=true >/dev/null
 fi
 ninja -C "$BUILD"
 set +e

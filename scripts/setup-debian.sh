@@ -3,8 +3,10 @@
 # Idempotent: does nothing when every package is already installed. Run as root.
 set -euo pipefail
 # python3-prometheus-client: the Prometheus text parser the metrics_text test
-# reads qsf_metrics_prometheus with.
-PKGS=(gcc g++ meson ninja-build pkg-config libwebsockets-dev libssl-dev zlib1g-dev
+# reads qsf_metrics_prometheus with. g++, pkg-config and binutils (readelf, nm):
+# the install suite builds C and C++ programs against an install of qsf through
+# pkg-config and reads the installed libraries.
+PKGS=(gcc g++ binutils meson ninja-build pkg-config libwebsockets-dev libssl-dev
       libisal-dev libcmocka-dev clang-format openssl python3-prometheus-client)
 missing=()
 for p in "${PKGS[@]}"; do
