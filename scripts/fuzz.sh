@@ -10,6 +10,6 @@ srcs=$(git ls-files 'lib/*.c' 'lib/**/*.c')
 clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -DQSF_BUILDING -Iinclude -Ilib \
   $(pkg-config --cflags libwebsockets openssl libisal) \
   "fuzz/targets/fuzz_$name.c" $srcs -o "$out/fuzz_$name" \
-  $(pkg-config --libs libwebsockets openssl zlib libisal) -lpthread
+  $(pkg-config --libs libwebsockets openssl libisal) -lpthread
 mkdir -p "$out/corpus-$name"
 "$out/fuzz_$name" -max_total_time="$secs" "$out/corpus-$name" "fuzz/corpus/$name"
