@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MAX_EXAMPLES 8
 
@@ -170,6 +171,25 @@ static void idempotent(void **state) {
     qsink_stop(sink);
 }
 
+/* The README's quick start, with its own sf_dir (qdb-sf, relative) in a
+ * fresh working directory and the sink's address in place of localhost:9000. */
+static void readme_quickstart(void **state) {
+    (void) state;
+    qsink *sink = it_sink(NULL);
+    char conf[256], cwd[1024], slot[1024];
+    it_conf(conf, sizeof conf, qsink_port(sink),
+            "sf_dir=qdb-sf;sender_id=ingest-1;initial_connect_retry=async;");
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    assert_int_equal(chdir(it_dir), 0);
+    int rc = run("readme_quickstart", conf, 0, 0);
+    assert_int_equal(chdir(cwd), 0);
+    assert_int_equal(rc, 0);
+    assert_int_equal(qsink_rows(sink, "trades"), 1);
+    snprintf(slot, sizeof slot, "%s/qdb-sf/ingest-1", it_dir);
+    assert_int_equal(access(slot, F_OK), 0);
+    qsink_stop(sink);
+}
+
 int main(int argc, char **argv) {
     for (int i = 1; i < argc && n_examples < MAX_EXAMPLES; i++) {
         char *eq = strchr(argv[i], '=');
@@ -188,6 +208,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test_setup_teardown(failover, it_setup_dir, it_teardown_dir),
         cmocka_unit_test_setup_teardown(drain_orphans, it_setup_dir, it_teardown_dir),
         cmocka_unit_test_setup_teardown(idempotent, it_setup_dir, it_teardown_dir),
+        cmocka_unit_test_setup_teardown(readme_quickstart, it_setup_dir, it_teardown_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
