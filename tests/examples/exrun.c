@@ -72,3 +72,12 @@ int64_t ex_number_after(const char *text, const char *label) {
     long long v = strtoll(p, &end, 10);
     return end == p ? INT64_MIN : (int64_t) v;
 }
+
+void ex_print_comment(const char *text) {
+    while (*text) {
+        size_t n = strcspn(text, "\n");
+        printf("# %.*s\n", (int) n, text);
+        text += n + (text[n] == '\n');
+    }
+    fflush(stdout);
+}

@@ -18,6 +18,10 @@ extern "C" {
  * signal ended it, or -1 when it could not be started. */
 int ex_run(const char *const argv[], const char *const env[], char *out, size_t cap);
 
+/* Prints text on stdout as TAP comments ("# " before every line), so that
+ * a child's output can go into a test's log. */
+void ex_print_comment(const char *text);
+
 /* The integer after the first occurrence of `label` in text (e.g. "rows lost"),
  * or INT64_MIN when the label is not there. */
 int64_t ex_number_after(const char *text, const char *label);

@@ -43,6 +43,7 @@ int sinkproc_start(sinkproc *p, const char *exe, const char *dir) {
     if (p->pid == 0) {
         if (!freopen(log, "w", stderr))
             _exit(126);
+        dup2(STDERR_FILENO, STDOUT_FILENO); /* its summary too: not TAP */
         execl(exe, exe, "--port", "0", "--append", p->append, (char *) NULL);
         _exit(127);
     }

@@ -35,7 +35,7 @@ static void no_rows_is_success(void **state) {
     (void) state;
     int rc = run_demo("0");
     int64_t lost = ex_number_after(out, "rows lost");
-    print_message("demo 0: exit %d, rows lost %lld\n", rc, (long long) lost);
+    printf("# demo 0: exit %d, rows lost %lld\n", rc, (long long) lost);
     assert_int_equal(lost, 0);
     assert_int_equal(rc, 0);
 }
@@ -158,7 +158,8 @@ static int run_conf(const char *mode, int64_t short_by, int *queries) {
     exec_stop(&x);
     *queries = atomic_load(&x.queries);
     qsink_stop(sink);
-    print_message("demo --conf %s: exit %d\n%s", mode ? mode : "--exec", rc, out);
+    printf("# demo --conf %s: exit %d\n", mode ? mode : "--exec", rc);
+    ex_print_comment(out);
     return rc;
 }
 

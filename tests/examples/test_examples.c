@@ -29,7 +29,8 @@ static const char *example(const char *name) {
 static int run(const char *name, const char *a1, const char *a2, const char *a3) {
     const char *argv[] = {example(name), a1, a2, a3, NULL};
     int rc = ex_run(argv, NULL, out, sizeof out);
-    print_message("%s %s %s: exit %d\n%s", name, a1 ? a1 : "", a2 ? a2 : "", rc, out);
+    printf("# %s %s %s: exit %d\n", name, a1 ? a1 : "", a2 ? a2 : "", rc);
+    ex_print_comment(out);
     return rc;
 }
 
