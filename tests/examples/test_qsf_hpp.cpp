@@ -22,7 +22,24 @@
 extern "C" { // cmocka.h declares its functions without a C linkage block
 #include <cmocka.h>
 }
+#include <new>
 #include <unistd.h>
+
+// Every allocation through operator new is counted: building rows must make
+// none (qsf's own buffers are the C library's business).
+static std::size_t news;
+void *operator new(std::size_t n) {
+    news++;
+    if (void *p = std::malloc(n ? n : 1))
+        return p;
+    std::abort(); // the test cannot go on without memory, exceptions or not
+}
+void operator delete(void *p) noexcept {
+    std::free(p);
+}
+void operator delete(void *p, std::size_t) noexcept {
+    std::free(p);
+}
 
 namespace {
 
@@ -147,12 +164,50 @@ void nothrow_close_reports_loss(void **) {
     assert_int_equal(rep.info.rows_lost, 1);
 }
 
+// The tag types reach the server, and building rows allocates nothing.
+void every_type_without_allocating(void **) {
+    qsf::nothrow_sender s;
+    assert_true(static_cast<bool>(qsf::nothrow_sender::open(conf_for(sink.port), s)));
+    const double dv[] = {1.5, 2.5, 3.5, 4.5};
+    const std::int64_t lv[] = {7, 8};
+    const std::int32_t shape[] = {2, 2};
+    const unsigned char blob[] = {0xde, 0xad};
+    qsf::decimal128 d128 = {{0x39, 0x30}, 2}; // 12345, scale 2
+    qsf::decimal256 d256 = {{0x01}, 0};
+    std::size_t before = news;
+    for (std::int64_t i = 0; i < 200; i++) {
+        qsf::status st = s.table("nt_types")
+                             .column("id", i)
+                             .column("tn", qsf::timestamp_nanos{TS * 1000 + i})
+                             .column("l256", qsf::long256{{1, 2, 3, 4}})
+                             .column("gh", qsf::geohash{0x1f, 5})
+                             .column("bin", qsf::binary{blob, sizeof blob})
+                             .column("d64", qsf::decimal64{12345, 2})
+                             .column("d128", d128)
+                             .column("d256", d256)
+                             .column("grid", qsf::f64_array(dv, 2, shape))
+                             .column("pair", qsf::i64_array(lv, 2))
+                             .column("name", std::string_view("abc"))
+                             .at_micros(TS + i);
+        assert_int_equal(st.code(), QSF_OK);
+    }
+    assert_int_equal(news - before, 0);
+    std::int64_t fsn;
+    assert_true(static_cast<bool>(s.flush(fsn)));
+    assert_true(static_cast<bool>(s.wait(fsn)));
+    assert_true(s.close().ok());
+    assert_int_equal(rows_with("nt_types"), 200);
+    assert_int_equal(rows_with("nt_types", "\"bin\":\"dead\""), 200);
+    assert_int_equal(rows_with("nt_types", "\"d64\":\"12345\""), 200);
+}
+
 /* The throwing flavour -------------------------------------------------- */
 #ifdef QSF_HPP_EXCEPTIONS
 
 void rows_arrive_with_their_types(void **) {
     qsf::sender s(conf_for(sink.port));
     std::int64_t first = -1;
+    std::size_t before = news;
     for (std::int64_t i = 0; i < 100; i++) {
         std::string_view sym = i % 2 ? "ETH-USD" : "BTC-USD";
         s.table("cpp_trades")
@@ -175,6 +230,7 @@ void rows_arrive_with_their_types(void **) {
             first = s.flush();
     }
     std::int64_t last = s.flush();
+    assert_int_equal(news - before, 0);
     assert_true(first >= 0);
     assert_true(last > first);
     s.wait(last);
@@ -274,6 +330,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(nothrow_failed_row_leaves_nothing),
         cmocka_unit_test(nothrow_wait_durable_without_ack_is_inval),
         cmocka_unit_test(nothrow_close_reports_loss),
+        cmocka_unit_test(every_type_without_allocating),
 #ifdef QSF_HPP_EXCEPTIONS
         cmocka_unit_test(rows_arrive_with_their_types),
         cmocka_unit_test(chrono_time_points),
