@@ -110,8 +110,9 @@ enum class wait_level { ok = QSF_WAIT_OK, durable = QSF_WAIT_DURABLE };
 /* Outcomes                                                                  */
 /* ------------------------------------------------------------------------- */
 
-/* The outcome of a call: a qsf_errinfo by value (no allocation). */
-class status {
+/* The outcome of a call: a qsf_errinfo by value (no allocation). A status
+ * returned and ignored is a compiler warning. */
+class [[nodiscard]] status {
   public:
     status() noexcept {
         info_.code = QSF_OK;
