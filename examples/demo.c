@@ -1,17 +1,19 @@
 /* qsf demo: store-and-forward through a server outage.
  *
  * Starts the bundled qwp-sink on a free loopback port, publishes rows of a
- *  trades schema through a store-and-forward sender, takes the sink away for a
+ * trades schema through a store-and-forward sender, takes the sink away for a
  * few seconds midway (every connection dropped, new ones refused) while the
  * producer keeps publishing, brings it back, and prints the throughput, the
- * outage, the frames replayed and the rows lost as counted by the sink.
- *
- *   demo [rows] [sf_dir]      (defaults: 4000000, a fresh directory under /tmp)
+ * outage, the frames replayed and the rows lost as counted by the sink. With
+ * --conf it publishes to a real QuestDB instead and counts there (USAGE).
+ * The exit code is the summary's verdict (USAGE lists them).
  */
+#include "demo_exec.h"
 #include "qsf.h"
 #include "sink.h"
 
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,9 +22,48 @@
 
 #define OUTAGE_MS 2500
 
+static const char USAGE[] =
+    "usage: demo [ROWS [SF_DIR]]\n"
+    "       demo --conf CONNECT_STRING [--exec HOST:PORT | --no-count] [ROWS]\n"
+    "\n"
+    "Publishes ROWS trades (default 4000000) through a qsf sender and says how many\n"
+    "arrived. Without --conf: into the bundled qwp-sink on a free 127.0.0.1 port,\n"
+    "through a store-and-forward slot in SF_DIR (default: a new directory under /tmp),\n"
+    "with a 2.5 s outage of the sink a fifth of the way in; the sink counts the rows.\n"
+    "\n"
+    "  --conf CONF       publish to the server of this connect string instead, as given\n"
+    "                    (no outage is staged), into a new table qsf_demo_<time>\n"
+    "  --exec HOST:PORT  count the rows there with SELECT count() through QuestDB's\n"
+    "                    HTTP /exec endpoint at HOST:PORT (plain HTTP, no credentials;\n"
+    "                    default: the first addr of CONF)\n"
+    "  --no-count        do not count: the summary says the rows were not checked\n"
+    "  --help            this text\n"
+    "\n"
+    "Exit code: 0 every row acknowledged and, unless not checked, found at the server;\n"
+    "1 an error stopped the demo; 2 rows lost; 3 the rows could not be counted.\n";
+
 static const char *SYMBOLS[] = {"BTC-USD", "ETH-USD",  "SOL-USD", "XRP-USD",
                                 "ADA-USD", "DOGE-USD", "DOT-USD", "AVAX-USD"};
 static const char *VENUES[] = {"coinbase", "kraken", "bitstamp", "binance-us"};
+
+/* What the command line asked for. */
+typedef struct demo_args {
+    int64_t rows;
+    char dir[256];    /* sink mode: the SF directory */
+    bool own_dir;     /* ... made by the demo (removed when drained) */
+    const char *conf; /* --conf, or NULL for the bundled sink */
+    const char *exec; /* --exec */
+    bool no_count;    /* --no-count */
+    char table[64];   /* where the trades go */
+} demo_args;
+
+/* How many rows arrived, as far as the demo could tell. */
+typedef struct demo_count {
+    int checked;    /* 1 counted, 0 not checked (said why), -1 counting failed */
+    int64_t rows;   /* rows the server holds */
+    int64_t unique; /* distinct trade ids among them */
+    char how[400];  /* where and how they were counted, or why not */
+} demo_count;
 
 static double now_s(void) {
     struct timespec ts;
@@ -35,10 +76,10 @@ static void die(const char *what, int rc, const qsf_errinfo *e) {
     exit(1);
 }
 
-/* One trade. Keys are dense so the sink can count what arrived. */
-static int add_trade(qsf_sender *s, int64_t id, qsf_errinfo *e) {
+/* One trade. Keys are dense so the server's count says what arrived. */
+static int add_trade(qsf_sender *s, const char *table, int64_t id, qsf_errinfo *e) {
     const char *sym = SYMBOLS[id % 8], *venue = VENUES[(id / 8) % 4];
-    int rc = qsf_table(s, "trades", 6, e);
+    int rc = qsf_table(s, table, strlen(table), e);
     if (!rc)
         rc = qsf_symbol(s, "symbol", 6, sym, strlen(sym), e);
     if (!rc)
@@ -79,13 +120,7 @@ static qsink *start_sink(void) {
     return k;
 }
 
-static qsf_sender *start_sender(uint16_t port, const char *dir) {
-    char conf[1024];
-    snprintf(
-        conf, sizeof conf,
-        "ws::addr=127.0.0.1:%u;sf_dir=%s;sender_id=demo;initial_connect_retry=on;"
-        "reconnect_max_backoff_millis=500;sf_max_total_bytes=1g;close_flush_timeout_millis=30000;",
-        port, dir);
+static qsf_sender *start_sender(const char *conf) {
     qsf_sender *s = NULL;
     qsf_errinfo e;
     int rc = qsf_sender_new(conf, strlen(conf), &s, &e);
@@ -94,7 +129,18 @@ static qsf_sender *start_sender(uint16_t port, const char *dir) {
     return s;
 }
 
-/* The outage: starts at a fifth of the rows, ends OUTAGE_MS later. */
+static qsf_sender *start_sink_sender(uint16_t port, const char *dir) {
+    char conf[1024];
+    snprintf(
+        conf, sizeof conf,
+        "ws::addr=127.0.0.1:%u;sf_dir=%s;sender_id=demo;initial_connect_retry=on;"
+        "reconnect_max_backoff_millis=500;sf_max_total_bytes=1g;close_flush_timeout_millis=30000;",
+        port, dir);
+    return start_sender(conf);
+}
+
+/* The outage: starts at a fifth of the rows, ends OUTAGE_MS later. Without a
+ * sink (--conf) there is none: the phase is "after" from the start. */
 typedef struct outage {
     qsink *sink;
     int phase; /* 0 before, 1 during, 2 after */
@@ -117,49 +163,150 @@ static void outage_step(outage *o, int64_t id, int64_t down_row) {
     }
 }
 
-static void report(qsf_sender *s, qsink *sink, int64_t rows, double t0, double published_at,
-                   double done, const outage *o) {
-    qsf_stats st;
-    qsf_stats_get(s, &st);
-    qsf_errinfo e;
-    int rc = qsf_close(s, &e);
-    if (rc != QSF_OK)
-        die("qsf_close", rc, &e);
-    int64_t got = qsink_rows(sink, "trades");
+static void count_at_sink(qsink *sink, demo_count *c) {
     int64_t dups = qsink_duplicates(sink, "trades", "trade_id");
-    int64_t unique = got - (dups > 0 ? dups : 0);
-    printf("\n\nrows published       %" PRId64 "\n", rows);
-    printf("publish rate         %.0f rows/s (%.2f s, outage included)\n",
-           rows / (published_at - t0), published_at - t0);
+    c->checked = 1;
+    c->rows = qsink_rows(sink, "trades");
+    c->unique = c->rows - (dups > 0 ? dups : 0); /* -1: no table, so no rows */
+    snprintf(c->how, sizeof c->how, "counted by the bundled qwp-sink");
+}
+
+/* QuestDB makes committed rows visible a little later (WAL apply): polls until
+ * every id is there, or the count stood still for 5 s. */
+static void count_at_server(const demo_args *a, demo_count *c) {
+    char addr[300], why[400] = "";
+    if (a->exec)
+        snprintf(addr, sizeof addr, "%s", a->exec);
+    else if (demo_first_addr(a->conf, addr, sizeof addr) != 0) {
+        c->checked = -1;
+        snprintf(c->how, sizeof c->how, "no addr= in --conf to count at; pass --exec");
+        return;
+    }
+    double still_since = now_s();
+    int64_t last = -1;
+    c->checked = -1;
+    while (now_s() - still_since < 5.0) {
+        int64_t rows, unique;
+        if (demo_exec_count(addr, a->table, &rows, &unique, why, sizeof why) == 0) {
+            c->checked = 1, c->rows = rows, c->unique = unique;
+            if (unique >= a->rows)
+                break;
+        }
+        if (c->checked == 1 && c->rows != last)
+            last = c->rows, still_since = now_s();
+        usleep(250000);
+    }
+    if (c->checked == 1)
+        snprintf(c->how, sizeof c->how, "counted with SELECT count() through %s/exec", addr);
+    else
+        snprintf(c->how, sizeof c->how, "counting through %s/exec failed: %s", addr, why);
+}
+
+static void count_rows(const demo_args *a, qsink *sink, demo_count *c) {
+    memset(c, 0, sizeof *c);
+    if (sink)
+        count_at_sink(sink, c);
+    else if (a->no_count)
+        snprintf(c->how, sizeof c->how, "not checked (--no-count)");
+    else if (!a->exec && strncmp(a->conf, "wss", 3) == 0)
+        snprintf(c->how, sizeof c->how,
+                 "not checked: the server speaks TLS and the demo counts over plain HTTP only "
+                 "(--exec HOST:PORT names a plain-HTTP endpoint)");
+    else
+        count_at_server(a, c);
+}
+
+/* Prints the summary and returns the exit code it stands for. */
+static int report(const demo_args *a, const qsf_stats *st, const demo_count *c, double t0,
+                  double published_at, double done, const outage *o) {
+    printf("\n\nrows published       %" PRId64 " (table %s)\n", a->rows, a->table);
+    printf("publish rate         %.0f rows/s (%.2f s%s)\n", a->rows / (published_at - t0),
+           published_at - t0, o->sink ? ", outage included" : "");
     printf("end-to-end rate      %.0f rows/s (last row acknowledged after %.2f s)\n",
-           rows / (done - t0), done - t0);
-    printf("outage               %.2f s\n", o->up_at - o->down_at);
+           a->rows / (done - t0), done - t0);
+    if (o->sink)
+        printf("outage               %.2f s\n", o->up_at - o->down_at);
+    else
+        printf("outage               none staged (--conf)\n");
     printf("frames sent          %" PRIu64 " (replayed %" PRIu64 ", reconnects %" PRIu64 ")\n",
-           st.frames_sent, st.frames_replayed, st.reconnects_succeeded);
-    printf("rows at the sink     %" PRId64 " (%" PRId64 " duplicates from replay)\n", got,
-           dups > 0 ? dups : 0);
-    printf("rows lost            %" PRId64 "\n", rows - unique);
+           st->frames_sent, st->frames_replayed, st->reconnects_succeeded);
+    if (c->checked != 1) {
+        printf("rows lost            unknown: %s\n", c->how);
+        return c->checked == 0 ? 0 : 3;
+    }
+    printf("rows at the server   %" PRId64 " (%" PRId64 " duplicates from replay; %s)\n", c->rows,
+           c->rows - c->unique, c->how);
+    printf("rows lost            %" PRId64 "\n", a->rows - c->unique);
+    return a->rows - c->unique == 0 ? 0 : 2;
+}
+
+static int64_t parse_rows(const char *s) {
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    if (*s == '\0' || *end != '\0' || v < 0) {
+        fprintf(stderr, "demo: ROWS must be a number >= 0, got '%s'\n%s", s, USAGE);
+        exit(1);
+    }
+    return v;
+}
+
+/* Options first, then ROWS [SF_DIR]. Exits on --help and on a mistake. */
+static void parse_args(int argc, char **argv, demo_args *a) {
+    memset(a, 0, sizeof *a);
+    a->rows = 4000000;
+    int i = 1;
+    for (; i < argc && strncmp(argv[i], "--", 2) == 0; i++) {
+        const char *opt = argv[i];
+        if (strcmp(opt, "--help") == 0)
+            fputs(USAGE, stdout), exit(0);
+        else if (strcmp(opt, "--no-count") == 0)
+            a->no_count = true;
+        else if ((strcmp(opt, "--conf") == 0 || strcmp(opt, "--exec") == 0) && i + 1 < argc)
+            *(opt[2] == 'c' ? &a->conf : &a->exec) = argv[++i];
+        else
+            fprintf(stderr, "demo: unknown option or missing value: %s\n%s", opt, USAGE), exit(1);
+    }
+    if (i < argc)
+        a->rows = parse_rows(argv[i++]);
+    if (i < argc && !a->conf)
+        snprintf(a->dir, sizeof a->dir, "%s", argv[i++]);
+    if (i < argc || ((a->exec || a->no_count) && !a->conf) || (a->exec && a->no_count))
+        fprintf(stderr, "demo: unexpected arguments\n%s", USAGE), exit(1);
+    snprintf(a->table, sizeof a->table, "trades");
+    if (a->conf)
+        snprintf(a->table, sizeof a->table, "qsf_demo_%lld", (long long) time(NULL));
 }
 
 int main(int argc, char **argv) {
-    int64_t rows = argc > 1 ? atoll(argv[1]) : 4000000;
-    char dir[256] = "/tmp/qsf-demo-XXXXXX";
-    if (argc > 2)
-        snprintf(dir, sizeof dir, "%s", argv[2]);
-    else if (!mkdtemp(dir))
-        return perror("mkdtemp"), 1;
-    outage o = {start_sink(), 0, 0, 0};
-    fprintf(stderr, "qwp-sink listening on 127.0.0.1:%u; store-and-forward slot in %s/demo\n",
-            qsink_port(o.sink), dir);
-    qsf_sender *s = start_sender(qsink_port(o.sink), dir);
+    demo_args a;
+    parse_args(argc, argv, &a);
+    outage o = {NULL, 2, 0, 0};
+    qsf_sender *s;
+    if (a.conf) {
+        fprintf(stderr, "publishing to the server of --conf, table %s\n", a.table);
+        s = start_sender(a.conf);
+    } else {
+        if (!a.dir[0]) {
+            snprintf(a.dir, sizeof a.dir, "/tmp/qsf-demo-XXXXXX");
+            if (!mkdtemp(a.dir))
+                return perror("mkdtemp"), 1;
+            a.own_dir = true;
+        }
+        o.sink = start_sink();
+        o.phase = 0;
+        fprintf(stderr, "qwp-sink listening on 127.0.0.1:%u; store-and-forward slot in %s/demo\n",
+                qsink_port(o.sink), a.dir);
+        s = start_sink_sender(qsink_port(o.sink), a.dir);
+    }
     qsf_errinfo e;
     double t0 = now_s(), last = 0;
-    for (int64_t id = 0; id < rows; id++) {
-        int rc = add_trade(s, id, &e);
+    for (int64_t id = 0; id < a.rows; id++) {
+        int rc = add_trade(s, a.table, id, &e);
         if (rc != QSF_OK)
             die("publishing a row", rc, &e);
         if ((id & 1023) == 0) {
-            outage_step(&o, id, rows / 5);
+            if (o.sink)
+                outage_step(&o, id, a.rows / 5);
             if (now_s() - last >= 0.25) {
                 last = now_s();
                 progress(s, id + 1, t0, o.phase == 1 ? "OUTAGE" : "streaming");
@@ -172,17 +319,23 @@ int main(int argc, char **argv) {
         die("qsf_flush", rc, &e);
     double published_at = now_s();
     while (qsf_acked_fsn(s) < fsn || o.phase < 2) {
-        outage_step(&o, rows, rows / 5);
-        progress(s, rows, t0, o.phase == 1 ? "OUTAGE" : "draining");
+        if (o.sink)
+            outage_step(&o, a.rows, a.rows / 5);
+        progress(s, a.rows, t0, o.phase == 1 ? "OUTAGE" : "draining");
         usleep(100000);
     }
     double done = now_s();
-    progress(s, rows, t0, "done");
-    report(s, o.sink, rows, t0, published_at, done, &o);
-    int64_t lost =
-        rows - (qsink_rows(o.sink, "trades") - qsink_duplicates(o.sink, "trades", "trade_id"));
+    progress(s, a.rows, t0, "done");
+    qsf_stats st;
+    qsf_stats_get(s, &st);
+    rc = qsf_close(s, &e);
+    if (rc != QSF_OK)
+        die("qsf_close", rc, &e);
+    demo_count c;
+    count_rows(&a, o.sink, &c);
+    int verdict = report(&a, &st, &c, t0, published_at, done, &o);
     qsink_stop(o.sink);
-    if (argc <= 2)
-        rmdir(dir); /* the drained slot removed its files */
-    return lost == 0 ? 0 : 2;
+    if (a.own_dir)
+        rmdir(a.dir); /* the drained slot removed its files */
+    return verdict;
 }

@@ -2,7 +2,7 @@
 # Fails if any tracked C/C++ source differs from the committed .clang-format.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-files=$(git ls-files '*.c' '*.h' '*.cpp')
+files=$(git ls-files '*.c' '*.h' '*.cpp' '*.hpp')
 bad=0
 for f in $files; do
   if ! clang-format --style=file "$f" | cmp -s - "$f"; then
