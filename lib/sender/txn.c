@@ -1,0 +1,135 @@
+/* transaction=on: one application transaction from one qsf_flush to the next
+ * (docs/DURABILITY.md §16).
+ *
+ * It is the ring's flush transaction (sf/ring.h) held open across calls. An
+ * auto-flush encodes the buffered rows into it with FLAG_DEFER_COMMIT on every
+ * frame, the last one included, and frees the row buffer; qsf_flush appends
+ * the rest with a committing last frame (or the empty commit frame) and
+ * commits the ring's flush, which publishes every frame of the transaction at
+ * once:
+ *
+ *   auto-flush  auto-flush            qsf_flush
+ *   [D D D]     [D D]                 [D C]       D deferred, C committing
+ *   '--------- written, unpublished --------'-->  published all at once
+ *
+ * So nothing of it reaches a server before qsf_flush (a reconnect meanwhile
+ * has none of it to replay), and after it the group goes out from its first
+ * frame: the server's watermark stays below a group until its committing
+ * frame, so a replay after a disconnect sends the whole group again. A
+ * process that dies with it open leaves deferred frames with no committing
+ * frame after them, which the next recovery cuts (docs/FORMAT.md). The ring
+ * bounds it: a transaction that needs more than sf_max_total_bytes fails with
+ * QSF_E_TOO_LARGE. A failure once frames are staged aborts it whole; the
+ * application starts it again. */
+#include "sender/internal.h"
+
+#include "err.h"
+#include "qwp/encoder.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+
+/* The staged frames go, the symbol table forgets what they carried, and the
+ * buffered rows of the transaction go with them. Returns the rows. */
+uint64_t qsf_sender_txn_abandon(qsf_sender *s) {
+    uint64_t rows = s->txn.rows + qsf_qwp_batch_rows(s->batch);
+    if (s->txn.open) {
+        qsf_errinfo e; /* if the undo fails the ring latches it: every call says so */
+        qsf_ring_txn_abort(s->ring, &e);
+        qsf_symtab_set_published(s->symtab, s->txn.published0);
+    }
+    qsf_qwp_batch_reset(s->batch);
+    s->first_row_ns = 0;
+    s->txn = (qsf_sender_txn){0};
+    return rows;
+}
+
+/* A failure with frames staged: the whole transaction is aborted, and err
+ * says so (it cannot be retried as it was: its rows are gone). */
+static int txn_fail(qsf_sender *s, int rc, qsf_errinfo *err) {
+    uint64_t staged = s->txn.rows, frames = s->txn.frames;
+    size_t buffered = qsf_qwp_batch_rows(s->batch);
+    qsf_sender_txn_abandon(s);
+    rc = qsf_sender_failed(s, rc, err);
+    if (!err)
+        return rc;
+    char cause[QSF_ERRINFO_MSG_MAX];
+    snprintf(cause, sizeof cause, "%s", err->msg);
+    unsigned flags = err->flags & ~(unsigned) QSF_ERRF_RETRIABLE;
+    return qsf_err_set(err, rc, flags, err->sys_errno,
+                       "transaction aborted, nothing of it was committed: %" PRIu64
+                       " rows given up (%" PRIu64 " staged in %" PRIu64 " frames, %zu buffered): "
+                       "%.700s",
+                       staged + buffered, staged, frames, buffered, cause);
+}
+
+/* Opens the ring's flush for the transaction, remembering the symbols'
+ * watermark to go back to. */
+static int txn_begin(qsf_sender *s, bool fresh, qsf_errinfo *err) {
+    int rc = fresh ? qsf_ring_txn_begin_fresh(s->ring, err) : qsf_ring_txn_begin(s->ring, err);
+    if (rc == QSF_OK)
+        s->txn = (qsf_sender_txn){.open = true, .published0 = qsf_symtab_published(s->symtab)};
+    return rc;
+}
+
+/* One attempt at staging the buffered rows. While nothing is staged yet a
+ * failure is that of an ordinary flush: nothing is kept, every row stays
+ * buffered. */
+static int stage_once(qsf_sender *s, bool fresh, qsf_errinfo *err) {
+    int rc = s->txn.open ? QSF_OK : txn_begin(s, fresh, err);
+    if (rc != QSF_OK)
+        return rc;
+    qsf_qwp_encode_result res;
+    rc = qsf_sender_encode(s, true, &res, err);
+    if (rc == QSF_OK) {
+        s->txn.rows += res.rows_consumed;
+        s->txn.frames += res.frames;
+        qsf_qwp_batch_reset(s->batch);
+        s->first_row_ns = 0;
+    } else if (s->txn.frames == 0) {
+        qsf_errinfo e;
+        qsf_ring_txn_abort(s->ring, &e);
+        qsf_qwp_batch_rewind(s->batch, s->txn.published0);
+        s->txn = (qsf_sender_txn){0};
+    }
+    return rc;
+}
+
+int qsf_sender_txn_stage(qsf_sender *s, qsf_errinfo *err) {
+    if (qsf_qwp_batch_rows(s->batch) == 0)
+        return QSF_OK;
+    qsf_sender_set_frame_limits(s);
+    int rc = stage_once(s, false, err);
+    if (rc == QSF_E_TOO_LARGE && !s->txn.open && qsf_ring_txn_started_behind(s->ring))
+        rc = stage_once(s, true, err);
+    if (rc == QSF_OK)
+        return QSF_OK;
+    return s->txn.open ? txn_fail(s, rc, err) : qsf_sender_failed(s, rc, err);
+}
+
+/* A transaction whose rows are all staged commits with the empty commit
+ * frame. */
+static int append_commit_frame(qsf_sender *s, qsf_errinfo *err) {
+    uint8_t frame[QSF_QWP_EMPTY_COMMIT_LEN];
+    size_t len = qsf_qwp_empty_commit(frame);
+    return qsf_ring_txn_append(s->ring, frame, len, NULL, err);
+}
+
+int qsf_sender_txn_commit(qsf_sender *s, qsf_errinfo *err) {
+    qsf_sender_set_frame_limits(s);
+    qsf_qwp_encode_result res = {0};
+    int rc = qsf_qwp_batch_rows(s->batch) > 0 ? qsf_sender_encode(s, false, &res, err)
+                                              : append_commit_frame(s, err);
+    if (rc == QSF_OK)
+        rc = qsf_ring_txn_commit(s->ring, err); /* aborts itself if its barrier fails */
+    if (rc != QSF_OK)
+        return txn_fail(s, rc, err);
+    uint64_t rows = s->txn.rows + res.rows_consumed;
+    s->txn = (qsf_sender_txn){0};
+    qsf_sender_published(s, rows);
+    return QSF_OK;
+}
+
+QSF_API uint64_t qsf_txn_rows(const qsf_sender *s) {
+    return s ? s->txn.rows + qsf_qwp_batch_rows(s->batch) : 0;
+}
