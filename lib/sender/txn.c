@@ -56,11 +56,14 @@ static int txn_fail(qsf_sender *s, int rc, qsf_errinfo *err) {
     char cause[QSF_ERRINFO_MSG_MAX];
     snprintf(cause, sizeof cause, "%s", err->msg);
     unsigned flags = err->flags & ~(unsigned) QSF_ERRF_RETRIABLE;
+    const char *hint = rc == QSF_E_TOO_LARGE ? "; a transaction must fit the ring, whatever the "
+                                               "auto-flushes: commit smaller ones"
+                                             : "";
     return qsf_err_set(err, rc, flags, err->sys_errno,
                        "transaction aborted, nothing of it was committed: %" PRIu64
-                       " rows given up (%" PRIu64 " staged in %" PRIu64 " frames, %zu buffered): "
+                       " rows given up (%" PRIu64 " staged in %" PRIu64 " frames, %zu buffered)%s: "
                        "%.700s",
-                       staged + buffered, staged, frames, buffered, cause);
+                       staged + buffered, staged, frames, buffered, hint, cause);
 }
 
 /* Opens the ring's flush for the transaction, remembering the symbols'
