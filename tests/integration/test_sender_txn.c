@@ -208,6 +208,31 @@ static void transaction_larger_than_ring_fails(void **state) {
     it_close_and_check(s, sink, "t", 100, false);
 }
 
+/* Older unacknowledged frames hold the ring's room: a transaction that then
+ * cannot append within sf_append_deadline_millis is aborted whole with
+ * QSF_E_FULL, not left half staged, and the older transaction still commits. */
+static void full_ring_mid_transaction_aborts_it(void **state) {
+    (void) state;
+    qsink *sink = it_sink(NULL);
+    it_fault(sink, "stall conn=1"); /* nothing is acknowledged */
+    qsf_sender *s = txn_sender(sink, "auto_flush_rows=20;sf_max_segment_bytes=64k;"
+                                     "sf_max_total_bytes=256k;sf_append_deadline_millis=300;" FAST);
+    must_add(s, 0, 100, 1000); /* two segments, committed, unacknowledged */
+    int64_t fsn = must_flush(s);
+    qsf_errinfo e;
+    assert_int_equal(add_rows(s, STAGED_KEYS, STAGED_KEYS + 1000, 1000, &e), QSF_E_FULL);
+    assert_non_null(strstr(e.msg, "transaction aborted, nothing of it was committed"));
+    assert_false(e.flags & QSF_ERRF_RETRIABLE);
+    assert_int_equal(qsf_txn_rows(s), 0);
+    assert_int_equal(qsf_published_fsn(s), fsn);
+    qsink_restart(sink);
+    it_wait_acked(s, fsn);
+    must_add(s, 100, 200, 10);
+    it_wait_acked(s, must_flush(s));
+    assert_int_equal(qsink_commits(sink, "t"), 2);
+    it_close_and_check(s, sink, "t", 200, false);
+}
+
 /* qsf_buffer_clear abandons the open transaction, staged rows included. */
 static void buffer_clear_abandons_transaction(void **state) {
     (void) state;
@@ -251,6 +276,7 @@ int main(void) {
                                         it_teardown_dir),
         cmocka_unit_test(reconnect_mid_transaction_commits_once),
         cmocka_unit_test(transaction_larger_than_ring_fails),
+        cmocka_unit_test(full_ring_mid_transaction_aborts_it),
         cmocka_unit_test(buffer_clear_abandons_transaction),
         cmocka_unit_test(close_aborts_open_transaction),
     };
