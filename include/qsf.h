@@ -339,11 +339,13 @@ QSF_API uint64_t qsf_txn_rows(const qsf_sender *s);
  * qwp.max.uncommitted.rows, 1,000,000 by default, past which a server
  * force-commits). The ring holds the whole transaction until it is
  * acknowledged: one that needs more than sf_max_total_bytes fails with
- * QSF_E_TOO_LARGE. Once rows are staged, any failure of an auto-flush (in
- * qsf_at_*) or of qsf_flush aborts the whole transaction: the message begins
- * "transaction aborted, nothing of it was committed" with the row count,
- * QSF_ERRF_RETRIABLE is cleared, no row of it stays buffered, and nothing of
- * it is ever delivered; send it again. A process that dies with a
+ * QSF_E_TOO_LARGE. Once rows are staged, QSF_E_FULL from an auto-flush (in
+ * qsf_at_*) or from qsf_flush is retriable as ever: that call's frames are
+ * taken back, its rows are buffered again and the transaction stays open
+ * (retry qsf_flush, or go on adding rows). Any other failure aborts the whole
+ * transaction: the message begins "transaction aborted, nothing of it was
+ * committed" with the row count, QSF_ERRF_RETRIABLE is cleared, no row of it
+ * stays buffered, and nothing of it is ever delivered; send it again. A process that dies with a
  * transaction open delivers none of it. qsf_buffer_clear abandons it;
  * qsf_close aborts it (QSF_E_DATA_LOSS, txn_rows_uncommitted).
  * Producer thread. */

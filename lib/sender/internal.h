@@ -83,8 +83,10 @@ void qsf_sender_published(qsf_sender *s, uint64_t rows);
  * open transaction as deferred frames (opening it). commit: qsf_flush, the
  * rest and the committing frame, then the whole transaction is published.
  * abandon: the open transaction and the buffered rows are given up; returns
- * their rows. A failure of stage or commit once frames are staged aborts the
- * whole transaction (nothing of it is ever delivered) and says so in err. */
+ * their rows. Once frames are staged, QSF_E_FULL from stage or commit leaves
+ * the transaction as it was before the call (open, the rows buffered again);
+ * any other failure aborts the whole transaction (nothing of it is ever
+ * delivered) and says so in err. */
 int qsf_sender_txn_stage(qsf_sender *s, qsf_errinfo *err);
 int qsf_sender_txn_commit(qsf_sender *s, qsf_errinfo *err);
 uint64_t qsf_sender_txn_abandon(qsf_sender *s);

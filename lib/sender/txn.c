@@ -19,8 +19,10 @@
  * process that dies with it open leaves deferred frames with no committing
  * frame after them, which the next recovery cuts (docs/FORMAT.md). The ring
  * bounds it: a transaction that needs more than sf_max_total_bytes fails with
- * QSF_E_TOO_LARGE. A failure once frames are staged aborts it whole; the
- * application starts it again. */
+ * QSF_E_TOO_LARGE. Once frames are staged, QSF_E_FULL (no room yet) rolls the
+ * failed call back to a mark (ring.h) and the transaction stays open, to be
+ * retried; any other failure aborts it whole, and the application starts it
+ * again. */
 #include "sender/internal.h"
 
 #include "err.h"
@@ -75,39 +77,70 @@ static int txn_begin(qsf_sender *s, bool fresh, qsf_errinfo *err) {
     return rc;
 }
 
-/* One attempt at staging the buffered rows. While nothing is staged yet a
- * failure is that of an ordinary flush: nothing is kept, every row stays
- * buffered. */
-static int stage_once(qsf_sender *s, bool fresh, qsf_errinfo *err) {
-    int rc = s->txn.open ? QSF_OK : txn_begin(s, fresh, err);
+/* The rows of an encode are in the transaction: the row buffer is free. */
+static void staged(qsf_sender *s, const qsf_qwp_encode_result *res) {
+    s->txn.rows += res->rows_consumed;
+    s->txn.frames += res->frames;
+    qsf_qwp_batch_reset(s->batch);
+    s->first_row_ns = 0;
+}
+
+/* The first auto-flush of a transaction opens it. Until it succeeds a failure
+ * is that of an ordinary flush: nothing is kept, every row stays buffered. */
+static int stage_first(qsf_sender *s, bool fresh, qsf_errinfo *err) {
+    int rc = txn_begin(s, fresh, err);
     if (rc != QSF_OK)
         return rc;
     qsf_qwp_encode_result res;
     rc = qsf_sender_encode(s, true, &res, err);
     if (rc == QSF_OK) {
-        s->txn.rows += res.rows_consumed;
-        s->txn.frames += res.frames;
-        qsf_qwp_batch_reset(s->batch);
-        s->first_row_ns = 0;
-    } else if (s->txn.frames == 0) {
-        qsf_errinfo e;
-        qsf_ring_txn_abort(s->ring, &e);
-        qsf_qwp_batch_rewind(s->batch, s->txn.published0);
-        s->txn = (qsf_sender_txn){0};
+        staged(s, &res);
+        return QSF_OK;
     }
+    qsf_errinfo e;
+    qsf_ring_txn_abort(s->ring, &e);
+    qsf_qwp_batch_rewind(s->batch, s->txn.published0);
+    s->txn = (qsf_sender_txn){0};
     return rc;
+}
+
+/* An encode into the open transaction failed. QSF_E_FULL (no room yet) takes
+ * it back to where the encode began: its rows are buffered again and it stays
+ * open, so the call can be retried. Anything else aborts it whole. */
+static int staged_fail(qsf_sender *s, const qsf_ring_mark *m, uint32_t published, int rc,
+                       qsf_errinfo *err) {
+    qsf_errinfo e;
+    if (rc != QSF_E_FULL || qsf_ring_txn_rollback(s->ring, m, &e) != QSF_OK)
+        return txn_fail(s, rc, err);
+    qsf_qwp_batch_rewind(s->batch, published);
+    return qsf_sender_failed(s, rc, err);
+}
+
+/* Encodes the buffered rows into the open transaction (`stage`: deferred
+ * only), failing as staged_fail says. */
+static int encode_more(qsf_sender *s, bool stage, qsf_qwp_encode_result *res, qsf_errinfo *err) {
+    qsf_ring_mark m;
+    qsf_ring_txn_mark(s->ring, &m);
+    uint32_t published = qsf_symtab_published(s->symtab);
+    int rc = qsf_sender_encode(s, stage, res, err);
+    return rc == QSF_OK ? QSF_OK : staged_fail(s, &m, published, rc, err);
 }
 
 int qsf_sender_txn_stage(qsf_sender *s, qsf_errinfo *err) {
     if (qsf_qwp_batch_rows(s->batch) == 0)
         return QSF_OK;
     qsf_sender_set_frame_limits(s);
-    int rc = stage_once(s, false, err);
-    if (rc == QSF_E_TOO_LARGE && !s->txn.open && qsf_ring_txn_started_behind(s->ring))
-        rc = stage_once(s, true, err);
-    if (rc == QSF_OK)
-        return QSF_OK;
-    return s->txn.open ? txn_fail(s, rc, err) : qsf_sender_failed(s, rc, err);
+    if (s->txn.open) {
+        qsf_qwp_encode_result res;
+        int rc = encode_more(s, true, &res, err);
+        if (rc == QSF_OK)
+            staged(s, &res);
+        return rc;
+    }
+    int rc = stage_first(s, false, err);
+    if (rc == QSF_E_TOO_LARGE && qsf_ring_txn_started_behind(s->ring))
+        rc = stage_first(s, true, err);
+    return rc == QSF_OK ? QSF_OK : qsf_sender_failed(s, rc, err);
 }
 
 /* A transaction whose rows are all staged commits with the empty commit
@@ -115,16 +148,20 @@ int qsf_sender_txn_stage(qsf_sender *s, qsf_errinfo *err) {
 static int append_commit_frame(qsf_sender *s, qsf_errinfo *err) {
     uint8_t frame[QSF_QWP_EMPTY_COMMIT_LEN];
     size_t len = qsf_qwp_empty_commit(frame);
-    return qsf_ring_txn_append(s->ring, frame, len, NULL, err);
+    qsf_ring_mark m;
+    qsf_ring_txn_mark(s->ring, &m);
+    int rc = qsf_ring_txn_append(s->ring, frame, len, NULL, err);
+    return rc == QSF_OK ? QSF_OK : staged_fail(s, &m, qsf_symtab_published(s->symtab), rc, err);
 }
 
 int qsf_sender_txn_commit(qsf_sender *s, qsf_errinfo *err) {
     qsf_sender_set_frame_limits(s);
     qsf_qwp_encode_result res = {0};
-    int rc = qsf_qwp_batch_rows(s->batch) > 0 ? qsf_sender_encode(s, false, &res, err)
+    int rc = qsf_qwp_batch_rows(s->batch) > 0 ? encode_more(s, false, &res, err)
                                               : append_commit_frame(s, err);
-    if (rc == QSF_OK)
-        rc = qsf_ring_txn_commit(s->ring, err); /* aborts itself if its barrier fails */
+    if (rc != QSF_OK)
+        return rc;                          /* failed as staged_fail says */
+    rc = qsf_ring_txn_commit(s->ring, err); /* aborts itself if its barrier fails */
     if (rc != QSF_OK)
         return txn_fail(s, rc, err);
     uint64_t rows = s->txn.rows + res.rows_consumed;

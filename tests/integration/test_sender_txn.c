@@ -208,10 +208,12 @@ static void transaction_larger_than_ring_fails(void **state) {
     it_close_and_check(s, sink, "t", 100, false);
 }
 
-/* Older unacknowledged frames hold the ring's room: a transaction that then
- * cannot append within sf_append_deadline_millis is aborted whole with
- * QSF_E_FULL, not left half staged, and the older transaction still commits. */
-static void full_ring_mid_transaction_aborts_it(void **state) {
+/* Older unacknowledged frames hold the ring's room: an auto-flush of an open
+ * transaction that cannot append within sf_append_deadline_millis fails with
+ * QSF_E_FULL, retriable, and the transaction stays open, as it was before that
+ * auto-flush (its rows buffered again); once the room is back qsf_flush
+ * commits all of it, once. */
+static void full_ring_mid_transaction_can_be_retried(void **state) {
     (void) state;
     qsink *sink = it_sink(NULL);
     it_fault(sink, "stall conn=1"); /* nothing is acknowledged */
@@ -220,17 +222,18 @@ static void full_ring_mid_transaction_aborts_it(void **state) {
     must_add(s, 0, 100, 1000); /* two segments, committed, unacknowledged */
     int64_t fsn = must_flush(s);
     qsf_errinfo e;
-    assert_int_equal(add_rows(s, STAGED_KEYS, STAGED_KEYS + 1000, 1000, &e), QSF_E_FULL);
-    assert_non_null(strstr(e.msg, "transaction aborted, nothing of it was committed"));
-    assert_false(e.flags & QSF_ERRF_RETRIABLE);
-    assert_int_equal(qsf_txn_rows(s), 0);
+    assert_int_equal(add_rows(s, 100, 1100, 1000, &e), QSF_E_FULL);
+    assert_true(e.flags & QSF_ERRF_RETRIABLE);
+    assert_null(strstr(e.msg, "transaction aborted"));
+    uint64_t rows = qsf_txn_rows(s);
+    assert_true(rows > 40 && rows < 1000); /* staged auto-flushes, and the failed one's rows */
+    assert_int_equal(qsf_buffered_rows(s), 20);
     assert_int_equal(qsf_published_fsn(s), fsn);
     qsink_restart(sink);
     it_wait_acked(s, fsn);
-    must_add(s, 100, 200, 10);
     it_wait_acked(s, must_flush(s));
     assert_int_equal(qsink_commits(sink, "t"), 2);
-    it_close_and_check(s, sink, "t", 200, false);
+    it_close_and_check(s, sink, "t", 100 + (int64_t) rows, false);
 }
 
 /* qsf_buffer_clear abandons the open transaction, staged rows included. */
@@ -276,7 +279,7 @@ int main(void) {
                                         it_teardown_dir),
         cmocka_unit_test(reconnect_mid_transaction_commits_once),
         cmocka_unit_test(transaction_larger_than_ring_fails),
-        cmocka_unit_test(full_ring_mid_transaction_aborts_it),
+        cmocka_unit_test(full_ring_mid_transaction_can_be_retried),
         cmocka_unit_test(buffer_clear_abandons_transaction),
         cmocka_unit_test(close_aborts_open_transaction),
     };
