@@ -186,6 +186,8 @@ typedef struct qsf_close_info {
     uint64_t orphan_bytes_left;        /* their bytes */
     uint64_t orphan_slots_not_started; /* orphan slots no drainer had taken when close began:
                                           untouched, for the next adopting sender */
+    uint64_t txn_rows_uncommitted;     /* transaction=on: rows of the transaction open at close
+                                          (staged and buffered), aborted: never sent */
 } qsf_close_info;
 
 /* Flushes buffered rows, waits up to close_flush_timeout_millis for everything
@@ -200,8 +202,10 @@ typedef struct qsf_close_info {
  *    call or an error handler already reported it;
  *  - QSF_E_DATA_LOSS: data the sender accepted was given up: buffered rows close
  *    could not publish (the ring stayed full, a latched error), unacknowledged
- *    frames of a memory-mode close, or damaged slot contents found when the
- *    sender was created; the message says which, with counts;
+ *    frames of a memory-mode close, damaged slot contents found when the
+ *    sender was created, or (transaction=on) the rows of a transaction still
+ *    open: close never commits one, it aborts it (txn_rows_uncommitted); the
+ *    message says which, with counts;
  *  - QSF_E_TIMEOUT: SF mode, some published frames were not acknowledged within
  *    close_flush_timeout_millis (or it was 0/-1); they stay on disk for the next
  *    sender on the slot. Likewise when a drainer had not drained its orphan
@@ -293,9 +297,18 @@ QSF_API size_t qsf_buffered_rows(const qsf_sender *s);
 
 /* Drops every buffered row (and the row being built): the application gives
  * them up explicitly, for example after qsf_flush failed with QSF_E_TOO_LARGE.
- * Returns the number of complete rows dropped (0 for a NULL sender, or when
- * another thread is inside a call on the sender). Producer thread. */
+ * With transaction=on it abandons the open transaction: its rows already
+ * staged by auto-flushes go too, nothing of it is ever sent (this is the
+ * abort of a transaction). Returns the number of complete rows dropped,
+ * staged ones included (0 for a NULL sender, or when another thread is inside
+ * a call on the sender). Producer thread. */
 QSF_API size_t qsf_buffer_clear(qsf_sender *s);
+
+/* transaction=on: rows of the open transaction, i.e. added since the last
+ * qsf_flush that returned QSF_OK: staged in the ring by auto-flushes plus
+ * those buffered (without transaction=on: the buffered rows). Producer
+ * thread. */
+QSF_API uint64_t qsf_txn_rows(const qsf_sender *s);
 
 /* ------------------------------------------------------------------------- */
 /* Flush, wait, progress                                                     */
@@ -318,6 +331,23 @@ QSF_API size_t qsf_buffer_clear(qsf_sender *s);
  * QSF_ERRF_IN_DOUBT only when even undoing the frames could not be made
  * durable, so a host crash could still bring them back); a latched fatal error.
  * A process that dies inside qsf_flush delivers all of that flush or none of it.
+ * transaction=on: every row added since the last successful qsf_flush is one
+ * transaction. Auto-flushes (auto_flush_rows / _bytes / _interval) only stage
+ * rows in the ring as deferred frames (FLAG_DEFER_COMMIT), invisible to the
+ * server; qsf_flush publishes them with the committing frame, so the server
+ * commits the whole transaction at once per table (up to its
+ * qwp.max.uncommitted.rows, 1,000,000 by default, past which a server
+ * force-commits). The ring holds the whole transaction until it is
+ * acknowledged: one that needs more than sf_max_total_bytes fails with
+ * QSF_E_TOO_LARGE. Once rows are staged, QSF_E_FULL from an auto-flush (in
+ * qsf_at_*) or from qsf_flush is retriable as ever: that call's frames are
+ * taken back, its rows are buffered again and the transaction stays open
+ * (retry qsf_flush, or go on adding rows). Any other failure aborts the whole
+ * transaction: the message begins "transaction aborted, nothing of it was
+ * committed" with the row count, QSF_ERRF_RETRIABLE is cleared, no row of it
+ * stays buffered, and nothing of it is ever delivered; send it again. A process that dies with a
+ * transaction open delivers none of it. qsf_buffer_clear abandons it;
+ * qsf_close aborts it (QSF_E_DATA_LOSS, txn_rows_uncommitted).
  * Producer thread. */
 QSF_API int qsf_flush(qsf_sender *s, int64_t *fsn_out, qsf_errinfo *err);
 

@@ -134,9 +134,6 @@ static int buffer_sizes(qsf_conf *c, qsf_errinfo *err) {
 }
 
 static int unsupported(qsf_conf *c, qsf_errinfo *err) {
-    if (c->transaction)
-        return fail(err, "transaction=on at position %zu: transaction=on is not supported by qsf",
-                    POS(c, transaction));
     if (c->qwp_ws_progress == QSF_CONF_QWP_WS_PROGRESS_MANUAL)
         return fail(err,
                     "qwp_ws_progress=manual at position %zu is not supported: qsf always "
@@ -206,7 +203,7 @@ static const struct rule rules[] = {
       "rejected: conflicting auto-flush settings"},
      auto_flush_consistent},
     {{"`init_buf_size` > `max_buf_size`", "rejected: buffer sizes"}, buffer_sizes},
-    {{"`transaction=on`; `qwp_ws_progress=manual`", "rejected: not supported"}, unsupported},
+    {{"`qwp_ws_progress=manual`", "rejected: not supported"}, unsupported},
     {{"any `reconnect_*` key set and `initial_connect_retry` not set",
       "not an error: `initial_connect_retry` becomes `on`"},
      promote_retry},

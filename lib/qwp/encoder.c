@@ -287,7 +287,7 @@ static int build_frame(qsf_qwp_encoder *e, qsf_qwp_batch *b, const qsf_qwp_enc_o
                            "encoder: frame of %zu bytes exceeds its bound of %llu", *len,
                            (unsigned long long) size);
     uint8_t flags = QSF_QWP_FLAG_DELTA_SYMBOL_DICT | (o->gorilla ? QSF_QWP_FLAG_GORILLA : 0) |
-                    (last ? 0 : QSF_QWP_FLAG_DEFER_COMMIT);
+                    (last && !o->defer_last ? 0 : QSF_QWP_FLAG_DEFER_COMMIT);
     qsf_enc_header(e->frame.p, flags, (uint16_t) e->nsegs, (uint32_t) (*len - QSF_QWP_HEADER_LEN));
     return QSF_OK;
 }

@@ -10,10 +10,10 @@
  *           then per column: null_flag (00 / 01 + bitmap) and the values (docs/PROTOCOL.md §5)
  *
  * Flags: 0x08 always, | 0x04 when opts.gorilla, | 0x01 on every frame of a split
- * except the last. Timestamps (TIMESTAMP / TIMESTAMP_NANOS columns and the
- * designated timestamp, written last with an empty name) use Gorilla when enabled,
- * there are >= 3 non-null values and every delta-of-delta fits i32; otherwise the
- * encoding byte 0x00 and raw values. DATE is never Gorilla and has no encoding byte.
+ * except the last (and on the last too with opts.defer_last). Timestamps (TIMESTAMP /
+ * TIMESTAMP_NANOS columns and the designated timestamp, written last with an empty name) use
+ * Gorilla when enabled, there are >= 3 non-null values and every delta-of-delta fits i32; otherwise
+ * the encoding byte 0x00 and raw values. DATE is never Gorilla and has no encoding byte.
  *
  * Splitting: rows keep their order within each table; tables follow their first
  * appearance in the batch; a table with more rows than fit (or more than 1,000,000)
@@ -68,6 +68,9 @@ typedef struct qsf_qwp_enc_opts {
                              under a larger cap can always be flushed */
     bool keep_rows;       /* on success leave the consumed rows in the batch (the caller
                              resets it once the frames are published, or rewinds it) */
+    bool defer_last;      /* the last frame carries FLAG_DEFER_COMMIT too: the rows are
+                             staged in an open transaction (transaction=on) that a later
+                             frame commits */
 } qsf_qwp_enc_opts;
 
 /* The frame cap rule of docs/PROTOCOL.md §3.5: min(90% of the advertised

@@ -13,10 +13,15 @@
 
 /* Step 1: publish the buffered rows; those that cannot be published (a latched
  * error, the ring stayed full) are dropped and counted. An open row was never
- * completed and is not counted. */
+ * completed and is not counted. With transaction=on nothing is published: the
+ * open transaction (staged and buffered rows) is aborted and counted. */
 static int close_flush(qsf_sender *s, qsf_close_info *ci, qsf_errinfo *err) {
     if (qsf_qwp_batch_row_open(s->batch))
         qsf_qwp_batch_row_cancel(s->batch);
+    if (s->conf->transaction) { /* only qsf_flush commits: close gives it up */
+        ci->txn_rows_uncommitted = qsf_sender_txn_abandon(s);
+        return QSF_OK;
+    }
     int rc = qsf_latch_get(&s->latch, err);
     if (rc == QSF_OK)
         rc = qsf_sender_flush_locked(s, NULL, err);
@@ -82,6 +87,11 @@ static void describe(const qsf_close_info *ci, const char *loss_msg, const qsf_e
     if (ci->rows_unpublished)
         n += (size_t) snprintf(out + n, cap - n, "%" PRIu64 " buffered rows dropped (%.200s); ",
                                ci->rows_unpublished, flush_err->msg);
+    if (n < cap && ci->txn_rows_uncommitted)
+        n += (size_t) snprintf(out + n, cap - n,
+                               "%" PRIu64 " rows of the open transaction not committed "
+                               "(transaction=on: only qsf_flush commits), nothing of them sent; ",
+                               ci->txn_rows_uncommitted);
     if (n < cap && ci->frames_unacked && ci->kept_on_disk)
         n += (size_t) snprintf(out + n, cap - n,
                                "%" PRIu64 " frames (%" PRIu64
@@ -119,7 +129,7 @@ static int verdict(qsf_sender *s, const qsf_close_info *ci, const qsf_errinfo *f
     if (code)
         return qsf_err_set(err, code, QSF_ERRF_FATAL, term.sys_errno, "%.300s%s%.200s", term.msg,
                            summary[0] ? "; close: " : "", summary);
-    if (losses || ci->rows_unpublished)
+    if (losses || ci->rows_unpublished || ci->txn_rows_uncommitted)
         return qsf_err_set(err, QSF_E_DATA_LOSS, 0, 0, "close: %s", summary);
     if (ci->frames_unacked || ci->orphan_slots_left)
         return qsf_err_set(err, QSF_E_TIMEOUT, 0, 0,

@@ -21,6 +21,15 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* The open application transaction (transaction=on, txn.c): the ring's flush
+ * transaction held open across calls, and what is staged in it. */
+typedef struct qsf_sender_txn {
+    bool open;           /* the ring's flush is open with staged frames (or being staged) */
+    uint32_t published0; /* the symbol table's published watermark when it began */
+    uint64_t rows;       /* rows staged in the ring (deferred frames, not visible) */
+    uint64_t frames;     /* their frames */
+} qsf_sender_txn;
+
 struct qsf_sender {
     qsf_conf *conf;
     qsf_latch latch; /* the one owner of the terminal state (latch.h) */
@@ -40,6 +49,7 @@ struct qsf_sender {
     int64_t last_commit_fsn; /* FSN of the last committing frame published, -1 if none */
     int64_t first_row_ns;    /* when the oldest buffered row was added, 0 if none */
     qsf_backlog backlog;     /* per-flush times and rows of what is unacknowledged */
+    qsf_sender_txn txn;      /* transaction=on: the open transaction */
 };
 
 /* Producer-call guard: NULL check, the in-use latch, the latched terminal error.
@@ -52,6 +62,34 @@ int qsf_sender_after_row(qsf_sender *s, qsf_errinfo *err);
 
 /* Encodes every buffered row and publishes the frames (latch held). */
 int qsf_sender_flush_locked(qsf_sender *s, int64_t *fsn_out, qsf_errinfo *err);
+
+/* The frame caps of the encoder and the row limit, from the server's batch
+ * cap and the segment size as they are now. */
+void qsf_sender_set_frame_limits(qsf_sender *s);
+
+/* Encodes every buffered row into the ring's open flush (begun by the
+ * caller); `stage`: the last frame carries FLAG_DEFER_COMMIT too. */
+int qsf_sender_encode(qsf_sender *s, bool stage, qsf_qwp_encode_result *res, qsf_errinfo *err);
+
+/* After a failed flush: the latched terminal error if one is set (keeping
+ * QSF_ERRF_IN_DOUBT from err), else rc. */
+int qsf_sender_failed(qsf_sender *s, int rc, qsf_errinfo *err);
+
+/* After a committed flush of `rows` rows: the batch is reset, the backlog
+ * and the I/O thread told. */
+void qsf_sender_published(qsf_sender *s, uint64_t rows);
+
+/* transaction=on (txn.c). stage: an auto-flush, the buffered rows go into the
+ * open transaction as deferred frames (opening it). commit: qsf_flush, the
+ * rest and the committing frame, then the whole transaction is published.
+ * abandon: the open transaction and the buffered rows are given up; returns
+ * their rows. Once frames are staged, QSF_E_FULL from stage or commit leaves
+ * the transaction as it was before the call (open, the rows buffered again);
+ * any other failure aborts the whole transaction (nothing of it is ever
+ * delivered) and says so in err. */
+int qsf_sender_txn_stage(qsf_sender *s, qsf_errinfo *err);
+int qsf_sender_txn_commit(qsf_sender *s, qsf_errinfo *err);
+uint64_t qsf_sender_txn_abandon(qsf_sender *s);
 
 /* Stops the drainers and the I/O thread and closes the ring (SF: a fully
  * acknowledged slot's files are removed, docs/DURABILITY.md §12); returns the ring

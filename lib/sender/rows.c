@@ -142,9 +142,7 @@ QSF_API size_t qsf_buffered_rows(const qsf_sender *s) {
 QSF_API size_t qsf_buffer_clear(qsf_sender *s) {
     if (!s || atomic_exchange(&s->busy, 1))
         return 0;
-    size_t n = qsf_qwp_batch_rows(s->batch);
-    qsf_qwp_batch_reset(s->batch);
-    s->first_row_ns = 0;
+    size_t n = (size_t) qsf_sender_txn_abandon(s); /* an open transaction goes with them */
     atomic_store(&s->busy, 0);
     return n;
 }

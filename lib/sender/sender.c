@@ -76,10 +76,19 @@ static size_t max_frame(qsf_sender *s) {
  * accepts always fits a frame. A cap that shrinks later (a server with a
  * smaller batch size) does not strand rows accepted before: the encoder then
  * sends such a row alone in a frame up to the segment's payload capacity. */
-static void set_frame_limits(qsf_sender *s) {
+void qsf_sender_set_frame_limits(qsf_sender *s) {
     s->eo.max_frame = max_frame(s);
     s->eo.row_frame_max = qsf_ring_max_payload(s->ring);
     qsf_qwp_batch_set_max_row_frame(s->batch, s->eo.max_frame);
+}
+
+int qsf_sender_encode(qsf_sender *s, bool stage, qsf_qwp_encode_result *res, qsf_errinfo *err) {
+    *res = (qsf_qwp_encode_result){0};
+    s->eo.defer_last = stage;
+    int rc = qsf_qwp_encode(s->enc, s->batch, &s->eo, s->eo.self_sufficient ? NULL : on_new_symbols,
+                            emit_frame, s, res, err);
+    s->eo.defer_last = false;
+    return rc;
 }
 
 /* One attempt at encoding the buffered rows and publishing the frames all or
@@ -90,8 +99,7 @@ static int encode_and_publish(qsf_sender *s, bool fresh, qsf_qwp_encode_result *
     *res = (qsf_qwp_encode_result){0};
     int rc = fresh ? qsf_ring_txn_begin_fresh(s->ring, err) : qsf_ring_txn_begin(s->ring, err);
     if (rc == QSF_OK)
-        rc = qsf_qwp_encode(s->enc, s->batch, &s->eo, s->eo.self_sufficient ? NULL : on_new_symbols,
-                            emit_frame, s, res, err);
+        rc = qsf_sender_encode(s, false, res, err);
     if (rc == QSF_OK)
         rc = qsf_ring_txn_commit(s->ring, err); /* aborts itself if its barrier fails */
     else {
@@ -103,35 +111,53 @@ static int encode_and_publish(qsf_sender *s, bool fresh, qsf_qwp_encode_result *
     return rc;
 }
 
+int qsf_sender_failed(qsf_sender *s, int rc, qsf_errinfo *err) {
+    unsigned doubt = err ? err->flags & QSF_ERRF_IN_DOUBT : 0;
+    int t = qsf_latch_get(&s->latch, err); /* it may have ended a blocked append */
+    if (t && err)
+        err->flags |= doubt; /* the latched error says what, the flag still says whether */
+    return t ? t : rc;
+}
+
+void qsf_sender_published(qsf_sender *s, uint64_t rows) {
+    qsf_qwp_batch_reset(s->batch);
+    s->first_row_ns = 0;
+    s->last_commit_fsn = qsf_ring_published_fsn(s->ring);
+    qsf_backlog_published(&s->backlog, s->last_commit_fsn, rows, QSF_OS->mono_ns());
+    qsf_io_wake(s->io);
+}
+
 /* Publishes the buffered rows all or nothing. A flush too large for the ring
  * only because it started behind older frames in their segment is tried once
  * more from a fresh segment (those frames are then trimmed once acknowledged). */
 static int publish_batch(qsf_sender *s, qsf_errinfo *err) {
-    set_frame_limits(s);
+    qsf_sender_set_frame_limits(s);
     qsf_qwp_encode_result res;
     int rc = encode_and_publish(s, false, &res, err);
     if (rc == QSF_E_TOO_LARGE && qsf_ring_txn_started_behind(s->ring))
         rc = encode_and_publish(s, true, &res, err);
-    if (rc != QSF_OK) {
-        unsigned doubt = err ? err->flags & QSF_ERRF_IN_DOUBT : 0;
-        int t = qsf_latch_get(&s->latch, err); /* it may have ended a blocked append */
-        if (t && err)
-            err->flags |= doubt; /* the latched error says what, the flag still says whether */
-        return t ? t : rc;
-    }
-    qsf_qwp_batch_reset(s->batch);
-    s->first_row_ns = 0;
-    s->last_commit_fsn = qsf_ring_published_fsn(s->ring);
-    qsf_backlog_published(&s->backlog, s->last_commit_fsn, res.rows_consumed, QSF_OS->mono_ns());
-    qsf_io_wake(s->io);
+    if (rc != QSF_OK)
+        return qsf_sender_failed(s, rc, err);
+    qsf_sender_published(s, res.rows_consumed);
     return QSF_OK;
 }
 
 int qsf_sender_flush_locked(qsf_sender *s, int64_t *fsn_out, qsf_errinfo *err) {
-    int rc = qsf_qwp_batch_rows(s->batch) > 0 ? publish_batch(s, err) : QSF_OK;
+    int rc = QSF_OK;
+    if (s->txn.open)
+        rc = qsf_sender_txn_commit(s, err);
+    else if (qsf_qwp_batch_rows(s->batch) > 0)
+        rc = publish_batch(s, err);
     if (fsn_out)
         *fsn_out = qsf_ring_published_fsn(s->ring);
     return rc;
+}
+
+/* What an auto-flush publishes: with transaction=on the rows are only staged
+ * in the open transaction (txn.c), otherwise it is a flush. */
+static int auto_flush(qsf_sender *s, qsf_errinfo *err) {
+    return s->conf->transaction ? qsf_sender_txn_stage(s, err)
+                                : qsf_sender_flush_locked(s, NULL, err);
 }
 
 int qsf_sender_after_row(qsf_sender *s, qsf_errinfo *err) {
@@ -152,7 +178,7 @@ int qsf_sender_after_row(qsf_sender *s, qsf_errinfo *err) {
             lim = mb / 10 * 9;
         due = qsf_qwp_batch_est_bytes(s->batch) >= (size_t) lim;
     }
-    return due ? qsf_sender_flush_locked(s, NULL, err) : QSF_OK;
+    return due ? auto_flush(s, err) : QSF_OK;
 }
 
 QSF_API int qsf_flush(qsf_sender *s, int64_t *fsn_out, qsf_errinfo *err) {
@@ -302,7 +328,7 @@ QSF_API int qsf_sender_from_conf(const qsf_conf *conf, qsf_sender **out, qsf_err
         rc = io_open(s, err);
     }
     if (rc == QSF_OK)
-        set_frame_limits(s); /* the first server's cap, where it advertised one */
+        qsf_sender_set_frame_limits(s); /* the first server's cap, where it advertised one */
     if (rc == QSF_OK && s->conf->drain_orphans) /* after our own slot is held */
         qsf_drainers_start(s->conf, s->inbox, &s->latch, &s->drainers);
     if (rc != QSF_OK) {

@@ -185,6 +185,20 @@ int qsf_ring_txn_append(qsf_ring *r, const void *payload, size_t len, int64_t *f
 int qsf_ring_txn_commit(qsf_ring *r, qsf_errinfo *err);
 int qsf_ring_txn_abort(qsf_ring *r, qsf_errinfo *err);
 
+/* A point inside the open flush (its frames written so far), to roll back
+ * to: qsf_ring_txn_rollback removes every frame written after the mark, as
+ * an abort removes a whole flush (zeroed, rotations undone, FSNs given back),
+ * and the flush stays open. If that undo fails the whole flush is aborted
+ * (with the latch set if even that fails) and the error returned. Producer. */
+typedef struct qsf_ring_mark {
+    const void *seg; /* opaque: the active segment at the mark, NULL if no frame yet */
+    uint64_t off, frames;
+    int64_t fsn;
+    uint32_t nsegs;
+} qsf_ring_mark;
+void qsf_ring_txn_mark(const qsf_ring *r, qsf_ring_mark *m);
+int qsf_ring_txn_rollback(qsf_ring *r, const qsf_ring_mark *m, qsf_errinfo *err);
+
 /* A flush of one frame: begin, append, commit (abort on failure). */
 int qsf_ring_append(qsf_ring *r, const void *payload, size_t len, int64_t *fsn_out,
                     qsf_errinfo *err);

@@ -126,18 +126,26 @@ static qsf_segment *before(qsf_segment *from, qsf_segment *s) {
     return p;
 }
 
+/* Makes `seg` the active segment again and zeroes it from `off` on, where it
+ * held `frames_before` frames: every frame written after that point goes. */
+static int undo_to(qsf_ring *r, qsf_segment *seg, uint64_t off, uint64_t frames_before,
+                   qsf_errinfo *err) {
+    int rc = QSF_OK;
+    pthread_mutex_lock(&r->sync_mu); /* no barrier may mark the zeros durable meanwhile */
+    while (rc == QSF_OK && r->active != seg)
+        rc = unrotate(r, before(seg, r->active), r->active, err);
+    if (rc == QSF_OK)
+        rc = zero_frames(r, seg, off, seg->frame_count - frames_before,
+                         r->durability != QSF_DUR_MEMORY, err);
+    pthread_mutex_unlock(&r->sync_mu);
+    return rc;
+}
+
 static int undo(qsf_ring *r, qsf_errinfo *err) {
     qsf_ring_txn *t = &r->txn;
     if (!t->seg)
         return QSF_OK;
-    int rc = QSF_OK;
-    pthread_mutex_lock(&r->sync_mu); /* no barrier may mark the zeros durable meanwhile */
-    while (rc == QSF_OK && r->active != t->seg)
-        rc = unrotate(r, before(t->seg, r->active), r->active, err);
-    if (rc == QSF_OK)
-        rc = zero_frames(r, t->seg, t->off, t->seg->frame_count - t->frames_before,
-                         r->durability != QSF_DUR_MEMORY, err);
-    pthread_mutex_unlock(&r->sync_mu);
+    int rc = undo_to(r, t->seg, t->off, t->frames_before, err);
     if (rc == QSF_OK)
         r->next_fsn = t->first_fsn;
     return rc;
@@ -170,6 +178,39 @@ static int abort_txn(qsf_ring *r, bool whole, qsf_errinfo *err) {
 
 int qsf_ring_txn_abort(qsf_ring *r, qsf_errinfo *err) {
     return abort_txn(r, false, err);
+}
+
+void qsf_ring_txn_mark(const qsf_ring *r, qsf_ring_mark *m) {
+    const qsf_ring_txn *t = &r->txn;
+    *m = (qsf_ring_mark){.seg = t->seg ? r->active : NULL, .fsn = r->next_fsn, .nsegs = t->nsegs};
+    if (m->seg) {
+        m->off = r->active->append_off;
+        m->frames = r->active->frame_count;
+    }
+}
+
+/* The flush stays open, as it was at the mark. If the undo fails the whole
+ * flush is aborted instead (and the latch set if even that fails). */
+int qsf_ring_txn_rollback(qsf_ring *r, const qsf_ring_mark *m, qsf_errinfo *err) {
+    qsf_ring_txn *t = &r->txn;
+    if (!t->open)
+        return qsf_err_set(err, QSF_E_STATE, 0, 0, "no flush is open on this ring");
+    qsf_segment *seg = (qsf_segment *) m->seg;
+    int rc = seg ? undo_to(r, seg, m->off, m->frames, err) : undo(r, err);
+    if (rc != QSF_OK) {
+        qsf_errinfo e;
+        abort_txn(r, false, &e);
+        return rc;
+    }
+    r->next_fsn = m->fsn;
+    t->nsegs = m->nsegs;
+    t->last = seg;
+    if (!seg)
+        t->seg = NULL;
+    qsf_errinfo e;
+    if (qsf_ring_manifest_back(r, &e) != QSF_OK) /* else retried, as after an abort */
+        QSF_LOGD("manifest not brought back after a rollback yet: %s", e.msg);
+    return QSF_OK;
 }
 
 int qsf_ring_txn_retry_undo(qsf_ring *r, qsf_errinfo *err) {

@@ -130,12 +130,14 @@ static void buffers(void **state) {
 
 static void unsupported_values(void **state) {
     (void) state;
-    conf_bad("ws::addr=a;transaction=on;", "transaction=on is not supported by qsf");
     conf_bad("ws::addr=a;qwp_ws_progress=manual;", "qwp_ws_progress=manual at position 11 is "
                                                    "not supported: qsf always runs its own I/O "
                                                    "thread");
     qsf_conf *c = conf_ok("ws::addr=a;transaction=off;qwp_ws_progress=background;");
     assert_false(c->transaction);
+    qsf_conf_free(c);
+    c = conf_ok("ws::addr=a;transaction=on;"); /* accepted: lib/sender/txn.c */
+    assert_true(c->transaction);
     qsf_conf_free(c);
 }
 

@@ -536,6 +536,47 @@ static void txn_abort_takes_everything_back_sf(void **state) {
     txn_abort_takes_everything_back(true);
 }
 
+/* A rollback to a mark removes only what the flush wrote after it, rotations
+ * included, gives those FSNs back and leaves the flush open: its commit
+ * publishes the frames before the mark and those written after the rollback,
+ * now and after a reopen. */
+static void txn_rollback_to_mark(bool sf) {
+    qsf_ring_opts o = opts(sf, 1024, 64 * 1024);
+    qsf_ring *r = rt_open(&o);
+    append_n(r, 0, 5);
+    assert_int_equal(qsf_ring_txn_begin(r, NULL), QSF_OK);
+    txn_append_n(r, 5, 10);
+    qsf_ring_mark m;
+    qsf_ring_txn_mark(r, &m);
+    txn_append_n(r, 15, 50); /* several rotations */
+    assert_int_equal(qsf_ring_txn_rollback(r, &m, NULL), QSF_OK);
+    assert_int_equal(qsf_ring_txn_rollback(r, &m, NULL), QSF_OK); /* nothing after it: no-op */
+    assert_int_equal(qsf_ring_published_fsn(r), 4);
+    txn_append_n(r, 15, 3); /* the FSNs are given again, to other frames */
+    assert_int_equal(qsf_ring_txn_commit(r, NULL), QSF_OK);
+    assert_int_equal(qsf_ring_published_fsn(r), 17);
+    assert_int_equal(read_all(r, 0), 18);
+    assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
+    if (!sf)
+        return;
+    qsf_recovery_report rep;
+    assert_int_equal(qsf_ring_open(&o, &r, &rep, NULL), QSF_OK);
+    assert_int_equal(rep.published_fsn, 17);
+    assert_int_equal(rep.frames, 18);
+    assert_int_equal(read_all(r, 0), 18);
+    assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
+}
+
+static void txn_rollback_to_mark_memory(void **state) {
+    (void) state;
+    txn_rollback_to_mark(false);
+}
+
+static void txn_rollback_to_mark_sf(void **state) {
+    (void) state;
+    txn_rollback_to_mark(true);
+}
+
 /* ---- an aborted flush and the manager's prefault ---- */
 
 static pthread_t test_thread;
@@ -727,6 +768,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(txn_abort_takes_everything_back_memory, rt_setup,
                                         rt_teardown),
         cmocka_unit_test_setup_teardown(txn_abort_takes_everything_back_sf, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(txn_rollback_to_mark_memory, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(txn_rollback_to_mark_sf, rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(pending_bytes_are_the_unacknowledged_frames, rt_setup,
                                         rt_teardown),
         cmocka_unit_test_setup_teardown(symdict_memory, rt_setup, rt_teardown),

@@ -18,10 +18,30 @@ static struct stable *table(qsink *s, const char *name) {
     return name ? store_find(&s->store, name, strlen(name)) : NULL;
 }
 
-int64_t qsink_rows(qsink *s, const char *name) {
+/* A committed table's rows, or its commits (seqTxn); 0 if unknown. */
+static int64_t table_count(qsink *s, const char *name, int commits) {
     pthread_mutex_lock(&s->mu);
     struct stable *t = table(s, name);
-    int64_t n = t ? t->rows : 0;
+    int64_t n = !t ? 0 : commits ? t->seq_txn : t->rows;
+    pthread_mutex_unlock(&s->mu);
+    return n;
+}
+
+int64_t qsink_rows(qsink *s, const char *name) {
+    return table_count(s, name, 0);
+}
+
+int64_t qsink_commits(qsink *s, const char *name) {
+    return table_count(s, name, 1);
+}
+
+int64_t qsink_staged_rows(qsink *s, const char *name) {
+    pthread_mutex_lock(&s->mu);
+    int64_t n = 0;
+    for (struct conn *c = s->conns; c; c = c->next) {
+        struct stable *t = name ? store_find(&c->staging, name, strlen(name)) : NULL;
+        n += t ? t->rows : 0;
+    }
     pthread_mutex_unlock(&s->mu);
     return n;
 }

@@ -88,6 +88,13 @@ void qsink_get_stats(qsink *s, qsink_stats *out);
 /* Committed rows of a table (name compared case-insensitively); 0 if unknown. */
 int64_t qsink_rows(qsink *s, const char *table);
 
+/* The commit model (docs/QWP-SINK.md §2): commits of a table so far (its
+ * seqTxn: a deferred group committing rows of the table counts once), and the
+ * rows of the table staged by deferred frames on open connections, not
+ * committed (a disconnect discards them). 0 for an unknown table. */
+int64_t qsink_commits(qsink *s, const char *table);
+int64_t qsink_staged_rows(qsink *s, const char *table);
+
 /* Number of tables, and the name of table i (in creation order). */
 int qsink_table_count(qsink *s);
 int qsink_table_name(qsink *s, int i, char *out, size_t cap);
