@@ -134,17 +134,24 @@ int qsf_sender_flush_locked(qsf_sender *s, int64_t *fsn_out, qsf_errinfo *err) {
     return rc;
 }
 
+/* The interval trigger without a precise clock read per row: the oldest row's
+ * time is read precisely once per batch, then every row compares the coarse
+ * clock with it. The coarse clock is never ahead and lags by at most one tick,
+ * so the flush is never early and at most one tick (qsf_os_coarse_tick_ns)
+ * later than the first row after the interval ran out. */
+static bool interval_due(const qsf_sender *s, int64_t interval_ms) {
+    return interval_ms > 0 && QSF_OS->mono_coarse_ns() - s->first_row_ns >= interval_ms * 1000000;
+}
+
 int qsf_sender_after_row(qsf_sender *s, qsf_errinfo *err) {
     const qsf_conf *c = s->conf;
-    int64_t now = QSF_OS->mono_ns();
     if (!s->first_row_ns)
-        s->first_row_ns = now;
+        s->first_row_ns = QSF_OS->mono_ns();
     if (!c->auto_flush)
         return QSF_OK;
     size_t rows = qsf_qwp_batch_rows(s->batch);
-    bool due =
-        (c->auto_flush_rows > 0 && rows >= (size_t) c->auto_flush_rows) ||
-        (c->auto_flush_interval > 0 && now - s->first_row_ns >= c->auto_flush_interval * 1000000);
+    bool due = (c->auto_flush_rows > 0 && rows >= (size_t) c->auto_flush_rows) ||
+               interval_due(s, c->auto_flush_interval);
     if (!due && c->auto_flush_bytes > 0) {
         int64_t mb = qsf_io_max_batch(s->io);
         int64_t lim = c->auto_flush_bytes;
