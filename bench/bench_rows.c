@@ -109,11 +109,14 @@ static double encode_ns_per_row(const schema *sc, uint64_t rows) {
     for (uint64_t i = 0; i < BATCH_ROWS; i++) /* warm-up: buffers and symbols */
         bad |= sc->floor(b, i, sc->nsyms);
     bad |= qsf_qwp_encode(e, b, &o, NULL, count_frame, &bytes, NULL, NULL);
+    qsf_qwp_batch_reset(b);
     int64_t c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
     for (uint64_t i = 0; i < rows; i++) {
         bad |= sc->floor(b, i, sc->nsyms);
-        if (qsf_qwp_batch_rows(b) == BATCH_ROWS)
+        if (qsf_qwp_batch_rows(b) == BATCH_ROWS) {
             bad |= qsf_qwp_encode(e, b, &o, NULL, count_frame, &bytes, NULL, NULL);
+            qsf_qwp_batch_reset(b); /* as the sender does after a flush: buffers reused */
+        }
     }
     bad |= qsf_qwp_encode(e, b, &o, NULL, count_frame, &bytes, NULL, NULL);
     int64_t cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
