@@ -22,20 +22,17 @@
 /* Producer guard                                                            */
 /* ------------------------------------------------------------------------- */
 
-int qsf_sender_enter(qsf_sender *s, qsf_errinfo *err) {
+int qsf_sender_refuse(const qsf_sender *s, qsf_errinfo *err) {
     if (!s)
         return qsf_err_set(err, QSF_E_INVAL, 0, 0, "sender is NULL");
-    if (atomic_exchange(&s->busy, 1))
-        return qsf_err_set(err, QSF_E_BUSY, QSF_ERRF_RETRIABLE, 0,
-                           "another thread is inside a call on this sender");
-    int code = qsf_latch_get(&s->latch, err);
-    if (code)
-        atomic_store(&s->busy, 0);
-    return code;
+    return qsf_err_set(err, QSF_E_BUSY, QSF_ERRF_RETRIABLE, 0,
+                       "another thread is inside a call on this sender");
 }
 
-void qsf_sender_leave(qsf_sender *s) {
-    atomic_store(&s->busy, 0);
+int qsf_sender_terminal(qsf_sender *s, qsf_errinfo *err) {
+    int code = qsf_latch_get(&s->latch, err);
+    qsf_guard_leave(&s->guard);
+    return code;
 }
 
 /* ------------------------------------------------------------------------- */
@@ -256,6 +253,7 @@ void qsf_sender_free(qsf_sender *s) {
     qsf_conf_free(s->conf);
     qsf_backlog_destroy(&s->backlog);
     qsf_latch_destroy(&s->latch);
+    qsf_guard_destroy(&s->guard);
     free(s);
 }
 
@@ -289,6 +287,7 @@ QSF_API int qsf_sender_from_conf(const qsf_conf *conf, qsf_sender **out, qsf_err
         return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "out of memory creating a sender");
     qsf_backlog_init(&s->backlog);
     qsf_latch_init(&s->latch);
+    qsf_guard_init(&s->guard);
     s->last_commit_fsn = -1;
     s->conf = qsf_conf_clone(conf);
     s->inbox = qsf_inbox_new((int) conf->error_inbox_capacity);
