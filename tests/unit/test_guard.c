@@ -6,6 +6,8 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static qsf_guard g;
 
@@ -92,6 +94,36 @@ static void the_owner_inside_on_its_fast_path_keeps_the_guard(void **state) {
     qsf_guard_destroy(&g);
 }
 
+/* A child of fork() has no membarrier registration of its own: handing the
+ * guard to another thread there must still work (and still refuse while the
+ * owner is inside). */
+static int child_handover(void) {
+    qsf_guard_init(&g);
+    int bad = !qsf_guard_enter(&g);
+    qsf_guard_leave(&g);
+    bad |= !qsf_guard_enter(&g) << 1; /* the fast path */
+    bad |= other_thread_gets_in() << 2;
+    qsf_guard_leave(&g);
+    bad |= !other_thread_gets_in() << 3;
+    return bad;
+}
+
+static void a_forked_child_hands_the_guard_over(void **state) {
+    (void) state;
+    qsf_guard_init(&g);
+    assert_true(qsf_guard_enter(&g)); /* the parent registered membarrier */
+    qsf_guard_leave(&g);
+    qsf_guard_destroy(&g);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        _exit(child_handover());
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 /* Several threads enter and leave as fast as they can, each inside doing a
  * read-modify-write of a plain counter: the entries that succeeded must all
  * be counted and nobody may find another thread inside. */
@@ -133,6 +165,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_second_thread_is_refused_while_the_first_is_inside),
         cmocka_unit_test(the_owner_inside_on_its_fast_path_keeps_the_guard),
+        cmocka_unit_test(a_forked_child_hands_the_guard_over),
         cmocka_unit_test(threads_hammering_are_never_inside_together),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
