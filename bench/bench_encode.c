@@ -55,43 +55,12 @@ static double cpu_s(void) {
 static char syms[100000][12];
 static uint8_t sym_len[100000];
 
-static void narrow_row(qsf_qwp_batch *b, uint64_t i, uint32_t nsyms) {
-    uint32_t k = (uint32_t) ((i * 2654435761u) % nsyms);
-    qsf_qwp_batch_table(b, "trades", 6, NULL);
-    qsf_qwp_batch_symbol(b, "sym", 3, syms[k], sym_len[k], NULL);
-    qsf_qwp_batch_col_i64(b, "qty", 3, (int64_t) i, NULL);
-    qsf_qwp_batch_col_f64(b, "px", 2, 100.0 + (double) (i & 1023) * 0.01, NULL);
-    qsf_qwp_batch_col_varchar(b, "note", 4, "order-0123456789", 16, NULL);
-    qsf_qwp_batch_at_micros(b, 1700000000000000 + (int64_t) i * 10, NULL);
-}
+#define ROW_FN(name)         name##_row
+#define ROW_H                qsf_qwp_batch *
+#define ROW_CALL(h, fn, ...) (qsf_qwp_batch_##fn((h), __VA_ARGS__, NULL) != 0)
+#include "schemas.h"
 
-static void wide_row(qsf_qwp_batch *b, uint64_t i, uint32_t nsyms) {
-    (void) nsyms;
-    qsf_qwp_batch_table(b, "wide", 4, NULL);
-    qsf_qwp_batch_symbol(b, "s1", 2, syms[i % 50], sym_len[i % 50], NULL);
-    qsf_qwp_batch_symbol(b, "s2", 2, syms[i % 7], sym_len[i % 7], NULL);
-    qsf_qwp_batch_col_i64(b, "l1", 2, (int64_t) i, NULL);
-    qsf_qwp_batch_col_i64(b, "l2", 2, (int64_t) (i * 3), NULL);
-    qsf_qwp_batch_col_i32(b, "i1", 2, (int32_t) i, NULL);
-    qsf_qwp_batch_col_i16(b, "h1", 2, (int16_t) i, NULL);
-    qsf_qwp_batch_col_i8(b, "b1", 2, (int8_t) i, NULL);
-    qsf_qwp_batch_col_bool(b, "f1", 2, i & 1, NULL);
-    qsf_qwp_batch_col_f64(b, "d1", 2, (double) i * 0.5, NULL);
-    qsf_qwp_batch_col_f64(b, "d2", 2, (double) i * 0.25, NULL);
-    qsf_qwp_batch_col_f32(b, "r1", 2, (float) i, NULL);
-    qsf_qwp_batch_col_varchar(b, "v1", 2, "alpha-beta-gamma", 16, NULL);
-    qsf_qwp_batch_col_varchar(b, "v2", 2, "x", 1, NULL);
-    qsf_qwp_batch_col_ts_micros(b, "t1", 2, 1700000000000000 + (int64_t) i, NULL);
-    qsf_qwp_batch_col_date(b, "dt", 2, 1700000000000 + (int64_t) i, NULL);
-    qsf_qwp_batch_col_uuid(b, "u1", 2, i, ~i, NULL);
-    qsf_qwp_batch_col_char(b, "c1", 2, (uint16_t) ('A' + i % 26), NULL);
-    qsf_qwp_batch_col_ipv4(b, "ip", 2, 0x0A000001u + (uint32_t) (i & 255), NULL);
-    qsf_qwp_batch_col_decimal64(b, "px", 2, (int64_t) i * 100, 2, NULL);
-    qsf_qwp_batch_col_geohash(b, "g", 1, i, 30, NULL);
-    qsf_qwp_batch_at_micros(b, 1700000000000000 + (int64_t) i * 10, NULL);
-}
-
-typedef void (*row_fn)(qsf_qwp_batch *, uint64_t, uint32_t);
+typedef int (*row_fn)(qsf_qwp_batch *, uint64_t, uint32_t);
 
 /* memcpy of `bytes` in chunks of the frame size: the floor for producing them. */
 static double memcpy_seconds(const sink *s, uint64_t bytes) {

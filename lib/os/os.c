@@ -25,6 +25,17 @@ static int64_t os_mono_ns(void) {
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
+static int64_t os_mono_coarse_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+int64_t qsf_os_coarse_tick_ns(void) {
+    struct timespec ts;
+    if (clock_getres(CLOCK_MONOTONIC_COARSE, &ts) != 0)
+        return 0;
+    return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
 static int64_t os_wall_us(void) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -38,7 +49,8 @@ static int64_t os_wall_us(void) {
         .fsync = fsync, .fdatasync = fdatasync, .fallocate = os_fallocate, .ftruncate = ftruncate, \
         .fstat = fstat, .mmap = mmap, .munmap = munmap, .msync = msync, .renameat = renameat,      \
         .unlinkat = unlinkat, .mkdirat = mkdirat, .fdopendir = fdopendir, .readdir = readdir,      \
-        .closedir = closedir, .flock = flock, .mono_ns = os_mono_ns, .wall_us = os_wall_us,        \
+        .closedir = closedir, .flock = flock, .mono_ns = os_mono_ns,                               \
+        .mono_coarse_ns = os_mono_coarse_ns, .wall_us = os_wall_us,                                \
     }
 
 static const qsf_os real_table = REAL_TABLE_INIT;

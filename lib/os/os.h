@@ -36,12 +36,21 @@ typedef struct qsf_os {
     int (*closedir)(DIR *d);
     int (*flock)(int fd, int op);
     int64_t (*mono_ns)(void); /* CLOCK_MONOTONIC */
+    /* CLOCK_MONOTONIC_COARSE: the same clock as of the kernel's last tick, read
+     * without touching the clock source (a few ns, where mono_ns may cost tens
+     * or a system call). Never ahead of mono_ns; behind it by at most one tick,
+     * qsf_os_coarse_tick_ns(). For checks made on every row. */
+    int64_t (*mono_coarse_ns)(void);
     int64_t (*wall_us)(void); /* CLOCK_REALTIME in microseconds */
 } qsf_os;
 
 /* The table in force. Tests replace entries and restore them with
  * qsf_os_reset(); production never touches it. */
 extern qsf_os qsf_os_table;
+
+/* The resolution of mono_coarse_ns (clock_getres: the kernel's tick, 4 ms at
+ * HZ=250), which bounds how far it lags mono_ns. */
+int64_t qsf_os_coarse_tick_ns(void);
 
 /* Restores every entry to the real system call. */
 void qsf_os_reset(void);

@@ -167,8 +167,10 @@ QSF_API int qsf_close_report(qsf_sender *s, qsf_close_info *info, qsf_errinfo *e
     int64_t tmo = s->conf->close_flush_timeout_millis;
     /* the drainers' time runs alongside our own drain */
     qsf_drainers_signal_stop(s->drainers, QSF_OS->mono_ns() + (tmo > 0 ? tmo * 1000000 : 0));
-    if (!atomic_exchange(&s->busy, 1))
+    if (qsf_guard_enter(&s->guard)) { /* another thread inside: its rows are not flushed */
         close_flush(s, &ci, &flush_err);
+        qsf_guard_leave(&s->guard);
+    }
     close_drain(s);
     /* Stopped before the verdict: nothing latches or acknowledges after this. */
     qsf_io_stop(s->io);

@@ -6,6 +6,7 @@
 #include "sender/backlog.h"
 #include "conf/conf.h"
 #include "sender/drain.h"
+#include "sender/guard.h"
 #include "inbox.h"
 #include "io/io.h"
 #include "latch.h"
@@ -44,7 +45,7 @@ struct qsf_sender {
     qsf_qwp_batch *batch;
     qsf_qwp_encoder *enc;
     qsf_qwp_enc_opts eo;
-    atomic_int busy;
+    qsf_guard guard;         /* one thread inside a call at a time (guard.h) */
     bool last_deferred;      /* the last frame published carries FLAG_DEFER_COMMIT */
     int64_t last_commit_fsn; /* FSN of the last committing frame published, -1 if none */
     int64_t first_row_ns;    /* when the oldest buffered row was added, 0 if none */
@@ -52,10 +53,27 @@ struct qsf_sender {
     qsf_sender_txn txn;      /* transaction=on: the open transaction */
 };
 
-/* Producer-call guard: NULL check, the in-use latch, the latched terminal error.
- * Returns QSF_OK with the latch held, or an error without it. */
-int qsf_sender_enter(qsf_sender *s, qsf_errinfo *err);
-void qsf_sender_leave(qsf_sender *s);
+/* The refusals of qsf_sender_enter, out of line: a NULL sender or another
+ * thread inside (QSF_E_BUSY), and the latched terminal error (the guard was
+ * entered and is left). */
+int qsf_sender_refuse(const qsf_sender *s, qsf_errinfo *err);
+int qsf_sender_terminal(qsf_sender *s, qsf_errinfo *err);
+
+/* Producer-call guard: NULL check, the guard, the latched terminal error.
+ * Returns QSF_OK inside the guard, or an error outside it. Every row call goes
+ * through it: the guard's fast path is plain loads and stores (guard.h), and
+ * the terminal code is one relaxed load, read again with acquire ordering and
+ * its message only when it is set. */
+static inline int qsf_sender_enter(qsf_sender *s, qsf_errinfo *err) {
+    if (!s || !qsf_guard_enter(&s->guard))
+        return qsf_sender_refuse(s, err);
+    if (atomic_load_explicit(&s->latch.code, memory_order_relaxed) == 0)
+        return QSF_OK;
+    return qsf_sender_terminal(s, err);
+}
+static inline void qsf_sender_leave(qsf_sender *s) {
+    qsf_guard_leave(&s->guard);
+}
 
 /* Runs the auto-flush triggers after a completed row (latch held). */
 int qsf_sender_after_row(qsf_sender *s, qsf_errinfo *err);

@@ -1,5 +1,5 @@
 /* The public row API: thin wrappers over the codec's row buffer, each behind the
- * in-use latch and the latched terminal error. */
+ * producer guard and the latched terminal error. */
 #include "sender/internal.h"
 
 /* Runs one batch call inside the producer guard. */
@@ -129,9 +129,9 @@ QSF_API int qsf_at_now(qsf_sender *s, qsf_errinfo *err) {
 }
 
 QSF_API void qsf_row_cancel(qsf_sender *s) {
-    if (s && !atomic_exchange(&s->busy, 1)) {
+    if (s && qsf_guard_enter(&s->guard)) {
         qsf_qwp_batch_row_cancel(s->batch);
-        atomic_store(&s->busy, 0);
+        qsf_guard_leave(&s->guard);
     }
 }
 
@@ -140,9 +140,9 @@ QSF_API size_t qsf_buffered_rows(const qsf_sender *s) {
 }
 
 QSF_API size_t qsf_buffer_clear(qsf_sender *s) {
-    if (!s || atomic_exchange(&s->busy, 1))
+    if (!s || !qsf_guard_enter(&s->guard))
         return 0;
     size_t n = (size_t) qsf_sender_txn_abandon(s); /* an open transaction goes with them */
-    atomic_store(&s->busy, 0);
+    qsf_guard_leave(&s->guard);
     return n;
 }

@@ -22,20 +22,17 @@
 /* Producer guard                                                            */
 /* ------------------------------------------------------------------------- */
 
-int qsf_sender_enter(qsf_sender *s, qsf_errinfo *err) {
+int qsf_sender_refuse(const qsf_sender *s, qsf_errinfo *err) {
     if (!s)
         return qsf_err_set(err, QSF_E_INVAL, 0, 0, "sender is NULL");
-    if (atomic_exchange(&s->busy, 1))
-        return qsf_err_set(err, QSF_E_BUSY, QSF_ERRF_RETRIABLE, 0,
-                           "another thread is inside a call on this sender");
-    int code = qsf_latch_get(&s->latch, err);
-    if (code)
-        atomic_store(&s->busy, 0);
-    return code;
+    return qsf_err_set(err, QSF_E_BUSY, QSF_ERRF_RETRIABLE, 0,
+                       "another thread is inside a call on this sender");
 }
 
-void qsf_sender_leave(qsf_sender *s) {
-    atomic_store(&s->busy, 0);
+int qsf_sender_terminal(qsf_sender *s, qsf_errinfo *err) {
+    int code = qsf_latch_get(&s->latch, err);
+    qsf_guard_leave(&s->guard);
+    return code;
 }
 
 /* ------------------------------------------------------------------------- */
@@ -160,17 +157,24 @@ static int auto_flush(qsf_sender *s, qsf_errinfo *err) {
                                 : qsf_sender_flush_locked(s, NULL, err);
 }
 
+/* The interval trigger without a precise clock read per row: the oldest row's
+ * time is read precisely once per batch, then every row compares the coarse
+ * clock with it. The coarse clock is never ahead and lags by at most one tick,
+ * so the flush is never early and at most one tick (qsf_os_coarse_tick_ns)
+ * later than the first row after the interval ran out. */
+static bool interval_due(const qsf_sender *s, int64_t interval_ms) {
+    return interval_ms > 0 && QSF_OS->mono_coarse_ns() - s->first_row_ns >= interval_ms * 1000000;
+}
+
 int qsf_sender_after_row(qsf_sender *s, qsf_errinfo *err) {
     const qsf_conf *c = s->conf;
-    int64_t now = QSF_OS->mono_ns();
     if (!s->first_row_ns)
-        s->first_row_ns = now;
+        s->first_row_ns = QSF_OS->mono_ns();
     if (!c->auto_flush)
         return QSF_OK;
     size_t rows = qsf_qwp_batch_rows(s->batch);
-    bool due =
-        (c->auto_flush_rows > 0 && rows >= (size_t) c->auto_flush_rows) ||
-        (c->auto_flush_interval > 0 && now - s->first_row_ns >= c->auto_flush_interval * 1000000);
+    bool due = (c->auto_flush_rows > 0 && rows >= (size_t) c->auto_flush_rows) ||
+               interval_due(s, c->auto_flush_interval);
     if (!due && c->auto_flush_bytes > 0) {
         int64_t mb = qsf_io_max_batch(s->io);
         int64_t lim = c->auto_flush_bytes;
@@ -275,6 +279,7 @@ void qsf_sender_free(qsf_sender *s) {
     qsf_conf_free(s->conf);
     qsf_backlog_destroy(&s->backlog);
     qsf_latch_destroy(&s->latch);
+    qsf_guard_destroy(&s->guard);
     free(s);
 }
 
@@ -308,6 +313,7 @@ QSF_API int qsf_sender_from_conf(const qsf_conf *conf, qsf_sender **out, qsf_err
         return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "out of memory creating a sender");
     qsf_backlog_init(&s->backlog);
     qsf_latch_init(&s->latch);
+    qsf_guard_init(&s->guard);
     s->last_commit_fsn = -1;
     s->conf = qsf_conf_clone(conf);
     s->inbox = qsf_inbox_new((int) conf->error_inbox_capacity);

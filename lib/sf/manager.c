@@ -441,6 +441,7 @@ int qsf_mgr_start(qsf_ring *r, qsf_errinfo *err) {
         return qsf_err_set(err, QSF_E_NOMEM, 0, e, "cannot start the segment manager: %s",
                            strerror(e));
     r->mgr_started = true;
+    pthread_setname_np(r->mgr, "qsf-mgr"); /* for top -H and per-thread CPU (bench_rows) */
     return QSF_OK;
 }
 

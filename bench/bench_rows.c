@@ -1,0 +1,332 @@
+/* The client's CPU per row through the public row API (docs/BENCHMARKS.md,
+ * section "rows").
+ *
+ * For each schema of bench/schemas.h (narrow, wide, symbols) the benchmark
+ * first measures the floor: the same rows built and encoded with the codec
+ * alone (lib/qwp, what bench_encode measures), on this thread, 10,000 rows per
+ * encode. Then, for memory and SF mode, it sends the same rows through
+ * qsf_table, qsf_symbol, qsf_col_* and qsf_at_* (auto-flush every 10,000 rows, the
+ * default auto_flush_interval left on) into a qwp-sink running as a separate
+ * process, so that none of the server's CPU is counted, and stops the clock
+ * when the last frame is acknowledged.
+ *
+ * Reported per case: rows/s (wall), the process's CPU per row (getrusage), the
+ * CPU per row of each thread (producer = this thread, qsf-io, qsf-mgr, the
+ * rest), and the ratios against the floor: row_vs_encode (producer thread) and
+ * cpu_vs_encode (whole process). One JSON object per case on stdout, a human
+ * line on stderr.
+ *
+ * Usage: bench_rows [scale [schema [mode]]]; the sink binary is found beside
+ * this one (../tools/qwp-sink/qwp-sink) or named by QSF_BENCH_SINK. */
+#include "qsf.h"
+#include "qwp/batch.h"
+#include "qwp/encoder.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <libgen.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BATCH_ROWS 10000
+
+extern char **environ;
+
+static char syms[100000][12];
+static uint8_t sym_len[100000];
+
+#define ROW_FN(name)         name##_floor
+#define ROW_H                qsf_qwp_batch *
+#define ROW_CALL(h, fn, ...) (qsf_qwp_batch_##fn((h), __VA_ARGS__, NULL) != 0)
+#include "schemas.h"
+#undef ROW_FN
+#undef ROW_H
+#undef ROW_CALL
+
+static qsf_errinfo row_err;
+#define ROW_FN(name)         name##_api
+#define ROW_H                qsf_sender *
+#define ROW_CALL(h, fn, ...) (qsf_##fn((h), __VA_ARGS__, &row_err) != QSF_OK)
+#include "schemas.h"
+
+typedef int (*floor_fn)(qsf_qwp_batch *, uint64_t, uint32_t);
+typedef int (*api_fn)(qsf_sender *, uint64_t, uint32_t);
+
+typedef struct schema {
+    const char *name;
+    floor_fn floor;
+    api_fn api;
+    uint32_t nsyms;
+    double rows; /* at scale 1 */
+} schema;
+
+static const schema SCHEMAS[] = {
+    {"narrow", narrow_floor, narrow_api, 100, 4e6},
+    {"wide", wide_floor, wide_api, 100, 1e6},
+    {"symbols", narrow_floor, narrow_api, 100000, 2e6},
+};
+
+static void die(const char *what, const char *why) {
+    fprintf(stderr, "bench_rows: %s: %s\n", what, why);
+    exit(1);
+}
+
+static int64_t clock_ns(clockid_t id) {
+    struct timespec ts;
+    if (clock_gettime(id, &ts) != 0)
+        return -1;
+    return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* ---- the floor: build + encode only ---- */
+
+static int count_frame(void *user, const uint8_t *frame, size_t len, bool is_last,
+                       qsf_errinfo *err) {
+    (void) frame, (void) is_last, (void) err;
+    *(uint64_t *) user += len;
+    return 0;
+}
+
+/* CPU ns per row of building and encoding `rows` rows on this thread. */
+static double encode_ns_per_row(const schema *sc, uint64_t rows) {
+    qsf_symtab *st;
+    qsf_qwp_batch *b;
+    qsf_qwp_encoder *e;
+    if (qsf_symtab_new(&st, NULL) || qsf_qwp_batch_new(st, NULL, &b, NULL) ||
+        qsf_qwp_encoder_new(&e, NULL))
+        die("floor", "cannot create the codec");
+    qsf_qwp_enc_opts o;
+    qsf_qwp_enc_opts_default(&o);
+    uint64_t bytes = 0;
+    int bad = 0;
+    for (uint64_t i = 0; i < BATCH_ROWS; i++) /* warm-up: buffers and symbols */
+        bad |= sc->floor(b, i, sc->nsyms);
+    bad |= qsf_qwp_encode(e, b, &o, NULL, count_frame, &bytes, NULL, NULL);
+    qsf_qwp_batch_reset(b);
+    int64_t c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    for (uint64_t i = 0; i < rows; i++) {
+        bad |= sc->floor(b, i, sc->nsyms);
+        if (qsf_qwp_batch_rows(b) == BATCH_ROWS) {
+            bad |= qsf_qwp_encode(e, b, &o, NULL, count_frame, &bytes, NULL, NULL);
+            qsf_qwp_batch_reset(b); /* as the sender does after a flush: buffers reused */
+        }
+    }
+    bad |= qsf_qwp_encode(e, b, &o, NULL, count_frame, &bytes, NULL, NULL);
+    int64_t cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+    if (bad)
+        die("floor", "a codec call failed");
+    qsf_qwp_encoder_free(e);
+    qsf_qwp_batch_free(b);
+    qsf_symtab_free(st);
+    return (double) cpu / (double) rows;
+}
+
+/* ---- CPU of this process and of each of its threads ---- */
+
+enum { T_PRODUCER, T_IO, T_MGR, T_OTHER, T_KINDS };
+
+typedef struct cpu_snap {
+    int64_t process_ns;
+    int64_t thread_ns[T_KINDS];
+} cpu_snap;
+
+/* The kernel's CPU clock of thread `tid` of this process: the clock id
+ * pthread_getcpuclockid returns, built from the tid so that the library's
+ * own threads can be read without their pthread_t. */
+static clockid_t thread_clock(pid_t tid) {
+    return (clockid_t) ((~(unsigned) tid << 3) | 6u); /* per-thread, CPUCLOCK_SCHED */
+}
+
+static int thread_kind(pid_t tid) {
+    if (tid == getpid())
+        return T_PRODUCER;
+    char path[64], comm[32] = "";
+    snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int) tid);
+    FILE *f = fopen(path, "r");
+    if (f) {
+        if (!fgets(comm, sizeof comm, f))
+            comm[0] = 0;
+        fclose(f);
+    }
+    if (!strncmp(comm, "qsf-io", 6))
+        return T_IO;
+    return strncmp(comm, "qsf-mgr", 7) ? T_OTHER : T_MGR;
+}
+
+static void cpu_take(cpu_snap *c) {
+    memset(c, 0, sizeof *c);
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    c->process_ns = ((int64_t) ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000 +
+                    ((int64_t) ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000;
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        die("/proc/self/task", strerror(errno));
+    for (struct dirent *de; (de = readdir(d));) {
+        pid_t tid = (pid_t) atoi(de->d_name);
+        int64_t ns = tid > 0 ? clock_ns(thread_clock(tid)) : -1;
+        if (ns >= 0) /* a thread that just ended has no clock: its CPU is in process_ns */
+            c->thread_ns[thread_kind(tid)] += ns;
+    }
+    closedir(d);
+}
+
+/* ---- qwp-sink in its own process ---- */
+
+typedef struct sink_proc {
+    pid_t pid;
+    FILE *err; /* its stdout and stderr: the port line, then the summary at exit */
+    unsigned port;
+} sink_proc;
+
+static const char *sink_path(void) {
+    const char *env = getenv("QSF_BENCH_SINK");
+    if (env)
+        return env;
+    static char path[4096];
+    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 64);
+    if (n <= 0)
+        die("/proc/self/exe", strerror(errno));
+    path[n] = 0;
+    char *dir = dirname(path);
+    memmove(path, dir, strlen(dir) + 1);
+    strcat(path, "/../tools/qwp-sink/qwp-sink");
+    return path;
+}
+
+static void sink_start(sink_proc *k) {
+    int p[2];
+    if (pipe(p))
+        die("pipe", strerror(errno));
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, p[1], 1); /* the summary */
+    posix_spawn_file_actions_adddup2(&fa, p[1], 2); /* the port line */
+    posix_spawn_file_actions_addclose(&fa, p[0]);
+    const char *path = sink_path();
+    char *argv[] = {(char *) path, "--port", "0", NULL};
+    int e = posix_spawn(&k->pid, path, &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(p[1]);
+    if (e)
+        die(path, strerror(e));
+    k->err = fdopen(p[0], "r");
+    char line[512];
+    while (fgets(line, sizeof line, k->err))
+        if (sscanf(line, "qwp-sink: listening on 127.0.0.1:%u", &k->port) == 1)
+            return;
+    die(path, "no 'listening on' line");
+}
+
+/* Stops the sink; returns the rows it counted (from its summary line). */
+static long long sink_stop(sink_proc *k) {
+    kill(k->pid, SIGTERM);
+    long long rows = -1;
+    char line[4096];
+    while (fgets(line, sizeof line, k->err)) {
+        char *r = strstr(line, "\"rows\":{");
+        if (r && (r = strchr(r + 8, ':')))
+            rows = atoll(r + 1); /* one table per case */
+    }
+    fclose(k->err);
+    waitpid(k->pid, NULL, 0);
+    return rows;
+}
+
+/* ---- one case ---- */
+
+typedef struct result {
+    double rows_per_s, cpu_ns, thread_ns[T_KINDS];
+} result;
+
+static void publish(qsf_sender *s, const schema *sc, uint64_t from, uint64_t to) {
+    for (uint64_t i = from; i < to; i++)
+        if (sc->api(s, i, sc->nsyms))
+            die(qsf_err_name(row_err.code), row_err.msg);
+    int64_t fsn;
+    if (qsf_flush(s, &fsn, &row_err) != QSF_OK)
+        die("flush", row_err.msg);
+    while (qsf_acked_fsn(s) < fsn)
+        nanosleep(&(struct timespec){0, 50000}, NULL);
+}
+
+static result run_case(const schema *sc, const char *sfdir, uint64_t rows) {
+    sink_proc k;
+    sink_start(&k);
+    char conf[1024];
+    snprintf(conf, sizeof conf, "ws::addr=127.0.0.1:%u;auto_flush_rows=%d;%s%s%s", k.port,
+             BATCH_ROWS, sfdir ? "sf_dir=" : "", sfdir ? sfdir : "", sfdir ? ";" : "");
+    qsf_sender *s;
+    if (qsf_sender_new(conf, strlen(conf), &s, &row_err) != QSF_OK)
+        die("qsf_sender_new", row_err.msg);
+    uint64_t warm = rows / 10;
+    publish(s, sc, 0, warm); /* connection up, buffers grown, symbols known */
+    cpu_snap c0, c1;
+    cpu_take(&c0);
+    int64_t t0 = clock_ns(CLOCK_MONOTONIC);
+    publish(s, sc, warm, warm + rows);
+    int64_t el = clock_ns(CLOCK_MONOTONIC) - t0;
+    cpu_take(&c1);
+    if (qsf_close(s, &row_err) != QSF_OK)
+        die("qsf_close", row_err.msg);
+    long long landed = sink_stop(&k);
+    if (landed != (long long) (warm + rows))
+        die("qwp-sink", "did not count every row");
+    result r = {.rows_per_s = (double) rows * 1e9 / (double) el,
+                .cpu_ns = (double) (c1.process_ns - c0.process_ns) / (double) rows};
+    for (int t = 0; t < T_KINDS; t++)
+        r.thread_ns[t] = (double) (c1.thread_ns[t] - c0.thread_ns[t]) / (double) rows;
+    return r;
+}
+
+static void report(const schema *sc, const char *mode, uint64_t rows, double enc, const result *r) {
+    printf("{\"bench\":\"rows\",\"schema\":\"%s\",\"mode\":\"%s\",\"rows\":%llu,"
+           "\"rows_per_s\":%.0f,\"cpu_ns_per_row\":%.1f,\"producer_ns_per_row\":%.1f,"
+           "\"io_ns_per_row\":%.1f,\"manager_ns_per_row\":%.1f,\"other_ns_per_row\":%.1f,"
+           "\"encode_ns_per_row\":%.1f,\"row_vs_encode\":%.2f,\"cpu_vs_encode\":%.2f}\n",
+           sc->name, mode, (unsigned long long) rows, r->rows_per_s, r->cpu_ns,
+           r->thread_ns[T_PRODUCER], r->thread_ns[T_IO], r->thread_ns[T_MGR], r->thread_ns[T_OTHER],
+           enc, r->thread_ns[T_PRODUCER] / enc, r->cpu_ns / enc);
+    fprintf(stderr,
+            "%-8s %-6s %9.0f rows/s  cpu %6.1f ns/row (producer %6.1f io %5.1f mgr %5.1f "
+            "other %4.1f)  encode %6.1f  row x%.2f  cpu x%.2f\n",
+            sc->name, mode, r->rows_per_s, r->cpu_ns, r->thread_ns[T_PRODUCER], r->thread_ns[T_IO],
+            r->thread_ns[T_MGR], r->thread_ns[T_OTHER], enc, r->thread_ns[T_PRODUCER] / enc,
+            r->cpu_ns / enc);
+}
+
+int main(int argc, char **argv) {
+    double scale = argc > 1 ? atof(argv[1]) : 1.0;
+    const char *only = argc > 2 ? argv[2] : NULL, *only_mode = argc > 3 ? argv[3] : NULL;
+    for (int i = 0; i < 100000; i++)
+        sym_len[i] = (uint8_t) snprintf(syms[i], sizeof syms[i], "SYM%06d", i);
+    char dir[] = "/tmp/qsf-bench-rows-XXXXXX";
+    if (!mkdtemp(dir))
+        die("mkdtemp", strerror(errno));
+    for (size_t i = 0; i < sizeof SCHEMAS / sizeof SCHEMAS[0]; i++) {
+        const schema *sc = &SCHEMAS[i];
+        if (only && strcmp(only, sc->name))
+            continue;
+        uint64_t rows = (uint64_t) (sc->rows * scale);
+        for (int sf = 0; sf < 2; sf++) {
+            const char *mode = sf ? "sf" : "memory";
+            if (only_mode && strcmp(only_mode, mode))
+                continue;
+            char sfdir[600];
+            snprintf(sfdir, sizeof sfdir, "%s;sender_id=%s", dir, sc->name);
+            double enc = encode_ns_per_row(sc, rows); /* the floor, next to each case */
+            result r = run_case(sc, sf ? sfdir : NULL, rows);
+            report(sc, mode, rows, enc, &r);
+        }
+    }
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    return system(cmd) == 0 ? 0 : 1;
+}
