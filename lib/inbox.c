@@ -27,7 +27,7 @@ struct qsf_inbox {
     void (*fn)(void);
     void *user;
     pthread_t thr;
-    bool thr_started, stopping;
+    bool thr_started, stopping, joined;
     bool calling; /* the dispatcher is inside the handler */
     _Atomic uint64_t dropped, delivered;
 };
@@ -118,7 +118,7 @@ int qsf_inbox_set_fn(qsf_inbox *ib, void (*fn)(void), void *user) {
     pthread_mutex_lock(&ib->mu);
     ib->fn = fn;
     ib->user = user;
-    if (fn && !ib->thr_started) {
+    if (fn && !ib->thr_started && !ib->stopping) { /* none starts once stopped */
         if (pthread_create(&ib->thr, NULL, dispatch_main, ib) == 0) {
             ib->thr_started = true;
             pthread_setname_np(ib->thr, ib->kind->thread);
@@ -149,12 +149,19 @@ static void drain_for_close(qsf_inbox *ib) {
     pthread_mutex_unlock(&ib->mu);
 }
 
-void qsf_inbox_free(qsf_inbox *ib) {
-    if (!ib)
+void qsf_inbox_stop(qsf_inbox *ib) {
+    if (!ib || ib->joined)
         return;
     drain_for_close(ib);
     if (ib->thr_started) /* after a handler that is running has returned */
         pthread_join(ib->thr, NULL);
+    ib->joined = true;
+}
+
+void qsf_inbox_free(qsf_inbox *ib) {
+    if (!ib)
+        return;
+    qsf_inbox_stop(ib);
     pthread_mutex_destroy(&ib->mu);
     pthread_cond_destroy(&ib->cv);
     free(ib->q);

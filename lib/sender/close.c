@@ -164,6 +164,10 @@ QSF_API int qsf_close_report(qsf_sender *s, qsf_close_info *info, qsf_errinfo *e
     qsf_io_stop(s->io);
     close_drainers(s, &ci);
     count_unacked(s, &ci);
+    /* The handlers get what is left while the I/O thread's and the ring's
+     * state still answers the calls they may make (docs/THREADING.md). */
+    qsf_inbox_stop(s->inbox);
+    qsf_inbox_stop(s->events);
     qsf_errinfo verdict_err;
     int ring_rc = qsf_sender_stop(s, &ring_err);
     qsf_latch_losses(&s->latch, &ci.frames_lost, &ci.rows_lost, NULL, 0);
