@@ -505,10 +505,11 @@ typedef void (*qsf_log_handler)(void *user, int level, const char *line);
  * environment variable QSF_LOG (off, error, warn, info or debug; default
  * warn), read once. The handler runs on the thread that logs, qsf's own
  * threads included (the I/O thread, the ring manager): keep it quick, and do
- * not call qsf from it. Calls are serialised (never two at once); when
+ * not call qsf from it, except qsf_set_log_handler to replace or remove
+ * itself. Calls are serialised (never two at once); when
  * qsf_set_log_handler returns, the handler it replaced is not running any
- * more and is never called again. QSF_E_INVAL for a level out of range. Any
- * thread. */
+ * more (unless it was called from that handler) and is never called again.
+ * QSF_E_INVAL for a level out of range. Any thread. */
 QSF_API int qsf_set_log_handler(int level, qsf_log_handler fn, void *user);
 
 /* Kinds of qsf_event.kind. */
