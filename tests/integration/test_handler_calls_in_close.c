@@ -36,9 +36,15 @@ static void call_everything(qsf_sender *s) {
 }
 
 static void on_event(void *user, const qsf_event *ev) {
-    if (ev->kind == QSF_EVENT_DISCONNECTED && strstr(ev->cause, "closing"))
+    qsf_sender *s = user;
+    if (ev->kind == QSF_EVENT_DISCONNECTED && strstr(ev->cause, "closing")) {
         it_sleep_ms(300); /* a slow handler: close goes on meanwhile */
-    call_everything(user);
+        qsf_errinfo e;    /* the calls that wait for the I/O thread return at their bound */
+        (void) qsf_wait(s, qsf_published_fsn(s) + 1, QSF_WAIT_OK, 10, &e);
+        (void) qsf_pause(s);
+        (void) qsf_resume(s);
+    }
+    call_everything(s);
 }
 
 static void on_error(void *user, const qsf_error_record *r) {
