@@ -229,14 +229,18 @@ static void record_where(const qsf_error_record *rec, char *buf, size_t cap) {
                  (long long) rec->to_fsn);
 }
 
-void qsf_inbox_push(qsf_inbox *ib, const qsf_error_record *rec) {
+void qsf_inbox_push_from(qsf_inbox *ib, const qsf_error_record *rec, const char *who) {
     bool loud = rec->policy == QSF_POLICY_TERMINAL || rec->policy == QSF_POLICY_ABANDONED;
     char where[96];
     record_where(rec, where, sizeof where);
-    qsf_log(loud ? QSF_LOG_ERROR : QSF_LOG_WARN, "%s error at %s: %s%s%s%s",
+    qsf_log(loud ? QSF_LOG_ERROR : QSF_LOG_WARN, "%s%s error at %s: %s%s%s%s", who,
             policy_name(rec->policy), rec->endpoint[0] ? rec->endpoint : "-", rec->message,
             where[0] ? " (" : "", where[0] ? where + 2 : "", where[0] ? ")" : "");
     qsf_inbox_push_logged(ib, rec);
+}
+
+void qsf_inbox_push(qsf_inbox *ib, const qsf_error_record *rec) {
+    qsf_inbox_push_from(ib, rec, "");
 }
 
 int qsf_inbox_poll(qsf_inbox *ib, qsf_error_record *out) {

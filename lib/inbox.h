@@ -68,6 +68,10 @@ qsf_inbox *qsf_inbox_new(int cap);
 /* Logs the record once, then queues it. */
 void qsf_inbox_push(qsf_inbox *ib, const qsf_error_record *rec);
 
+/* The same, the line starting with `who` (e.g. "drain_orphans: ", whose
+ * records name another slot's FSNs; "" for none). */
+void qsf_inbox_push_from(qsf_inbox *ib, const qsf_error_record *rec, const char *who);
+
 /* Queues a record whose failure was logged already (by the code that found
  * it), so it is not logged twice. */
 void qsf_inbox_push_logged(qsf_inbox *ib, const qsf_error_record *rec);
