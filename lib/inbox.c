@@ -28,7 +28,8 @@ struct qsf_inbox {
     void *user;
     pthread_t thr;
     bool thr_started, stopping, joined;
-    bool calling; /* the dispatcher is inside the handler */
+    bool calling;         /* the dispatcher is inside the handler */
+    uint64_t calls_ended; /* calls that have returned: tells one call from the next */
     _Atomic uint64_t dropped, delivered;
 };
 
@@ -103,6 +104,7 @@ static void *dispatch_main(void *arg) {
         atomic_fetch_add(&ib->delivered, 1);
         pthread_mutex_lock(&ib->mu);
         ib->calling = false;
+        ib->calls_ended++;
         pthread_cond_broadcast(&ib->cv); /* for a set_fn waiting for this call */
     }
     pthread_mutex_unlock(&ib->mu);
@@ -126,8 +128,11 @@ int qsf_inbox_set_fn(qsf_inbox *ib, void (*fn)(void), void *user) {
             rc = QSF_E_INTERNAL;
     }
     pthread_cond_broadcast(&ib->cv);
-    /* the handler replaced may be running: it has returned when we do */
-    while (ib->calling && !on_dispatcher(ib))
+    /* the handler replaced may be running: it has returned when we do. Only
+     * that call: the next one, which may start before we wake, is the new
+     * handler's (waiting for it too could wait on the caller itself). */
+    uint64_t running = ib->calls_ended;
+    while (ib->calling && ib->calls_ended == running && !on_dispatcher(ib))
         pthread_cond_wait(&ib->cv, &ib->mu);
     pthread_mutex_unlock(&ib->mu);
     return rc;
