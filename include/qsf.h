@@ -167,7 +167,8 @@ QSF_API int qsf_sender_from_env(qsf_sender **out, qsf_errinfo *err);
 
 /* What qsf_close_report found when it closed a sender. The caller sets
  * struct_size to sizeof(qsf_close_info) as it knows it; qsf fills the fields
- * both know (fields are only ever appended). */
+ * both know (fields are only ever appended) and sets struct_size to the bytes
+ * it filled. */
 typedef struct qsf_close_info {
     size_t struct_size;
     uint64_t frames_unacked;   /* published frames the server had not acknowledged */

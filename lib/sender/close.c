@@ -133,13 +133,13 @@ static int verdict(qsf_sender *s, const qsf_close_info *ci, const qsf_errinfo *f
     return QSF_OK;
 }
 
+/* The bytes both sides know; struct_size says how many (docs/METRICS.md §1). */
 static void copy_info(qsf_close_info *out, const qsf_close_info *ci) {
     if (!out || out->struct_size < sizeof(size_t))
         return;
     size_t n = out->struct_size < sizeof *ci ? out->struct_size : sizeof *ci;
-    size_t want = out->struct_size;
     memcpy(out, ci, n);
-    out->struct_size = want;
+    out->struct_size = n;
 }
 
 QSF_API int qsf_close_report(qsf_sender *s, qsf_close_info *info, qsf_errinfo *err) {
