@@ -167,7 +167,8 @@ QSF_API int qsf_sender_from_env(qsf_sender **out, qsf_errinfo *err);
 
 /* What qsf_close_report found when it closed a sender. The caller sets
  * struct_size to sizeof(qsf_close_info) as it knows it; qsf fills the fields
- * both know (fields are only ever appended). */
+ * both know (fields are only ever appended) and sets struct_size to the bytes
+ * it filled. */
 typedef struct qsf_close_info {
     size_t struct_size;
     uint64_t frames_unacked;   /* published frames the server had not acknowledged */
@@ -538,10 +539,11 @@ typedef void (*qsf_log_handler)(void *user, int level, const char *line);
  * environment variable QSF_LOG (off, error, warn, info or debug; default
  * warn), read once. The handler runs on the thread that logs, qsf's own
  * threads included (the I/O thread, the ring manager): keep it quick, and do
- * not call qsf from it. Calls are serialised (never two at once); when
+ * not call qsf from it, except qsf_set_log_handler to replace or remove
+ * itself. Calls are serialised (never two at once); when
  * qsf_set_log_handler returns, the handler it replaced is not running any
- * more and is never called again. QSF_E_INVAL for a level out of range. Any
- * thread. */
+ * more (unless it was called from that handler) and is never called again.
+ * QSF_E_INVAL for a level out of range. Any thread. */
 QSF_API int qsf_set_log_handler(int level, qsf_log_handler fn, void *user);
 
 /* Kinds of qsf_event.kind. */

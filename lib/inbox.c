@@ -27,8 +27,9 @@ struct qsf_inbox {
     void (*fn)(void);
     void *user;
     pthread_t thr;
-    bool thr_started, stopping;
-    bool calling; /* the dispatcher is inside the handler */
+    bool thr_started, stopping, joined;
+    bool calling;         /* the dispatcher is inside the handler */
+    uint64_t calls_ended; /* calls that have returned: tells one call from the next */
     _Atomic uint64_t dropped, delivered;
 };
 
@@ -103,6 +104,7 @@ static void *dispatch_main(void *arg) {
         atomic_fetch_add(&ib->delivered, 1);
         pthread_mutex_lock(&ib->mu);
         ib->calling = false;
+        ib->calls_ended++;
         pthread_cond_broadcast(&ib->cv); /* for a set_fn waiting for this call */
     }
     pthread_mutex_unlock(&ib->mu);
@@ -118,7 +120,7 @@ int qsf_inbox_set_fn(qsf_inbox *ib, void (*fn)(void), void *user) {
     pthread_mutex_lock(&ib->mu);
     ib->fn = fn;
     ib->user = user;
-    if (fn && !ib->thr_started) {
+    if (fn && !ib->thr_started && !ib->stopping) { /* none starts once stopped */
         if (pthread_create(&ib->thr, NULL, dispatch_main, ib) == 0) {
             ib->thr_started = true;
             pthread_setname_np(ib->thr, ib->kind->thread);
@@ -126,8 +128,11 @@ int qsf_inbox_set_fn(qsf_inbox *ib, void (*fn)(void), void *user) {
             rc = QSF_E_INTERNAL;
     }
     pthread_cond_broadcast(&ib->cv);
-    /* the handler replaced may be running: it has returned when we do */
-    while (ib->calling && !on_dispatcher(ib))
+    /* the handler replaced may be running: it has returned when we do. Only
+     * that call: the next one, which may start before we wake, is the new
+     * handler's (waiting for it too could wait on the caller itself). */
+    uint64_t running = ib->calls_ended;
+    while (ib->calling && ib->calls_ended == running && !on_dispatcher(ib))
         pthread_cond_wait(&ib->cv, &ib->mu);
     pthread_mutex_unlock(&ib->mu);
     return rc;
@@ -149,12 +154,19 @@ static void drain_for_close(qsf_inbox *ib) {
     pthread_mutex_unlock(&ib->mu);
 }
 
-void qsf_inbox_free(qsf_inbox *ib) {
-    if (!ib)
+void qsf_inbox_stop(qsf_inbox *ib) {
+    if (!ib || ib->joined)
         return;
     drain_for_close(ib);
     if (ib->thr_started) /* after a handler that is running has returned */
         pthread_join(ib->thr, NULL);
+    ib->joined = true;
+}
+
+void qsf_inbox_free(qsf_inbox *ib) {
+    if (!ib)
+        return;
+    qsf_inbox_stop(ib);
     pthread_mutex_destroy(&ib->mu);
     pthread_cond_destroy(&ib->cv);
     free(ib->q);
@@ -222,14 +234,18 @@ static void record_where(const qsf_error_record *rec, char *buf, size_t cap) {
                  (long long) rec->to_fsn);
 }
 
-void qsf_inbox_push(qsf_inbox *ib, const qsf_error_record *rec) {
+void qsf_inbox_push_from(qsf_inbox *ib, const qsf_error_record *rec, const char *who) {
     bool loud = rec->policy == QSF_POLICY_TERMINAL || rec->policy == QSF_POLICY_ABANDONED;
     char where[96];
     record_where(rec, where, sizeof where);
-    qsf_log(loud ? QSF_LOG_ERROR : QSF_LOG_WARN, "%s error at %s: %s%s%s%s",
+    qsf_log(loud ? QSF_LOG_ERROR : QSF_LOG_WARN, "%s%s error at %s: %s%s%s%s", who,
             policy_name(rec->policy), rec->endpoint[0] ? rec->endpoint : "-", rec->message,
             where[0] ? " (" : "", where[0] ? where + 2 : "", where[0] ? ")" : "");
     qsf_inbox_push_logged(ib, rec);
+}
+
+void qsf_inbox_push(qsf_inbox *ib, const qsf_error_record *rec) {
+    qsf_inbox_push_from(ib, rec, "");
 }
 
 int qsf_inbox_poll(qsf_inbox *ib, qsf_error_record *out) {

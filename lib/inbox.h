@@ -38,8 +38,13 @@ typedef struct qsf_inbox_kind {
 qsf_inbox *qsf_inbox_new_of(const qsf_inbox_kind *kind, int cap);
 
 /* Delivers what is queued to the handler for at most 100 ms, counts the rest as
- * dropped, stops the dispatcher (waiting for a handler that is running) and
- * frees. NULL is a no-op. */
+ * dropped and stops the dispatcher (waiting for a handler that is running):
+ * no handler runs after it returns, and none is started. The inbox itself
+ * stays, for the calls a handler made while it ran. Once only is enough; a
+ * later call does nothing. NULL is a no-op. */
+void qsf_inbox_stop(qsf_inbox *ib);
+
+/* qsf_inbox_stop, then frees. NULL is a no-op. */
 void qsf_inbox_free(qsf_inbox *ib);
 
 /* Any thread. Never blocks on the handler. */
@@ -62,6 +67,10 @@ qsf_inbox *qsf_inbox_new(int cap);
 
 /* Logs the record once, then queues it. */
 void qsf_inbox_push(qsf_inbox *ib, const qsf_error_record *rec);
+
+/* The same, the line starting with `who` (e.g. "drain_orphans: ", whose
+ * records name another slot's FSNs; "" for none). */
+void qsf_inbox_push_from(qsf_inbox *ib, const qsf_error_record *rec, const char *who);
 
 /* Queues a record whose failure was logged already (by the code that found
  * it), so it is not logged twice. */

@@ -53,14 +53,19 @@ int qsf_log_enabled(int level) {
     return level > QSF_LOG_OFF && level <= t;
 }
 
+/* From inside the destination (a handler replacing or removing itself) this
+ * thread holds sink_mu already: it assigns without waiting for itself. */
 static void set_destination(qsf_log_sink sink, qsf_log_handler handler, void *user, int level) {
-    pthread_mutex_lock(&sink_mu);
+    bool nested = in_sink;
+    if (!nested)
+        pthread_mutex_lock(&sink_mu);
     sink_fn = sink;
     handler_fn = handler;
     sink_user = user;
     if (level >= 0)
         __atomic_store_n(&threshold, level, __ATOMIC_RELAXED);
-    pthread_mutex_unlock(&sink_mu);
+    if (!nested)
+        pthread_mutex_unlock(&sink_mu);
 }
 
 void qsf_log_set(qsf_log_sink sink, void *user, int level) {

@@ -44,7 +44,8 @@ static int record_code(const qsf_error_record *r) {
 void qsf_io_report(qsf_io *io, const qsf_error_record *r, int code) {
     code = code ? code : record_code(r);
     atomic_store(&io->x.last_error_code, code);
-    qsf_inbox_push(io->inbox, r);
+    /* a drainer's records are about its own slot: its line says so */
+    qsf_inbox_push_from(io->inbox, r, io->o.drainer ? "drain_orphans: " : "");
     qsf_io_noted_record(io, r, code);
 }
 

@@ -143,13 +143,13 @@ static int verdict(qsf_sender *s, const qsf_close_info *ci, const qsf_errinfo *f
     return QSF_OK;
 }
 
+/* The bytes both sides know; struct_size says how many (docs/METRICS.md §1). */
 static void copy_info(qsf_close_info *out, const qsf_close_info *ci) {
     if (!out || out->struct_size < sizeof(size_t))
         return;
     size_t n = out->struct_size < sizeof *ci ? out->struct_size : sizeof *ci;
-    size_t want = out->struct_size;
     memcpy(out, ci, n);
-    out->struct_size = want;
+    out->struct_size = n;
 }
 
 QSF_API int qsf_close_report(qsf_sender *s, qsf_close_info *info, qsf_errinfo *err) {
@@ -176,11 +176,19 @@ QSF_API int qsf_close_report(qsf_sender *s, qsf_close_info *info, qsf_errinfo *e
     qsf_io_stop(s->io);
     close_drainers(s, &ci);
     count_unacked(s, &ci);
+    /* The handlers get what is left while the I/O thread's and the ring's
+     * state still answers the calls they may make (docs/THREADING.md). */
+    qsf_inbox_stop(s->inbox);
+    qsf_inbox_stop(s->events);
     qsf_errinfo verdict_err;
     int ring_rc = qsf_sender_stop(s, &ring_err);
     qsf_latch_losses(&s->latch, &ci.frames_lost, &ci.rows_lost, NULL, 0);
     int rc = verdict(s, &ci, &flush_err, ring_rc, &ring_err, &verdict_err);
-    if (rc != QSF_OK && rc != QSF_E_TIMEOUT)
+    /* data given up is ERROR (docs/ERRORS.md §11); a latched terminal error
+     * had its ERROR line when it latched, and this repeats it at WARN */
+    if (rc == QSF_E_DATA_LOSS)
+        QSF_LOGE("%s", verdict_err.msg);
+    else if (rc != QSF_OK && rc != QSF_E_TIMEOUT)
         QSF_LOGW("%s", verdict_err.msg);
     qsf_sender_free(s);
     qsf_err_copy(err, &verdict_err);
