@@ -388,7 +388,8 @@ typedef struct qsf_stats {
     size_t struct_size; /* bytes qsf filled; fields past it were left as they were */
     /* counters, monotonic */
     uint64_t frames_sent;
-    uint64_t frames_replayed;
+    uint64_t frames_replayed; /* frames sent again (sent before by an earlier connection or
+                                 process): possible duplicates at the server */
     uint64_t acks;
     uint64_t durable_acks;
     uint64_t durable_trim_advances;

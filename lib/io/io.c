@@ -163,6 +163,7 @@ static void loop_init(qsf_io *io, const qsf_io_opts *o) {
     qsf_io_loop *l = &io->l;
     l->st = QSF_IO_WAIT;
     l->prev_host = -1;
+    l->highest_sent_fsn = o->recovered_published_fsn;
     l->outage_level = QSF_LOG_INFO;
     l->down_since_ns = qsf_io_now_ns();
     qsf_hosts_init(&l->hosts, o->n_addrs);

@@ -48,7 +48,7 @@ typedef struct qsf_io_opts {
     int max_frame_rejections;
     int64_t poison_window_ms;
     int initial_mode;                /* enum qsf_io_initial */
-    int64_t recovered_published_fsn; /* frames up to it count as replayed */
+    int64_t recovered_published_fsn; /* frames up to it may have been sent before */
     bool self_sufficient;            /* frames carry their own dictionary: no catch-up */
     /* An orphan drainer's connection (docs/FORMAT.md §7.1) gives up (terminal)
      * where a sender keeps retrying: after 16 consecutive endpoints that do not

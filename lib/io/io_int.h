@@ -147,6 +147,10 @@ typedef struct qsf_io_loop {
     /* a drainer's escalation budgets (qsf_io_opts.drainer) */
     int gap_streak, cap_gap_streak;
     int64_t gap_since_ns, cap_gap_since_ns;
+    /* the highest FSN any connection of this sender sent (at start, the slot's
+     * recovered published FSN: a previous process may have sent those): a frame
+     * at or below it that goes out is a resend, counted in frames_replayed */
+    int64_t highest_sent_fsn;
     int64_t last_warn_ns;        /* reconnect warning throttle */
     int64_t wm_write_ns;         /* when ackedFsn was last written to .ack-watermark */
     bool wm_pending;             /* an advance not written yet: the next tick writes it */
@@ -161,7 +165,7 @@ typedef struct qsf_conn {
     int host; /* index into addrs of the current or last attempt, -1 before the first */
     bool durable, sent_data, cursor_ok;
     int64_t err_wire;      /* wireSeq of the first error on it, -1 */
-    int64_t replay_target; /* frames up to it count as replayed */
+    int64_t replay_target; /* frames up to it were unacknowledged at the upgrade (REPLAY_DONE) */
     int64_t replay_from;   /* the first of them (ackedFsn + 1 at the upgrade) */
     uint64_t replayed;     /* ... sent so far on this connection */
     bool replaying;        /* REPLAY_DONE is owed */

@@ -162,10 +162,12 @@ static qsf_verdict send_next(qsf_io *io, bool *sent) {
     c->last_send_ns = qsf_io_now_ns();
     qsf_live_sent(io, c->last_send_ns);
     qsf_io_bump(&io->x.frames_sent);
-    if (fsn <= c->replay_target) {
-        qsf_io_bump(&io->x.frames_replayed);
-        c->replayed++;
-    }
+    if (fsn <= c->replay_target)
+        c->replayed++; /* the backlog this connection found: REPLAY_DONE */
+    if (fsn <= io->l.highest_sent_fsn)
+        qsf_io_bump(&io->x.frames_replayed); /* out before: a possible duplicate */
+    else
+        io->l.highest_sent_fsn = fsn;
     qsf_io_replay_progress(io);
     return qsf_v_continue();
 }

@@ -33,7 +33,7 @@ typedef struct field {
 
 static const field FIELDS[] = {
     F(COUNTER, U64, frames_sent, "Binary data frames sent (catch-up frames not included)."),
-    F(COUNTER, U64, frames_replayed, "Frames sent again after a reconnect."),
+    F(COUNTER, U64, frames_replayed, "Frames sent again after a reconnect (possible duplicates)."),
     F(COUNTER, U64, acks, "OK responses processed."),
     F(COUNTER, U64, durable_acks, "Durable-ack responses processed."),
     F(COUNTER, U64, durable_trim_advances, "Advances of the acked FSN caused by durable acks."),

@@ -205,6 +205,44 @@ static void a_loss_and_the_reconnect_that_replays(void **state) {
     expect_none();
 }
 
+/* Frames published while no connection is open go out for the first time
+ * after the reconnect: the replay covers them (REPLAY_DONE counts the whole
+ * backlog), but frames_replayed counts only what was sent before, the frames
+ * that may reach the server twice. */
+static void frames_published_in_an_outage_are_not_resends(void **state) {
+    (void) state;
+    start_open();
+    publish(3);
+    sent_on(1, 3);
+    fws_wait_done(H.f, fws_ok(H.f, 0));
+    fws_set_auto_open(H.f, NULL);
+    fws_set_auto_fail(H.f, 503, "unavailable");
+    fws_peer_close(H.f, 1006, "");
+    FWS_WAIT(H.f, fws_connects(H.f) >= 2);
+    publish(2); /* fsn 3, 4: never sent */
+    qsf_ws_hs hs = fws_hs(1, false, 2097138);
+    fws_set_auto_open(H.f, &hs);
+    fws_set_auto_fail(H.f, 0, NULL);
+    fws_clock_advance_ms(1000); /* the backoff */
+    FWS_WAIT(H.f, fws_state_is(H.f, "OPEN"));
+    int conn = fws_connects(H.f);
+    sent_on(conn, 4);
+    fws_sync(H.f);
+    qsf_stats st;
+    memset(&st, 0, sizeof st);
+    qsf_io_stats(H.io, &st);
+    assert_int_equal(st.frames_sent, 7);
+    assert_int_equal(st.frames_replayed, 2); /* fsn 1, 2 */
+    expect(QSF_EVENT_CONNECTED);
+    expect(QSF_EVENT_DISCONNECTED);
+    expect(QSF_EVENT_RECONNECTED);
+    qsf_event r = expect(QSF_EVENT_REPLAY_DONE);
+    assert_int_equal(r.frames, 4);
+    assert_int_equal(r.from_fsn, 1);
+    assert_int_equal(r.to_fsn, 4);
+    stop();
+}
+
 /* Nothing unacknowledged when the connection comes back: no REPLAY_DONE. */
 static void a_reconnect_with_nothing_to_replay(void **state) {
     (void) state;
@@ -346,13 +384,10 @@ static void callers_get_the_fields_both_know(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
-        T(a_loss_and_the_reconnect_that_replays),
-        T(a_reconnect_with_nothing_to_replay),
-        T(a_failover_names_both_endpoints),
-        T(a_rejected_frame_is_the_cause),
-        T(pause_and_resume),
-        T(failed_attempts_are_counted),
-        T(a_tiny_inbox_counts_what_it_drops),
+        T(a_loss_and_the_reconnect_that_replays), T(frames_published_in_an_outage_are_not_resends),
+        T(a_reconnect_with_nothing_to_replay),    T(a_failover_names_both_endpoints),
+        T(a_rejected_frame_is_the_cause),         T(pause_and_resume),
+        T(failed_attempts_are_counted),           T(a_tiny_inbox_counts_what_it_drops),
         T(callers_get_the_fields_both_know),
 #undef T
     };
