@@ -238,6 +238,43 @@ static void killed_writing_symbols_commits_nothing(void **state) {
     }
 }
 
+/* The abort itself fails (a manifest write while qsf_buffer_clear undoes T2's
+ * rotations): the sender latches it and goes no further, and the next senders'
+ * recovery removes what is left of T2. nth counts the manifest writes of the
+ * abort. */
+static void abort_that_fails_is_cut_later(uint64_t nth) {
+    qsink *sink = it_sink(NULL);
+    char conf[1400];
+    conf_for(conf, sizeof conf, sink, NULL);
+    qsf_sender *s = it_sender(conf);
+    qsf_errinfo e;
+    int64_t fsn;
+    assert_int_equal(add_rows(s, 0, 100, &e), QSF_OK);
+    assert_int_equal(qsf_flush(s, &fsn, &e), QSF_OK);
+    it_wait_acked(s, fsn);
+    assert_int_equal(add_rows(s, T2_KEY, T2_KEY + T2_N, &e), QSF_OK);
+    qsf_fault_arm(QSF_FP_MANIFEST_WRITTEN, nth, QSF_FA_FAIL);
+    assert_int_equal(qsf_buffer_clear(s), T2_N);
+    qsf_fault_disarm_all();
+    int rc = qsf_flush(s, &fsn, &e);
+    assert_int_not_equal(rc, QSF_OK); /* latched: the ring is not as it must be */
+    assert_true(e.flags & QSF_ERRF_FATAL);
+    assert_int_not_equal(qsf_close(s, &e), QSF_OK);
+    restarts(conf);
+    assert_int_equal(check_table(sink), 0);
+    qsink_stop(sink);
+}
+
+static void failed_abort_commits_nothing(void **state) {
+    (void) state;
+    for (uint64_t nth = 1; nth <= 2; nth++) {
+        char dir[600];
+        snprintf(dir, sizeof dir, "rm -rf %s/kill", it_dir);
+        assert_int_equal(system(dir), 0);
+        abort_that_fails_is_cut_later(nth);
+    }
+}
+
 #endif
 
 int main(void) {
@@ -254,6 +291,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(killed_in_manifest_steps_commits_nothing, it_setup_dir,
                                         it_teardown_dir),
         cmocka_unit_test_setup_teardown(killed_writing_symbols_commits_nothing, it_setup_dir,
+                                        it_teardown_dir),
+        cmocka_unit_test_setup_teardown(failed_abort_commits_nothing, it_setup_dir,
                                         it_teardown_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
