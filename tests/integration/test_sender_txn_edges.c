@@ -21,20 +21,11 @@
 /* Row i of table `table`: k = i, sym = "v<i/10>" (new symbols every 10 rows),
  * 200 bytes of blob. */
 static int add(qsf_sender *s, const char *table, int64_t from, int64_t to, qsf_errinfo *e) {
-    static uint8_t blob[200];
     int rc = QSF_OK;
     for (int64_t i = from; i < to && rc == QSF_OK; i++) {
         char sym[32];
-        int n = snprintf(sym, sizeof sym, "v%" PRId64, i % GIVE_UP / 10);
-        rc = qsf_table(s, table, strlen(table), e);
-        if (rc == QSF_OK)
-            rc = qsf_col_i64(s, "k", 1, i, e);
-        if (rc == QSF_OK)
-            rc = qsf_symbol(s, "sym", 3, sym, (size_t) n, e);
-        if (rc == QSF_OK)
-            rc = qsf_col_binary(s, "blob", 4, blob, sizeof blob, e);
-        if (rc == QSF_OK)
-            rc = qsf_at_micros(s, 1700000000000000ll + i, e);
+        snprintf(sym, sizeof sym, "v%" PRId64, i % GIVE_UP / 10);
+        rc = it_add_row(s, table, i, sym, 200, e);
     }
     return rc;
 }

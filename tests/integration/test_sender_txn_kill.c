@@ -25,20 +25,11 @@
 /* Row i: k = i, sym = a symbol only row i's transaction uses (so an abort
  * leaves dictionary entries behind that a later transaction reuses), blob. */
 static int add_rows(qsf_sender *s, int64_t from, int64_t to, qsf_errinfo *e) {
-    static uint8_t blob[300];
     int rc = QSF_OK;
     for (int64_t i = from; i < to && rc == QSF_OK; i++) {
         char sym[32];
-        int n = snprintf(sym, sizeof sym, "s%" PRId64, i % 1000000 / 50);
-        rc = qsf_table(s, "t", 1, e);
-        if (rc == QSF_OK)
-            rc = qsf_col_i64(s, "k", 1, i, e);
-        if (rc == QSF_OK)
-            rc = qsf_symbol(s, "sym", 3, sym, (size_t) n, e);
-        if (rc == QSF_OK)
-            rc = qsf_col_binary(s, "blob", 4, blob, sizeof blob, e);
-        if (rc == QSF_OK)
-            rc = qsf_at_micros(s, 1700000000000000ll + i, e);
+        snprintf(sym, sizeof sym, "s%" PRId64, i % 1000000 / 50);
+        rc = it_add_row(s, "t", i, sym, 300, e);
     }
     return rc;
 }
