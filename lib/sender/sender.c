@@ -117,7 +117,10 @@ int qsf_sender_failed(qsf_sender *s, int rc, qsf_errinfo *err) {
 }
 
 void qsf_sender_published(qsf_sender *s, uint64_t rows) {
-    qsf_qwp_batch_reset(s->batch);
+    /* a row still open was not in the flush (a transaction committed with
+     * every row staged): it stays, the rest is published */
+    if (!qsf_qwp_batch_row_open(s->batch))
+        qsf_qwp_batch_reset(s->batch);
     s->first_row_ns = 0;
     s->last_commit_fsn = qsf_ring_published_fsn(s->ring);
     qsf_backlog_published(&s->backlog, s->last_commit_fsn, rows, QSF_OS->mono_ns());

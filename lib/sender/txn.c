@@ -154,11 +154,19 @@ static int append_commit_frame(qsf_sender *s, qsf_errinfo *err) {
     return rc == QSF_OK ? QSF_OK : staged_fail(s, &m, qsf_symtab_published(s->symtab), rc, err);
 }
 
+/* A row being built is not part of the transaction. With complete rows
+ * buffered the encoder refuses to run while it is open (QSF_E_STATE, "end or
+ * cancel it"), a call-order error found before anything is written: it keeps
+ * the transaction as it is, as it keeps the rows without transaction=on.
+ * With every row staged the commit goes ahead and the row stays open
+ * (qsf_sender_published), the first of the next transaction. */
 int qsf_sender_txn_commit(qsf_sender *s, qsf_errinfo *err) {
     qsf_sender_set_frame_limits(s);
     qsf_qwp_encode_result res = {0};
-    int rc = qsf_qwp_batch_rows(s->batch) > 0 ? encode_more(s, false, &res, err)
-                                              : append_commit_frame(s, err);
+    bool buffered = qsf_qwp_batch_rows(s->batch) > 0;
+    if (buffered && qsf_qwp_batch_row_open(s->batch))
+        return qsf_sender_encode(s, false, &res, err); /* its QSF_E_STATE, nothing written */
+    int rc = buffered ? encode_more(s, false, &res, err) : append_commit_frame(s, err);
     if (rc != QSF_OK)
         return rc;                          /* failed as staged_fail says */
     rc = qsf_ring_txn_commit(s->ring, err); /* aborts itself if its barrier fails */

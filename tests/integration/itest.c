@@ -59,6 +59,22 @@ int64_t it_publish(qsf_sender *s, const char *table, int64_t from, int64_t to, i
     return fsn;
 }
 
+int it_add_row(qsf_sender *s, const char *table, int64_t k, const char *sym, size_t pad,
+               qsf_errinfo *err) {
+    static const uint8_t zeros[4096];
+    assert_true(pad <= sizeof zeros);
+    int rc = qsf_table(s, table, strlen(table), err);
+    if (rc == QSF_OK)
+        rc = qsf_col_i64(s, "k", 1, k, err);
+    if (rc == QSF_OK)
+        rc = qsf_symbol(s, "sym", 3, sym, strlen(sym), err);
+    if (rc == QSF_OK)
+        rc = qsf_col_binary(s, "blob", 4, zeros, pad, err);
+    if (rc == QSF_OK)
+        rc = qsf_at_micros(s, 1700000000000000ll + k, err);
+    return rc;
+}
+
 void it_wait_acked(qsf_sender *s, int64_t fsn) {
     for (int i = 0; i < 2000 && qsf_acked_fsn(s) < fsn; i++)
         nanosleep(&(struct timespec){0, 10000000}, NULL);

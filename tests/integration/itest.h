@@ -26,6 +26,12 @@ qsf_sender *it_sender(const char *conf);
  * FSN of the last flush. */
 int64_t it_publish(qsf_sender *s, const char *table, int64_t from, int64_t to, int per_flush);
 
+/* One complete row of `table`: k (LONG) = k, sym (SYMBOL) = sym, blob
+ * (BINARY) = `pad` zero bytes, designated timestamp from k. Stops at the first
+ * failing call and returns its code (err says what). */
+int it_add_row(qsf_sender *s, const char *table, int64_t k, const char *sym, size_t pad,
+               qsf_errinfo *err);
+
 /* Waits until the sender's acked FSN reaches fsn (20 s bound). */
 void it_wait_acked(qsf_sender *s, int64_t fsn);
 
