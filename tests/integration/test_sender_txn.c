@@ -181,7 +181,8 @@ static void reconnect_mid_transaction_commits_once(void **state) {
     qsf_stats st;
     qsf_stats_get(s, &st);
     assert_true(qsink_frames(sink, 3, NULL, 0) >= fsn + 1); /* the whole group again */
-    assert_true(st.frames_replayed >= (uint64_t) on2); /* what went out on conn 2, resent */
+    /* what went out on conn 2 is resent; a dictionary catch-up frame may have led it */
+    assert_true(st.frames_replayed + 1 >= (uint64_t) on2);
     assert_true(st.frames_replayed <= (uint64_t) fsn + 1);
     assert_int_equal(qsink_commits(sink, "t"), 1);
     it_close_and_check(s, sink, "t", 2000, false);
