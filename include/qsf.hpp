@@ -375,6 +375,15 @@ class handle {
     std::size_t buffered_rows() const noexcept {
         return qsf_buffered_rows(s_);
     }
+    /* Drops the buffered rows and, with transaction=on, abandons the open
+     * transaction (never delivered); returns the rows given up. Producer thread. */
+    std::size_t buffer_clear() noexcept {
+        return qsf_buffer_clear(s_);
+    }
+    /* With transaction=on: the rows of the open transaction (staged and buffered). */
+    std::uint64_t txn_rows() const noexcept {
+        return qsf_txn_rows(s_);
+    }
     qsf_stats stats() const noexcept {
         qsf_stats st;
         qsf_stats_get(s_, &st);

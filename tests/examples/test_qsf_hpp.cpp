@@ -164,6 +164,26 @@ void nothrow_close_reports_loss(void **) {
     assert_int_equal(rep.info.rows_lost, 1);
 }
 
+// transaction=on: an abandoned transaction never arrives; the next one commits.
+void nothrow_transaction_abandoned_then_committed(void **) {
+    qsf::nothrow_sender s;
+    assert_true(static_cast<bool>(
+        qsf::nothrow_sender::open(conf_for(sink.port, "transaction=on;auto_flush_rows=10;"), s)));
+    for (std::int64_t i = 0; i < 25; i++) // two auto-flushes stage 20, 5 buffered
+        assert_int_equal(s.table("nt_txn").column("id", i).at_micros(TS + i).code(), QSF_OK);
+    assert_int_equal(s.txn_rows(), 25);
+    assert_int_equal(s.buffer_clear(), 25);
+    assert_int_equal(s.txn_rows(), 0);
+    for (std::int64_t i = 100; i < 103; i++)
+        assert_int_equal(s.table("nt_txn").column("id", i).at_micros(TS + i).code(), QSF_OK);
+    std::int64_t fsn = -1;
+    assert_true(static_cast<bool>(s.flush(fsn)));
+    assert_true(static_cast<bool>(s.wait(fsn)));
+    assert_true(s.close().ok());
+    assert_int_equal(rows_with("nt_txn"), 3);
+    assert_int_equal(rows_with("nt_txn", "\"id\":\"7\""), 0);
+}
+
 // The tag types reach the server, and building rows allocates nothing.
 void every_type_without_allocating(void **) {
     qsf::nothrow_sender s;
@@ -330,6 +350,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(nothrow_failed_row_leaves_nothing),
         cmocka_unit_test(nothrow_wait_durable_without_ack_is_inval),
         cmocka_unit_test(nothrow_close_reports_loss),
+        cmocka_unit_test(nothrow_transaction_abandoned_then_committed),
         cmocka_unit_test(every_type_without_allocating),
 #ifdef QSF_HPP_EXCEPTIONS
         cmocka_unit_test(rows_arrive_with_their_types),
