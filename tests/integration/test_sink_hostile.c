@@ -2,8 +2,13 @@
  * puts on the wire exactly the bytes it promises, and nothing else. */
 #include "sinktest.h"
 
+#include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "qwp/response.h"
 
@@ -164,9 +169,54 @@ static void wide_durable_ack(void **state) {
     rawws_close(&w);
 }
 
+/* A process that forks while the sink runs (the tests' killed children do)
+ * holds duplicates of the sink's sockets: closing a connection's fd then
+ * leaves its open file description registered in epoll, which went on
+ * reporting events for the freed connection (TSan: heap-use-after-free in
+ * conn_on_event). The sink removes a socket from epoll before closing it. */
+static void a_forked_child_keeps_no_freed_connection_alive(void **state) {
+    (void) state;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(qsink_port(S))};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(connect(fd, (struct sockaddr *) &a, sizeof a), 0);
+    qsink_stats st;
+    for (int i = 0; i < 500; i++) {
+        qsink_get_stats(S, &st);
+        if (st.open == 1)
+            break;
+        usleep(10000);
+    }
+    assert_int_equal(st.open, 1);
+    pid_t pid = fork(); /* holds the sink's end of the connection */
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* gone with the test, whatever happens to it */
+        pause();
+        _exit(0);
+    }
+    assert_true(pid > 0);
+    /* EOF from the client: the sink drops the connection, and its end stays
+     * readable in the child's copy, which a level-triggered epoll reports
+     * on every turn of the loop */
+    int sent = (int) send(fd, "X", 1, MSG_NOSIGNAL);
+    shutdown(fd, SHUT_WR);
+    int idle = qsink_wait_idle(S, 5000);
+    usleep(200000);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    close(fd);
+    assert_int_equal(sent, 1);
+    assert_int_equal(idle, 0); /* dropped and freed */
+    qsink_get_stats(S, &st);
+    assert_int_equal(st.open, 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(half_frame_then_silence, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_forked_child_keeps_no_freed_connection_alive, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(malformed_websocket_frames, setup, teardown),
         cmocka_unit_test_setup_teardown(wide_durable_ack, setup, teardown),
     };

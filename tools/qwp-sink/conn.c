@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -53,13 +54,23 @@ struct conn *conn_new(struct qsink *s, int fd, int no) {
     return c;
 }
 
+/* Every close of a connection's socket. epoll watches the open file
+ * description, not the fd: a process forked meanwhile (the tests' children)
+ * holds a duplicate that keeps the description, and its registration, alive
+ * after close(), and epoll would go on reporting events for a freed conn. */
+static void close_socket(struct conn *c) {
+    epoll_ctl(c->sink->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+    close(c->fd);
+    c->fd = -1;
+}
+
 void conn_free(struct conn *c) {
     if (!c)
         return;
     if (c->ssl)
         SSL_free(c->ssl);
     if (c->fd >= 0)
-        close(c->fd);
+        close_socket(c);
     buf_free(&c->in);
     buf_free(&c->out);
     store_free(&c->staging); /* a disconnect discards uncommitted rows */
@@ -110,8 +121,7 @@ void conn_drop(struct conn *c, int rst) {
         struct linger lg = {1, 0};
         setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
     }
-    close(c->fd);
-    c->fd = -1;
+    close_socket(c);
     c->state = CS_DEAD;
 }
 
