@@ -2,9 +2,11 @@
 #include "os/os.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -64,18 +66,32 @@ void qsf_os_reset(void) {
 static _Atomic uint64_t armed_nth[QSF_FP_COUNT];
 static _Atomic int armed_action[QSF_FP_COUNT];
 static _Atomic uint64_t hit_count[QSF_FP_COUNT];
+static _Atomic bool armed_here[QSF_FP_COUNT]; /* count only armed_thread's hits */
+static _Atomic(pthread_t) armed_thread[QSF_FP_COUNT];
 
-void qsf_fault_arm(int point, uint64_t nth, int action) {
+static void arm(int point, uint64_t nth, int action, bool here) {
     if (point <= 0 || point >= QSF_FP_COUNT)
         return;
+    atomic_store(&armed_nth[point], 0); /* no hit counts against a half-made arm */
     atomic_store(&hit_count[point], 0);
     atomic_store(&armed_action[point], action);
+    atomic_store(&armed_thread[point], pthread_self());
+    atomic_store(&armed_here[point], here);
     atomic_store(&armed_nth[point], nth);
+}
+
+void qsf_fault_arm(int point, uint64_t nth, int action) {
+    arm(point, nth, action, false);
+}
+
+void qsf_fault_arm_here(int point, uint64_t nth, int action) {
+    arm(point, nth, action, true);
 }
 
 void qsf_fault_disarm_all(void) {
     for (int i = 0; i < QSF_FP_COUNT; i++) {
         atomic_store(&armed_nth[i], 0);
+        atomic_store(&armed_here[i], false);
         atomic_store(&hit_count[i], 0);
     }
 }
@@ -85,6 +101,9 @@ uint64_t qsf_fault_hits(int point) {
 }
 
 int qsf_fault_hit(int point) {
+    if (atomic_load(&armed_here[point]) &&
+        !pthread_equal(atomic_load(&armed_thread[point]), pthread_self()))
+        return 0; /* armed for another thread's hits */
     uint64_t n = atomic_fetch_add(&hit_count[point], 1) + 1;
     uint64_t want = atomic_load(&armed_nth[point]);
     if (want == 0 || n != want)

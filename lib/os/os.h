@@ -76,6 +76,10 @@ enum qsf_fault_point {
  * SIGKILL, QSF_FA_FAIL makes qsf_fault_hit return -1. nth 0 disarms. */
 enum { QSF_FA_KILL = 1, QSF_FA_FAIL = 2 };
 void qsf_fault_arm(int point, uint64_t nth, int action);
+/* As qsf_fault_arm, but only the calling thread's hits count (and act):
+ * for a step that runs on the caller while another thread (the manager) may
+ * pass the same point at the same time. */
+void qsf_fault_arm_here(int point, uint64_t nth, int action);
 void qsf_fault_disarm_all(void);
 uint64_t qsf_fault_hits(int point);
 int qsf_fault_hit(int point);

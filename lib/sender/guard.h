@@ -53,8 +53,10 @@ void qsf_guard_destroy(qsf_guard *g);
 /* The slow path of qsf_guard_enter: true when this thread got in. */
 bool qsf_guard_enter_slow(qsf_guard *g);
 
-/* True when this thread got in; false when another thread is inside. */
-static inline bool qsf_guard_enter(qsf_guard *g) {
+/* The owner's fast path alone: true when this thread got in without the
+ * slow path (then leave with qsf_guard_leave_fast); false otherwise, with
+ * nothing held. */
+static inline bool qsf_guard_enter_fast(qsf_guard *g) {
     qsf_guard_rec *me = qsf_guard_self;
     if (me && atomic_load_explicit(&g->owner, memory_order_relaxed) == me) {
         atomic_store_explicit(&me->in, 1, memory_order_relaxed);
@@ -63,7 +65,17 @@ static inline bool qsf_guard_enter(qsf_guard *g) {
             return true;
         atomic_store_explicit(&me->in, 0, memory_order_release);
     }
-    return qsf_guard_enter_slow(g);
+    return false;
+}
+
+/* Leaves after a successful qsf_guard_enter_fast, on the same thread. */
+static inline void qsf_guard_leave_fast(void) {
+    atomic_store_explicit(&qsf_guard_self->in, 0, memory_order_release);
+}
+
+/* True when this thread got in; false when another thread is inside. */
+static inline bool qsf_guard_enter(qsf_guard *g) {
+    return qsf_guard_enter_fast(g) || qsf_guard_enter_slow(g);
 }
 
 /* Leaves after a successful qsf_guard_enter, on the same thread. */

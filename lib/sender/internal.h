@@ -75,6 +75,22 @@ static inline void qsf_sender_leave(qsf_sender *s) {
     qsf_guard_leave(&s->guard);
 }
 
+/* The row calls' fast path: the owner thread, no terminal error latched.
+ * True inside the guard (leave with qsf_sender_leave_fast); false with
+ * nothing held, and the caller takes qsf_sender_enter's full path, which
+ * reports why. */
+static inline bool qsf_sender_enter_fast(qsf_sender *s) {
+    if (!s || !qsf_guard_enter_fast(&s->guard))
+        return false;
+    if (atomic_load_explicit(&s->latch.code, memory_order_relaxed) == 0)
+        return true;
+    qsf_guard_leave_fast();
+    return false;
+}
+static inline void qsf_sender_leave_fast(void) {
+    qsf_guard_leave_fast();
+}
+
 /* Runs the auto-flush triggers after a completed row (latch held). */
 int qsf_sender_after_row(qsf_sender *s, qsf_errinfo *err);
 
