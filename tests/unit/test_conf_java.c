@@ -135,11 +135,7 @@ static char *schema_reference(void) {
 static void fixture_covers_the_java_schema(void **state) {
     (void) state;
     char *doc = schema_reference();
-    if (!doc) {
-        fprintf(stderr, "# no shared reference with the Java key schema: the fixture is not "
-                        "compared with it\n");
-        skip();
-    }
+    assert_non_null(doc); /* main leaves this test out without one */
     const char *table = strstr(doc, SCHEMA_HEADING);
     struct lines keys;
     read_lines("java-keys.txt", &keys);
@@ -282,9 +278,8 @@ static void conf_check_notes_only_keys_given(void **state) {
 int main(int argc, char **argv) {
     if (ct_init(argc, argv) != 0)
         return 2;
-    const struct CMUnitTest tests[] = {
+    struct CMUnitTest tests[] = {
         cmocka_unit_test(every_java_key_is_accepted),
-        cmocka_unit_test(fixture_covers_the_java_schema),
         cmocka_unit_test(docs_examples_pass_conf_check),
         cmocka_unit_test(sf_max_bytes_is_the_segment_size),
         cmocka_unit_test(sf_max_bytes_disagreeing_is_rejected),
@@ -292,6 +287,18 @@ int main(int argc, char **argv) {
         cmocka_unit_test(unknown_keys_stay_rejected),
         cmocka_unit_test(conf_check_notes_each_ignored_key),
         cmocka_unit_test(conf_check_notes_only_keys_given),
+        cmocka_unit_test(fixture_covers_the_java_schema), /* last: left out without ../shared */
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    size_t n = sizeof tests / sizeof tests[0];
+    char *doc = schema_reference();
+    if (doc) {
+        free(doc);
+    } else {
+        /* a plain clone: meson's TAP reader counts cmocka's "not ok # SKIP" as a
+         * failure, so the test is left out and the skip said in a comment */
+        printf("# SKIP fixture_covers_the_java_schema: no ../shared reference with the Java "
+               "key schema beside the checkout\n");
+        n--;
+    }
+    return _cmocka_run_group_tests("tests", tests, n, NULL, NULL);
 }
