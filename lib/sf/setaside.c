@@ -188,8 +188,8 @@ static int in_span(sa *a, rc_reader *r, const rc_slot *s, qsf_errinfo *err) {
     if (rc0 != QSF_OK)
         return rc0;
     a->crcs[i] = qsf_sfa_frame_stored_crc(p);
-    uint64_t rows, start, count;
-    bool countable;
+    uint64_t rows = 0, start = 0, count = 0; /* as they stay when a read fails */
+    bool countable = true;
     int rc = qsf_rc_frame_rows(r, s, &rows, &countable, err);
     if (rc == QSF_OK)
         rc = delta_count(r, s, &start, &count, err);
@@ -330,12 +330,13 @@ static int check_given_up(sa *a, const qsf_rejected_list *l, qsf_errinfo *err) {
  * introduces. Refused rather than made unreplayable. */
 static int on_later_delta(rc_state *st, rc_reader *r, const rc_slot *s, void *user,
                           qsf_errinfo *err) {
-    uint64_t start, count;
-    int rc =
-        s->intact && !qsf_rc_given_up(st, s->fsn) ? delta_count(r, s, &start, &count, err) : QSF_OK;
-    if (rc == QSF_OK && s->intact && !qsf_rc_given_up(st, s->fsn) && start > 0)
-        *(int64_t *) user = s->fsn;
-    return rc == QSF_OK && s->intact && start > 0 ? STOP : rc;
+    uint64_t start = 0, count; /* 0: no delta read (a given-up or damaged frame) */
+    bool look = s->intact && !qsf_rc_given_up(st, s->fsn);
+    int rc = look ? delta_count(r, s, &start, &count, err) : QSF_OK;
+    if (rc != QSF_OK || start == 0)
+        return rc;
+    *(int64_t *) user = s->fsn;
+    return STOP;
 }
 
 static int check_dictionary(sa *a, qsf_errinfo *err) {
