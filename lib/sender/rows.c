@@ -2,39 +2,20 @@
  * producer guard and the latched terminal error. */
 #include "sender/internal.h"
 
-/* Runs one batch call inside the producer guard: the full path (refusals,
- * the terminal error, a thread that is not the guard's owner). */
-#define ROW_CALL(s, err, call)                                                                     \
-    do {                                                                                           \
-        int rc_ = qsf_sender_enter((s), (err));                                                    \
-        if (rc_ != QSF_OK)                                                                         \
-            return rc_;                                                                            \
-        rc_ = (call);                                                                              \
-        qsf_sender_leave(s);                                                                       \
-        return rc_;                                                                                \
-    } while (0)
-
-/* Ends a row, then lets auto-flush run while the latch is still held. */
-#define AT_CALL(s, err, call)                                                                      \
-    do {                                                                                           \
-        int rc_ = qsf_sender_enter((s), (err));                                                    \
-        if (rc_ != QSF_OK)                                                                         \
-            return rc_;                                                                            \
-        rc_ = (call);                                                                              \
-        if (rc_ == QSF_OK)                                                                         \
-            rc_ = qsf_sender_after_row((s), (err));                                                \
-        qsf_sender_leave(s);                                                                       \
-        return rc_;                                                                                \
-    } while (0)
-
 /* Each public row call is two functions: the fast path (the owner thread, no
  * terminal error: the batch call between plain stores), and the full path
- * out of line, reached by a tail call. Kept apart so that the fast path saves
- * no registers for the slow one: with one body, every call pushed and popped
- * six registers around the guard (about a tenth of a narrow row's CPU). */
+ * out of line, reached by a tail call (refusals, the terminal error, a thread
+ * that is not the guard's owner). Kept apart so that the fast path saves no
+ * registers for the slow one: with one body, every call pushed and popped six
+ * registers around the guard (about a tenth of a narrow row's CPU). */
 #define QSF_ROW_API(name, params, args, call)                                                      \
     static __attribute__((noinline, cold)) int name##_slow params {                                \
-        ROW_CALL(s, err, call);                                                                    \
+        int rc_ = qsf_sender_enter(s, err);                                                        \
+        if (rc_ != QSF_OK)                                                                         \
+            return rc_;                                                                            \
+        rc_ = (call);                                                                              \
+        qsf_sender_leave(s);                                                                       \
+        return rc_;                                                                                \
     }                                                                                              \
     QSF_API int name params {                                                                      \
         if (!qsf_sender_enter_fast(s))                                                             \
@@ -44,20 +25,10 @@
         return rc_;                                                                                \
     }
 
-/* The same for the calls that end a row. */
-#define QSF_AT_API(name, params, args, call)                                                       \
-    static __attribute__((noinline, cold)) int name##_slow params {                                \
-        AT_CALL(s, err, call);                                                                     \
-    }                                                                                              \
-    QSF_API int name params {                                                                      \
-        if (!qsf_sender_enter_fast(s))                                                             \
-            return name##_slow args;                                                               \
-        int rc_ = (call);                                                                          \
-        if (rc_ == QSF_OK)                                                                         \
-            rc_ = qsf_sender_after_row(s, err);                                                    \
-        qsf_sender_leave_fast();                                                                   \
-        return rc_;                                                                                \
-    }
+/* A call that ended a row lets auto-flush run, still inside the guard. */
+static inline int row_ended(qsf_sender *s, int rc, qsf_errinfo *err) {
+    return rc == QSF_OK ? qsf_sender_after_row(s, err) : rc;
+}
 
 QSF_ROW_API(qsf_table, (qsf_sender * s, const char *name, size_t len, qsf_errinfo *err),
             (s, name, len, err), qsf_qwp_batch_table(s->batch, name, len, err))
@@ -153,12 +124,12 @@ QSF_ROW_API(qsf_col_i64_array,
              const int64_t *values, qsf_errinfo *err),
             (s, col, col_len, rank, shape, values, err),
             qsf_qwp_batch_col_i64_array(s->batch, col, col_len, rank, shape, values, err))
-QSF_AT_API(qsf_at_micros, (qsf_sender * s, int64_t ts, qsf_errinfo *err), (s, ts, err),
-           qsf_qwp_batch_at_micros(s->batch, ts, err))
-QSF_AT_API(qsf_at_nanos, (qsf_sender * s, int64_t ts, qsf_errinfo *err), (s, ts, err),
-           qsf_qwp_batch_at_nanos(s->batch, ts, err))
-QSF_AT_API(qsf_at_now, (qsf_sender * s, qsf_errinfo *err), (s, err),
-           qsf_qwp_batch_at_now(s->batch, err))
+QSF_ROW_API(qsf_at_micros, (qsf_sender * s, int64_t ts, qsf_errinfo *err), (s, ts, err),
+            row_ended(s, qsf_qwp_batch_at_micros(s->batch, ts, err), err))
+QSF_ROW_API(qsf_at_nanos, (qsf_sender * s, int64_t ts, qsf_errinfo *err), (s, ts, err),
+            row_ended(s, qsf_qwp_batch_at_nanos(s->batch, ts, err), err))
+QSF_ROW_API(qsf_at_now, (qsf_sender * s, qsf_errinfo *err), (s, err),
+            row_ended(s, qsf_qwp_batch_at_now(s->batch, err), err))
 
 QSF_API void qsf_row_cancel(qsf_sender *s) {
     if (s && qsf_guard_enter(&s->guard)) {
