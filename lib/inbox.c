@@ -236,7 +236,7 @@ static void record_where(const qsf_error_record *rec, char *buf, size_t cap) {
 
 void qsf_inbox_push_from(qsf_inbox *ib, const qsf_error_record *rec, const char *who) {
     bool loud = rec->policy == QSF_POLICY_TERMINAL || rec->policy == QSF_POLICY_ABANDONED;
-    char where[96];
+    char where[128]; /* the longest: 19 + 30 + 46 bytes */
     record_where(rec, where, sizeof where);
     qsf_log(loud ? QSF_LOG_ERROR : QSF_LOG_WARN, "%s%s error at %s: %s%s%s%s", who,
             policy_name(rec->policy), rec->endpoint[0] ? rec->endpoint : "-", rec->message,
