@@ -55,12 +55,14 @@ static void child(const char *conf, int point, uint64_t nth, int how) {
     if (add_rows(s, 0, 100, &e) != QSF_OK || qsf_flush(s, &fsn, &e) != QSF_OK ||
         qsf_wait(s, fsn, QSF_WAIT_OK, 10000, &e) != QSF_OK)
         _exit(4);
+    /* the producer's hits only: the manager's trim writes the manifest too,
+     * and its hits would move the kill to a later step of the producer's */
     if (how == DIE_IN_STAGE_OR_COMMIT)
-        qsf_fault_arm(point, nth, QSF_FA_KILL);
+        qsf_fault_arm_here(point, nth, QSF_FA_KILL);
     if (add_rows(s, T2_KEY, T2_KEY + T2_N, &e) != QSF_OK)
         _exit(5);
     if (how == DIE_IN_ABORT) {
-        qsf_fault_arm(point, nth, QSF_FA_KILL);
+        qsf_fault_arm_here(point, nth, QSF_FA_KILL);
         qsf_buffer_clear(s);
         _exit(9); /* the abort did not hit the point that often */
     }
