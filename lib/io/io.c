@@ -119,8 +119,10 @@ static bool finished(qsf_io *io) {
 static void *io_main(void *arg) {
     qsf_io *io = arg;
     io->ws_ops->tick_in(io->ws, 0);
-    while (!finished(io))
+    while (!finished(io)) {
         io->ws_ops->service(io->ws);
+        atomic_fetch_add_explicit(&io->x.loop_turns, 1, memory_order_relaxed);
+    }
     qsf_ring_cursor_release(io->ring, &io->c.cur);
     return NULL;
 }
@@ -295,6 +297,10 @@ void qsf_io_free(qsf_io *io) {
 
 int64_t qsf_io_highest_ok(const qsf_io *io) {
     return atomic_load(&((qsf_io *) io)->x.highest_ok);
+}
+
+uint64_t qsf_io_loop_turns(const qsf_io *io) {
+    return atomic_load_explicit(&((qsf_io *) io)->x.loop_turns, memory_order_relaxed);
 }
 
 int64_t qsf_io_max_batch(const qsf_io *io) {

@@ -84,6 +84,10 @@ int64_t qsf_io_highest_ok(const qsf_io *io);
 /* X-QWP-Max-Batch-Size of the current/last connection, 0 if not advertised. */
 int64_t qsf_io_max_batch(const qsf_io *io);
 
+/* How many times the I/O loop has turned (each turn one wait for the socket,
+ * a wake or a timer): what tests read to see that the loop sleeps. */
+uint64_t qsf_io_loop_turns(const qsf_io *io);
+
 bool qsf_io_durable(const qsf_io *io);
 
 /* Waits until the watermark of `level` (OK: highestOkFsn, DURABLE: ackedFsn)

@@ -98,7 +98,10 @@ void qsf_ws_service(qsf_ws *ws);
 /* Any thread: wakes qsf_ws_service (on_wake runs on the I/O thread). */
 void qsf_ws_cancel(qsf_ws *ws);
 
-/* Arms the tick timer `us` microseconds from now (replaces a pending one). */
+/* Arms the tick timer `us` microseconds from now (replaces a pending one). The
+ * tick may run up to QSF_WS_TICK_EARLY_US before that (qsf_ws_service: lws
+ * would otherwise poll without sleeping through that last millisecond). */
+#define QSF_WS_TICK_EARLY_US 1000
 void qsf_ws_tick_in(qsf_ws *ws, int64_t us);
 
 /* Frames this ws sent on the direct path of plain connections (ws_fast.h). */
