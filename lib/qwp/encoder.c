@@ -183,8 +183,8 @@ static uint64_t plan_size(qsf_qwp_encoder *e, const qsf_qwp_batch *b, bool self_
     e->delta_count = need > start ? need - start : 0;
     n += qsf_varint_len(start) + qsf_varint_len(e->delta_count);
     for (uint32_t id = start; id < start + e->delta_count; id++) {
-        const char *s;
-        size_t len;
+        const char *s = NULL;
+        size_t len = 0; /* ids below the table's size: always found */
         qsf_symtab_get(b->symtab, id, &s, &len);
         n += qsf_varint_len(len) + len;
     }
@@ -262,8 +262,8 @@ static uint8_t *write_delta(const qsf_qwp_encoder *e, const qsf_symtab *st, uint
     p += qsf_put_varint(p, e->delta_start);
     p += qsf_put_varint(p, e->delta_count);
     for (uint32_t id = e->delta_start; id < e->delta_start + e->delta_count; id++) {
-        const char *s;
-        size_t len;
+        const char *s = NULL;
+        size_t len = 0; /* ids below the table's size: always found */
         qsf_symtab_get(st, id, &s, &len);
         p += qsf_put_varint(p, len);
         memcpy(p, s, len);

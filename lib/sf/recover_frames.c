@@ -161,7 +161,7 @@ static void apply_section(fa_ctx *c, int64_t fsn, uint64_t start, strlist *sec) 
         return;
     }
     for (uint32_t i = 0; i < sec->n; i++) {
-        uint32_t id = (uint32_t) start + i, len;
+        uint32_t id = (uint32_t) start + i, len = 0;
         if (id < known(c)) {
             const char *k = known_entry(c, id, &len);
             if (!c->mismatch && (len != sec->lens[i] || memcmp(k, sec->strs[i], len) != 0)) {

@@ -180,7 +180,7 @@ static int open_sf(qsf_ring *r, const qsf_ring_opts *o, qsf_recovery_report *rep
     if (rc != QSF_OK)
         return rc;
     for (uint32_t i = 0; i < r->rec.segment_count; i++) {
-        qsf_segment *s;
+        qsf_segment *s = NULL;
         rc = adopt_one(r, &r->rec.segments[i], &s, err);
         if (rc != QSF_OK)
             return rc;
