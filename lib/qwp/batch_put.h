@@ -49,8 +49,8 @@ static inline void qsf_bcol_append(qsf_qwp_batch *b, btable *t, bcol *c, const q
  * NULLs so far, not set in this row, with room for the value. Anything else
  * (new or reactivated column, another decimal scale or geohash precision, a gap,
  * a bitmap, growth, max_buf_size) takes the slow path, which applies every rule. */
-static inline int qsf_batch_col_begin(qsf_qwp_batch *b, const char *name, size_t len,
-                                      const qsf_colval *v, bcol **out, qsf_errinfo *err) {
+static inline bcol *qsf_batch_col_fast(qsf_qwp_batch *b, const char *name, size_t len,
+                                       const qsf_colval *v) {
     btable *t = b->cur;
     if (t && name && t->cursor < t->ncols) {
         bcol *c = &t->cols[t->cursor];
@@ -61,9 +61,27 @@ static inline int qsf_batch_col_begin(qsf_qwp_batch *b, const char *name, size_t
             (!qsf_colval_is_var(v->type) || c->offs.cap - c->offs.len >= 4) &&
             b->est + v->wire_max <= b->opts.max_buf_size) {
             t->cursor++;
-            *out = c;
-            return QSF_OK;
+            return c;
         }
+    }
+    return NULL;
+}
+
+/* Records the value written into a column qsf_batch_col_fast returned. */
+static inline void qsf_batch_col_commit_fast(qsf_qwp_batch *b, bcol *c, const qsf_colval *v,
+                                             uint64_t wire, uint64_t sym_bytes) {
+    qsf_bcol_snapshot(c);
+    c->nrows++;
+    qsf_bcol_append(b, b->cur, c, v, wire, sym_bytes);
+}
+
+/* Either path: the fast one, else every rule. */
+static inline int qsf_batch_col_begin(qsf_qwp_batch *b, const char *name, size_t len,
+                                      const qsf_colval *v, bcol **out, qsf_errinfo *err) {
+    bcol *c = qsf_batch_col_fast(b, name, len, v);
+    if (c) {
+        *out = c;
+        return QSF_OK;
     }
     return qsf_batch_col_begin_slow(b, name, len, v, out, err);
 }
@@ -77,9 +95,7 @@ static inline void qsf_batch_col_commit(qsf_qwp_batch *b, bcol *c, const qsf_col
         qsf_batch_col_commit_slow(b, c, v, wire, sym_bytes);
         return;
     }
-    qsf_bcol_snapshot(c);
-    c->nrows++;
-    qsf_bcol_append(b, t, c, v, wire, sym_bytes);
+    qsf_batch_col_commit_fast(b, c, v, wire, sym_bytes);
 }
 
 #endif
