@@ -18,6 +18,7 @@
  *
  * Usage: bench_rows [scale [schema [mode]]]; the sink binary is found beside
  * this one (../tools/qwp-sink/qwp-sink) or named by QSF_BENCH_SINK. */
+#include "floors.h"
 #include "qsf.h"
 #include "qwp/batch.h"
 #include "qwp/encoder.h"
@@ -36,6 +37,8 @@
 #include <unistd.h>
 
 #define BATCH_ROWS 10000
+/* sf_max_segment_bytes' default: the size of the floor's fresh files. */
+#define SEGMENT_BYTES ((size_t) 4 << 20)
 
 extern char **environ;
 
@@ -94,8 +97,9 @@ static int count_frame(void *user, const uint8_t *frame, size_t len, bool is_las
     return 0;
 }
 
-/* CPU ns per row of building and encoding `rows` rows on this thread. */
-static double encode_ns_per_row(const schema *sc, uint64_t rows) {
+/* CPU ns per row of building and encoding `rows` rows on this thread; the
+ * encoded bytes per row in *bytes_per_row. */
+static double encode_ns_per_row(const schema *sc, uint64_t rows, double *bytes_per_row) {
     qsf_symtab *st;
     qsf_qwp_batch *b;
     qsf_qwp_encoder *e;
@@ -110,6 +114,7 @@ static double encode_ns_per_row(const schema *sc, uint64_t rows) {
         bad |= sc->floor(b, i, sc->nsyms);
     bad |= qsf_qwp_encode(e, b, &o, NULL, count_frame, &bytes, NULL, NULL);
     qsf_qwp_batch_reset(b);
+    bytes = 0;
     int64_t c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
     for (uint64_t i = 0; i < rows; i++) {
         bad |= sc->floor(b, i, sc->nsyms);
@@ -122,6 +127,7 @@ static double encode_ns_per_row(const schema *sc, uint64_t rows) {
     int64_t cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
     if (bad)
         die("floor", "a codec call failed");
+    *bytes_per_row = (double) bytes / (double) rows;
     qsf_qwp_encoder_free(e);
     qsf_qwp_batch_free(b);
     qsf_symtab_free(st);
@@ -286,20 +292,43 @@ static result run_case(const schema *sc, const char *sfdir, uint64_t rows) {
     return r;
 }
 
-static void report(const schema *sc, const char *mode, uint64_t rows, double enc, const result *r) {
+/* The floors of one case, measured next to it: the codec alone, and the
+ * kernel's share of moving the encoded bytes (bench/floors.h). */
+typedef struct floors {
+    double encode_ns, bytes_per_row, tcp_ns, pages_ns;
+} floors;
+
+static floors measure_floors(const schema *sc, uint64_t rows, bool sf, const char *dir) {
+    floors f = {0};
+    f.encode_ns = encode_ns_per_row(sc, rows, &f.bytes_per_row);
+    double total = f.bytes_per_row * (double) rows;
+    size_t frame = (size_t) (f.bytes_per_row * BATCH_ROWS); /* one auto-flush's frame */
+    f.tcp_ns = qsf_floor_tcp_ns(total, frame, rows);
+    if (sf)
+        f.pages_ns = qsf_floor_pages_ns(total, frame, SEGMENT_BYTES, dir, rows);
+    return f;
+}
+
+static void report(const schema *sc, const char *mode, uint64_t rows, const floors *f,
+                   const result *r) {
+    double enc = f->encode_ns, floor = f->encode_ns + f->tcp_ns + f->pages_ns;
     printf("{\"bench\":\"rows\",\"schema\":\"%s\",\"mode\":\"%s\",\"rows\":%llu,"
            "\"rows_per_s\":%.0f,\"cpu_ns_per_row\":%.1f,\"producer_ns_per_row\":%.1f,"
            "\"io_ns_per_row\":%.1f,\"manager_ns_per_row\":%.1f,\"other_ns_per_row\":%.1f,"
-           "\"encode_ns_per_row\":%.1f,\"row_vs_encode\":%.2f,\"cpu_vs_encode\":%.2f}\n",
+           "\"encode_ns_per_row\":%.1f,\"row_vs_encode\":%.2f,\"cpu_vs_encode\":%.2f,"
+           "\"bytes_per_row\":%.1f,\"tcp_ns_per_row\":%.1f,\"pages_ns_per_row\":%.1f,"
+           "\"floor_ns_per_row\":%.1f,\"cpu_vs_floor\":%.2f}\n",
            sc->name, mode, (unsigned long long) rows, r->rows_per_s, r->cpu_ns,
            r->thread_ns[T_PRODUCER], r->thread_ns[T_IO], r->thread_ns[T_MGR], r->thread_ns[T_OTHER],
-           enc, r->thread_ns[T_PRODUCER] / enc, r->cpu_ns / enc);
+           enc, r->thread_ns[T_PRODUCER] / enc, r->cpu_ns / enc, f->bytes_per_row, f->tcp_ns,
+           f->pages_ns, floor, r->cpu_ns / floor);
     fprintf(stderr,
             "%-8s %-6s %9.0f rows/s  cpu %6.1f ns/row (producer %6.1f io %5.1f mgr %5.1f "
-            "other %4.1f)  encode %6.1f  row x%.2f  cpu x%.2f\n",
+            "other %4.1f)  encode %6.1f  row x%.2f  cpu x%.2f  (floor %.1f = encode + tcp %.1f "
+            "+ pages %.1f: cpu x%.2f)\n",
             sc->name, mode, r->rows_per_s, r->cpu_ns, r->thread_ns[T_PRODUCER], r->thread_ns[T_IO],
             r->thread_ns[T_MGR], r->thread_ns[T_OTHER], enc, r->thread_ns[T_PRODUCER] / enc,
-            r->cpu_ns / enc);
+            r->cpu_ns / enc, floor, f->tcp_ns, f->pages_ns, r->cpu_ns / floor);
 }
 
 int main(int argc, char **argv) {
@@ -321,9 +350,9 @@ int main(int argc, char **argv) {
                 continue;
             char sfdir[600];
             snprintf(sfdir, sizeof sfdir, "%s;sender_id=%s", dir, sc->name);
-            double enc = encode_ns_per_row(sc, rows); /* the floor, next to each case */
+            floors f = measure_floors(sc, rows, sf, dir); /* next to each case */
             result r = run_case(sc, sf ? sfdir : NULL, rows);
-            report(sc, mode, rows, enc, &r);
+            report(sc, mode, rows, &f, &r);
         }
     }
     char cmd[600];

@@ -1,0 +1,22 @@
+/* The kernel's share of a row: CPU per row of moving the bytes the rows encode
+ * to, without qsf (bench/floors.c). */
+#ifndef QSF_BENCH_FLOORS_H
+#define QSF_BENCH_FLOORS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Sends total_bytes in chunk-byte writes over a loopback TCP connection to a
+ * child process that reads and discards them; returns this thread's CPU per
+ * row. On loopback the sending thread also runs the receiving side's TCP
+ * processing, as qsf's I/O thread does in bench_rows. */
+double qsf_floor_tcp_ns(double total_bytes, size_t chunk, uint64_t rows);
+
+/* Writes total_bytes in chunk-byte memcpys into fresh page-cache pages: files of
+ * file_bytes under dir, created O_EXCL, preallocated, mapped MAP_SHARED and
+ * unlinked after (what SF mode's segments are); returns this thread's CPU per
+ * row, the page faults and zeroing of the new pages included. */
+double qsf_floor_pages_ns(double total_bytes, size_t chunk, size_t file_bytes, const char *dir,
+                          uint64_t rows);
+
+#endif
