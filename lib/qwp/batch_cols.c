@@ -24,40 +24,43 @@ static int bad_value(qsf_qwp_batch *b, const char *col, size_t col_len, const ch
 }
 
 /* Fixed-width value already in wire form: every rule (a new column, a gap, growth,
- * ...). Out of line, so that the fast path below saves no registers for it. */
+ * ...). Out of line, and given scalars rather than the caller's qsf_colval, so
+ * that the fast paths below keep everything in registers and save none. */
 static __attribute__((noinline)) int put_fixed_slow(qsf_qwp_batch *b, const char *col, size_t len,
-                                                    const qsf_colval *v, const uint8_t *bytes,
-                                                    qsf_errinfo *err) {
+                                                    uint8_t type, const uint8_t *bytes,
+                                                    size_t width, int scale, qsf_errinfo *err) {
+    qsf_colval v = {.type = type, .scale = scale, .data_len = width, .wire_max = width};
     bcol *c;
-    int rc = qsf_batch_col_begin_slow(b, col, len, v, &c, err);
+    int rc = qsf_batch_col_begin_slow(b, col, len, &v, &c, err);
     if (rc != QSF_OK)
         return rc;
-    memcpy(c->data.p + c->data.len, bytes, v->data_len);
-    qsf_batch_col_commit(b, c, v, v->data_len, 0);
+    memcpy(c->data.p + c->data.len, bytes, width);
+    qsf_batch_col_commit(b, c, &v, width, 0);
     return QSF_OK;
 }
 
-/* Inlined into each typed call, so that the type and width are constants there
- * and the column checks fold (as one shared copy, which link-time optimisation
- * chose, an i64 or f64 value cost half as much again). */
 static inline __attribute__((always_inline)) int put_fixed(qsf_qwp_batch *b, const char *col,
                                                            size_t len, uint8_t type,
                                                            const uint8_t *bytes, size_t width,
                                                            int scale, qsf_errinfo *err) {
-    qsf_colval v = {.type = type, .scale = scale, .data_len = width, .wire_max = width};
-    bcol *c = qsf_batch_col_fast(b, col, len, &v);
-    if (!c)
-        return put_fixed_slow(b, col, len, &v, bytes, err);
-    memcpy(c->data.p + c->data.len, bytes, width);
-    qsf_batch_col_commit_fast(b, c, &v, width, 0);
-    return QSF_OK;
+    if (qsf_batch_put_fixed_fast(b, col, len, type, bytes, width, scale))
+        return QSF_OK;
+    return put_fixed_slow(b, col, len, type, bytes, width, scale, err);
+}
+
+/* An 8-byte value: its slow path takes the value itself, a tail call. */
+static __attribute__((noinline)) int put_i64_slow(qsf_qwp_batch *b, const char *col, size_t len,
+                                                  uint8_t type, int64_t x, qsf_errinfo *err) {
+    uint8_t w[8];
+    qsf_put_i64(w, x);
+    return put_fixed_slow(b, col, len, type, w, 8, -1, err);
 }
 
 static inline __attribute__((always_inline)) int
 put_i64(qsf_qwp_batch *b, const char *col, size_t len, uint8_t type, int64_t x, qsf_errinfo *err) {
-    uint8_t w[8];
-    qsf_put_i64(w, x);
-    return put_fixed(b, col, len, type, w, 8, -1, err);
+    if (qsf_batch_put_u64_fast(b, col, len, type, (uint64_t) x))
+        return QSF_OK;
+    return put_i64_slow(b, col, len, type, x, err);
 }
 
 int qsf_qwp_batch_col_bool(qsf_qwp_batch *b, const char *col, size_t col_len, bool v,

@@ -8,6 +8,7 @@
 #ifndef QSF_QWP_BATCH_PUT_H
 #define QSF_QWP_BATCH_PUT_H
 
+#include "bytes.h"
 #include "qwp/batch_int.h"
 
 typedef struct qsf_colval {
@@ -73,6 +74,37 @@ static inline void qsf_batch_col_commit_fast(qsf_qwp_batch *b, bcol *c, const qs
     qsf_bcol_snapshot(c);
     c->nrows++;
     qsf_bcol_append(b, b->cur, c, v, wire, sym_bytes);
+}
+
+/* The whole fast path of a fixed-width value already in wire form (`scale` -1
+ * but for DECIMAL64): true when it was written; false when nothing was and the
+ * typed call (batch.h) must run, which applies every rule. Always inlined, so
+ * that in the typed calls and in the public row calls (lib/sender/rows.c) the
+ * type and width are constants, the column checks fold and nothing is called. */
+static inline __attribute__((always_inline)) bool
+qsf_batch_put_fixed_fast(qsf_qwp_batch *b, const char *col, size_t len, uint8_t type,
+                         const uint8_t *bytes, size_t width, int scale) {
+    qsf_colval v = {.type = type, .scale = scale, .data_len = width, .wire_max = width};
+    bcol *c = qsf_batch_col_fast(b, col, len, &v);
+    if (!c)
+        return false;
+    memcpy(c->data.p + c->data.len, bytes, width);
+    qsf_batch_col_commit_fast(b, c, &v, width, 0);
+    return true;
+}
+
+/* The same for 8- and 4-byte values (little-endian on the wire). */
+static inline __attribute__((always_inline)) bool
+qsf_batch_put_u64_fast(qsf_qwp_batch *b, const char *col, size_t len, uint8_t type, uint64_t x) {
+    uint8_t w[8];
+    qsf_put_u64(w, x);
+    return qsf_batch_put_fixed_fast(b, col, len, type, w, 8, -1);
+}
+static inline __attribute__((always_inline)) bool
+qsf_batch_put_u32_fast(qsf_qwp_batch *b, const char *col, size_t len, uint8_t type, uint32_t x) {
+    uint8_t w[4];
+    qsf_put_u32(w, x);
+    return qsf_batch_put_fixed_fast(b, col, len, type, w, 4, -1);
 }
 
 /* Either path: the fast one, else every rule. */

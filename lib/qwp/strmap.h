@@ -29,10 +29,9 @@ typedef struct qsf_strmap {
     uint32_t slot_mask, linked;
 } qsf_strmap;
 
-/* Byte equality; short keys (names, typical symbols) avoid a libc call. */
+/* Byte equality, word by word: names and symbols are short, and without a
+ * libc call a caller's fast path needs no stack frame. */
 static inline bool qsf_bytes_eq(const char *a, const char *b, size_t len) {
-    if (len > 32)
-        return memcmp(a, b, len) == 0;
     size_t i = 0;
     for (; i + 8 <= len; i += 8) {
         uint64_t x, y;

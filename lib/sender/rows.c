@@ -2,6 +2,8 @@
  * producer guard and the latched terminal error. */
 #include "sender/internal.h"
 
+#include "qwp/batch_put.h"
+
 /* Each public row call is two functions: the fast path (the owner thread, no
  * terminal error: the batch call between plain stores), and the full path
  * out of line, reached by a tail call (refusals, the terminal error, a thread
@@ -24,6 +26,24 @@
         qsf_sender_leave_fast();                                                                   \
         return rc_;                                                                                \
     }
+
+/* The common fixed-width columns run the row buffer's fast path here, inlined
+ * (qwp/batch_put.h), and call the typed function only when it declines. */
+#define FIXED64(type, x, full)                                                                     \
+    (qsf_batch_put_u64_fast(s->batch, col, col_len, (type), (x)) ? QSF_OK : (full))
+#define FIXED32(type, x, full)                                                                     \
+    (qsf_batch_put_u32_fast(s->batch, col, col_len, (type), (x)) ? QSF_OK : (full))
+
+static inline uint64_t f64_bits(double v) {
+    uint64_t b;
+    memcpy(&b, &v, 8); /* the IEEE-754 bit pattern, as qsf_qwp_batch_col_f64 */
+    return b;
+}
+static inline uint32_t f32_bits(float v) {
+    uint32_t b;
+    memcpy(&b, &v, 4);
+    return b;
+}
 
 /* A call that ended a row lets auto-flush run, still inside the guard. */
 static inline int row_ended(qsf_sender *s, int rc, qsf_errinfo *err) {
@@ -48,26 +68,39 @@ QSF_ROW_API(qsf_col_i16,
             (s, col, col_len, v, err), qsf_qwp_batch_col_i16(s->batch, col, col_len, v, err))
 QSF_ROW_API(qsf_col_i32,
             (qsf_sender * s, const char *col, size_t col_len, int32_t v, qsf_errinfo *err),
-            (s, col, col_len, v, err), qsf_qwp_batch_col_i32(s->batch, col, col_len, v, err))
+            (s, col, col_len, v, err),
+            FIXED32(QSF_QWP_INT, (uint32_t) v,
+                    qsf_qwp_batch_col_i32(s->batch, col, col_len, v, err)))
 QSF_ROW_API(qsf_col_i64,
             (qsf_sender * s, const char *col, size_t col_len, int64_t v, qsf_errinfo *err),
-            (s, col, col_len, v, err), qsf_qwp_batch_col_i64(s->batch, col, col_len, v, err))
+            (s, col, col_len, v, err),
+            FIXED64(QSF_QWP_LONG, (uint64_t) v,
+                    qsf_qwp_batch_col_i64(s->batch, col, col_len, v, err)))
 QSF_ROW_API(qsf_col_f32,
             (qsf_sender * s, const char *col, size_t col_len, float v, qsf_errinfo *err),
-            (s, col, col_len, v, err), qsf_qwp_batch_col_f32(s->batch, col, col_len, v, err))
+            (s, col, col_len, v, err),
+            FIXED32(QSF_QWP_FLOAT, f32_bits(v),
+                    qsf_qwp_batch_col_f32(s->batch, col, col_len, v, err)))
 QSF_ROW_API(qsf_col_f64,
             (qsf_sender * s, const char *col, size_t col_len, double v, qsf_errinfo *err),
-            (s, col, col_len, v, err), qsf_qwp_batch_col_f64(s->batch, col, col_len, v, err))
+            (s, col, col_len, v, err),
+            FIXED64(QSF_QWP_DOUBLE, f64_bits(v),
+                    qsf_qwp_batch_col_f64(s->batch, col, col_len, v, err)))
 QSF_ROW_API(qsf_col_ts_micros,
             (qsf_sender * s, const char *col, size_t col_len, int64_t v, qsf_errinfo *err),
-            (s, col, col_len, v, err), qsf_qwp_batch_col_ts_micros(s->batch, col, col_len, v, err))
+            (s, col, col_len, v, err),
+            FIXED64(QSF_QWP_TIMESTAMP, (uint64_t) v,
+                    qsf_qwp_batch_col_ts_micros(s->batch, col, col_len, v, err)))
 QSF_ROW_API(qsf_col_ts_nanos,
             (qsf_sender * s, const char *col, size_t col_len, int64_t v, qsf_errinfo *err),
-            (s, col, col_len, v, err), qsf_qwp_batch_col_ts_nanos(s->batch, col, col_len, v, err))
+            (s, col, col_len, v, err),
+            FIXED64(QSF_QWP_TIMESTAMP_NANOS, (uint64_t) v,
+                    qsf_qwp_batch_col_ts_nanos(s->batch, col, col_len, v, err)))
 QSF_ROW_API(qsf_col_date,
             (qsf_sender * s, const char *col, size_t col_len, int64_t millis, qsf_errinfo *err),
             (s, col, col_len, millis, err),
-            qsf_qwp_batch_col_date(s->batch, col, col_len, millis, err))
+            FIXED64(QSF_QWP_DATE, (uint64_t) millis,
+                    qsf_qwp_batch_col_date(s->batch, col, col_len, millis, err)))
 QSF_ROW_API(qsf_col_uuid,
             (qsf_sender * s, const char *col, size_t col_len, uint64_t lo, uint64_t hi,
              qsf_errinfo *err),
