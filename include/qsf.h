@@ -227,10 +227,11 @@ QSF_API int qsf_close_report(qsf_sender *sender, qsf_close_info *info, qsf_errin
  * stays open and you may retry the column. Columns missing from a row are NULL.
  * All row calls: producer thread; errors QSF_E_VALUE (bad name/value, message says
  * which), QSF_E_STATE (call out of order), QSF_E_TOO_LARGE, QSF_E_DICT_FULL,
- * QSF_E_BUSY, plus a latched fatal error. Auto-flush may run inside qsf_at_*:
- * auto_flush_interval is checked there against the kernel's coarse monotonic
- * clock, so that flush is never early and at most one coarse tick late
- * (clock_getres(CLOCK_MONOTONIC_COARSE), 4 ms at HZ=250, 10 ms at most). */
+ * QSF_E_BUSY, plus a latched fatal error. Auto-flush may run inside qsf_at_*;
+ * auto_flush_interval is never early, and at most one coarse clock tick late
+ * (clock_getres(CLOCK_MONOTONIC_COARSE), 4 ms at HZ=250, 10 ms at most) while
+ * fewer than 128 rows are buffered, at most 20 ms late from then on (the I/O
+ * thread compares the clock for a fast stream; docs/CONFIGURATION.md). */
 
 QSF_API int qsf_table(qsf_sender *s, const char *name, size_t len, qsf_errinfo *err);
 QSF_API int qsf_symbol(qsf_sender *s, const char *col, size_t col_len, const char *val,

@@ -8,6 +8,8 @@
  * the rest under x.mu). */
 #include "io/io_int.h"
 
+#include "interval.h"
+
 #include "err.h"
 #include "log.h"
 #include "os/os.h"
@@ -93,6 +95,8 @@ static void on_tick(void *u) {
     qsf_io *io = u;
     int64_t now = qsf_io_now_ns();
     qsf_ack_persist_pending(io);
+    if (io->o.interval)
+        qsf_interval_tick(io->o.interval, now);
     apply_commands(io);
     attempt_if_due(io, now);
     qsf_conn_tick(io, now);

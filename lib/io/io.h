@@ -60,6 +60,7 @@ typedef struct qsf_io_opts {
     int64_t cap_gap_window_ms;
     const struct qsf_ws_ops *ws_ops; /* the WebSocket layer; NULL: libwebsockets */
     qsf_inbox *events;               /* connection events go there (events.h); NULL: only logged */
+    struct qsf_interval *interval;   /* the sender's auto_flush_interval, ticked (interval.h) */
 } qsf_io_opts;
 
 /* Starts the thread and, for initial modes off/on, waits for the first

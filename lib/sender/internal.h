@@ -8,6 +8,7 @@
 #include "sender/drain.h"
 #include "sender/guard.h"
 #include "inbox.h"
+#include "interval.h"
 #include "io/io.h"
 #include "latch.h"
 #include "qsf.h"
@@ -48,7 +49,7 @@ struct qsf_sender {
     qsf_guard guard;         /* one thread inside a call at a time (guard.h) */
     bool last_deferred;      /* the last frame published carries FLAG_DEFER_COMMIT */
     int64_t last_commit_fsn; /* FSN of the last committing frame published, -1 if none */
-    int64_t first_row_ns;    /* when the oldest buffered row was added, 0 if none */
+    qsf_interval ivl;        /* auto_flush_interval: the open batch's start (interval.h) */
     qsf_backlog backlog;     /* per-flush times and rows of what is unacknowledged */
     qsf_sender_txn txn;      /* transaction=on: the open transaction */
 };

@@ -121,7 +121,7 @@ void qsf_sender_published(qsf_sender *s, uint64_t rows) {
      * every row staged): it stays, the rest is published */
     if (!qsf_qwp_batch_row_open(s->batch))
         qsf_qwp_batch_reset(s->batch);
-    s->first_row_ns = 0;
+    qsf_interval_reset(&s->ivl);
     s->last_commit_fsn = qsf_ring_published_fsn(s->ring);
     qsf_backlog_published(&s->backlog, s->last_commit_fsn, rows, QSF_OS->mono_ns());
     qsf_io_wake(s->io);
@@ -160,24 +160,14 @@ static int auto_flush(qsf_sender *s, qsf_errinfo *err) {
                                 : qsf_sender_flush_locked(s, NULL, err);
 }
 
-/* The interval trigger without a precise clock read per row: the oldest row's
- * time is read precisely once per batch, then every row compares the coarse
- * clock with it. The coarse clock is never ahead and lags by at most one tick,
- * so the flush is never early and at most one tick (qsf_os_coarse_tick_ns)
- * later than the first row after the interval ran out. */
-static bool interval_due(const qsf_sender *s, int64_t interval_ms) {
-    return interval_ms > 0 && QSF_OS->mono_coarse_ns() - s->first_row_ns >= interval_ms * 1000000;
-}
-
 int qsf_sender_after_row(qsf_sender *s, qsf_errinfo *err) {
     const qsf_conf *c = s->conf;
-    if (!s->first_row_ns)
-        s->first_row_ns = QSF_OS->mono_ns();
+    qsf_interval_row(&s->ivl);
     if (!c->auto_flush)
         return QSF_OK;
     size_t rows = qsf_qwp_batch_rows(s->batch);
     bool due = (c->auto_flush_rows > 0 && rows >= (size_t) c->auto_flush_rows) ||
-               interval_due(s, c->auto_flush_interval);
+               qsf_interval_due(&s->ivl, rows);
     if (!due && c->auto_flush_bytes > 0) {
         int64_t mb = qsf_io_max_batch(s->io);
         int64_t lim = c->auto_flush_bytes;
@@ -248,6 +238,7 @@ static int io_open(qsf_sender *s, qsf_errinfo *err) {
     o->recovered_published_fsn = s->rep.published_fsn;
     o->self_sufficient = s->rep.self_sufficient;
     o->events = s->events;
+    o->interval = &s->ivl;
     if (s->conf->tls && !o->tls_verify)
         QSF_LOGW("tls_verify=unsafe_off: the server certificate is not verified");
     int rc = qsf_io_start(o, s->ring, s->inbox, &s->latch, &s->io, err);
@@ -318,6 +309,7 @@ QSF_API int qsf_sender_from_conf(const qsf_conf *conf, qsf_sender **out, qsf_err
     qsf_latch_init(&s->latch);
     qsf_guard_init(&s->guard);
     s->last_commit_fsn = -1;
+    qsf_interval_init(&s->ivl, conf->auto_flush ? conf->auto_flush_interval : 0);
     s->conf = qsf_conf_clone(conf);
     s->inbox = qsf_inbox_new((int) conf->error_inbox_capacity);
     s->events = qsf_events_new((int) conf->connection_listener_inbox_capacity);

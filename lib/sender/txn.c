@@ -41,7 +41,7 @@ uint64_t qsf_sender_txn_abandon(qsf_sender *s) {
         qsf_symtab_set_published(s->symtab, s->txn.published0);
     }
     qsf_qwp_batch_reset(s->batch);
-    s->first_row_ns = 0;
+    qsf_interval_reset(&s->ivl);
     s->txn = (qsf_sender_txn){0};
     return rows;
 }
@@ -82,7 +82,7 @@ static void staged(qsf_sender *s, const qsf_qwp_encode_result *res) {
     s->txn.rows += res->rows_consumed;
     s->txn.frames += res->frames;
     qsf_qwp_batch_reset(s->batch);
-    s->first_row_ns = 0;
+    qsf_interval_reset(&s->ivl);
 }
 
 /* The first auto-flush of a transaction opens it. Until it succeeds a failure

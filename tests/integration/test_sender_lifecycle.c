@@ -204,6 +204,36 @@ static void auto_flush_by_interval_and_by_bytes(void **state) {
     qsink_stop(sink);
 }
 
+/* Past QSF_INTERVAL_EXACT_ROWS buffered rows the I/O thread's tick compares the
+ * clock (lib/interval.h): the interval still flushes the batch at the next row
+ * once it ran out, and never before. */
+static void auto_flush_by_interval_on_a_fast_stream(void **state) {
+    (void) state;
+    qsink *sink = it_sink(NULL);
+    char conf[512];
+    qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink),
+                                      "auto_flush_rows=off;auto_flush_interval=50;"));
+    for (int k = 0; k < 300; k++)
+        one_row(s, k);
+    assert_int_equal(qsf_published_fsn(s), -1); /* 300 rows in far less than 50 ms */
+    it_sleep_ms(300);                            /* the interval and a few ticks */
+    one_row(s, 300);
+    assert_int_equal(qsf_published_fsn(s), 0);
+    assert_int_equal(qsf_buffered_rows(s), 0);
+    qsf_errinfo e;
+    assert_int_equal(qsf_close(s, &e), QSF_OK);
+    s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink),
+                          "auto_flush_rows=off;auto_flush_interval=10000;"));
+    for (int k = 0; k < 300; k++)
+        one_row(s, k);
+    it_sleep_ms(100); /* ticks that find the batch not yet due */
+    one_row(s, 300);
+    assert_int_equal(qsf_published_fsn(s), -1);
+    assert_int_equal(qsf_buffered_rows(s), 301);
+    assert_int_equal(qsf_close(s, &e), QSF_OK);
+    qsink_stop(sink);
+}
+
 typedef struct blocked_flush {
     qsf_sender *s;
     int rc;
@@ -309,6 +339,7 @@ int main(void) {
                                         it_setup_dir, it_teardown_dir),
         cmocka_unit_test(null_and_bad_arguments),
         cmocka_unit_test(auto_flush_by_interval_and_by_bytes),
+        cmocka_unit_test(auto_flush_by_interval_on_a_fast_stream),
         cmocka_unit_test(overlapping_calls_get_busy),
         cmocka_unit_test(upgrade_that_never_answers_times_out),
         cmocka_unit_test(sender_from_env),
