@@ -93,7 +93,7 @@ qsf_batch_put_fixed_fast(qsf_qwp_batch *b, const char *col, size_t len, uint8_t 
     return true;
 }
 
-/* The same for 8- and 4-byte values (little-endian on the wire). */
+/* The same for 8-, 4-, 2- and 1-byte values (little-endian on the wire). */
 static inline __attribute__((always_inline)) bool
 qsf_batch_put_u64_fast(qsf_qwp_batch *b, const char *col, size_t len, uint8_t type, uint64_t x) {
     uint8_t w[8];
@@ -105,6 +105,16 @@ qsf_batch_put_u32_fast(qsf_qwp_batch *b, const char *col, size_t len, uint8_t ty
     uint8_t w[4];
     qsf_put_u32(w, x);
     return qsf_batch_put_fixed_fast(b, col, len, type, w, 4, -1);
+}
+static inline __attribute__((always_inline)) bool
+qsf_batch_put_u16_fast(qsf_qwp_batch *b, const char *col, size_t len, uint8_t type, uint16_t x) {
+    uint8_t w[2];
+    qsf_put_u16(w, x);
+    return qsf_batch_put_fixed_fast(b, col, len, type, w, 2, -1);
+}
+static inline __attribute__((always_inline)) bool
+qsf_batch_put_u8_fast(qsf_qwp_batch *b, const char *col, size_t len, uint8_t type, uint8_t x) {
+    return qsf_batch_put_fixed_fast(b, col, len, type, &x, 1, -1);
 }
 
 /* Either path: the fast one, else every rule. */

@@ -33,6 +33,10 @@
     (qsf_batch_put_u64_fast(s->batch, col, col_len, (type), (x)) ? QSF_OK : (full))
 #define FIXED32(type, x, full)                                                                     \
     (qsf_batch_put_u32_fast(s->batch, col, col_len, (type), (x)) ? QSF_OK : (full))
+#define FIXED16(type, x, full)                                                                     \
+    (qsf_batch_put_u16_fast(s->batch, col, col_len, (type), (x)) ? QSF_OK : (full))
+#define FIXED8(type, x, full)                                                                      \
+    (qsf_batch_put_u8_fast(s->batch, col, col_len, (type), (x)) ? QSF_OK : (full))
 
 static inline uint64_t f64_bits(double v) {
     uint64_t b;
@@ -62,10 +66,13 @@ QSF_ROW_API(qsf_col_bool,
             (s, col, col_len, v, err), qsf_qwp_batch_col_bool(s->batch, col, col_len, v, err))
 QSF_ROW_API(qsf_col_i8,
             (qsf_sender * s, const char *col, size_t col_len, int8_t v, qsf_errinfo *err),
-            (s, col, col_len, v, err), qsf_qwp_batch_col_i8(s->batch, col, col_len, v, err))
+            (s, col, col_len, v, err),
+            FIXED8(QSF_QWP_BYTE, (uint8_t) v, qsf_qwp_batch_col_i8(s->batch, col, col_len, v, err)))
 QSF_ROW_API(qsf_col_i16,
             (qsf_sender * s, const char *col, size_t col_len, int16_t v, qsf_errinfo *err),
-            (s, col, col_len, v, err), qsf_qwp_batch_col_i16(s->batch, col, col_len, v, err))
+            (s, col, col_len, v, err),
+            FIXED16(QSF_QWP_SHORT, (uint16_t) v,
+                    qsf_qwp_batch_col_i16(s->batch, col, col_len, v, err)))
 QSF_ROW_API(qsf_col_i32,
             (qsf_sender * s, const char *col, size_t col_len, int32_t v, qsf_errinfo *err),
             (s, col, col_len, v, err),
@@ -128,7 +135,8 @@ QSF_ROW_API(qsf_col_binary,
             qsf_qwp_batch_col_binary(s->batch, col, col_len, v, v_len, err))
 QSF_ROW_API(qsf_col_char,
             (qsf_sender * s, const char *col, size_t col_len, uint16_t v, qsf_errinfo *err),
-            (s, col, col_len, v, err), qsf_qwp_batch_col_char(s->batch, col, col_len, v, err))
+            (s, col, col_len, v, err),
+            FIXED16(QSF_QWP_CHAR, v, qsf_qwp_batch_col_char(s->batch, col, col_len, v, err)))
 QSF_ROW_API(qsf_col_ipv4,
             (qsf_sender * s, const char *col, size_t col_len, uint32_t v, qsf_errinfo *err),
             (s, col, col_len, v, err), qsf_qwp_batch_col_ipv4(s->batch, col, col_len, v, err))

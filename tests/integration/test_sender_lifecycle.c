@@ -216,7 +216,7 @@ static void auto_flush_by_interval_on_a_fast_stream(void **state) {
     for (int k = 0; k < 300; k++)
         one_row(s, k);
     assert_int_equal(qsf_published_fsn(s), -1); /* 300 rows in far less than 50 ms */
-    it_sleep_ms(300);                            /* the interval and a few ticks */
+    it_sleep_ms(300);                           /* the interval and a few ticks */
     one_row(s, 300);
     assert_int_equal(qsf_published_fsn(s), 0);
     assert_int_equal(qsf_buffered_rows(s), 0);
