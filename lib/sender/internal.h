@@ -50,8 +50,9 @@ struct qsf_sender {
     bool last_deferred;      /* the last frame published carries FLAG_DEFER_COMMIT */
     int64_t last_commit_fsn; /* FSN of the last committing frame published, -1 if none */
     qsf_interval ivl;        /* auto_flush_interval: the open batch's start (interval.h) */
-    qsf_backlog backlog;     /* per-flush times and rows of what is unacknowledged */
-    qsf_sender_txn txn;      /* transaction=on: the open transaction */
+    size_t quiet_below;  /* rows under which only the interval can flush (qsf_sender_row_quiet) */
+    qsf_backlog backlog; /* per-flush times and rows of what is unacknowledged */
+    qsf_sender_txn txn;  /* transaction=on: the open transaction */
 };
 
 /* The refusals of qsf_sender_enter, out of line: a NULL sender or another
@@ -94,6 +95,16 @@ static inline void qsf_sender_leave_fast(void) {
 
 /* Runs the auto-flush triggers after a completed row (latch held). */
 int qsf_sender_after_row(qsf_sender *s, qsf_errinfo *err);
+
+/* True when the row just completed cannot trigger an auto-flush, so that
+ * qsf_sender_after_row need not run: past the interval's exact rows (its start
+ * is set), under auto_flush_rows, no byte trigger, and the I/O thread has not
+ * marked the batch due (interval.h). `rows`: the batch's rows. */
+static inline bool qsf_sender_row_quiet(const qsf_sender *s, size_t rows) {
+    return rows >= QSF_INTERVAL_EXACT_ROWS && rows < s->quiet_below &&
+           atomic_load_explicit(&s->ivl.due_for, memory_order_relaxed) !=
+               atomic_load_explicit(&s->ivl.start_ns, memory_order_relaxed);
+}
 
 /* Encodes every buffered row and publishes the frames (latch held). */
 int qsf_sender_flush_locked(qsf_sender *s, int64_t *fsn_out, qsf_errinfo *err);

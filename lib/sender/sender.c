@@ -310,6 +310,10 @@ QSF_API int qsf_sender_from_conf(const qsf_conf *conf, qsf_sender **out, qsf_err
     qsf_guard_init(&s->guard);
     s->last_commit_fsn = -1;
     qsf_interval_init(&s->ivl, conf->auto_flush ? conf->auto_flush_interval : 0);
+    s->quiet_below = !conf->auto_flush            ? SIZE_MAX
+                     : conf->auto_flush_bytes > 0 ? 0
+                     : conf->auto_flush_rows > 0  ? (size_t) conf->auto_flush_rows
+                                                  : SIZE_MAX;
     s->conf = qsf_conf_clone(conf);
     s->inbox = qsf_inbox_new((int) conf->error_inbox_capacity);
     s->events = qsf_events_new((int) conf->connection_listener_inbox_capacity);
