@@ -8,6 +8,9 @@
  * Usage: bench_append [dir [mode [frame_bytes]]]
  *   dir: SF slots go under it (default $TMPDIR or /tmp); mode/frame_bytes run
  *   only that mode ("sf/memory") or size.
+ * Per ring run, the CPU time over the timed part of the producer (this
+ * thread) and of the ring's manager thread (qsf-mgr): who pays for the page
+ * faults, zeroing and barriers.
  * QSF_BENCH_NO_BARRIERS=1 (a diagnostic, not a configuration): fsync,
  *   fdatasync and msync become no-ops in the ring's syscall table, to see what
  *   SF mode would do if the disk barriers cost nothing.
@@ -15,6 +18,7 @@
 #include "os/os.h"
 #include "sf/ring.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -64,7 +68,8 @@ typedef struct result {
     int64_t p50, p99, p999, p9999, max;
     size_t over_1ms; /* appends that took more than 1 ms (rotations that waited for the disk) */
     double mb_s;
-    uint64_t stalls; /* appends that waited for space or a spare */
+    uint64_t stalls;                        /* appends that waited for space or a spare */
+    double producer_cpu_ms, manager_cpu_ms; /* over the timed part; -1 if unknown */
 } result;
 
 static result summarize(int64_t *lat, size_t n, size_t bytes, int64_t total_ns) {
@@ -118,6 +123,53 @@ static void *reader_main(void *arg) {
     return NULL;
 }
 
+/* ---- CPU time of the threads ---- */
+
+static int64_t cpu_ns_of(clockid_t c) {
+    struct timespec ts;
+    if (clock_gettime(c, &ts) != 0)
+        return -1;
+    return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Nanoseconds on a CPU of the thread of this process named `name`, from its
+ * schedstat (the library's threads have no pthread_t here), or -1. */
+static int64_t named_thread_cpu_ns(const char *name) {
+    DIR *d = opendir("/proc/self/task");
+    int64_t ns = -1;
+    for (struct dirent *de; d && ns < 0 && (de = readdir(d));) {
+        char path[300], comm[32] = "";
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", de->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        bool match = fgets(comm, sizeof comm, f) && strncmp(comm, name, strlen(name)) == 0;
+        fclose(f);
+        snprintf(path, sizeof path, "/proc/self/task/%s/schedstat", de->d_name);
+        long long v;
+        if (match && (f = fopen(path, "r")) != NULL) {
+            if (fscanf(f, "%lld", &v) == 1)
+                ns = v;
+            fclose(f);
+        }
+    }
+    if (d)
+        closedir(d);
+    return ns;
+}
+
+typedef struct cpu_mark {
+    int64_t producer, manager;
+} cpu_mark;
+
+static cpu_mark cpu_now(void) {
+    return (cpu_mark){cpu_ns_of(CLOCK_THREAD_CPUTIME_ID), named_thread_cpu_ns("qsf-mgr")};
+}
+
+static double cpu_ms(int64_t from, int64_t to) {
+    return from < 0 || to < 0 ? -1 : (double) (to - from) / 1e6;
+}
+
 /* ---- one run ---- */
 
 /* Enough bytes to cycle the 256 MiB ring several times (append mode: less,
@@ -162,6 +214,7 @@ static int run_ring(const mode *m, size_t size, const char *dir, int64_t *lat, s
      * are published); the other modes publish every frame as its own flush. */
     size_t per_flush = m->durability == QSF_DUR_APPEND ? FLUSH_EVERY : 1;
     uint64_t stalls0 = qsf_ring_backpressure_stalls(r);
+    cpu_mark cpu0 = cpu_now();
     int64_t start = now_ns();
     int64_t gap = m->pace_mb_s > 0 ? (int64_t) ((double) size * 1e3 / m->pace_mb_s) : 0;
     for (size_t i = 0; i < n; i++) {
@@ -181,6 +234,7 @@ static int run_ring(const mode *m, size_t size, const char *dir, int64_t *lat, s
         exit(1);
     }
     int64_t total = now_ns() - start;
+    cpu_mark cpu1 = cpu_now();
     uint64_t stalls = qsf_ring_backpressure_stalls(r) - stalls0;
     atomic_store(&rd.stop, true);
     pthread_join(t, NULL);
@@ -188,6 +242,8 @@ static int run_ring(const mode *m, size_t size, const char *dir, int64_t *lat, s
     free(buf);
     *out = summarize(lat, n, size, total);
     out->stalls = stalls;
+    out->producer_cpu_ms = cpu_ms(cpu0.producer, cpu1.producer);
+    out->manager_cpu_ms = cpu_ms(cpu0.manager, cpu1.manager);
     return 0;
 }
 
@@ -330,6 +386,8 @@ int main(int argc, char **argv) {
             if (m->sf)
                 printf(",\"memcpy_file_mb_per_s\":%.0f,\"ratio_vs_memcpy_file\":%.3f", file_mb_s,
                        q.mb_s / file_mb_s);
+            printf(",\"producer_cpu_ms\":%.1f,\"manager_cpu_ms\":%.1f", q.producer_cpu_ms,
+                   q.manager_cpu_ms);
             if (no_barriers)
                 printf(",\"no_barriers\":true");
             printf("}\n");
