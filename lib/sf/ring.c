@@ -105,6 +105,8 @@ static qsf_ring *ring_alloc(const qsf_ring_opts *o) {
     r->rec.slot.lock_fd = r->rec.slot.logical_lock_fd = -1;
     r->rec.watermark.fd = r->rec.manifest.fd = -1;
     atomic_init(&r->published_fsn, -1);
+    atomic_init(&r->mgr_dozing, false);
+    atomic_init(&r->mgr_passes, 0);
     atomic_init(&r->acked_fsn, -1);
     atomic_init(&r->plan_fsn, -1);
     r->persisted_acked = -1;

@@ -236,6 +236,8 @@ const char *qsf_ring_symdict_entry(const qsf_ring *r, uint32_t i, uint32_t *len)
 
 int64_t qsf_ring_published_fsn(const qsf_ring *r); /* -1 if none */
 int64_t qsf_ring_acked_fsn(const qsf_ring *r);     /* -1 if none */
+/* Passes the manager thread has made (tests: that an idle ring's manager sleeps). */
+uint64_t qsf_ring_manager_passes(const qsf_ring *r);
 /* SF mode: the FSN at which the producer will switch to a spare whose header
  * the manager already synced (see rotation_plan.c), or -1. */
 int64_t qsf_ring_planned_fsn(const qsf_ring *r);

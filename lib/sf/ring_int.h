@@ -165,10 +165,16 @@ struct qsf_ring {
     /* manager */
     pthread_t mgr;
     bool mgr_started;
-    bool mgr_stop;        /* under mu */
-    bool mgr_kick;        /* under mu: woken with work */
-    bool sync_requested;  /* under mu: rotation asked for a checkpoint */
-    int64_t next_sync_ns; /* periodic checkpoint due */
+    bool mgr_stop; /* under mu */
+    bool mgr_kick; /* under mu: woken with work */
+    /* The idle backoff (manager.c, next_wait): the manager's wait, and what
+     * the ring showed at its last pass; mgr_dozing while the wait is longer
+     * than the tick, so that the next flush wakes it (ring_txn.c). */
+    int64_t mgr_wait_ns, mgr_seen_pub, mgr_seen_acked;
+    atomic_bool mgr_dozing;
+    _Atomic uint64_t mgr_passes; /* qsf_ring_manager_passes */
+    bool sync_requested;         /* under mu: rotation asked for a checkpoint */
+    int64_t next_sync_ns;        /* periodic checkpoint due */
     int64_t last_create_log_ns;
     bool create_logged;
     qsf_backoff create_backoff; /* spare creation after a failure: 4 ms doubling to 1.024 s */

@@ -54,6 +54,10 @@ static void publish_all(qsf_ring *r) {
         qsf_seg_seal(s);
     qsf_seg_publish(r->active);
     atomic_store_explicit(&r->published_fsn, r->next_fsn - 1, memory_order_release);
+    if (atomic_load_explicit(&r->mgr_dozing, memory_order_relaxed)) {
+        atomic_store_explicit(&r->mgr_dozing, false, memory_order_relaxed);
+        qsf_mgr_wake(r); /* the manager backed off while idle (manager.c, next_wait) */
+    }
 }
 
 /* Zeroes s from `off` on (`frames` frames), durably when `sync`: recovery must

@@ -1,0 +1,103 @@
+/* A sender's threads sleep while there is nothing to do.
+ *
+ * The I/O thread (lib/io/ws.c, qsf_ws_service): with libwebsockets 4.1 it used
+ * to poll without a timeout through the last millisecond before each of its
+ * timers, hundreds of loop turns per timer, so an idle sender burnt CPU and a
+ * streaming one spent most of its I/O thread's time in poll().
+ *
+ * The ring manager (lib/sf/manager.c, next_wait): it ran a pass every 1 ms
+ * whatever the ring did, 1.4-1.8 % of a core per idle sender; it now backs off
+ * to 64 ms while nothing is published or acknowledged, and a flush wakes it.
+ *
+ * Counted in loop turns and passes, not in time: the bounds hold on a loaded
+ * machine, which can only make a busy loop turn less often. */
+#include "itest.h"
+
+#include "sender/internal.h"
+
+#include <stdio.h>
+
+/* The I/O loop's 20 ms tick (lib/io/io_int.h), and room for lws's own timers
+ * and a wake or two per event on top. */
+#define TICK_MS     20
+#define IDLE_MS     1000
+#define SLACK       40
+#define FLUSHES     100
+#define TURNS_EACH  12 /* per flush: the wake, the send, the ack, a timer */
+#define MGR_IDLE_MS 64 /* the manager's longest idle wait (lib/sf/manager.c) */
+
+static uint64_t turns(qsf_sender *s) {
+    return qsf_io_loop_turns(s->io);
+}
+
+static void idle_connected_sender_sleeps(void **state) {
+    (void) state;
+    qsink *sink = it_sink(NULL);
+    char conf[512];
+    qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), NULL));
+    it_wait_acked(s, it_publish(s, "t", 0, 1, 1)); /* connected, one ack in */
+    uint64_t t0 = turns(s);
+    it_sleep_ms(IDLE_MS);
+    uint64_t n = turns(s) - t0;
+    print_message("# idle %d ms: %llu loop turns\n", IDLE_MS, (unsigned long long) n);
+    assert_true(n <= IDLE_MS / TICK_MS * 2 + SLACK);
+    it_close_and_check(s, sink, "t", 1, false);
+}
+
+/* Each acknowledgement arms the watermark timer 1-2 ms ahead: the loop must
+ * sleep until then, not turn. */
+static void streaming_sender_sleeps_between_acks(void **state) {
+    (void) state;
+    qsink *sink = it_sink(NULL);
+    char conf[512];
+    qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), NULL));
+    it_wait_acked(s, it_publish(s, "t", 0, 1, 1));
+    uint64_t t0 = turns(s);
+    for (int i = 1; i <= FLUSHES; i++) {
+        it_wait_acked(s, it_publish(s, "t", i, i + 1, 1));
+        it_sleep_ms(3); /* the timer armed by that ack is due meanwhile */
+    }
+    uint64_t n = turns(s) - t0;
+    print_message("# %d flushes: %llu loop turns\n", FLUSHES, (unsigned long long) n);
+    assert_true(n <= (uint64_t) FLUSHES * TURNS_EACH + SLACK);
+    it_close_and_check(s, sink, "t", FLUSHES + 1, false);
+}
+
+static void idle_manager_sleeps(const char *extra) {
+    qsink *sink = it_sink(NULL);
+    char conf[512];
+    qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), extra));
+    it_wait_acked(s, it_publish(s, "t", 0, 1, 1));
+    it_sleep_ms(200); /* the backoff reaches its longest wait */
+    uint64_t p0 = qsf_ring_manager_passes(s->ring);
+    it_sleep_ms(IDLE_MS);
+    uint64_t n = qsf_ring_manager_passes(s->ring) - p0;
+    print_message("# idle %d ms (%s): %llu manager passes\n", IDLE_MS, extra ? extra : "memory",
+                  (unsigned long long) n);
+    assert_true(n <= IDLE_MS / MGR_IDLE_MS * 2 + SLACK);
+    /* and it still trims and persists what a flush publishes afterwards */
+    it_wait_acked(s, it_publish(s, "t", 1, 101, 10));
+    it_close_and_check(s, sink, "t", 101, false);
+}
+
+static void idle_manager_sleeps_memory(void **state) {
+    (void) state;
+    idle_manager_sleeps(NULL);
+}
+
+static void idle_manager_sleeps_sf(void **state) {
+    char extra[600];
+    (void) state;
+    snprintf(extra, sizeof extra, "sf_dir=%s;", it_dir);
+    idle_manager_sleeps(extra);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(idle_connected_sender_sleeps),
+        cmocka_unit_test(streaming_sender_sleeps_between_acks),
+        cmocka_unit_test(idle_manager_sleeps_memory),
+        cmocka_unit_test_setup_teardown(idle_manager_sleeps_sf, it_setup_dir, it_teardown_dir),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
