@@ -93,25 +93,19 @@ qsf_batch_put_fixed_fast(qsf_qwp_batch *b, const char *col, size_t len, uint8_t 
     return true;
 }
 
-/* The same for 8-, 4-, 2- and 1-byte values (little-endian on the wire). */
-static inline __attribute__((always_inline)) bool
-qsf_batch_put_u64_fast(qsf_qwp_batch *b, const char *col, size_t len, uint8_t type, uint64_t x) {
-    uint8_t w[8];
-    qsf_put_u64(w, x);
-    return qsf_batch_put_fixed_fast(b, col, len, type, w, 8, -1);
-}
-static inline __attribute__((always_inline)) bool
-qsf_batch_put_u32_fast(qsf_qwp_batch *b, const char *col, size_t len, uint8_t type, uint32_t x) {
-    uint8_t w[4];
-    qsf_put_u32(w, x);
-    return qsf_batch_put_fixed_fast(b, col, len, type, w, 4, -1);
-}
-static inline __attribute__((always_inline)) bool
-qsf_batch_put_u16_fast(qsf_qwp_batch *b, const char *col, size_t len, uint8_t type, uint16_t x) {
-    uint8_t w[2];
-    qsf_put_u16(w, x);
-    return qsf_batch_put_fixed_fast(b, col, len, type, w, 2, -1);
-}
+/* The same for 8-, 4- and 2-byte values (little-endian on the wire), and one
+ * byte: qsf_batch_put_u64_fast, _u32_fast, _u16_fast, _u8_fast. */
+#define QSF_BATCH_PUT_UINT_FAST(bits)                                                              \
+    static inline __attribute__((always_inline)) bool qsf_batch_put_u##bits##_fast(                \
+        qsf_qwp_batch *b, const char *col, size_t len, uint8_t type, uint##bits##_t x) {           \
+        uint8_t w[(bits) / 8];                                                                     \
+        qsf_put_u##bits(w, x);                                                                     \
+        return qsf_batch_put_fixed_fast(b, col, len, type, w, (bits) / 8, -1);                     \
+    }
+QSF_BATCH_PUT_UINT_FAST(64)
+QSF_BATCH_PUT_UINT_FAST(32)
+QSF_BATCH_PUT_UINT_FAST(16)
+#undef QSF_BATCH_PUT_UINT_FAST
 static inline __attribute__((always_inline)) bool
 qsf_batch_put_u8_fast(qsf_qwp_batch *b, const char *col, size_t len, uint8_t type, uint8_t x) {
     return qsf_batch_put_fixed_fast(b, col, len, type, &x, 1, -1);
