@@ -37,8 +37,12 @@ typedef struct qsf_interval {
     _Atomic int64_t due_for;  /* written by the I/O thread: a start it found due */
 } qsf_interval;
 
+/* The key takes milliseconds up to INT64_MAX: one longer than int64 nanoseconds
+ * hold (292 years) never runs out, rather than wrapping round into the past. */
 static inline void qsf_interval_init(qsf_interval *v, int64_t every_ms) {
-    v->every_ns = every_ms > 0 ? every_ms * 1000000 : 0;
+    v->every_ns = every_ms <= 0                    ? 0
+                  : every_ms > INT64_MAX / 1000000 ? INT64_MAX
+                                                   : every_ms * 1000000;
     v->last_start_ns = 0;
     atomic_init(&v->start_ns, 0);
     atomic_init(&v->due_for, 0);

@@ -234,6 +234,26 @@ static void auto_flush_by_interval_on_a_fast_stream(void **state) {
     qsink_stop(sink);
 }
 
+/* auto_flush_interval takes milliseconds up to INT64_MAX: an interval longer
+ * than int64 nanoseconds hold (292 years) is one that never runs out, not one
+ * that wrapped round to the past and flushes every row (lib/interval.h). */
+static void auto_flush_interval_of_centuries_never_runs_out(void **state) {
+    (void) state;
+    qsink *sink = it_sink(NULL);
+    char conf[512];
+    qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink),
+                                      "auto_flush_rows=off;auto_flush_interval=9999999999999;"));
+    for (int k = 0; k < 300; k++) /* the coarse clock's rows, then the I/O thread's */
+        one_row(s, k);
+    it_sleep_ms(100); /* ticks of the I/O thread */
+    one_row(s, 300);
+    assert_int_equal(qsf_published_fsn(s), -1);
+    assert_int_equal(qsf_buffered_rows(s), 301);
+    qsf_errinfo e;
+    assert_int_equal(qsf_close(s, &e), QSF_OK);
+    qsink_stop(sink);
+}
+
 typedef struct blocked_flush {
     qsf_sender *s;
     int rc;
@@ -340,6 +360,7 @@ int main(void) {
         cmocka_unit_test(null_and_bad_arguments),
         cmocka_unit_test(auto_flush_by_interval_and_by_bytes),
         cmocka_unit_test(auto_flush_by_interval_on_a_fast_stream),
+        cmocka_unit_test(auto_flush_interval_of_centuries_never_runs_out),
         cmocka_unit_test(overlapping_calls_get_busy),
         cmocka_unit_test(upgrade_that_never_answers_times_out),
         cmocka_unit_test(sender_from_env),
