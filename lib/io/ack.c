@@ -38,8 +38,7 @@ static void acked_advanced(qsf_io *io) {
         persist_acked(io);
     } else if (!io->l.wm_pending) {
         io->l.wm_pending = true;
-        /* the tick may come QSF_WS_TICK_EARLY_US early: still after the interval */
-        io->ws_ops->tick_in(io->ws, QSF_IO_WATERMARK_NS / 1000 + QSF_WS_TICK_EARLY_US);
+        io->ws_ops->tick_in(io->ws, QSF_IO_WATERMARK_TICK_US);
     }
 }
 

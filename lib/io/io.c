@@ -110,7 +110,8 @@ static void on_tick(void *u) {
         else if (io->c.cursor_ok) /* caught up: our pin must not hold space the producer needs */
             qsf_ring_cursor_skip_read(io->ring, &io->c.cur);
     }
-    io->ws_ops->tick_in(io->ws, QSF_IO_TICK_US);
+    /* a watermark write left pending meanwhile (ack.c) keeps its nearer timer */
+    io->ws_ops->tick_in(io->ws, io->l.wm_pending ? QSF_IO_WATERMARK_TICK_US : QSF_IO_TICK_US);
 }
 
 /* ---- the thread ---- */

@@ -43,6 +43,9 @@
 #define QSF_IO_CLOSE_NS     500000000ll  /* an orderly close may take this long */
 #define QSF_IO_PAUSE_NS     2000000000ll /* qsf_pause waits this long at most */
 #define QSF_IO_WATERMARK_NS 1000000ll    /* .ack-watermark writes: at most this often */
+/* The timer for a pending watermark write: the tick may come QSF_WS_TICK_EARLY_US
+ * early (ws.h), and must still come after the interval. */
+#define QSF_IO_WATERMARK_TICK_US (QSF_IO_WATERMARK_NS / 1000 + QSF_WS_TICK_EARLY_US)
 
 /* The connection state machine (state.c draws it). */
 enum qsf_io_state {
