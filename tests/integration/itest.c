@@ -122,9 +122,17 @@ static int64_t shifted_mono(void) {
     return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec + atomic_load(&clock_offset_ns);
 }
 
+/* The coarse clock moves with the fine one (the interval trigger reads both). */
+static int64_t shifted_mono_coarse(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec + atomic_load(&clock_offset_ns);
+}
+
 void it_clock_install(void) {
     atomic_store(&clock_offset_ns, 0);
     qsf_os_table.mono_ns = shifted_mono;
+    qsf_os_table.mono_coarse_ns = shifted_mono_coarse;
 }
 
 void it_clock_advance_ms(int64_t ms) {
