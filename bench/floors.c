@@ -88,6 +88,8 @@ double qsf_floor_pages_ns(double total_bytes, size_t chunk, size_t file_bytes, c
                           uint64_t rows) {
     char path[4200];
     snprintf(path, sizeof path, "%s/floor-pages", dir);
+    if (chunk > file_bytes)
+        chunk = file_bytes; /* a frame larger than a file: written a file at a time */
     uint8_t *src = malloc(chunk);
     if (!src)
         fail("malloc");
