@@ -125,7 +125,8 @@ static void *io_main(void *arg) {
     qsf_io *io = arg;
     io->ws_ops->tick_in(io->ws, 0);
     while (!finished(io)) {
-        io->ws_ops->service(io->ws);
+        if (io->ws_ops->service(io->ws))
+            atomic_fetch_add_explicit(&io->x.empty_waits, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&io->x.loop_turns, 1, memory_order_relaxed);
     }
     qsf_ring_cursor_release(io->ring, &io->c.cur);
@@ -306,6 +307,10 @@ int64_t qsf_io_highest_ok(const qsf_io *io) {
 
 uint64_t qsf_io_loop_turns(const qsf_io *io) {
     return atomic_load_explicit(&((qsf_io *) io)->x.loop_turns, memory_order_relaxed);
+}
+
+uint64_t qsf_io_empty_waits(const qsf_io *io) {
+    return atomic_load_explicit(&((qsf_io *) io)->x.empty_waits, memory_order_relaxed);
 }
 
 int64_t qsf_io_max_batch(const qsf_io *io) {

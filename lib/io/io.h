@@ -86,8 +86,11 @@ int64_t qsf_io_highest_ok(const qsf_io *io);
 int64_t qsf_io_max_batch(const qsf_io *io);
 
 /* How many times the I/O loop has turned (each turn one wait for the socket,
- * a wake or a timer): what tests read to see that the loop sleeps. */
+ * a wake or a timer, or a poll without waiting right after one that had
+ * work), and how many of its waits came back with nothing to do: what tests
+ * and bench_idle read to see that the loop sleeps. */
 uint64_t qsf_io_loop_turns(const qsf_io *io);
+uint64_t qsf_io_empty_waits(const qsf_io *io);
 
 bool qsf_io_durable(const qsf_io *io);
 

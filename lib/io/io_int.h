@@ -111,7 +111,8 @@ typedef struct qsf_io_shared {
     atomic_int connected, paused, ever_connected, durable_on;
     _Atomic uint64_t frames_sent, frames_replayed, acks, durable_acks, durable_trims, server_errors,
         reconnect_attempts, reconnects_ok, connections_lost, liveness_timeouts;
-    _Atomic uint64_t loop_turns; /* turns of the I/O loop (qsf_io_loop_turns) */
+    _Atomic uint64_t loop_turns;  /* turns of the I/O loop (qsf_io_loop_turns) */
+    _Atomic uint64_t empty_waits; /* of them, waits that found nothing to do */
     atomic_int waiters;
     atomic_int last_error_code; /* QSF_E_* of the last error record queued */
     pthread_mutex_t mu;         /* everything below, and the progress condition */

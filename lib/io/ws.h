@@ -92,8 +92,10 @@ void qsf_ws_want_writable(qsf_ws *ws);
  * connection at once when abort is true. on_closed follows either way. */
 void qsf_ws_close(qsf_ws *ws, int code, bool abort);
 
-/* One service pass (blocks until an event, a tick or a cancel). */
-void qsf_ws_service(qsf_ws *ws);
+/* One service pass (blocks until an event, a tick or a cancel). Returns true
+ * for a wait that came back with nothing to do (no event, no tick): what the
+ * I/O loop counts to show that it sleeps (qsf_io_empty_waits). */
+bool qsf_ws_service(qsf_ws *ws);
 
 /* Any thread: wakes qsf_ws_service (on_wake runs on the I/O thread). */
 void qsf_ws_cancel(qsf_ws *ws);
@@ -102,6 +104,9 @@ void qsf_ws_cancel(qsf_ws *ws);
  * tick may run up to QSF_WS_TICK_EARLY_US before that (qsf_ws_service: lws
  * would otherwise poll without sleeping through that last millisecond). */
 #define QSF_WS_TICK_EARLY_US 1000
+/* How long the loop polls without sleeping after a turn with work
+ * (qsf_ws_service). */
+#define QSF_WS_SPIN_US 50
 void qsf_ws_tick_in(qsf_ws *ws, int64_t us);
 
 /* Frames this ws sent on the direct path of plain connections (ws_fast.h). */
@@ -123,7 +128,7 @@ typedef struct qsf_ws_ops {
     bool (*choked)(const qsf_ws *ws);
     void (*want_writable)(qsf_ws *ws);
     void (*close)(qsf_ws *ws, int code, bool abort);
-    void (*service)(qsf_ws *ws);
+    bool (*service)(qsf_ws *ws);
     void (*cancel)(qsf_ws *ws);
     void (*tick_in)(qsf_ws *ws, int64_t us);
 } qsf_ws_ops;

@@ -440,7 +440,7 @@ static void writable(fake_ws *f) {
 /* One pass, as lws_service: a wake, else the next queued event, else the
  * ending of a close, else a due tick, else writable; or nothing after a
  * bounded wait. */
-static void op_service(qsf_ws *ws) {
+static bool op_service(qsf_ws *ws) {
     fake_ws *f = F(ws);
     pthread_mutex_lock(&f->mu);
     for (int round = 0;; round++) {
@@ -468,7 +468,7 @@ static void op_service(qsf_ws *ws) {
         } else {
             pthread_mutex_unlock(&f->mu);
         }
-        return;
+        return false;
     }
 }
 
