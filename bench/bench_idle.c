@@ -2,7 +2,8 @@
  * to a qwp-sink process, one row sent and acknowledged, then nothing for a few
  * seconds. Per case (memory and SF mode): the CPU of the process and of its
  * qsf-io and qsf-mgr threads per second of idling, as a share of one core,
- * and how often the I/O loop turned and the ring manager ran a pass. One JSON
+ * how often the I/O loop turned (and how many of its waits found nothing to
+ * do) and the ring manager ran a pass. One JSON
  * object per case on stdout, a human line on stderr.
  *
  * Usage: bench_idle [seconds]   (default 5) */
@@ -46,9 +47,11 @@ static void run_case(const char *mode, const char *sfdir, double seconds) {
     cpu_snap c0, c1;
     cpu_take(&c0);
     uint64_t turns0 = qsf_io_loop_turns(s->io), passes0 = qsf_ring_manager_passes(s->ring);
+    uint64_t empty0 = qsf_io_empty_waits(s->io);
     usleep((useconds_t) (seconds * 1e6));
     uint64_t turns = qsf_io_loop_turns(s->io) - turns0;
     uint64_t passes = qsf_ring_manager_passes(s->ring) - passes0;
+    uint64_t empty = qsf_io_empty_waits(s->io) - empty0;
     cpu_take(&c1);
     if (qsf_close(s, &e) != QSF_OK)
         die("qsf_close", &e);
@@ -59,8 +62,9 @@ static void run_case(const char *mode, const char *sfdir, double seconds) {
     double mgr = (double) (c1.thread_ns[T_MGR] - c0.thread_ns[T_MGR]) / per_s / 10;
     printf("{\"bench\":\"idle\",\"mode\":\"%s\",\"seconds\":%.1f,\"cpu_pct\":%.3f,"
            "\"io_cpu_pct\":%.3f,\"manager_cpu_pct\":%.3f,\"io_turns_per_s\":%.1f,"
-           "\"manager_passes_per_s\":%.1f}\n",
-           mode, seconds, pct, io, mgr, (double) turns / seconds, (double) passes / seconds);
+           "\"io_empty_waits_per_s\":%.1f,\"manager_passes_per_s\":%.1f}\n",
+           mode, seconds, pct, io, mgr, (double) turns / seconds, (double) empty / seconds,
+           (double) passes / seconds);
     fprintf(stderr,
             "idle %-6s %.1f s: %.3f %% of a core (qsf-io %.3f %%, qsf-mgr %.3f %%), %.1f I/O "
             "turns/s, %.1f manager passes/s\n",
