@@ -9,8 +9,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define MAX_SYMBOL_LEN (1u << 20) /* clients cap one symbol at 1 MiB */
-
 static int bad_value(qsf_qwp_batch *b, const char *col, size_t col_len, const char *fmt,
                      const char *detail, qsf_errinfo *err) {
     const btable *t = b->cur;
@@ -236,9 +234,11 @@ static int put_var(qsf_qwp_batch *b, const char *col, size_t col_len, uint8_t ty
         return qsf_err_set(err, QSF_E_INVAL, 0, 0, "value pointer is NULL with length %zu", v_len);
     if (v_len > UINT32_MAX / 2)
         return bad_value(b, col, col_len, "value larger than 2 GiB", NULL, err);
+    if (v && qsf_batch_put_var_checked(b, col, col_len, type, v, v_len) == QSF_OK)
+        return QSF_OK;
     qsf_colval cv = {.type = type, .scale = -1, .data_len = v_len, .wire_max = 4 + v_len};
     bcol *c;
-    int rc = qsf_batch_col_begin(b, col, col_len, &cv, &c, err);
+    int rc = qsf_batch_col_begin_slow(b, col, col_len, &cv, &c, err);
     if (rc != QSF_OK)
         return rc;
     if (v_len)
@@ -270,7 +270,7 @@ int qsf_qwp_batch_symbol(qsf_qwp_batch *b, const char *col, size_t col_len, cons
     if (!val && val_len)
         return qsf_err_set(err, QSF_E_INVAL, 0, 0, "symbol pointer is NULL with length %zu",
                            val_len);
-    if (val_len > MAX_SYMBOL_LEN)
+    if (val_len > QSF_BATCH_MAX_SYMBOL_LEN)
         return bad_value(b, col, col_len, "symbol longer than 1 MiB", NULL, err);
     size_t bad = qsf_utf8_error_offset(val, val_len);
     if (bad != val_len) {
@@ -278,12 +278,16 @@ int qsf_qwp_batch_symbol(qsf_qwp_batch *b, const char *col, size_t col_len, cons
         snprintf(d, sizeof d, "%zu", bad);
         return bad_value(b, col, col_len, "symbol is not valid UTF-8 at byte ", d, err);
     }
+    int rc =
+        val ? qsf_batch_put_symbol_checked(b, col, col_len, val, val_len, err) : QSF_BATCH_SLOW;
+    if (rc != QSF_BATCH_SLOW)
+        return rc;
     qsf_colval v = {.type = QSF_QWP_SYMBOL,
                     .scale = -1,
                     .data_len = 4,
                     .wire_max = 5 + QSF_VARINT_MAX + val_len};
     bcol *c;
-    int rc = qsf_batch_col_begin(b, col, col_len, &v, &c, err);
+    rc = qsf_batch_col_begin_slow(b, col, col_len, &v, &c, err);
     if (rc != QSF_OK)
         return rc;
     uint32_t id;

@@ -10,6 +10,7 @@
 
 #include "bytes.h"
 #include "qwp/batch_int.h"
+#include "qwp/symtab.h"
 
 typedef struct qsf_colval {
     uint8_t type;
@@ -109,6 +110,53 @@ QSF_BATCH_PUT_UINT_FAST(16)
 static inline __attribute__((always_inline)) bool
 qsf_batch_put_u8_fast(qsf_qwp_batch *b, const char *col, size_t len, uint8_t type, uint8_t x) {
     return qsf_batch_put_fixed_fast(b, col, len, type, &x, 1, -1);
+}
+
+/* What the fast puts of variable values return when they did nothing and the
+ * typed call must run (every QSF_* code is 0 or negative). */
+#define QSF_BATCH_SLOW 1
+
+/* The longest symbol (clients cap one at 1 MiB). */
+#define QSF_BATCH_MAX_SYMBOL_LEN (1u << 20)
+
+/* The fast path of a VARCHAR or BINARY value whose pointer and length were
+ * checked (not NULL, at most UINT32_MAX / 2; VARCHAR valid UTF-8): QSF_OK, or
+ * QSF_BATCH_SLOW with nothing done. */
+static inline __attribute__((always_inline)) int
+qsf_batch_put_var_checked(qsf_qwp_batch *b, const char *col, size_t len, uint8_t type,
+                          const void *v, size_t v_len) {
+    qsf_colval cv = {.type = type, .scale = -1, .data_len = v_len, .wire_max = 4 + v_len};
+    bcol *c = qsf_batch_col_fast(b, col, len, &cv);
+    if (!c)
+        return QSF_BATCH_SLOW;
+    memcpy(c->data.p + c->data.len, v, v_len);
+    qsf_batch_col_commit_fast(b, c, &cv, 4 + v_len, 0);
+    return QSF_OK;
+}
+
+/* The fast path of a SYMBOL value that was checked (not NULL, at most
+ * QSF_BATCH_MAX_SYMBOL_LEN, valid UTF-8): QSF_OK; QSF_BATCH_SLOW with nothing
+ * done; or the symbol table's error (QSF_E_DICT_FULL, QSF_E_NOMEM), which the
+ * typed call returns in the same place. */
+static inline __attribute__((always_inline)) int
+qsf_batch_put_symbol_checked(qsf_qwp_batch *b, const char *col, size_t len, const char *val,
+                             size_t val_len, qsf_errinfo *err) {
+    qsf_colval v = {.type = QSF_QWP_SYMBOL,
+                    .scale = -1,
+                    .data_len = 4,
+                    .wire_max = 5 + QSF_VARINT_MAX + val_len};
+    bcol *c = qsf_batch_col_fast(b, col, len, &v);
+    if (!c)
+        return QSF_BATCH_SLOW;
+    uint32_t id;
+    int is_new;
+    int rc = qsf_symtab_intern(b->symtab, val, val_len, &id, &is_new, err);
+    if (rc != QSF_OK)
+        return rc;
+    memcpy(c->data.p + c->data.len, &id, 4);
+    uint64_t sym = is_new ? qsf_varint_len(val_len) + val_len : 0;
+    qsf_batch_col_commit_fast(b, c, &v, qsf_varint_len(id), sym);
+    return QSF_OK;
 }
 
 /* Either path: the fast one, else every rule. */

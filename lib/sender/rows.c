@@ -3,6 +3,7 @@
 #include "sender/internal.h"
 
 #include "qwp/batch_put.h"
+#include "qwp/utf8.h"
 
 /* Each public row call is two functions: the fast path (the owner thread, no
  * terminal error: the batch call between plain stores), and the full path
@@ -49,6 +50,30 @@ static inline uint32_t f32_bits(float v) {
     return b;
 }
 
+/* VARCHAR and SYMBOL values are checked here and then take the row buffer's
+ * fast path inline; whatever fails a check or declines goes to the typed call,
+ * which checks again and reports. */
+static inline bool utf8_ok(const char *v, size_t n) {
+    return qsf_utf8_error_offset(v, n) == n;
+}
+
+static inline int col_varchar(qsf_sender *s, const char *col, size_t col_len, const char *v,
+                              size_t v_len, qsf_errinfo *err) {
+    int rc = v && v_len <= UINT32_MAX / 2 && utf8_ok(v, v_len)
+                 ? qsf_batch_put_var_checked(s->batch, col, col_len, QSF_QWP_VARCHAR, v, v_len)
+                 : QSF_BATCH_SLOW;
+    return rc != QSF_BATCH_SLOW ? rc
+                                : qsf_qwp_batch_col_varchar(s->batch, col, col_len, v, v_len, err);
+}
+
+static inline int col_symbol(qsf_sender *s, const char *col, size_t col_len, const char *v,
+                             size_t v_len, qsf_errinfo *err) {
+    int rc = v && v_len <= QSF_BATCH_MAX_SYMBOL_LEN && utf8_ok(v, v_len)
+                 ? qsf_batch_put_symbol_checked(s->batch, col, col_len, v, v_len, err)
+                 : QSF_BATCH_SLOW;
+    return rc != QSF_BATCH_SLOW ? rc : qsf_qwp_batch_symbol(s->batch, col, col_len, v, v_len, err);
+}
+
 /* A call that ended a row lets auto-flush run, still inside the guard; most
  * rows of a fast stream need not even ask. */
 static inline int row_ended(qsf_sender *s, int rc, qsf_errinfo *err) {
@@ -62,8 +87,7 @@ QSF_ROW_API(qsf_table, (qsf_sender * s, const char *name, size_t len, qsf_errinf
 QSF_ROW_API(qsf_symbol,
             (qsf_sender * s, const char *col, size_t col_len, const char *val, size_t val_len,
              qsf_errinfo *err),
-            (s, col, col_len, val, val_len, err),
-            qsf_qwp_batch_symbol(s->batch, col, col_len, val, val_len, err))
+            (s, col, col_len, val, val_len, err), col_symbol(s, col, col_len, val, val_len, err))
 QSF_ROW_API(qsf_col_bool,
             (qsf_sender * s, const char *col, size_t col_len, bool v, qsf_errinfo *err),
             (s, col, col_len, v, err), qsf_qwp_batch_col_bool(s->batch, col, col_len, v, err))
@@ -129,8 +153,7 @@ QSF_ROW_API(qsf_col_geohash,
 QSF_ROW_API(qsf_col_varchar,
             (qsf_sender * s, const char *col, size_t col_len, const char *v, size_t v_len,
              qsf_errinfo *err),
-            (s, col, col_len, v, v_len, err),
-            qsf_qwp_batch_col_varchar(s->batch, col, col_len, v, v_len, err))
+            (s, col, col_len, v, v_len, err), col_varchar(s, col, col_len, v, v_len, err))
 QSF_ROW_API(qsf_col_binary,
             (qsf_sender * s, const char *col, size_t col_len, const void *v, size_t v_len,
              qsf_errinfo *err),

@@ -33,11 +33,30 @@ static float f32_of(int64_t k) {
     return k == 1 ? -INFINITY : (float) k * 0.5f + 0.125f;
 }
 
+/* The symbol and VARCHAR of row k: a few distinct symbols, texts of every
+ * length from 0 up with a two-byte character in them. */
+static void sym_of(int64_t k, char *out, size_t cap) {
+    snprintf(out, cap, "s%d\xc3\xa9", (int) (k % 7));
+}
+static void text_of(int64_t k, char *out, size_t cap) {
+    size_t n = (size_t) (k % 40);
+    for (size_t i = 0; i < n && i + 1 < cap; i++)
+        out[i] = (char) ('a' + (k + (int64_t) i) % 26);
+    out[n < cap ? n : cap - 1] = 0;
+    if (n >= 4) /* a two-byte UTF-8 character inside */
+        memcpy(out + 1, "\xc3\xa9", 2);
+}
+
 static void full_row(qsf_sender *s, int64_t k) {
     qsf_errinfo e;
+    char sym[32], text[64];
+    sym_of(k, sym, sizeof sym);
+    text_of(k, text, sizeof text);
     assert_int_equal(qsf_table(s, "t", 1, &e), QSF_OK);
     assert_int_equal(qsf_col_i64(s, "k", 1, k, &e), QSF_OK);
     if (k != GAP) {
+        assert_int_equal(qsf_symbol(s, "s", 1, sym, strlen(sym), &e), QSF_OK);
+        assert_int_equal(qsf_col_varchar(s, "v", 1, text, strlen(text), &e), QSF_OK);
         assert_int_equal(qsf_col_i8(s, "b", 1, i8_of(k), &e), QSF_OK);
         assert_int_equal(qsf_col_i16(s, "h", 1, i16_of(k), &e), QSF_OK);
         assert_int_equal(qsf_col_i32(s, "i", 1, i32_of(k), &e), QSF_OK);
@@ -105,6 +124,11 @@ static void every_type_arrives_exactly(void **state) {
             expect(sink, k, "d", "null");
             continue;
         }
+        char sym[32], text[64];
+        sym_of(k, sym, sizeof sym);
+        text_of(k, text, sizeof text);
+        expect(sink, k, "s", sym);
+        expect(sink, k, "v", text);
         expect_i(sink, k, "b", i8_of(k));
         expect_i(sink, k, "h", i16_of(k));
         expect_i(sink, k, "i", i32_of(k));
@@ -138,6 +162,11 @@ static void cancelled_and_refused_values_are_not_sent(void **state) {
     assert_int_equal(qsf_table(s, "t", 1, &e), QSF_OK);
     assert_int_equal(qsf_col_i64(s, "k", 1, 11, &e), QSF_OK);
     assert_int_not_equal(qsf_col_f64(s, "l", 1, 1.5, &e), QSF_OK); /* "l" is a LONG */
+    qsf_row_cancel(s);
+    assert_int_equal(qsf_table(s, "t", 1, &e), QSF_OK); /* bad UTF-8: refused, nothing kept */
+    assert_int_equal(qsf_col_i64(s, "k", 1, 12, &e), QSF_OK);
+    assert_int_equal(qsf_symbol(s, "s", 1, "\xc3(", 2, &e), QSF_E_VALUE);
+    assert_int_equal(qsf_col_varchar(s, "v", 1, "ok\xff", 3, &e), QSF_E_VALUE);
     qsf_row_cancel(s);
     assert_int_equal(qsf_buffered_rows(s), 11);
     close_ok(s);
