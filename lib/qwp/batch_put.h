@@ -129,7 +129,8 @@ qsf_batch_put_var_checked(qsf_qwp_batch *b, const char *col, size_t len, uint8_t
     bcol *c = qsf_batch_col_fast(b, col, len, &cv);
     if (!c)
         return QSF_BATCH_SLOW;
-    memcpy(c->data.p + c->data.len, v, v_len);
+    if (v_len) /* an empty value: the column may have no buffer yet */
+        memcpy(c->data.p + c->data.len, v, v_len);
     qsf_batch_col_commit_fast(b, c, &cv, 4 + v_len, 0);
     return QSF_OK;
 }
