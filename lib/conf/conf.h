@@ -24,6 +24,16 @@
 #include <stdint.h>
 
 /* Value types of the property table. */
+/* The longest duration a millisecond key means: the keys accept up to
+ * INT64_MAX (other clients' "forever"), but every such value ends up in
+ * nanoseconds added to a clock, so anything longer is taken as 100 years, a
+ * deadline that never passes. Use qsf_conf_ms() wherever a key's value leaves
+ * the configuration. */
+#define QSF_CONF_MS_NEVER ((int64_t) 100 * 365 * 24 * 3600 * 1000)
+static inline int64_t qsf_conf_ms(int64_t ms) {
+    return ms > QSF_CONF_MS_NEVER ? QSF_CONF_MS_NEVER : ms;
+}
+
 enum qsf_conf_type {
     QSF_CONF_T_STR,
     QSF_CONF_T_PATH,

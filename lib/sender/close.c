@@ -37,7 +37,7 @@ static int close_flush(qsf_sender *s, qsf_close_info *ci, qsf_errinfo *err) {
  * cuts what never committed, so that is the last frame published, recovered
  * ones included (a sender that only recovered a tail has published nothing). */
 static void close_drain(qsf_sender *s) {
-    int64_t tmo = s->conf->close_flush_timeout_millis;
+    int64_t tmo = qsf_conf_ms(s->conf->close_flush_timeout_millis);
     int64_t target = qsf_ring_published_fsn(s->ring);
     if (target < s->last_commit_fsn)
         target = s->last_commit_fsn;
@@ -164,7 +164,7 @@ QSF_API int qsf_close_report(qsf_sender *s, qsf_close_info *info, qsf_errinfo *e
     qsf_errinfo flush_err, ring_err;
     qsf_err_clear(&flush_err);
     qsf_err_clear(&ring_err);
-    int64_t tmo = s->conf->close_flush_timeout_millis;
+    int64_t tmo = qsf_conf_ms(s->conf->close_flush_timeout_millis);
     /* the drainers' time runs alongside our own drain */
     qsf_drainers_signal_stop(s->drainers, QSF_OS->mono_ns() + (tmo > 0 ? tmo * 1000000 : 0));
     if (qsf_guard_enter(&s->guard)) { /* another thread inside: its rows are not flushed */

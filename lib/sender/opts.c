@@ -20,8 +20,8 @@ qsf_ring_opts qsf_ring_opts_from_conf(const qsf_conf *c, const char *sender_id) 
         .durability = c->sf_durability == QSF_CONF_SF_DURABILITY_APPEND     ? QSF_DUR_APPEND
                       : c->sf_durability == QSF_CONF_SF_DURABILITY_PERIODIC ? QSF_DUR_PERIODIC
                                                                             : QSF_DUR_MEMORY,
-        .sync_interval_ms = c->sf_sync_interval_millis,
-        .append_deadline_ms = c->sf_append_deadline_millis,
+        .sync_interval_ms = qsf_conf_ms(c->sf_sync_interval_millis),
+        .append_deadline_ms = qsf_conf_ms(c->sf_append_deadline_millis),
     };
 }
 
@@ -87,17 +87,17 @@ int qsf_io_conf_build(const qsf_conf *c, const qsf_recovery_report *r, qsf_io_co
         .authorization = authz,
         .client_id = c->client_id ? c->client_id : "qsf/" QSF_VERSION_STRING,
         .request_durable_ack = c->request_durable_ack,
-        .connect_timeout_ms = c->connect_timeout,
-        .auth_timeout_ms = c->auth_timeout_ms,
-        .keepalive_ms = c->durable_ack_keepalive_interval_millis,
-        .ping_interval_ms = c->ping_interval_millis,
-        .liveness_timeout_ms = c->liveness_timeout_millis,
-        .ack_timeout_ms = c->ack_timeout_millis,
-        .backoff_initial_ms = c->reconnect_initial_backoff_millis,
-        .backoff_max_ms = c->reconnect_max_backoff_millis,
-        .reconnect_max_duration_ms = c->reconnect_max_duration_millis,
+        .connect_timeout_ms = qsf_conf_ms(c->connect_timeout),
+        .auth_timeout_ms = qsf_conf_ms(c->auth_timeout_ms),
+        .keepalive_ms = qsf_conf_ms(c->durable_ack_keepalive_interval_millis),
+        .ping_interval_ms = qsf_conf_ms(c->ping_interval_millis),
+        .liveness_timeout_ms = qsf_conf_ms(c->liveness_timeout_millis),
+        .ack_timeout_ms = qsf_conf_ms(c->ack_timeout_millis),
+        .backoff_initial_ms = qsf_conf_ms(c->reconnect_initial_backoff_millis),
+        .backoff_max_ms = qsf_conf_ms(c->reconnect_max_backoff_millis),
+        .reconnect_max_duration_ms = qsf_conf_ms(c->reconnect_max_duration_millis),
         .max_frame_rejections = (int) c->max_frame_rejections,
-        .poison_window_ms = c->poison_min_escalation_window_millis,
+        .poison_window_ms = qsf_conf_ms(c->poison_min_escalation_window_millis),
         .initial_mode = initial_mode(c),
         .recovered_published_fsn = r ? r->published_fsn : -1,
         .self_sufficient = r && r->self_sufficient,

@@ -22,7 +22,7 @@ static int start_io(const qsf_conf *conf, qsf_ring *ring, const qsf_recovery_rep
         return rc;
     ic.opts.initial_mode = QSF_IO_INIT_ASYNC; /* retried in the background */
     ic.opts.drainer = true;                   /* ... within a drainer's budgets */
-    ic.opts.cap_gap_window_ms = conf->catch_up_cap_gap_min_escalation_window_millis;
+    ic.opts.cap_gap_window_ms = qsf_conf_ms(conf->catch_up_cap_gap_min_escalation_window_millis);
     *inbox = qsf_inbox_new(16);
     /* The ring's own latch: a terminal error of this slot ends the replay and
      * never passes for one of a sender's. */

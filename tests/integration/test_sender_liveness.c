@@ -66,7 +66,7 @@ static void expect_endpoint(const qsf_error_record *r, qsink *sink) {
 }
 
 static qsf_sender *sf_sender(qsink *sink, const char *extra) {
-    char conf[1024], ex[768];
+    char conf[2048], ex[1536];
     snprintf(ex, sizeof ex, "sf_dir=%s;sender_id=live;%s", it_dir, extra);
     return it_sender(it_conf(conf, sizeof conf, qsink_port(sink), ex));
 }
@@ -283,6 +283,31 @@ static void close_keeps_its_timeout_with_a_silent_server(void **state) {
     qsink_stop(sink);
 }
 
+/* The millisecond keys take up to INT64_MAX, the Java clients' "forever": such
+ * a deadline never passes (it used to wrap negative in nanoseconds and pass at
+ * once, so the connection was found dead at its first tick). */
+static void deadlines_of_int64_max_never_pass(void **state) {
+    (void) state;
+    qsink *sink = it_sink(NULL);
+    qsf_sender *s = sf_sender(sink, "ping_interval_millis=9223372036854775807;"
+                                    "liveness_timeout_millis=9223372036854775807;"
+                                    "ack_timeout_millis=9223372036854775807;"
+                                    "auth_timeout_ms=9223372036854775807;"
+                                    "connect_timeout=9223372036854775807;"
+                                    "durable_ack_keepalive_interval_millis=9223372036854775807;"
+                                    "close_flush_timeout_millis=9223372036854775807;");
+    for (int i = 0; i < 20; i++) {
+        it_wait_acked(s, it_publish(s, "t", i * 10, i * 10 + 10, 10));
+        it_sleep_ms(25); /* a tick or more with frames in flight or just acknowledged */
+    }
+    qsf_stats st;
+    stats(s, &st);
+    assert_int_equal(st.liveness_timeouts, 0);
+    assert_int_equal(st.connections_lost, 0);
+    assert_int_equal(st.reconnect_attempts, 0);
+    it_close_and_check(s, sink, "t", 200, false);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(a_server_that_stops_answering_is_found_dead_and_replaced,
@@ -301,6 +326,8 @@ int main(void) {
                                         it_setup_dir, it_teardown_dir),
         cmocka_unit_test_setup_teardown(an_unreachable_server_is_reported_once_per_outage,
                                         it_setup_dir, it_teardown_dir),
+        cmocka_unit_test_setup_teardown(deadlines_of_int64_max_never_pass, it_setup_dir,
+                                        it_teardown_dir),
         cmocka_unit_test_setup_teardown(close_keeps_its_timeout_with_a_silent_server, it_setup_dir,
                                         it_teardown_dir),
     };
