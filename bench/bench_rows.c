@@ -73,13 +73,6 @@ static void die(const char *what, const char *why) {
     exit(1);
 }
 
-static int64_t clock_ns(clockid_t id) {
-    struct timespec ts;
-    if (clock_gettime(id, &ts) != 0)
-        return -1;
-    return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* ---- the floor: build + encode only ---- */
 
 static int count_frame(void *user, const uint8_t *frame, size_t len, bool is_last,

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
+#include <time.h>
 
 /* The kinds of thread: the calling program's main thread (the producer),
  * qsf-io, qsf-mgr, any other. */
@@ -16,6 +17,10 @@ typedef struct cpu_snap {
     int64_t process_ns;
     int64_t thread_ns[T_KINDS];
 } cpu_snap;
+
+/* The clock `id` in nanoseconds, -1 when it cannot be read (a thread that
+ * just ended). */
+int64_t clock_ns(clockid_t id);
 
 /* The CPU time so far of this process (getrusage) and of its living threads
  * by kind; exits on failure. */

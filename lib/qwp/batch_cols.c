@@ -282,23 +282,10 @@ int qsf_qwp_batch_symbol(qsf_qwp_batch *b, const char *col, size_t col_len, cons
         val ? qsf_batch_put_symbol_checked(b, col, col_len, val, val_len, err) : QSF_BATCH_SLOW;
     if (rc != QSF_BATCH_SLOW)
         return rc;
-    qsf_colval v = {.type = QSF_QWP_SYMBOL,
-                    .scale = -1,
-                    .data_len = 4,
-                    .wire_max = 5 + QSF_VARINT_MAX + val_len};
+    qsf_colval v = qsf_batch_symbol_colval(val_len);
     bcol *c;
     rc = qsf_batch_col_begin_slow(b, col, col_len, &v, &c, err);
-    if (rc != QSF_OK)
-        return rc;
-    uint32_t id;
-    int is_new;
-    rc = qsf_symtab_intern(b->symtab, val, val_len, &id, &is_new, err);
-    if (rc != QSF_OK)
-        return rc;
-    memcpy(c->data.p + c->data.len, &id, 4);
-    uint64_t sym = is_new ? qsf_varint_len(val_len) + val_len : 0;
-    qsf_batch_col_commit(b, c, &v, qsf_varint_len(id), sym);
-    return QSF_OK;
+    return rc != QSF_OK ? rc : qsf_batch_symbol_into(b, c, &v, val, val_len, false, err);
 }
 
 /* Checks rank and shape; *count receives the element count. */

@@ -135,31 +135,6 @@ qsf_batch_put_var_checked(qsf_qwp_batch *b, const char *col, size_t len, uint8_t
     return QSF_OK;
 }
 
-/* The fast path of a SYMBOL value that was checked (not NULL, at most
- * QSF_BATCH_MAX_SYMBOL_LEN, valid UTF-8): QSF_OK; QSF_BATCH_SLOW with nothing
- * done; or the symbol table's error (QSF_E_DICT_FULL, QSF_E_NOMEM), which the
- * typed call returns in the same place. */
-static inline __attribute__((always_inline)) int
-qsf_batch_put_symbol_checked(qsf_qwp_batch *b, const char *col, size_t len, const char *val,
-                             size_t val_len, qsf_errinfo *err) {
-    qsf_colval v = {.type = QSF_QWP_SYMBOL,
-                    .scale = -1,
-                    .data_len = 4,
-                    .wire_max = 5 + QSF_VARINT_MAX + val_len};
-    bcol *c = qsf_batch_col_fast(b, col, len, &v);
-    if (!c)
-        return QSF_BATCH_SLOW;
-    uint32_t id;
-    int is_new;
-    int rc = qsf_symtab_intern(b->symtab, val, val_len, &id, &is_new, err);
-    if (rc != QSF_OK)
-        return rc;
-    memcpy(c->data.p + c->data.len, &id, 4);
-    uint64_t sym = is_new ? qsf_varint_len(val_len) + val_len : 0;
-    qsf_batch_col_commit_fast(b, c, &v, qsf_varint_len(id), sym);
-    return QSF_OK;
-}
-
 /* Either path: the fast one, else every rule. */
 static inline int qsf_batch_col_begin(qsf_qwp_batch *b, const char *name, size_t len,
                                       const qsf_colval *v, bcol **out, qsf_errinfo *err) {
@@ -181,6 +156,47 @@ static inline void qsf_batch_col_commit(qsf_qwp_batch *b, bcol *c, const qsf_col
         return;
     }
     qsf_batch_col_commit_fast(b, c, v, wire, sym_bytes);
+}
+
+/* A SYMBOL column's value for a symbol: the column c was taken for it (by
+ * either path, `fast` saying which), the symbol is interned, its id written
+ * and counted. The symbol table's error (QSF_E_DICT_FULL, QSF_E_NOMEM) is
+ * returned as it is. */
+static inline __attribute__((always_inline)) int
+qsf_batch_symbol_into(qsf_qwp_batch *b, bcol *c, const qsf_colval *v, const char *val,
+                      size_t val_len, bool fast, qsf_errinfo *err) {
+    uint32_t id;
+    int is_new;
+    int rc = qsf_symtab_intern(b->symtab, val, val_len, &id, &is_new, err);
+    if (rc != QSF_OK)
+        return rc;
+    memcpy(c->data.p + c->data.len, &id, 4);
+    uint64_t sym = is_new ? qsf_varint_len(val_len) + val_len : 0;
+    if (fast)
+        qsf_batch_col_commit_fast(b, c, v, qsf_varint_len(id), sym);
+    else
+        qsf_batch_col_commit(b, c, v, qsf_varint_len(id), sym);
+    return QSF_OK;
+}
+
+/* The column value a SYMBOL needs (the symbol's string bytes excluded). */
+static inline qsf_colval qsf_batch_symbol_colval(size_t val_len) {
+    return (qsf_colval){.type = QSF_QWP_SYMBOL,
+                        .scale = -1,
+                        .data_len = 4,
+                        .wire_max = 5 + QSF_VARINT_MAX + val_len};
+}
+
+/* The fast path of a SYMBOL value that was checked (not NULL, at most
+ * QSF_BATCH_MAX_SYMBOL_LEN, valid UTF-8): QSF_OK; QSF_BATCH_SLOW with nothing
+ * done; or the symbol table's error, which the typed call returns in the same
+ * place. */
+static inline __attribute__((always_inline)) int
+qsf_batch_put_symbol_checked(qsf_qwp_batch *b, const char *col, size_t len, const char *val,
+                             size_t val_len, qsf_errinfo *err) {
+    qsf_colval v = qsf_batch_symbol_colval(val_len);
+    bcol *c = qsf_batch_col_fast(b, col, len, &v);
+    return c ? qsf_batch_symbol_into(b, c, &v, val, val_len, true, err) : QSF_BATCH_SLOW;
 }
 
 #endif
