@@ -7,6 +7,18 @@
 #include <stdint.h>
 #include <string.h>
 
+/* The IEEE-754 bit patterns (NaN and infinities pass unchanged). */
+static inline uint64_t qsf_f64_bits(double v) {
+    uint64_t b;
+    memcpy(&b, &v, 8);
+    return b;
+}
+static inline uint32_t qsf_f32_bits(float v) {
+    uint32_t b;
+    memcpy(&b, &v, 4);
+    return b;
+}
+
 static inline void qsf_put_u16(uint8_t *p, uint16_t v) {
     p[0] = (uint8_t) v;
     p[1] = (uint8_t) (v >> 8);

@@ -37,12 +37,10 @@ typedef struct qsf_interval {
     _Atomic int64_t due_for;  /* written by the I/O thread: a start it found due */
 } qsf_interval;
 
-/* The key takes milliseconds up to INT64_MAX: one longer than int64 nanoseconds
- * hold (292 years) never runs out, rather than wrapping round into the past. */
+/* every_ms comes capped by qsf_conf_ms (conf.h): its nanoseconds fit, and
+ * the cap's 100 years never run out. */
 static inline void qsf_interval_init(qsf_interval *v, int64_t every_ms) {
-    v->every_ns = every_ms <= 0                    ? 0
-                  : every_ms > INT64_MAX / 1000000 ? INT64_MAX
-                                                   : every_ms * 1000000;
+    v->every_ns = every_ms > 0 ? every_ms * 1000000 : 0;
     v->last_start_ns = 0;
     atomic_init(&v->start_ns, 0);
     atomic_init(&v->due_for, 0);
@@ -65,7 +63,7 @@ static inline void qsf_interval_reset(qsf_interval *v) {
 }
 
 /* Producer, after qsf_interval_row: true when the open batch is due. */
-static inline bool qsf_interval_due(qsf_interval *v, size_t rows) {
+static inline bool qsf_interval_due(const qsf_interval *v, size_t rows) {
     int64_t start = atomic_load_explicit(&v->start_ns, memory_order_relaxed);
     if (!v->every_ns || !start)
         return false;

@@ -101,18 +101,14 @@ int qsf_qwp_batch_col_i64(qsf_qwp_batch *b, const char *col, size_t col_len, int
 
 int qsf_qwp_batch_col_f32(qsf_qwp_batch *b, const char *col, size_t col_len, float v,
                           qsf_errinfo *err) {
-    uint32_t bits;
     uint8_t w[4];
-    memcpy(&bits, &v, 4); /* the IEEE-754 bit pattern; NaN and infinities pass */
-    qsf_put_u32(w, bits);
+    qsf_put_u32(w, qsf_f32_bits(v));
     return put_fixed(b, col, col_len, QSF_QWP_FLOAT, w, 4, -1, err);
 }
 
 int qsf_qwp_batch_col_f64(qsf_qwp_batch *b, const char *col, size_t col_len, double v,
                           qsf_errinfo *err) {
-    uint64_t bits;
-    memcpy(&bits, &v, 8);
-    return put_i64(b, col, col_len, QSF_QWP_DOUBLE, (int64_t) bits, err);
+    return put_i64(b, col, col_len, QSF_QWP_DOUBLE, (int64_t) qsf_f64_bits(v), err);
 }
 
 int qsf_qwp_batch_col_ts_micros(qsf_qwp_batch *b, const char *col, size_t col_len, int64_t v,
@@ -232,7 +228,7 @@ static int put_var(qsf_qwp_batch *b, const char *col, size_t col_len, uint8_t ty
                    size_t v_len, qsf_errinfo *err) {
     if (!v && v_len)
         return qsf_err_set(err, QSF_E_INVAL, 0, 0, "value pointer is NULL with length %zu", v_len);
-    if (v_len > UINT32_MAX / 2)
+    if (v_len > QSF_BATCH_MAX_VAR_LEN)
         return bad_value(b, col, col_len, "value larger than 2 GiB", NULL, err);
     if (v && qsf_batch_put_var_checked(b, col, col_len, type, v, v_len) == QSF_OK)
         return QSF_OK;

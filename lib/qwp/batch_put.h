@@ -116,11 +116,13 @@ qsf_batch_put_u8_fast(qsf_qwp_batch *b, const char *col, size_t len, uint8_t typ
  * typed call must run (every QSF_* code is 0 or negative). */
 #define QSF_BATCH_SLOW 1
 
-/* The longest symbol (clients cap one at 1 MiB). */
+/* The longest VARCHAR or BINARY value (its offsets are 32-bit), and the
+ * longest symbol (clients cap one at 1 MiB). */
+#define QSF_BATCH_MAX_VAR_LEN    (UINT32_MAX / 2)
 #define QSF_BATCH_MAX_SYMBOL_LEN (1u << 20)
 
 /* The fast path of a VARCHAR or BINARY value whose pointer and length were
- * checked (not NULL, at most UINT32_MAX / 2; VARCHAR valid UTF-8): QSF_OK, or
+ * checked (not NULL, at most QSF_BATCH_MAX_VAR_LEN; VARCHAR valid UTF-8): QSF_OK, or
  * QSF_BATCH_SLOW with nothing done. */
 static inline __attribute__((always_inline)) int
 qsf_batch_put_var_checked(qsf_qwp_batch *b, const char *col, size_t len, uint8_t type,

@@ -102,8 +102,7 @@ int qsf_sender_after_row(qsf_sender *s, qsf_errinfo *err);
  * marked the batch due (interval.h). `rows`: the batch's rows. */
 static inline bool qsf_sender_row_quiet(const qsf_sender *s, size_t rows) {
     return rows >= QSF_INTERVAL_EXACT_ROWS && rows < s->quiet_below &&
-           atomic_load_explicit(&s->ivl.due_for, memory_order_relaxed) !=
-               atomic_load_explicit(&s->ivl.start_ns, memory_order_relaxed);
+           !qsf_interval_due(&s->ivl, rows); /* past the exact rows: the mark alone, no clock */
 }
 
 /* Encodes every buffered row and publishes the frames (latch held). */

@@ -39,17 +39,6 @@
 #define FIXED8(type, x, full)                                                                      \
     (qsf_batch_put_u8_fast(s->batch, col, col_len, (type), (x)) ? QSF_OK : (full))
 
-static inline uint64_t f64_bits(double v) {
-    uint64_t b;
-    memcpy(&b, &v, 8); /* the IEEE-754 bit pattern, as qsf_qwp_batch_col_f64 */
-    return b;
-}
-static inline uint32_t f32_bits(float v) {
-    uint32_t b;
-    memcpy(&b, &v, 4);
-    return b;
-}
-
 /* VARCHAR and SYMBOL values are checked here and then take the row buffer's
  * fast path inline; whatever fails a check or declines goes to the typed call,
  * which checks again and reports. */
@@ -59,7 +48,7 @@ static inline bool utf8_ok(const char *v, size_t n) {
 
 static inline int col_varchar(qsf_sender *s, const char *col, size_t col_len, const char *v,
                               size_t v_len, qsf_errinfo *err) {
-    int rc = v && v_len <= UINT32_MAX / 2 && utf8_ok(v, v_len)
+    int rc = v && v_len <= QSF_BATCH_MAX_VAR_LEN && utf8_ok(v, v_len)
                  ? qsf_batch_put_var_checked(s->batch, col, col_len, QSF_QWP_VARCHAR, v, v_len)
                  : QSF_BATCH_SLOW;
     return rc != QSF_BATCH_SLOW ? rc
@@ -113,12 +102,12 @@ QSF_ROW_API(qsf_col_i64,
 QSF_ROW_API(qsf_col_f32,
             (qsf_sender * s, const char *col, size_t col_len, float v, qsf_errinfo *err),
             (s, col, col_len, v, err),
-            FIXED32(QSF_QWP_FLOAT, f32_bits(v),
+            FIXED32(QSF_QWP_FLOAT, qsf_f32_bits(v),
                     qsf_qwp_batch_col_f32(s->batch, col, col_len, v, err)))
 QSF_ROW_API(qsf_col_f64,
             (qsf_sender * s, const char *col, size_t col_len, double v, qsf_errinfo *err),
             (s, col, col_len, v, err),
-            FIXED64(QSF_QWP_DOUBLE, f64_bits(v),
+            FIXED64(QSF_QWP_DOUBLE, qsf_f64_bits(v),
                     qsf_qwp_batch_col_f64(s->batch, col, col_len, v, err)))
 QSF_ROW_API(qsf_col_ts_micros,
             (qsf_sender * s, const char *col, size_t col_len, int64_t v, qsf_errinfo *err),

@@ -309,7 +309,7 @@ QSF_API int qsf_sender_from_conf(const qsf_conf *conf, qsf_sender **out, qsf_err
     qsf_latch_init(&s->latch);
     qsf_guard_init(&s->guard);
     s->last_commit_fsn = -1;
-    qsf_interval_init(&s->ivl, conf->auto_flush ? conf->auto_flush_interval : 0);
+    qsf_interval_init(&s->ivl, conf->auto_flush ? qsf_conf_ms(conf->auto_flush_interval) : 0);
     s->quiet_below = !conf->auto_flush            ? SIZE_MAX
                      : conf->auto_flush_bytes > 0 ? 0
                      : conf->auto_flush_rows > 0  ? (size_t) conf->auto_flush_rows
