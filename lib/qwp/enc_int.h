@@ -14,6 +14,7 @@ typedef struct enc_seg {
 typedef struct qsf_enc_cbs {
     qsf_qwp_on_new_symbols_fn on_new;
     qsf_qwp_emit_fn emit;
+    const qsf_qwp_placer *placer; /* NULL: every frame in the encoder's buffer */
     void *user;
 } qsf_enc_cbs;
 

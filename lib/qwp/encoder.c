@@ -272,24 +272,45 @@ static uint8_t *write_delta(const qsf_qwp_encoder *e, const qsf_symtab *st, uint
     return p;
 }
 
+/* Builds the planned frame (at most `size` bytes) at f: room lent by the
+ * placer, or NULL for the encoder's own buffer (*at then says where it is). */
 static int build_frame(qsf_qwp_encoder *e, qsf_qwp_batch *b, const qsf_qwp_enc_opts *o,
-                       uint64_t size, bool last, size_t *len, qsf_errinfo *err) {
-    e->frame.len = 0;
-    if (qsf_buf_reserve(&e->frame, size) != 0)
-        return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "encoder: out of memory for a %llu-byte frame",
-                           (unsigned long long) size);
-    uint8_t *p = write_delta(e, b->symtab, e->frame.p + QSF_QWP_HEADER_LEN);
+                       uint64_t size, bool last, uint8_t *f, uint8_t **at, size_t *len,
+                       qsf_errinfo *err) {
+    if (!f) {
+        e->frame.len = 0;
+        if (qsf_buf_reserve(&e->frame, size) != 0)
+            return qsf_err_set(err, QSF_E_NOMEM, 0, 0,
+                               "encoder: out of memory for a %llu-byte frame",
+                               (unsigned long long) size);
+        f = e->frame.p;
+    }
+    *at = f;
+    uint8_t *p = write_delta(e, b->symtab, f + QSF_QWP_HEADER_LEN);
     for (uint32_t i = 0; i < e->nsegs; i++)
         p = qsf_enc_block(p, &e->segs[i], o->gorilla);
-    *len = (size_t) (p - e->frame.p);
+    *len = (size_t) (p - f);
     if (*len > size)
         return qsf_err_set(err, QSF_E_INTERNAL, 0, 0,
                            "encoder: frame of %zu bytes exceeds its bound of %llu", *len,
                            (unsigned long long) size);
     uint8_t flags = QSF_QWP_FLAG_DELTA_SYMBOL_DICT | (o->gorilla ? QSF_QWP_FLAG_GORILLA : 0) |
                     (last && !o->defer_last ? 0 : QSF_QWP_FLAG_DEFER_COMMIT);
-    qsf_enc_header(e->frame.p, flags, (uint16_t) e->nsegs, (uint32_t) (*len - QSF_QWP_HEADER_LEN));
+    qsf_enc_header(f, flags, (uint16_t) e->nsegs, (uint32_t) (*len - QSF_QWP_HEADER_LEN));
     return QSF_OK;
+}
+
+/* The frame at f (placed, or in the encoder's buffer) goes out: sealed where
+ * it was placed, else emitted. Errors before that give the room back. */
+static int hand_over(const qsf_enc_cbs *cb, bool placed, int rc, const uint8_t *f, size_t len,
+                     uint64_t size, bool last, qsf_errinfo *err) {
+    if (!placed)
+        return rc == QSF_OK ? cb->emit(cb->user, f, len, last, err) : rc;
+    if (rc == QSF_OK)
+        cb->placer->seal(cb->user, len, last);
+    else
+        cb->placer->unplace(cb->user, (size_t) size);
+    return rc;
 }
 
 static size_t planned_rows(const qsf_qwp_encoder *e) {
@@ -377,11 +398,11 @@ static int encode_one(qsf_qwp_encoder *e, qsf_qwp_batch *b, const qsf_qwp_enc_op
         return qsf_err_set(err, rc, 0, 0, "encoder: out of memory");
     size_t rows = planned_rows(e), len = 0;
     bool last = rows == b->rows;
-    rc = build_frame(e, b, o, size, last, &len, err);
+    uint8_t *placed = cb->placer ? cb->placer->place(cb->user, (size_t) size) : NULL, *f = NULL;
+    rc = build_frame(e, b, o, size, last, placed, &f, &len, err);
     if (rc == QSF_OK)
         rc = write_ahead(e, b->symtab, e->delta_start + e->delta_count, cb->on_new, cb->user, err);
-    if (rc == QSF_OK)
-        rc = cb->emit(cb->user, e->frame.p, len, last, err);
+    rc = hand_over(cb, placed != NULL, rc, f, len, size, last, err);
     if (rc != QSF_OK)
         return rc;
     consume(e, b);
@@ -394,6 +415,13 @@ static int encode_one(qsf_qwp_encoder *e, qsf_qwp_batch *b, const qsf_qwp_enc_op
 int qsf_qwp_encode(qsf_qwp_encoder *e, qsf_qwp_batch *b, const qsf_qwp_enc_opts *opts,
                    qsf_qwp_on_new_symbols_fn on_new_symbols, qsf_qwp_emit_fn emit, void *user,
                    qsf_qwp_encode_result *res, qsf_errinfo *err) {
+    return qsf_qwp_encode_placed(e, b, opts, on_new_symbols, emit, NULL, user, res, err);
+}
+
+int qsf_qwp_encode_placed(qsf_qwp_encoder *e, qsf_qwp_batch *b, const qsf_qwp_enc_opts *opts,
+                          qsf_qwp_on_new_symbols_fn on_new_symbols, qsf_qwp_emit_fn emit,
+                          const qsf_qwp_placer *placer, void *user, qsf_qwp_encode_result *res,
+                          qsf_errinfo *err) {
     qsf_qwp_encode_result local;
     res = res ? res : &local;
     memset(res, 0, sizeof *res);
@@ -405,7 +433,7 @@ int qsf_qwp_encode(qsf_qwp_encoder *e, qsf_qwp_batch *b, const qsf_qwp_enc_opts 
     qsf_qwp_enc_opts o;
     norm_opts(opts, &o);
     int rc = check_rows_fit(b, o.row_frame_max, err);
-    const qsf_enc_cbs cb = {on_new_symbols, emit, user};
+    const qsf_enc_cbs cb = {on_new_symbols, emit, placer, user};
     while (rc == QSF_OK && b->rows > 0)
         rc = encode_one(e, b, &o, &cb, res, err);
     res->rows_left = b->rows;

@@ -52,6 +52,22 @@ typedef int (*qsf_qwp_on_new_symbols_fn)(void *user, uint32_t first_id, uint32_t
 typedef int (*qsf_qwp_emit_fn)(void *user, const uint8_t *frame, size_t len, bool is_last,
                                qsf_errinfo *err);
 
+/* Frames built in place (optional, qsf_qwp_encode_placed): where the frames
+ * end up (the ring) lends the encoder room for each one, so that no frame is
+ * built in the encoder's buffer and then copied there.
+ * - place(user, cap): room for a frame of up to cap bytes, or NULL; then this
+ *   frame is built in the encoder's buffer and handed to emit as usual.
+ * - seal(user, len, is_last): the frame of len bytes (<= cap) written there is
+ *   complete and emitted; it cannot fail (place checked everything).
+ * - unplace(user, cap): the frame placed last is not emitted after all (the
+ *   write-ahead of its symbols failed): its room, which may hold part of it,
+ *   is given back zeroed. */
+typedef struct qsf_qwp_placer {
+    uint8_t *(*place)(void *user, size_t cap);
+    void (*seal)(void *user, size_t len, bool is_last);
+    void (*unplace)(void *user, size_t cap);
+} qsf_qwp_placer;
+
 /* Returns entry `id` of a dictionary for catch-up frames: 0 and *s / *len, or a
  * negative QSF_E_* to abort. qsf_symtab_entry_cb (symtab.h) fits this type. */
 typedef int (*qsf_qwp_entry_fn)(void *user, uint32_t id, const char **s, size_t *len);
@@ -112,6 +128,14 @@ typedef struct qsf_qwp_encode_result {
 int qsf_qwp_encode(qsf_qwp_encoder *e, qsf_qwp_batch *b, const qsf_qwp_enc_opts *opts,
                    qsf_qwp_on_new_symbols_fn on_new_symbols, qsf_qwp_emit_fn emit, void *user,
                    qsf_qwp_encode_result *res, qsf_errinfo *err);
+
+/* qsf_qwp_encode, each frame built where placer->place lends room when it
+ * does (see qsf_qwp_placer), else in the encoder's buffer and given to emit.
+ * The bytes of every frame and the order of the calls are the same. */
+int qsf_qwp_encode_placed(qsf_qwp_encoder *e, qsf_qwp_batch *b, const qsf_qwp_enc_opts *opts,
+                          qsf_qwp_on_new_symbols_fn on_new_symbols, qsf_qwp_emit_fn emit,
+                          const qsf_qwp_placer *placer, void *user, qsf_qwp_encode_result *res,
+                          qsf_errinfo *err);
 
 /* Dictionary catch-up (docs/PROTOCOL.md §4.4): emits table-less frames with flags 0x09 that
  * re-register ids [0, count) in order, the first with delta_start 0 and each next one

@@ -61,6 +61,22 @@ static int emit_frame(void *u, const uint8_t *frame, size_t len, bool is_last, q
     return qsf_ring_txn_append(s->ring, frame, len, NULL, err);
 }
 
+/* Frames are built in the ring where it has room for them (no copy). */
+static uint8_t *place_frame(void *u, size_t cap) {
+    return qsf_ring_txn_place(((qsf_sender *) u)->ring, cap);
+}
+
+static void seal_frame(void *u, size_t len, bool is_last) {
+    (void) is_last;
+    qsf_ring_txn_append_placed(((qsf_sender *) u)->ring, len, NULL);
+}
+
+static void unplace_frame(void *u, size_t cap) {
+    qsf_ring_txn_unplace(((qsf_sender *) u)->ring, cap);
+}
+
+static const qsf_qwp_placer ring_placer = {place_frame, seal_frame, unplace_frame};
+
 /* Frame cap: ~90% of the advertised batch size, and what one segment holds. */
 static size_t max_frame(qsf_sender *s) {
     int64_t mb = qsf_io_max_batch(s->io);
@@ -82,8 +98,9 @@ void qsf_sender_set_frame_limits(qsf_sender *s) {
 int qsf_sender_encode(qsf_sender *s, bool stage, qsf_qwp_encode_result *res, qsf_errinfo *err) {
     *res = (qsf_qwp_encode_result){0};
     s->eo.defer_last = stage;
-    int rc = qsf_qwp_encode(s->enc, s->batch, &s->eo, s->eo.self_sufficient ? NULL : on_new_symbols,
-                            emit_frame, s, res, err);
+    int rc = qsf_qwp_encode_placed(s->enc, s->batch, &s->eo,
+                                   s->eo.self_sufficient ? NULL : on_new_symbols, emit_frame,
+                                   &ring_placer, s, res, err);
     s->eo.defer_last = false;
     return rc;
 }

@@ -35,13 +35,9 @@ static void maybe_early_wake(qsf_ring *r, qsf_segment *a) {
     pthread_mutex_unlock(&r->mu);
 }
 
-/* Writes the frame into s; on success it belongs to the open flush (its FSN
- * assigned, where the flush started remembered for an abort). */
-static bool write_frame(qsf_ring *r, qsf_segment *s, const void *payload, uint32_t len,
-                        int64_t *fsn_out) {
-    uint64_t off = s->append_off;
-    if (!qsf_seg_write(s, payload, len))
-        return false;
+/* The frame just written at `off` in s belongs to the open flush: its FSN
+ * assigned, where the flush started remembered for an abort. */
+static void frame_joins_txn(qsf_ring *r, qsf_segment *s, uint64_t off, int64_t *fsn_out) {
     qsf_ring_txn *t = &r->txn;
     if (!t->seg) {
         t->seg = s;
@@ -55,6 +51,15 @@ static bool write_frame(qsf_ring *r, qsf_segment *s, const void *payload, uint32
     int64_t fsn = r->next_fsn++;
     if (fsn_out)
         *fsn_out = fsn;
+}
+
+/* Writes the frame into s; on success it belongs to the open flush. */
+static bool write_frame(qsf_ring *r, qsf_segment *s, const void *payload, uint32_t len,
+                        int64_t *fsn_out) {
+    uint64_t off = s->append_off;
+    if (!qsf_seg_write(s, payload, len))
+        return false;
+    frame_joins_txn(r, s, off, fsn_out);
     return true;
 }
 
@@ -448,6 +453,20 @@ static int rotate_or_wait(qsf_ring *r, const void *payload, uint32_t len, int64_
     }
 }
 
+static bool latched(const qsf_ring *r) {
+    return qsf_latch_code(r->latch) || atomic_load_explicit(&r->dur_latched, memory_order_relaxed);
+}
+
+/* Whether the next frame goes into the active segment as it is (room
+ * permitting), after a planned rotation due at this FSN has run: false when a
+ * rotation is owed, or a fresh flush's first frame must start a new segment
+ * (append_slow rotates first). */
+static bool active_takes_next(qsf_ring *r) {
+    if (r->next_fsn == atomic_load_explicit(&r->plan_fsn, memory_order_relaxed))
+        rotate_as_planned(r);
+    return !r->rotation_owed && !(r->txn.fresh && !r->txn.seg && r->active->frame_count > 0);
+}
+
 static int append_slow(qsf_ring *r, const void *payload, uint32_t len, int64_t *fsn_out,
                        qsf_errinfo *err) {
     int rc = never_fits(r, len, err);
@@ -472,11 +491,9 @@ int qsf_ring_txn_append(qsf_ring *r, const void *payload, size_t len, int64_t *f
                            "payload too large for segment: %zu bytes, segment holds at most "
                            "%" PRIu64,
                            len, qsf_seg_max_payload(r->seg_bytes));
-    if (qsf_latch_code(r->latch) || atomic_load_explicit(&r->dur_latched, memory_order_relaxed))
+    if (latched(r))
         return qsf_ring_latched_error(r, err);
-    if (r->next_fsn == atomic_load_explicit(&r->plan_fsn, memory_order_relaxed))
-        rotate_as_planned(r);
-    if (r->rotation_owed || (r->txn.fresh && !r->txn.seg && r->active->frame_count > 0))
+    if (!active_takes_next(r))
         return append_slow(r, payload, (uint32_t) len, fsn_out, err); /* rotates first */
     qsf_segment *a = r->active;
     if (write_frame(r, a, payload, (uint32_t) len, fsn_out)) {
@@ -484,4 +501,22 @@ int qsf_ring_txn_append(qsf_ring *r, const void *payload, size_t len, int64_t *f
         return QSF_OK;
     }
     return append_slow(r, payload, (uint32_t) len, fsn_out, err);
+}
+
+uint8_t *qsf_ring_txn_place(qsf_ring *r, size_t cap) {
+    if (!r->txn.open || latched(r) || !active_takes_next(r))
+        return NULL;
+    return qsf_seg_place(r->active, cap);
+}
+
+void qsf_ring_txn_append_placed(qsf_ring *r, size_t len, int64_t *fsn_out) {
+    qsf_segment *a = r->active;
+    uint64_t off = a->append_off;
+    qsf_seg_write_placed(a, (uint32_t) len);
+    frame_joins_txn(r, a, off, fsn_out);
+    maybe_early_wake(r, a);
+}
+
+void qsf_ring_txn_unplace(qsf_ring *r, size_t cap) {
+    qsf_seg_unplace(r->active, cap);
 }

@@ -233,13 +233,17 @@ void qsf_seg_destroy(qsf_segment *s) {
     free(s);
 }
 
-bool qsf_seg_write(qsf_segment *s, const void *payload, uint32_t len) {
+uint8_t *qsf_seg_place(qsf_segment *s, uint64_t cap) {
     uint64_t off = s->append_off;
-    if (len > s->size - off || s->size - off - len < QSF_SFA_FRAME_OVERHEAD)
-        return false;
+    if (cap > UINT32_MAX || cap > s->size - off || s->size - off - cap < QSF_SFA_FRAME_OVERHEAD)
+        return NULL;
+    return s->base + off + QSF_SFA_FRAME_AT_PAYLOAD;
+}
+
+void qsf_seg_write_placed(qsf_segment *s, uint32_t len) {
+    uint64_t off = s->append_off;
     uint8_t *f = s->base + off;
     qsf_put_u32(f + QSF_SFA_FRAME_AT_LEN, len);
-    memcpy(f + QSF_SFA_FRAME_AT_PAYLOAD, payload, len);
     (void) QSF_FAULT_POINT(QSF_FP_FRAME_PAYLOAD_WRITTEN);
     /* The CRC is the commit marker: written last, after length and payload,
      * which lie back to back, so one pass covers both. */
@@ -250,6 +254,20 @@ bool qsf_seg_write(qsf_segment *s, const void *payload, uint32_t len) {
     s->append_off = off + QSF_SFA_FRAME_OVERHEAD + len;
     s->frame_count++;
     atomic_store_explicit(&s->written_off, s->append_off, memory_order_release);
+}
+
+void qsf_seg_unplace(qsf_segment *s, uint64_t cap) {
+    uint8_t *p = qsf_seg_place(s, cap);
+    if (p)
+        memset(p, 0, cap);
+}
+
+bool qsf_seg_write(qsf_segment *s, const void *payload, uint32_t len) {
+    uint8_t *p = qsf_seg_place(s, len);
+    if (!p)
+        return false;
+    memcpy(p, payload, len);
+    qsf_seg_write_placed(s, len);
     return true;
 }
 

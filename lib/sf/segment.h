@@ -99,10 +99,22 @@ static inline uint64_t qsf_seg_max_payload(uint64_t size) {
     return size > least ? size - least : 0;
 }
 
-/* Writes one frame in the order of docs/FORMAT.md §2.4 (length, payload, CRC
- * last) at append_off, without publishing it. Returns false, with nothing
+/* Writes one frame in the order of docs/FORMAT.md §2.4 (payload, length,
+ * CRC last) at append_off, without publishing it. Returns false, with nothing
  * written, when the frame does not fit. Producer only. */
 bool qsf_seg_write(qsf_segment *s, const void *payload, uint32_t len);
+
+/* A frame written in two steps, its payload in place (no copy): where a
+ * payload of up to `cap` bytes goes at append_off, or NULL when it does not
+ * fit; nothing is written. Until qsf_seg_write_placed ends the frame with its
+ * length and CRC (`len` <= cap) the bytes there are past every offset a
+ * reader uses, and a crash leaves them as a torn tail (docs/FORMAT.md §2.4),
+ * as it leaves a frame interrupted in qsf_seg_write. qsf_seg_unplace zeroes
+ * the room again when the frame is given up: past append_off a segment holds
+ * zeros (qsf_seg_unwrite keeps that too). Producer only. */
+uint8_t *qsf_seg_place(qsf_segment *s, uint64_t cap);
+void qsf_seg_write_placed(qsf_segment *s, uint32_t len);
+void qsf_seg_unplace(qsf_segment *s, uint64_t cap);
 
 /* Makes every written frame visible to the reader (release). Producer only. */
 static inline void qsf_seg_publish(qsf_segment *s) {

@@ -11,6 +11,7 @@
 #include "qwpdec/decoder.h"
 #include "qwp/encoder.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 typedef struct fx {
@@ -37,6 +38,22 @@ static inline int fx_setup_with(void **state, const qsf_qwp_batch_opts *o) {
 
 static inline int fx_setup(void **state) {
     return fx_setup_with(state, NULL);
+}
+
+/* Rows [from, to) of tables "t0".."t<tables-1>" (row i in table i % tables):
+ * id = i, a symbol "s<i % syms>", a varchar, designated timestamp 1000 + i. */
+static inline void fx_add_rows(fx *f, int from, int to, int tables, int syms) {
+    for (int i = from; i < to; i++) {
+        char tn[4], sym[8];
+        snprintf(tn, sizeof tn, "t%d", i % tables);
+        int sl = snprintf(sym, sizeof sym, "s%d", i % syms);
+        assert_int_equal(qsf_qwp_batch_table(f->b, tn, 2, NULL), QSF_OK);
+        assert_int_equal(qsf_qwp_batch_col_i64(f->b, "id", 2, i, NULL), QSF_OK);
+        assert_int_equal(qsf_qwp_batch_symbol(f->b, "sym", 3, sym, (size_t) sl, NULL), QSF_OK);
+        assert_int_equal(qsf_qwp_batch_col_varchar(f->b, "v", 1, "payload-payload", 15, NULL),
+                         QSF_OK);
+        assert_int_equal(qsf_qwp_batch_at_micros(f->b, 1000 + i, NULL), QSF_OK);
+    }
 }
 
 static inline int fx_teardown(void **state) {

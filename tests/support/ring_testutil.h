@@ -50,6 +50,26 @@ static inline qsf_ring *rt_open(const qsf_ring_opts *o) {
         }                                                                                          \
     } while (0)
 
+/* Checks one frame read back: its FSN and payload. */
+typedef void (*rt_frame_check)(int64_t fsn, const uint8_t *p, uint32_t len);
+
+/* Reads every published frame from `from` on with a cursor, checking that the
+ * FSNs run on without a gap and each frame with `check`; returns how many. */
+static inline int64_t rt_read_all(qsf_ring *r, int64_t from, rt_frame_check check) {
+    qsf_ring_cursor c = {0};
+    assert_int_equal(qsf_ring_cursor_seek(r, &c, from), 0);
+    const uint8_t *p;
+    uint32_t len;
+    int64_t fsn, expect = from;
+    while (qsf_ring_cursor_next(r, &c, &p, &len, &fsn) == 1) {
+        assert_int_equal(fsn, expect);
+        check(fsn, p, len);
+        expect++;
+    }
+    qsf_ring_cursor_release(r, &c);
+    return expect - from;
+}
+
 /* Files in <rt_dir>/<slot> whose name ends in suffix (-1 if no directory). */
 static inline int rt_count_files(const char *slot, const char *suffix) {
     char p[512];

@@ -16,16 +16,7 @@
 
 /* Row i of table "t<i%2>": id = i, a symbol "s<i%50>", a varchar, ts = i. */
 static void add_rows(fx *f, int from, int to) {
-    for (int i = from; i < to; i++) {
-        char tn[4], sym[8];
-        snprintf(tn, sizeof tn, "t%d", i % 2);
-        int sl = snprintf(sym, sizeof sym, "s%d", i % 50);
-        OK(qsf_qwp_batch_table(f->b, tn, 2, NULL));
-        OK(qsf_qwp_batch_col_i64(f->b, "id", 2, i, NULL));
-        OK(qsf_qwp_batch_symbol(f->b, "sym", 3, sym, (size_t) sl, NULL));
-        OK(qsf_qwp_batch_col_varchar(f->b, "v", 1, "payload-payload", 15, NULL));
-        OK(qsf_qwp_batch_at_micros(f->b, 1000 + i, NULL));
-    }
+    fx_add_rows(f, from, to, 2, 50);
 }
 
 /* Decodes frames [from, n) in order and checks ids per table are consecutive from

@@ -62,20 +62,8 @@ static void append_n(qsf_ring *r, int64_t from, int64_t n) {
     }
 }
 
-/* Reads every frame from `from` to published, checking order and content. */
 static int64_t read_all(qsf_ring *r, int64_t from) {
-    qsf_ring_cursor c = {0};
-    assert_int_equal(qsf_ring_cursor_seek(r, &c, from), 0);
-    const uint8_t *p;
-    uint32_t len;
-    int64_t fsn, expect = from;
-    while (qsf_ring_cursor_next(r, &c, &p, &len, &fsn) == 1) {
-        assert_int_equal(fsn, expect);
-        check_payload(fsn, p, len);
-        expect++;
-    }
-    qsf_ring_cursor_release(r, &c);
-    return expect - from;
+    return rt_read_all(r, from, check_payload);
 }
 
 /* ---- append, read, rotation, trim ---- */

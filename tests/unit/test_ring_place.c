@@ -1,0 +1,198 @@
+/* Frames written in place (qsf_seg_place / qsf_ring_txn_place, the sender's
+ * zero-copy path): the same bytes as a copied frame, nothing written for a
+ * frame that does not fit, a given-up room zeroed, and flushes of placed
+ * frames (mixed with appended ones across rotations) read back, aborted and
+ * reopened like any other. */
+#include "ring_testutil.h"
+
+#include "sf/ring.h"
+#include "sf/segment.h"
+#include "sf/sfa.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+static void placed_frame_has_the_bytes_of_a_written_one(void **state) {
+    (void) state;
+    qsf_segment *a, *b;
+    assert_int_equal(qsf_seg_new_mem(256, 42, &a, NULL), QSF_OK);
+    assert_int_equal(qsf_seg_new_mem(256, 42, &b, NULL), QSF_OK);
+    assert_true(qsf_seg_write(a, "one", 3));
+    assert_true(qsf_seg_write(a, "two-two", 7));
+    uint8_t *p = qsf_seg_place(b, 3);
+    assert_non_null(p);
+    memcpy(p, "one", 3);
+    qsf_seg_write_placed(b, 3);
+    p = qsf_seg_place(b, 100); /* room for more than the frame turns out to need */
+    assert_non_null(p);
+    memcpy(p, "two-two", 7);
+    qsf_seg_write_placed(b, 7);
+    assert_int_equal(b->append_off, a->append_off);
+    assert_int_equal(b->frame_count, 2);
+    assert_int_equal(atomic_load(&b->written_off), a->append_off);
+    assert_memory_equal(b->base + QSF_SFA_HEADER_SIZE, a->base + QSF_SFA_HEADER_SIZE,
+                        256 - QSF_SFA_HEADER_SIZE);
+    qsf_seg_destroy(a);
+    qsf_seg_destroy(b);
+}
+
+static void place_refuses_what_does_not_fit(void **state) {
+    (void) state;
+    qsf_segment *s;
+    assert_int_equal(qsf_seg_new_mem(64, 0, &s, NULL), QSF_OK);
+    assert_null(qsf_seg_place(s, 33)); /* 64 - header 24 - frame overhead 8 = 32 */
+    assert_null(qsf_seg_place(s, (uint64_t) UINT32_MAX + 1));
+    assert_non_null(qsf_seg_place(s, 32));
+    for (int i = QSF_SFA_HEADER_SIZE; i < 64; i++)
+        assert_int_equal(s->base[i], 0);
+    assert_int_equal(s->append_off, QSF_SFA_HEADER_SIZE);
+    qsf_seg_destroy(s);
+}
+
+static void given_up_room_is_zeroed(void **state) {
+    (void) state;
+    qsf_segment *s;
+    assert_int_equal(qsf_seg_new_mem(128, 0, &s, NULL), QSF_OK);
+    assert_true(qsf_seg_write(s, "kept", 4));
+    uint64_t end = s->append_off;
+    uint8_t *p = qsf_seg_place(s, 40);
+    memset(p, 0xAB, 40);
+    qsf_seg_unplace(s, 40);
+    for (uint64_t i = end; i < 128; i++)
+        if (s->base[i])
+            fail_msg("byte %" PRIu64 " past the last frame is %u, not zero", i, s->base[i]);
+    assert_int_equal(s->append_off, end);
+    assert_int_equal(s->frame_count, 1);
+    qsf_seg_destroy(s);
+}
+
+/* ---- the ring ---- */
+
+static qsf_ring_opts opts(bool sf) {
+    qsf_ring_opts o = {0};
+    o.sf_dir = sf ? rt_dir : NULL;
+    o.sender_id = "t";
+    o.segment_bytes = 1024;
+    o.total_bytes = 64 * 1024;
+    o.durability = QSF_DUR_MEMORY;
+    o.sync_interval_ms = 1000;
+    o.append_deadline_ms = 10000;
+    return o;
+}
+
+/* Frame fsn: its FSN, then a pattern; lengths from 8 to 64 bytes. */
+static size_t payload(int64_t fsn, uint8_t *buf) {
+    size_t len = 8 + (size_t) (fsn * 13 % 57);
+    memcpy(buf, &fsn, 8);
+    for (size_t i = 8; i < len; i++)
+        buf[i] = (uint8_t) (fsn * 3 + i);
+    return len;
+}
+
+/* One flush of frames [from, from + n): placed where the active segment has
+ * room (the room asked for is 16 bytes more than the frame, as the encoder's
+ * bound may be), appended where it has not, which rotates. Counts both. */
+static void flush_placed(qsf_ring *r, int64_t from, int64_t n, int *placed, int *appended) {
+    qsf_errinfo e;
+    assert_int_equal(qsf_ring_txn_begin(r, &e), QSF_OK);
+    for (int64_t f = from; f < from + n; f++) {
+        uint8_t buf[64];
+        size_t len = payload(f, buf);
+        int64_t got = -1;
+        uint8_t *p = qsf_ring_txn_place(r, len + 16);
+        if (p) {
+            memcpy(p, buf, len);
+            qsf_ring_txn_append_placed(r, len, &got);
+            (*placed)++;
+        } else {
+            assert_int_equal(qsf_ring_txn_append(r, buf, len, &got, &e), QSF_OK);
+            (*appended)++;
+        }
+        assert_int_equal(got, f);
+    }
+    assert_int_equal(qsf_ring_txn_commit(r, &e), QSF_OK);
+}
+
+static void check_payload(int64_t fsn, const uint8_t *p, uint32_t len) {
+    uint8_t want[64];
+    size_t n = payload(fsn, want);
+    if (len != n || memcmp(p, want, n) != 0)
+        fail_msg("frame %" PRId64 ": wrong contents (len %u, want %zu)", fsn, len, n);
+}
+
+static int64_t read_back(qsf_ring *r, int64_t from) {
+    return rt_read_all(r, from, check_payload);
+}
+
+static void placed_flushes_read_back(bool sf) {
+    qsf_ring_opts o = opts(sf);
+    qsf_ring *r = rt_open(&o);
+    assert_null(qsf_ring_txn_place(r, 16)); /* no flush open */
+    int placed = 0, appended = 0;
+    for (int k = 0; k < 10; k++)
+        flush_placed(r, k * 40, 40, &placed, &appended);
+    assert_int_equal(qsf_ring_published_fsn(r), 399);
+    assert_true(placed > appended && appended >= 10); /* ~40 bytes a frame, 1 KiB segments */
+    assert_int_equal(read_back(r, 0), 400);
+    assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
+    if (!sf)
+        return;
+    r = rt_open(&o); /* nothing acknowledged: every frame comes back from the files */
+    assert_int_equal(qsf_ring_published_fsn(r), 399);
+    assert_int_equal(read_back(r, 0), 400);
+    assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
+}
+
+static void placed_flushes_read_back_memory(void **state) {
+    (void) state;
+    placed_flushes_read_back(false);
+}
+
+static void placed_flushes_read_back_sf(void **state) {
+    (void) state;
+    placed_flushes_read_back(true);
+}
+
+/* An aborted flush of placed frames leaves nothing: the FSNs are given back
+ * and the next flush starts where the last committed one ended. */
+static void aborted_placed_flush_leaves_nothing(void **state) {
+    (void) state;
+    qsf_ring_opts o = opts(true);
+    qsf_ring *r = rt_open(&o);
+    int placed = 0, appended = 0;
+    flush_placed(r, 0, 5, &placed, &appended);
+    qsf_errinfo e;
+    assert_int_equal(qsf_ring_txn_begin(r, &e), QSF_OK);
+    for (int i = 0; i < 3; i++) {
+        uint8_t *p = qsf_ring_txn_place(r, 32);
+        assert_non_null(p);
+        memset(p, 0xCD, 32);
+        qsf_ring_txn_append_placed(r, 32, NULL);
+    }
+    uint8_t *p = qsf_ring_txn_place(r, 32); /* a fourth, given up half written */
+    assert_non_null(p);
+    memset(p, 0xEE, 20);
+    qsf_ring_txn_unplace(r, 32);
+    assert_int_equal(qsf_ring_txn_abort(r, &e), QSF_OK);
+    assert_int_equal(qsf_ring_published_fsn(r), 4);
+    flush_placed(r, 5, 5, &placed, &appended);
+    assert_int_equal(read_back(r, 0), 10);
+    assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
+    r = rt_open(&o);
+    assert_int_equal(qsf_ring_published_fsn(r), 9);
+    assert_int_equal(read_back(r, 0), 10);
+    assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(placed_frame_has_the_bytes_of_a_written_one),
+        cmocka_unit_test(place_refuses_what_does_not_fit),
+        cmocka_unit_test(given_up_room_is_zeroed),
+        cmocka_unit_test_setup_teardown(placed_flushes_read_back_memory, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(placed_flushes_read_back_sf, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(aborted_placed_flush_leaves_nothing, rt_setup, rt_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
