@@ -1,5 +1,5 @@
-/* Batch -> frames: planning (which rows go into which frame), the delta section,
- * write-ahead of new symbols and emission (see encoder.h). Table blocks and
+/* Batch -> frames: planning (which rows go into which frame), write-ahead of
+ * new symbols, the delta section and emission (see encoder.h). Table blocks and
  * column values are written by enc_block.c. */
 #include "qwp/encoder.h"
 
@@ -377,7 +377,7 @@ static uint64_t next_row_frame(const qsf_qwp_batch *b) {
     return 0;
 }
 
-/* One frame: plan, build, write-ahead, emit, consume. */
+/* One frame: plan, write-ahead, build, emit, consume. */
 static int encode_one(qsf_qwp_encoder *e, qsf_qwp_batch *b, const qsf_qwp_enc_opts *o,
                       const qsf_enc_cbs *cb, qsf_qwp_encode_result *res, qsf_errinfo *err) {
     uint64_t size;
@@ -398,10 +398,14 @@ static int encode_one(qsf_qwp_encoder *e, qsf_qwp_batch *b, const qsf_qwp_enc_op
         return qsf_err_set(err, rc, 0, 0, "encoder: out of memory");
     size_t rows = planned_rows(e), len = 0;
     bool last = rows == b->rows;
+    /* Before the frame is placed: while the write-ahead runs, no byte of its
+     * rows lies past the ring's last frame, where a crash would leave them
+     * for recovery's salvage to read as frames. */
+    rc = write_ahead(e, b->symtab, e->delta_start + e->delta_count, cb->on_new, cb->user, err);
+    if (rc != QSF_OK)
+        return rc;
     uint8_t *placed = cb->placer ? cb->placer->place(cb->user, (size_t) size) : NULL, *f = NULL;
     rc = build_frame(e, b, o, size, last, placed, &f, &len, err);
-    if (rc == QSF_OK)
-        rc = write_ahead(e, b->symtab, e->delta_start + e->delta_count, cb->on_new, cb->user, err);
     rc = hand_over(cb, placed != NULL, rc, f, len, size, last, err);
     if (rc != QSF_OK)
         return rc;

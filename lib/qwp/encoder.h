@@ -59,9 +59,11 @@ typedef int (*qsf_qwp_emit_fn)(void *user, const uint8_t *frame, size_t len, boo
  *   frame is built in the encoder's buffer and handed to emit as usual.
  * - seal(user, len, is_last): the frame of len bytes (<= cap) written there is
  *   complete and emitted; it cannot fail (place checked everything).
- * - unplace(user, cap): the frame placed last is not emitted after all (the
- *   write-ahead of its symbols failed): its room, which may hold part of it,
- *   is given back zeroed. */
+ * - unplace(user, cap): the frame placed last is not emitted after all (it
+ *   could not be built): its room, which may hold part of it, is given back
+ *   zeroed.
+ * A frame's new symbols are written ahead (on_new_symbols) before its room is
+ * asked for: a crash during the write-ahead leaves none of its bytes there. */
 typedef struct qsf_qwp_placer {
     uint8_t *(*place)(void *user, size_t cap);
     void (*seal)(void *user, size_t len, bool is_last);
