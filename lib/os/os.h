@@ -68,6 +68,7 @@ enum qsf_fault_point {
     QSF_FP_SEGMENT_UNLINKED = 6,      /* segment unlinked, directory not synced */
     QSF_FP_SYMDICT_HALF_WRITTEN = 7,  /* .symbol-dict chunk half written */
     QSF_FP_QUARANTINE_RENAMED = 8,    /* quarantine rename done, directory not synced */
+    QSF_FP_FRAME_PLACED = 9,          /* frame built in place, its length not yet written */
     QSF_FP_COUNT
 };
 

@@ -503,8 +503,15 @@ int qsf_ring_txn_append(qsf_ring *r, const void *payload, size_t len, int64_t *f
     return append_slow(r, payload, (uint32_t) len, fsn_out, err);
 }
 
+/* Memory mode only. In an SF ring the bytes of a frame being built in place
+ * would lie past the last frame, with no length or CRC yet, for as long as
+ * the build takes; a kill then leaves them to recovery's salvage, which takes
+ * whatever among them looks like a stored frame (a BINARY value can hold
+ * one) for an intact frame after corruption: a false data loss, or a frame
+ * nobody flushed (docs/DURABILITY.md §3.2). A copied frame is exposed only
+ * while it is copied. */
 uint8_t *qsf_ring_txn_place(qsf_ring *r, size_t cap) {
-    if (!r->txn.open || latched(r) || !active_takes_next(r))
+    if (r->sf || !r->txn.open || latched(r) || !active_takes_next(r))
         return NULL;
     return qsf_seg_place(r->active, cap);
 }
@@ -512,6 +519,7 @@ uint8_t *qsf_ring_txn_place(qsf_ring *r, size_t cap) {
 void qsf_ring_txn_append_placed(qsf_ring *r, size_t len, int64_t *fsn_out) {
     qsf_segment *a = r->active;
     uint64_t off = a->append_off;
+    (void) QSF_FAULT_POINT(QSF_FP_FRAME_PLACED);
     qsf_seg_write_placed(a, (uint32_t) len);
     frame_joins_txn(r, a, off, fsn_out);
     maybe_early_wake(r, a);

@@ -67,8 +67,10 @@ static const char *conf_for(char *buf, size_t cap, uint16_t port) {
     return it_conf(buf, cap, port, extra);
 }
 
-/* Commits ROWS rows, then dies writing the symbol of the next row ahead. */
-static void child(void) {
+/* Commits ROWS rows, then flushes one more row (a new symbol, the stored
+ * frame in a BINARY value) with `point` armed to kill. Exits 0 if the flush
+ * returned without reaching the point. */
+static void child(int point) {
     char conf[1400];
     qsf_sender *s = it_sender(conf_for(conf, sizeof conf, NOWHERE));
     qsf_errinfo e;
@@ -85,20 +87,29 @@ static void child(void) {
         qsf_col_binary(s, "blob", 4, ghost, n, &e) != QSF_OK ||
         qsf_at_micros(s, 1700000000000000ll + ROWS, &e) != QSF_OK)
         _exit(5);
-    qsf_fault_arm_here(QSF_FP_SYMDICT_HALF_WRITTEN, 1, QSF_FA_KILL);
-    qsf_flush(s, &fsn, &e);
-    _exit(7); /* the write-ahead did not hit the point */
+    qsf_fault_arm_here(point, 1, QSF_FA_KILL);
+    int rc = qsf_flush(s, &fsn, &e);
+    _exit(rc == QSF_OK && fsn == 1 ? 0 : 6);
 }
 
-static void killed_encoding_in_place_leaves_a_torn_tail_only(void **state) {
-    (void) state;
+/* Runs the child; returns whether it was killed at the point (else it
+ * flushed the row and exited). */
+static bool run_child(int point) {
     pid_t pid = fork();
     if (pid == 0)
-        child();
+        child(point);
     int status;
     waitpid(pid, &status, 0);
-    if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
-        fail_msg("the child was not killed at the write-ahead: status %d", status);
+    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+        return true;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        fail_msg("the child failed before or in its last flush: status %d", status);
+    return false;
+}
+
+/* The next sender finds exactly the flushes that returned: no damaged place,
+ * no row of the stored frame, the last row only if its flush returned. */
+static void check_recovered(bool killed) {
     qsink *sink = it_sink(NULL);
     char conf[1400];
     qsf_sender *s = it_sender(conf_for(conf, sizeof conf, qsink_port(sink)));
@@ -108,19 +119,38 @@ static void killed_encoding_in_place_leaves_a_torn_tail_only(void **state) {
         fail_msg("recovery reported %llu damaged places (%llu frames) after a kill inside an "
                  "unreturned flush",
                  (unsigned long long) st.data_losses, (unsigned long long) st.frames_lost);
-    assert_int_equal(qsf_published_fsn(s), 0); /* the one flush that returned */
+    assert_int_equal(qsf_published_fsn(s), killed ? 0 : 1); /* the flushes that returned */
     it_wait_acked(s, qsf_published_fsn(s));
     qsf_errinfo e;
     assert_int_equal(qsf_close(s, &e), QSF_OK);
-    it_assert_rows(sink, "t", ROWS, false);
+    it_assert_rows(sink, "t", killed ? ROWS : ROWS + 1, false);
     assert_int_equal(qsink_rows(sink, "ghost"), 0);
     qsink_stop(sink);
+}
+
+/* Killed while the last row's new symbol is written ahead to .symbol-dict. */
+static void killed_encoding_in_place_leaves_a_torn_tail_only(void **state) {
+    (void) state;
+    if (!run_child(QSF_FP_SYMDICT_HALF_WRITTEN))
+        fail_msg("the flush did not write its new symbol ahead");
+    check_recovered(true);
+}
+
+/* Killed where a frame built in place would get its length: an SF ring
+ * builds no frame in place (its bytes would lie past the last frame for
+ * recovery's salvage to read), so the point is never reached and the flush
+ * returns; were it reached, the check is the same. */
+static void killed_before_a_placed_frame_is_sealed(void **state) {
+    (void) state;
+    check_recovered(run_child(QSF_FP_FRAME_PLACED));
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(killed_encoding_in_place_leaves_a_torn_tail_only,
                                         it_setup_dir, it_teardown_dir),
+        cmocka_unit_test_setup_teardown(killed_before_a_placed_frame_is_sealed, it_setup_dir,
+                                        it_teardown_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
