@@ -157,11 +157,11 @@ int qsf_rc_frame_crc_ok(rc_reader *r, uint64_t off, uint32_t len, uint32_t want,
 /* Adds a piece to s (QSF_E_NOMEM). */
 int qsf_rc_add_piece(rc_seg *s, const rc_piece *p, qsf_errinfo *err);
 
-/* recover_salvage.c: after the bad frame at `bad`, the offset of the next
- * intact frame (*found = false when none). A candidate must look like a stored
- * QWP message before its CRC is computed; *budget bounds the CRC bytes spent
- * on candidates that fail (*out_of_budget when it ran out). */
-int qsf_rc_salvage_next(rc_reader *r, uint64_t bad, uint64_t *next, bool *found, uint64_t *budget,
+/* recover_salvage.c: the offset of the first intact frame at or after `from`
+ * (past a bad frame; *found = false when none). A candidate must look like a
+ * stored QWP message before its CRC is computed; *budget bounds the CRC bytes
+ * spent on candidates that fail (*out_of_budget when it ran out). */
+int qsf_rc_salvage_next(rc_reader *r, uint64_t from, uint64_t *next, bool *found, uint64_t *budget,
                         bool *out_of_budget, qsf_errinfo *err);
 /* The gap [off, end) before an intact frame: its count from the length fields
  * when they chain exactly onto `end`, else the upper bound (bytes / 22). */

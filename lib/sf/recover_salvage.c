@@ -88,11 +88,11 @@ static int scan_window(rc_reader *r, uint64_t pos, uint64_t *next, bool *found, 
     return QSF_OK;
 }
 
-int qsf_rc_salvage_next(rc_reader *r, uint64_t bad, uint64_t *next, bool *found, uint64_t *budget,
+int qsf_rc_salvage_next(rc_reader *r, uint64_t from, uint64_t *next, bool *found, uint64_t *budget,
                         bool *out_of_budget, qsf_errinfo *err) {
     *found = false;
     *out_of_budget = false;
-    uint64_t pos = bad + 1;
+    uint64_t pos = from;
     while (pos != 0 && *budget > 0 && r->size >= CAND_HEAD && pos <= r->size - CAND_HEAD) {
         uint64_t cont;
         int rc = scan_window(r, pos, next, found, &cont, budget, err);

@@ -204,6 +204,22 @@ static int end_run(rc_seg *s, rc_piece *run, qsf_errinfo *err) {
     return rc;
 }
 
+/* Where the search for intact frames after the bad frame at off starts: past
+ * its length when it was torn while being written (its crc field still the
+ * writer's marker, docs/FORMAT.md §2.4), since its payload may carry bytes that
+ * look like a stored frame (a BINARY value holding one); else at the next
+ * byte, since damage may have hit the length too. */
+static int salvage_from(rc_reader *r, uint64_t off, bool impossible, uint64_t *from,
+                        qsf_errinfo *err) {
+    const uint8_t *p;
+    size_t got;
+    *from = off + 1;
+    int rc = qsf_rc_read(r, off, QSF_SFA_FRAME_OVERHEAD, &p, &got, err);
+    if (rc == QSF_OK && !impossible && qsf_sfa_frame_stored_crc(p) == QSF_SFA_FRAME_WRITING)
+        *from = off + QSF_SFA_FRAME_OVERHEAD + qsf_sfa_frame_len(p);
+    return rc;
+}
+
 /* After the bad frame at off: a gap up to the next intact frame, if any
  * (*next = its offset, 0 when none). */
 static int salvage(rc_reader *r, rc_seg *s, uint64_t off, bool impossible, uint64_t *budget,
@@ -214,7 +230,10 @@ static int salvage(rc_reader *r, rc_seg *s, uint64_t off, bool impossible, uint6
         return QSF_OK;
     }
     bool found, out_of_budget;
-    int rc = qsf_rc_salvage_next(r, off, next, &found, budget, &out_of_budget, err);
+    uint64_t from;
+    int rc = salvage_from(r, off, impossible, &from, err);
+    if (rc == QSF_OK)
+        rc = qsf_rc_salvage_next(r, from, next, &found, budget, &out_of_budget, err);
     if (rc != QSF_OK)
         return rc;
     s->unsalvaged = out_of_budget;

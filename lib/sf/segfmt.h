@@ -20,6 +20,8 @@
  *   | crc32c u32  | payloadLen i32  | payload (payloadLen) |
  *   +-------------+-----------------+----------------------+
  *   crc covers the 4 payloadLen bytes followed by the payload; written last.
+ *   While a frame is written its crc field holds QSF_SFA_FRAME_WRITING and its
+ *   payloadLen is already the frame's (docs/FORMAT.md §2.4).
  *
  *   names: "sf-initial.sfa" (generation 0), "sf-<16 lowercase hex>.sfa".
  */
@@ -45,6 +47,12 @@
 #define QSF_SFA_FRAME_AT_CRC     0
 #define QSF_SFA_FRAME_AT_LEN     4
 #define QSF_SFA_FRAME_AT_PAYLOAD 8
+
+/* The crc field of a frame being written ("WRIT"): stored with the frame's
+ * length before its payload, replaced by the CRC last. In a frame that does
+ * not validate it says the frame was torn while being written, so nothing
+ * inside its payloadLen bytes is a frame (recovery's salvage skips them). */
+#define QSF_SFA_FRAME_WRITING 0x54495257u
 
 /* Longest segment name plus its NUL ("sf-" + 16 hex + ".sfa" is 23 bytes). */
 #define QSF_SEG_NAME_MAX 32

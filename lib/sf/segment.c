@@ -266,6 +266,11 @@ bool qsf_seg_write(qsf_segment *s, const void *payload, uint32_t len) {
     uint8_t *p = qsf_seg_place(s, len);
     if (!p)
         return false;
+    uint8_t *f = p - QSF_SFA_FRAME_AT_PAYLOAD;
+    /* A crash inside the copy leaves a frame recovery knows was being written:
+     * the payload's bytes, whatever they hold, are not looked into for frames. */
+    qsf_put_u32(f + QSF_SFA_FRAME_AT_CRC, QSF_SFA_FRAME_WRITING);
+    qsf_put_u32(f + QSF_SFA_FRAME_AT_LEN, len);
     memcpy(p, payload, len);
     qsf_seg_write_placed(s, len);
     return true;

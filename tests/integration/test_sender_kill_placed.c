@@ -1,11 +1,12 @@
-/* A sender killed while a frame is encoded in place in the ring's active
- * segment (docs/DURABILITY.md §3.2, "inside 1"): the frame's flush had not
- * returned, so the next sender finds a torn tail and nothing else: no
- * damaged place, no frame that was never flushed, whatever the bytes of the
- * rows were. The row here carries, in a BINARY value, the bytes of a stored
- * frame (envelope and QWP message of a table "ghost"), as an application
- * forwarding slot contents would; the kill comes while the frame's new
- * symbol is written ahead to .symbol-dict. */
+/* A sender killed while a frame is written into the ring's active segment
+ * (docs/DURABILITY.md §3.2): the frame's flush had not returned, so the next
+ * sender finds a torn tail and nothing else: no damaged place, no frame that
+ * was never flushed, whatever the bytes of the rows were. The row here
+ * carries, in a BINARY value, the bytes of a stored frame (envelope and QWP
+ * message of a table "ghost"), as an application forwarding slot contents
+ * would. The kill comes while the frame's new symbol is written ahead, after
+ * its payload is copied in (its CRC not yet written), or where a frame built
+ * in place would be sealed (never, in SF mode). */
 #include "itest.h"
 
 #include "os/os.h"
@@ -136,6 +137,16 @@ static void killed_encoding_in_place_leaves_a_torn_tail_only(void **state) {
     check_recovered(true);
 }
 
+/* Killed with the row's frame copied into the segment, its CRC not yet
+ * written: the frame says it was being written, so recovery does not look
+ * into its payload for frames. */
+static void killed_before_a_copied_frame_has_its_crc(void **state) {
+    (void) state;
+    if (!run_child(QSF_FP_FRAME_PAYLOAD_WRITTEN))
+        fail_msg("the flush did not write its frame");
+    check_recovered(true);
+}
+
 /* Killed where a frame built in place would get its length: an SF ring
  * builds no frame in place (its bytes would lie past the last frame for
  * recovery's salvage to read), so the point is never reached and the flush
@@ -150,6 +161,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(killed_encoding_in_place_leaves_a_torn_tail_only,
                                         it_setup_dir, it_teardown_dir),
         cmocka_unit_test_setup_teardown(killed_before_a_placed_frame_is_sealed, it_setup_dir,
+                                        it_teardown_dir),
+        cmocka_unit_test_setup_teardown(killed_before_a_copied_frame_has_its_crc, it_setup_dir,
                                         it_teardown_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

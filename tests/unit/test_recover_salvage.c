@@ -9,6 +9,7 @@
 #include "sftest.h"
 
 #include "bytes.h"
+#include "crc32c.h"
 #include "sf/recover.h"
 #include "sf/segfmt.h"
 
@@ -357,6 +358,63 @@ static void opaque_frames_after_damage_are_not_salvaged(void **state) {
     qsf_slot_release(&r);
 }
 
+/* A frame torn while being written: its CRC field still holds the writer's
+ * marker (docs/FORMAT.md §2.4) and its length is the frame's. Its payload may
+ * carry anything, here the bytes of a stored frame (an application storing
+ * slot contents in a BINARY value): none of it is a frame. A torn tail, no
+ * loss, no copy, the lookalike not kept. */
+static void frame_torn_while_written_hides_no_frame(void **state) {
+    (void) state;
+    frames f;
+    make(&f, "CCC", 1);
+    write_seg(st_gen(1), 0, &f);
+    st_manifest(st_slot, 1, 0, 0);
+    const char *path = st_path(st_slot, st_gen(1));
+    uint64_t end = f.off[2] + 8 + f.len[2];
+    uint8_t torn[8 + 200] = {0};
+    memcpy(torn, "WRIT", 4); /* QSF_SFA_FRAME_WRITING, little-endian */
+    qsf_put_u32(torn + 4, 200);
+    uint8_t *stored = torn + 8 + 20; /* frame 0 as a segment holds it, envelope and all */
+    qsf_put_u32(stored + QSF_SFA_FRAME_AT_LEN, f.len[0]);
+    memcpy(stored + QSF_SFA_FRAME_AT_PAYLOAD, f.p[0], f.len[0]);
+    qsf_put_u32(stored + QSF_SFA_FRAME_AT_CRC,
+                qsf_crc32c(stored + QSF_SFA_FRAME_AT_LEN, 4 + f.len[0]));
+    st_patch(path, end, torn, 8 + 20 + 8 + f.len[0]); /* the rest of the payload not yet */
+    qsf_slot_recovered r;
+    st_open_ok(st_sfdir, &r);
+    assert_int_equal(r.n_losses, 0);
+    assert_int_equal(r.report.losses, 0);
+    assert_int_equal(r.published_fsn, 2);
+    assert_int_equal(r.report.torn_bytes, SEG - end);
+    qsf_slot_release(&r);
+    expect_frames(st_gen(1), &f, "===");
+    assert_int_equal(st_count_names(st_slot, st_gen(1), ".corrupt"), 0);
+}
+
+/* The marker does not hide what lies past the torn frame's length: intact
+ * frames there (a host crash wrote later pages and not this one) are kept
+ * like any after damage. */
+static void frames_past_a_torn_frame_are_kept(void **state) {
+    (void) state;
+    frames f;
+    make(&f, "CCCCCC", 1);
+    write_seg(st_gen(1), 0, &f);
+    st_manifest(st_slot, 1, 0, 0);
+    const char *path = st_path(st_slot, st_gen(1));
+    uint8_t mark[4];
+    memcpy(mark, "WRIT", 4);
+    st_patch(path, f.off[2], mark, 4); /* frame 2: its CRC never written */
+    qsf_slot_recovered r;
+    st_open_ok(st_sfdir, &r);
+    assert_int_equal(r.published_fsn, 5); /* frames 3..5 kept */
+    assert_int_equal(r.n_losses, 1);
+    assert_int_equal(r.losses[0].from_fsn, 2);
+    assert_int_equal(r.losses[0].frames_destroyed, 1);
+    assert_true(r.losses[0].destroyed_exact);
+    qsf_slot_release(&r);
+    expect_frames(st_gen(1), &f, "==PE==");
+}
+
 /* ---- item: the FSN gap a host crash leaves ---- */
 
 /* memory mode: the sealed segment's unsynced tail is lost (zeros) while the
@@ -500,6 +558,8 @@ int main(void) {
         T(damage_at_or_below_acked_loses_nothing),
         T(damage_at_the_end_is_a_torn_tail),
         T(opaque_frames_after_damage_are_not_salvaged),
+        T(frame_torn_while_written_hides_no_frame),
+        T(frames_past_a_torn_frame_are_kept),
         T(host_crash_gap_is_filled_with_placeholders),
         T(empty_segment_at_gap_start_is_filled),
         T(hidden_loss_at_a_sealed_end_keeps_flushes_apart),
