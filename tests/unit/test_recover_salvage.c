@@ -415,6 +415,42 @@ static void frames_past_a_torn_frame_are_kept(void **state) {
     expect_frames(st_gen(1), &f, "==PE==");
 }
 
+/* Frames torn while being written, one after another: a host crash wrote
+ * the page holding one frame's envelope while its CRC was still the marker,
+ * and the next page while the next frame was being copied. Each marked frame
+ * ends where the next begins, so the second is as much a frame being written
+ * as the first: the stored frame its payload carries (a BINARY value) is no
+ * frame either. A torn tail, no loss, the lookalike not kept. */
+static void marked_frames_in_a_row_hide_no_frame(void **state) {
+    (void) state;
+    frames f;
+    make(&f, "CCC", 1);
+    write_seg(st_gen(1), 0, &f);
+    st_manifest(st_slot, 1, 0, 0);
+    const char *path = st_path(st_slot, st_gen(1));
+    uint64_t end = f.off[2] + 8 + f.len[2];
+    uint8_t torn[8 + 48 + 8 + 200] = {0};
+    memcpy(torn, "WRIT", 4); /* the first: copied whole, its CRC page lost */
+    qsf_put_u32(torn + 4, 48);
+    memset(torn + 8, 0x11, 48);
+    uint8_t *second = torn + 8 + 48;
+    memcpy(second, "WRIT", 4); /* the second: torn inside its copy */
+    qsf_put_u32(second + 4, 200);
+    uint8_t *stored = second + 8 + 20;
+    qsf_put_u32(stored + QSF_SFA_FRAME_AT_LEN, f.len[0]);
+    memcpy(stored + QSF_SFA_FRAME_AT_PAYLOAD, f.p[0], f.len[0]);
+    qsf_put_u32(stored + QSF_SFA_FRAME_AT_CRC,
+                qsf_crc32c(stored + QSF_SFA_FRAME_AT_LEN, 4 + f.len[0]));
+    st_patch(path, end, torn, (size_t) (stored + 8 + f.len[0] - torn));
+    qsf_slot_recovered r;
+    st_open_ok(st_sfdir, &r);
+    assert_int_equal(r.n_losses, 0);
+    assert_int_equal(r.published_fsn, 2);
+    assert_int_equal(r.report.torn_bytes, SEG - end);
+    qsf_slot_release(&r);
+    expect_frames(st_gen(1), &f, "===");
+}
+
 /* ---- item: the FSN gap a host crash leaves ---- */
 
 /* memory mode: the sealed segment's unsynced tail is lost (zeros) while the
@@ -560,6 +596,7 @@ int main(void) {
         T(opaque_frames_after_damage_are_not_salvaged),
         T(frame_torn_while_written_hides_no_frame),
         T(frames_past_a_torn_frame_are_kept),
+        T(marked_frames_in_a_row_hide_no_frame),
         T(host_crash_gap_is_filled_with_placeholders),
         T(empty_segment_at_gap_start_is_filled),
         T(hidden_loss_at_a_sealed_end_keeps_flushes_apart),
