@@ -204,19 +204,41 @@ static int end_run(rc_seg *s, rc_piece *run, qsf_errinfo *err) {
     return rc;
 }
 
-/* Where the search for intact frames after the bad frame at off starts: past
- * its length when it was torn while being written (its crc field still the
- * writer's marker, docs/FORMAT.md §2.4), since its payload may carry bytes that
- * look like a stored frame (a BINARY value holding one); else at the next
- * byte, since damage may have hit the length too. */
-static int salvage_from(rc_reader *r, uint64_t off, bool impossible, uint64_t *from,
-                        qsf_errinfo *err) {
+/* Whether the frame at off was torn while being written: its crc field still
+ * the writer's marker (docs/FORMAT.md §2.4), its length possible, and no
+ * valid CRC (a CRC may equal the marker). */
+static int marked_at(rc_reader *r, uint64_t off, bool *marked, uint32_t *len, qsf_errinfo *err) {
+    *marked = false;
+    if (r->size - off < QSF_SFA_FRAME_OVERHEAD)
+        return QSF_OK;
+    bool ok, impossible;
+    int rc = frame_at(r, off, &ok, len, &impossible, err);
+    if (rc != QSF_OK || ok || impossible)
+        return rc;
     const uint8_t *p;
     size_t got;
+    rc = qsf_rc_read(r, off, QSF_SFA_FRAME_OVERHEAD, &p, &got, err);
+    if (rc == QSF_OK)
+        *marked = qsf_sfa_frame_stored_crc(p) == QSF_SFA_FRAME_WRITING;
+    return rc;
+}
+
+/* Where the search for intact frames after the bad frame at off starts: past
+ * its length when it was torn while being written, since its payload may
+ * carry bytes that look like a stored frame (a BINARY value holding one), and
+ * past every marked frame that follows it end to end (a host crash can keep
+ * the marker of more than one); else at the next byte, since damage may have
+ * hit the length too. */
+static int salvage_from(rc_reader *r, uint64_t off, uint64_t *from, qsf_errinfo *err) {
     *from = off + 1;
-    int rc = qsf_rc_read(r, off, QSF_SFA_FRAME_OVERHEAD, &p, &got, err);
-    if (rc == QSF_OK && !impossible && qsf_sfa_frame_stored_crc(p) == QSF_SFA_FRAME_WRITING)
-        *from = off + QSF_SFA_FRAME_OVERHEAD + qsf_sfa_frame_len(p);
+    bool marked;
+    uint32_t len;
+    int rc = marked_at(r, off, &marked, &len, err);
+    for (uint64_t o = off; rc == QSF_OK && marked;) {
+        o += QSF_SFA_FRAME_OVERHEAD + len;
+        *from = o;
+        rc = marked_at(r, o, &marked, &len, err);
+    }
     return rc;
 }
 
@@ -231,7 +253,7 @@ static int salvage(rc_reader *r, rc_seg *s, uint64_t off, bool impossible, uint6
     }
     bool found, out_of_budget;
     uint64_t from;
-    int rc = salvage_from(r, off, impossible, &from, err);
+    int rc = salvage_from(r, off, &from, err);
     if (rc == QSF_OK)
         rc = qsf_rc_salvage_next(r, from, next, &found, budget, &out_of_budget, err);
     if (rc != QSF_OK)
