@@ -451,6 +451,46 @@ static void marked_frames_in_a_row_hide_no_frame(void **state) {
     expect_frames(st_gen(1), &f, "===");
 }
 
+/* An intact frame right past such a chain is kept, and the chained lengths
+ * count the torn frames exactly: two destroyed, the intact one given up with
+ * them (its flush lost its first frames), no lookalike kept. */
+static void frame_past_marked_frames_in_a_row_is_kept(void **state) {
+    (void) state;
+    frames f;
+    make(&f, "CCCC", 1);
+    f.n = 3;
+    write_seg(st_gen(1), 0, &f);
+    st_manifest(st_slot, 1, 0, 0);
+    uint64_t end = f.off[2] + 8 + f.len[2];
+    uint8_t img[8 + 48 + 8 + 200 + 8 + 64] = {0};
+    memcpy(img, "WRIT", 4);
+    qsf_put_u32(img + 4, 48);
+    memset(img + 8, 0x11, 48);
+    uint8_t *second = img + 8 + 48;
+    memcpy(second, "WRIT", 4);
+    qsf_put_u32(second + 4, 200);
+    uint8_t *frames_at[2] = {second + 8 + 20, second + 8 + 200}; /* lookalike, then frame 3 */
+    const int which[2] = {0, 3};
+    for (int i = 0; i < 2; i++) {
+        uint8_t *o = frames_at[i];
+        uint32_t len = f.len[which[i]];
+        qsf_put_u32(o + QSF_SFA_FRAME_AT_LEN, len);
+        memcpy(o + QSF_SFA_FRAME_AT_PAYLOAD, f.p[which[i]], len);
+        qsf_put_u32(o + QSF_SFA_FRAME_AT_CRC, qsf_crc32c(o + QSF_SFA_FRAME_AT_LEN, 4 + len));
+    }
+    st_patch(st_path(st_slot, st_gen(1)), end, img, (size_t) (frames_at[1] + 8 + f.len[3] - img));
+    qsf_slot_recovered r;
+    st_open_ok(st_sfdir, &r);
+    assert_int_equal(r.n_losses, 1);
+    assert_int_equal(r.losses[0].from_fsn, 3);
+    assert_int_equal(r.losses[0].to_fsn, 5);
+    assert_int_equal(r.losses[0].frames_destroyed, 2);
+    assert_true(r.losses[0].destroyed_exact);
+    assert_int_equal(r.losses[0].frames_retired, 1);
+    assert_int_equal(r.published_fsn, 5);
+    qsf_slot_release(&r);
+}
+
 /* ---- item: the FSN gap a host crash leaves ---- */
 
 /* memory mode: the sealed segment's unsynced tail is lost (zeros) while the
@@ -597,6 +637,7 @@ int main(void) {
         T(frame_torn_while_written_hides_no_frame),
         T(frames_past_a_torn_frame_are_kept),
         T(marked_frames_in_a_row_hide_no_frame),
+        T(frame_past_marked_frames_in_a_row_is_kept),
         T(host_crash_gap_is_filled_with_placeholders),
         T(empty_segment_at_gap_start_is_filled),
         T(hidden_loss_at_a_sealed_end_keeps_flushes_apart),
