@@ -69,6 +69,7 @@ enum qsf_fault_point {
     QSF_FP_SYMDICT_HALF_WRITTEN = 7,  /* .symbol-dict chunk half written */
     QSF_FP_QUARANTINE_RENAMED = 8,    /* quarantine rename done, directory not synced */
     QSF_FP_FRAME_PLACED = 9,          /* frame built in place, its length not yet written */
+    QSF_FP_FRAMES_HALF_ZEROED = 10,   /* half of an aborted flush's frames zeroed */
     QSF_FP_COUNT
 };
 

@@ -283,10 +283,26 @@ bool qsf_seg_append(qsf_segment *s, const void *payload, uint32_t len) {
     return true;
 }
 
+/* Zeroes [from, to) from the end, a page at a time: a process killed midway
+ * leaves intact frames only as a prefix, and the last frame (the flush's
+ * committing one) is torn first, so recovery finds a flush that never
+ * committed and a torn tail, not damage followed by intact frames. */
+static void zero_backwards(uint8_t *base, uint64_t from, uint64_t to) {
+    const uint64_t step = 4096;
+    while (to > from) {
+        uint64_t at = to - from > step ? to - step : from;
+        memset(base + at, 0, to - at);
+        to = at;
+    }
+}
+
 void qsf_seg_unwrite(qsf_segment *s, uint64_t off, uint64_t frames) {
     if (off < atomic_load(&s->published_off) || off >= s->append_off)
         return;
-    memset(s->base + off, 0, s->append_off - off);
+    uint64_t mid = off + (s->append_off - off) / 2;
+    zero_backwards(s->base, mid, s->append_off);
+    (void) QSF_FAULT_POINT(QSF_FP_FRAMES_HALF_ZEROED);
+    zero_backwards(s->base, off, mid);
     s->append_off = off;
     s->frame_count -= frames;
     atomic_store_explicit(&s->written_off, off, memory_order_release);
