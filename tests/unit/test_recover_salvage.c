@@ -358,6 +358,22 @@ static void opaque_frames_after_damage_are_not_salvaged(void **state) {
     qsf_slot_release(&r);
 }
 
+/* Frame i as a segment holds it (envelope and payload), at o; returns the
+ * byte after it. */
+static uint8_t *put_stored(uint8_t *o, const frames *f, int i) {
+    qsf_put_u32(o + QSF_SFA_FRAME_AT_LEN, f->len[i]);
+    memcpy(o + QSF_SFA_FRAME_AT_PAYLOAD, f->p[i], f->len[i]);
+    qsf_put_u32(o + QSF_SFA_FRAME_AT_CRC, qsf_crc32c(o + QSF_SFA_FRAME_AT_LEN, 4 + f->len[i]));
+    return o + QSF_SFA_FRAME_OVERHEAD + f->len[i];
+}
+
+/* The envelope of a frame of `len` bytes being written (its CRC field still
+ * the marker QSF_SFA_FRAME_WRITING, "WRIT" little-endian), at o. */
+static void put_marked(uint8_t *o, uint32_t len) {
+    memcpy(o + QSF_SFA_FRAME_AT_CRC, "WRIT", 4);
+    qsf_put_u32(o + QSF_SFA_FRAME_AT_LEN, len);
+}
+
 /* A frame torn while being written: its CRC field still holds the writer's
  * marker (docs/FORMAT.md §2.4) and its length is the frame's. Its payload may
  * carry anything, here the bytes of a stored frame (an application storing
@@ -372,14 +388,9 @@ static void frame_torn_while_written_hides_no_frame(void **state) {
     const char *path = st_path(st_slot, st_gen(1));
     uint64_t end = f.off[2] + 8 + f.len[2];
     uint8_t torn[8 + 200] = {0};
-    memcpy(torn, "WRIT", 4); /* QSF_SFA_FRAME_WRITING, little-endian */
-    qsf_put_u32(torn + 4, 200);
-    uint8_t *stored = torn + 8 + 20; /* frame 0 as a segment holds it, envelope and all */
-    qsf_put_u32(stored + QSF_SFA_FRAME_AT_LEN, f.len[0]);
-    memcpy(stored + QSF_SFA_FRAME_AT_PAYLOAD, f.p[0], f.len[0]);
-    qsf_put_u32(stored + QSF_SFA_FRAME_AT_CRC,
-                qsf_crc32c(stored + QSF_SFA_FRAME_AT_LEN, 4 + f.len[0]));
-    st_patch(path, end, torn, 8 + 20 + 8 + f.len[0]); /* the rest of the payload not yet */
+    put_marked(torn, 200);
+    uint8_t *past = put_stored(torn + 8 + 20, &f, 0);  /* frame 0, envelope and all */
+    st_patch(path, end, torn, (size_t) (past - torn)); /* the rest of the payload not yet */
     qsf_slot_recovered r;
     st_open_ok(st_sfdir, &r);
     assert_int_equal(r.n_losses, 0);
@@ -401,9 +412,9 @@ static void frames_past_a_torn_frame_are_kept(void **state) {
     write_seg(st_gen(1), 0, &f);
     st_manifest(st_slot, 1, 0, 0);
     const char *path = st_path(st_slot, st_gen(1));
-    uint8_t mark[4];
-    memcpy(mark, "WRIT", 4);
-    st_patch(path, f.off[2], mark, 4); /* frame 2: its CRC never written */
+    uint8_t mark[8];
+    put_marked(mark, f.len[2]);
+    st_patch(path, f.off[2], mark, 8); /* frame 2: its CRC never written */
     qsf_slot_recovered r;
     st_open_ok(st_sfdir, &r);
     assert_int_equal(r.published_fsn, 5); /* frames 3..5 kept */
@@ -430,18 +441,12 @@ static void marked_frames_in_a_row_hide_no_frame(void **state) {
     const char *path = st_path(st_slot, st_gen(1));
     uint64_t end = f.off[2] + 8 + f.len[2];
     uint8_t torn[8 + 48 + 8 + 200] = {0};
-    memcpy(torn, "WRIT", 4); /* the first: copied whole, its CRC page lost */
-    qsf_put_u32(torn + 4, 48);
+    put_marked(torn, 48); /* the first: copied whole, its CRC page lost */
     memset(torn + 8, 0x11, 48);
     uint8_t *second = torn + 8 + 48;
-    memcpy(second, "WRIT", 4); /* the second: torn inside its copy */
-    qsf_put_u32(second + 4, 200);
-    uint8_t *stored = second + 8 + 20;
-    qsf_put_u32(stored + QSF_SFA_FRAME_AT_LEN, f.len[0]);
-    memcpy(stored + QSF_SFA_FRAME_AT_PAYLOAD, f.p[0], f.len[0]);
-    qsf_put_u32(stored + QSF_SFA_FRAME_AT_CRC,
-                qsf_crc32c(stored + QSF_SFA_FRAME_AT_LEN, 4 + f.len[0]));
-    st_patch(path, end, torn, (size_t) (stored + 8 + f.len[0] - torn));
+    put_marked(second, 200); /* the second: torn inside its copy */
+    uint8_t *past = put_stored(second + 8 + 20, &f, 0);
+    st_patch(path, end, torn, (size_t) (past - torn));
     qsf_slot_recovered r;
     st_open_ok(st_sfdir, &r);
     assert_int_equal(r.n_losses, 0);
@@ -463,22 +468,13 @@ static void frame_past_marked_frames_in_a_row_is_kept(void **state) {
     st_manifest(st_slot, 1, 0, 0);
     uint64_t end = f.off[2] + 8 + f.len[2];
     uint8_t img[8 + 48 + 8 + 200 + 8 + 64] = {0};
-    memcpy(img, "WRIT", 4);
-    qsf_put_u32(img + 4, 48);
+    put_marked(img, 48);
     memset(img + 8, 0x11, 48);
     uint8_t *second = img + 8 + 48;
-    memcpy(second, "WRIT", 4);
-    qsf_put_u32(second + 4, 200);
-    uint8_t *frames_at[2] = {second + 8 + 20, second + 8 + 200}; /* lookalike, then frame 3 */
-    const int which[2] = {0, 3};
-    for (int i = 0; i < 2; i++) {
-        uint8_t *o = frames_at[i];
-        uint32_t len = f.len[which[i]];
-        qsf_put_u32(o + QSF_SFA_FRAME_AT_LEN, len);
-        memcpy(o + QSF_SFA_FRAME_AT_PAYLOAD, f.p[which[i]], len);
-        qsf_put_u32(o + QSF_SFA_FRAME_AT_CRC, qsf_crc32c(o + QSF_SFA_FRAME_AT_LEN, 4 + len));
-    }
-    st_patch(st_path(st_slot, st_gen(1)), end, img, (size_t) (frames_at[1] + 8 + f.len[3] - img));
+    put_marked(second, 200);
+    put_stored(second + 8 + 20, &f, 0);                  /* the lookalike */
+    uint8_t *past = put_stored(second + 8 + 200, &f, 3); /* then frame 3, intact */
+    st_patch(st_path(st_slot, st_gen(1)), end, img, (size_t) (past - img));
     qsf_slot_recovered r;
     st_open_ok(st_sfdir, &r);
     assert_int_equal(r.n_losses, 1);
