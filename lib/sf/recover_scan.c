@@ -206,20 +206,20 @@ static int end_run(rc_seg *s, rc_piece *run, qsf_errinfo *err) {
 
 /* Whether the frame at off was torn while being written: its crc field still
  * the writer's marker (docs/FORMAT.md §2.4), its length possible, and no
- * valid CRC (a CRC may equal the marker). */
+ * valid CRC (a CRC may equal the marker). The marker is read first, so a bad
+ * frame without it (the walk has just computed its CRC) is not checked again. */
 static int marked_at(rc_reader *r, uint64_t off, bool *marked, uint32_t *len, qsf_errinfo *err) {
     *marked = false;
     if (r->size - off < QSF_SFA_FRAME_OVERHEAD)
         return QSF_OK;
-    bool ok, impossible;
-    int rc = frame_at(r, off, &ok, len, &impossible, err);
-    if (rc != QSF_OK || ok || impossible)
-        return rc;
     const uint8_t *p;
     size_t got;
-    rc = qsf_rc_read(r, off, QSF_SFA_FRAME_OVERHEAD, &p, &got, err);
-    if (rc == QSF_OK)
-        *marked = qsf_sfa_frame_stored_crc(p) == QSF_SFA_FRAME_WRITING;
+    int rc = qsf_rc_read(r, off, QSF_SFA_FRAME_OVERHEAD, &p, &got, err);
+    if (rc != QSF_OK || qsf_sfa_frame_stored_crc(p) != QSF_SFA_FRAME_WRITING)
+        return rc;
+    bool ok, impossible;
+    rc = frame_at(r, off, &ok, len, &impossible, err);
+    *marked = rc == QSF_OK && !ok && !impossible;
     return rc;
 }
 
