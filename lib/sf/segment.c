@@ -360,8 +360,12 @@ int qsf_seg_sync_header(qsf_segment *s, const char *dir_path, qsf_errinfo *err) 
         return QSF_OK;
     if (QSF_OS->msync(s->base, QSF_SFA_HEADER_SIZE, MS_SYNC) != 0)
         return sync_fail(s, dir_path, "msync of the header", 0, QSF_SFA_HEADER_SIZE, err);
-    if (QSF_OS->fsync(s->fd) != 0)
-        return sync_fail(s, dir_path, "fsync of the header", 0, QSF_SFA_HEADER_SIZE, err);
+    /* fdatasync, not fsync: the size never changes after preallocation and
+     * the header is data like any frame (docs/DURABILITY.md); a full fsync
+     * would also commit the mapping's timestamp updates, one more journal
+     * commit per rotation. */
+    if (QSF_OS->fdatasync(s->fd) != 0)
+        return sync_fail(s, dir_path, "fdatasync of the header", 0, QSF_SFA_HEADER_SIZE, err);
     s->header_durable = true;
     return QSF_OK;
 }

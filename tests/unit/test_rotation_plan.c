@@ -162,7 +162,7 @@ static int manifest_fsync_fails_once(int fd) {
         errno = EIO;
         return -1;
     }
-    return fsync(fd);
+    return fdatasync(fd);
 }
 
 /* The manifest's record naming the planned spare is written but its fsync
@@ -197,7 +197,7 @@ static pthread_t producer_thread;
 static _Atomic int manager_syncing;
 
 /* The manager's segment syncs take 100 ms (the producer's do not). */
-static int slow_manager_segment_fsync(int fd) {
+static int slow_manager_segment_fdatasync(int fd) {
     if (tu_fd_path_ends_with(fd, ".sfa") && !pthread_equal(pthread_self(), producer_thread)) {
         atomic_store(&manager_syncing, 1);
         usleep(100000);
@@ -218,7 +218,7 @@ static void zero_deadline_waits_for_the_planned_header_sync(void **state) {
     append_sized(r, 0, 19, FRAME);                     /* sf-initial.sfa is full */
     RT_WAIT_UNTIL(qsf_ring_owned_bytes(r) >= 2 * SEG); /* and a spare exists */
     atomic_store(&manager_syncing, 0);
-    QSF_OS->fsync = slow_manager_segment_fsync;
+    QSF_OS->fdatasync = slow_manager_segment_fdatasync;
     append_sized(r, 19, 1, FRAME); /* rotates; the manager then plans the next spare */
     RT_WAIT_UNTIL(atomic_load(&manager_syncing));
     append_sized(r, 20, 19, FRAME); /* through the end of the segment: FSN 38 rotates */
