@@ -9,8 +9,9 @@
  *   dir: SF slots go under it (default $TMPDIR or /tmp); mode/frame_bytes run
  *   only that mode ("sf/memory") or size.
  * Per ring run, the CPU time over the timed part of the producer (this
- * thread) and of the ring's manager thread (qsf-mgr): who pays for the page
- * faults, zeroing and barriers.
+ * thread), of the ring's manager thread (qsf-mgr) and of its spare thread
+ * (qsf-spare, SF modes; -1 without one): who pays for the page faults,
+ * zeroing and barriers.
  * QSF_BENCH_NO_BARRIERS=1 (a diagnostic, not a configuration): fsync,
  *   fdatasync and msync become no-ops in the ring's syscall table, to see what
  *   SF mode would do if the disk barriers cost nothing.
@@ -68,8 +69,8 @@ typedef struct result {
     int64_t p50, p99, p999, p9999, max;
     size_t over_1ms; /* appends that took more than 1 ms (rotations that waited for the disk) */
     double mb_s;
-    uint64_t stalls;                        /* appends that waited for space or a spare */
-    double producer_cpu_ms, manager_cpu_ms; /* over the timed part; -1 if unknown */
+    uint64_t stalls; /* appends that waited for space or a spare */
+    double producer_cpu_ms, manager_cpu_ms, spare_cpu_ms; /* over the timed part; -1 if unknown */
 } result;
 
 static result summarize(int64_t *lat, size_t n, size_t bytes, int64_t total_ns) {
@@ -159,11 +160,12 @@ static int64_t named_thread_cpu_ns(const char *name) {
 }
 
 typedef struct cpu_mark {
-    int64_t producer, manager;
+    int64_t producer, manager, spare;
 } cpu_mark;
 
 static cpu_mark cpu_now(void) {
-    return (cpu_mark){cpu_ns_of(CLOCK_THREAD_CPUTIME_ID), named_thread_cpu_ns("qsf-mgr")};
+    return (cpu_mark){cpu_ns_of(CLOCK_THREAD_CPUTIME_ID), named_thread_cpu_ns("qsf-mgr"),
+                      named_thread_cpu_ns("qsf-spare")};
 }
 
 static double cpu_ms(int64_t from, int64_t to) {
@@ -196,7 +198,7 @@ static int run_ring(const mode *m, size_t size, const char *dir, int64_t *lat, s
         fprintf(stderr, "open %s: %s\n", m->name, e.msg);
         return -1;
     }
-    usleep(20000); /* let the manager provision the first spare */
+    usleep(20000); /* let the first spare be provisioned */
     reader rd = {.r = r};
     pthread_t t;
     pthread_create(&t, NULL, reader_main, &rd);
@@ -244,6 +246,7 @@ static int run_ring(const mode *m, size_t size, const char *dir, int64_t *lat, s
     out->stalls = stalls;
     out->producer_cpu_ms = cpu_ms(cpu0.producer, cpu1.producer);
     out->manager_cpu_ms = cpu_ms(cpu0.manager, cpu1.manager);
+    out->spare_cpu_ms = cpu_ms(cpu0.spare, cpu1.spare);
     return 0;
 }
 
@@ -386,8 +389,8 @@ int main(int argc, char **argv) {
             if (m->sf)
                 printf(",\"memcpy_file_mb_per_s\":%.0f,\"ratio_vs_memcpy_file\":%.3f", file_mb_s,
                        q.mb_s / file_mb_s);
-            printf(",\"producer_cpu_ms\":%.1f,\"manager_cpu_ms\":%.1f", q.producer_cpu_ms,
-                   q.manager_cpu_ms);
+            printf(",\"producer_cpu_ms\":%.1f,\"manager_cpu_ms\":%.1f,\"spare_cpu_ms\":%.1f",
+                   q.producer_cpu_ms, q.manager_cpu_ms, q.spare_cpu_ms);
             if (no_barriers)
                 printf(",\"no_barriers\":true");
             printf("}\n");

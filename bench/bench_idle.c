@@ -46,11 +46,13 @@ static void run_case(const char *mode, const char *sfdir, double seconds) {
     usleep(300000); /* the manager reaches its longest wait */
     cpu_snap c0, c1;
     cpu_take(&c0);
-    uint64_t turns0 = qsf_io_loop_turns(s->io), passes0 = qsf_ring_manager_passes(s->ring);
+    uint64_t turns0 = qsf_io_loop_turns(s->io), passes0 = qsf_ring_manager_passes(s->ring),
+             spare_passes0 = qsf_ring_spare_passes(s->ring);
     uint64_t empty0 = qsf_io_empty_waits(s->io);
     usleep((useconds_t) (seconds * 1e6));
     uint64_t turns = qsf_io_loop_turns(s->io) - turns0;
     uint64_t passes = qsf_ring_manager_passes(s->ring) - passes0;
+    uint64_t spare_passes = qsf_ring_spare_passes(s->ring) - spare_passes0;
     uint64_t empty = qsf_io_empty_waits(s->io) - empty0;
     cpu_take(&c1);
     if (qsf_close(s, &e) != QSF_OK)
@@ -60,15 +62,18 @@ static void run_case(const char *mode, const char *sfdir, double seconds) {
     double pct = (double) (c1.process_ns - c0.process_ns) / per_s / 10;
     double io = (double) (c1.thread_ns[T_IO] - c0.thread_ns[T_IO]) / per_s / 10;
     double mgr = (double) (c1.thread_ns[T_MGR] - c0.thread_ns[T_MGR]) / per_s / 10;
+    double spare = (double) (c1.thread_ns[T_SPARE] - c0.thread_ns[T_SPARE]) / per_s / 10;
     printf("{\"bench\":\"idle\",\"mode\":\"%s\",\"seconds\":%.1f,\"cpu_pct\":%.3f,"
-           "\"io_cpu_pct\":%.3f,\"manager_cpu_pct\":%.3f,\"io_turns_per_s\":%.1f,"
-           "\"io_empty_waits_per_s\":%.1f,\"manager_passes_per_s\":%.1f}\n",
-           mode, seconds, pct, io, mgr, (double) turns / seconds, (double) empty / seconds,
-           (double) passes / seconds);
+           "\"io_cpu_pct\":%.3f,\"manager_cpu_pct\":%.3f,\"spare_cpu_pct\":%.3f,"
+           "\"io_turns_per_s\":%.1f,\"io_empty_waits_per_s\":%.1f,\"manager_passes_per_s\":%.1f,"
+           "\"spare_passes_per_s\":%.1f}\n",
+           mode, seconds, pct, io, mgr, spare, (double) turns / seconds, (double) empty / seconds,
+           (double) passes / seconds, (double) spare_passes / seconds);
     fprintf(stderr,
-            "idle %-6s %.1f s: %.3f %% of a core (qsf-io %.3f %%, qsf-mgr %.3f %%), %.1f I/O "
-            "turns/s, %.1f manager passes/s\n",
-            mode, seconds, pct, io, mgr, (double) turns / seconds, (double) passes / seconds);
+            "idle %-6s %.1f s: %.3f %% of a core (qsf-io %.3f %%, qsf-mgr %.3f %%, qsf-spare "
+            "%.3f %%), %.1f I/O turns/s, %.1f manager passes/s, %.1f spare passes/s\n",
+            mode, seconds, pct, io, mgr, spare, (double) turns / seconds, (double) passes / seconds,
+            (double) spare_passes / seconds);
 }
 
 int main(int argc, char **argv) {

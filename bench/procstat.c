@@ -49,6 +49,8 @@ static int thread_kind(pid_t tid) {
     }
     if (!strncmp(comm, "qsf-io", 6))
         return T_IO;
+    if (!strncmp(comm, "qsf-spare", 9))
+        return T_SPARE;
     return strncmp(comm, "qsf-mgr", 7) ? T_OTHER : T_MGR;
 }
 

@@ -10,8 +10,8 @@
 #include <time.h>
 
 /* The kinds of thread: the calling program's main thread (the producer),
- * qsf-io, qsf-mgr, any other. */
-enum { T_PRODUCER, T_IO, T_MGR, T_OTHER, T_KINDS };
+ * qsf-io, qsf-mgr, qsf-spare (SF mode), any other. */
+enum { T_PRODUCER, T_IO, T_MGR, T_SPARE, T_OTHER, T_KINDS };
 
 typedef struct cpu_snap {
     int64_t process_ns;

@@ -1,5 +1,6 @@
-/* The manager thread (docs/ARCHITECTURE.md §3; docs/DURABILITY.md §2.4): hot-spare provisioning,
- * trim quanta (docs/DURABILITY.md §7), watermark persistence and periodic checkpoints
+/* The manager thread (docs/ARCHITECTURE.md §3; docs/DURABILITY.md §2.4): a memory-mode ring's
+ * spares (an SF ring's have their own thread, spares.c), prefaulting ahead of the producer, trim
+ * quanta (docs/DURABILITY.md §7), watermark persistence and periodic checkpoints
  * (docs/DURABILITY.md §8). It ticks every 1 ms (or the sync interval if shorter) or when woken,
  * and backs off to IDLE_MAX_NS while the ring stays still (next_wait). */
 #include "sf/ring_int.h"
@@ -14,17 +15,10 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
-#define TICK_NS             ((int64_t) 1000000)
-#define IDLE_MAX_NS         ((int64_t) 64 * 1000000)
-#define CREATE_LOG_EVERY_NS ((int64_t) 30 * 1000000000)
-#define SYNC_RETRY_MAX_NS   ((int64_t) 1000000000)
-#define STOP_WAIT_S         5
-
-#define SPARE_PREFAULT ((uint64_t) 256 << 10)
-
-/* ---- spares (docs/DURABILITY.md §5) ---- */
+#define TICK_NS           ((int64_t) 1000000)
+#define IDLE_MAX_NS       ((int64_t) 64 * 1000000)
+#define SYNC_RETRY_MAX_NS ((int64_t) 1000000000)
 
 /* ---- backoff ---- */
 
@@ -42,77 +36,6 @@ void qsf_backoff_result(qsf_backoff *b, bool ok, int64_t now) {
     if (b->delay_ns > QSF_BACKOFF_MAX_NS)
         b->delay_ns = QSF_BACKOFF_MAX_NS;
     b->next_ns = now + b->delay_ns;
-}
-
-static int create_spare(qsf_ring *r, qsf_segment **out, qsf_errinfo *err) {
-    int64_t provisional = qsf_ring_published_fsn(r) + 1;
-    if (!r->sf)
-        return qsf_seg_new_mem(r->seg_bytes, provisional, out, err);
-    const qsf_slot *sl = &r->rec.slot;
-    char name[QSF_SEG_NAME_MAX];
-    uint64_t gen = r->next_gen;
-    qsf_seg_name(gen, name);
-    int rc = qsf_seg_create_file(sl->dirfd, sl->path, name, gen, r->seg_bytes, provisional,
-                                 QSF_SFA_FLAG_MANIFEST_REQUIRED, out, err);
-    if (rc != QSF_OK)
-        return rc; /* the partial file is gone: the name is free for the next attempt */
-    r->next_gen++;
-    /* Only the start: these pages are dirty zeros that the header sync at
-     * rotation writes out; the rest is populated just ahead of the producer. */
-    if (r->durability == QSF_DUR_MEMORY)
-        qsf_seg_prefault(*out, 0, SPARE_PREFAULT);
-    rc = qsf_fsync_dir(sl->dirfd, sl->path, err);
-    if (rc != QSF_OK) { /* not known to the directory: remove and retry later */
-        QSF_OS->unlinkat(sl->dirfd, name, 0);
-        qsf_seg_destroy(*out);
-    }
-    return rc;
-}
-
-static void note_create_failure(qsf_ring *r, const qsf_errinfo *e) {
-    int64_t now = qsf_ring_now_ns();
-    pthread_mutex_lock(&r->mu);
-    snprintf(r->create_err, sizeof r->create_err, "%s", e->msg);
-    pthread_mutex_unlock(&r->mu);
-    if (!r->create_logged || now - r->last_create_log_ns >= CREATE_LOG_EVERY_NS) {
-        QSF_LOGW("cannot create a spare segment (retrying): %s", e->msg);
-        r->create_logged = true;
-        r->last_create_log_ns = now;
-    }
-}
-
-static void provision_spare(qsf_ring *r) {
-    pthread_mutex_lock(&r->mu);
-    qsf_ring_spare_from_pool_locked(r);
-    bool need = !r->spare && !r->rotating && qsf_ring_spare_fits_locked(r);
-    pthread_mutex_unlock(&r->mu);
-    int64_t now = qsf_ring_now_ns();
-    if (!need || !qsf_backoff_due(&r->create_backoff, now))
-        return; /* a full disk is not asked again every millisecond */
-    qsf_segment *s;
-    qsf_errinfo e;
-    int rc = create_spare(r, &s, &e);
-    qsf_backoff_result(&r->create_backoff, rc == QSF_OK, now);
-    if (rc != QSF_OK) {
-        note_create_failure(r, &e);
-        return;
-    }
-    pthread_mutex_lock(&r->mu);
-    r->create_err[0] = 0;
-    /* The producer may have found a spare meanwhile (a pooled buffer, a
-     * segment an aborted flush gave back): this one is not needed then. */
-    bool surplus = r->spare != NULL;
-    if (!surplus) {
-        r->spare = s;
-        atomic_fetch_add(&r->owned_bytes, s->size);
-        qsf_ring_wake_producers_locked(r);
-    }
-    pthread_mutex_unlock(&r->mu);
-    if (surplus) {
-        if (r->sf)
-            QSF_OS->unlinkat(r->rec.slot.dirfd, s->name, 0);
-        qsf_seg_destroy(s);
-    }
 }
 
 /* ---- trim (docs/DURABILITY.md §7) ---- */
@@ -214,6 +137,8 @@ static void release_pending(qsf_ring *r) {
         qsf_ring_spare_from_pool_locked(r);
     }
     qsf_ring_release_bytes_locked(r, bytes);
+    if (r->sf)
+        qsf_spares_kick_locked(r); /* a spare that did not fit may fit now */
     pthread_mutex_unlock(&r->mu);
     for (int i = 0; i < n; i++)
         qsf_seg_destroy(done[i]);
@@ -396,9 +321,9 @@ static void shrink_pool(qsf_ring *r) {
 void qsf_mgr_pass(qsf_ring *r) {
     prefault_active(r);
     shrink_pool(r);
-    provision_spare(r);
-    qsf_plan_rotation(r);
-    persist_acked(r); /* first: a slow trim barrier must not hold it back */
+    if (!r->sf)
+        qsf_spares_pass(r); /* an SF ring's spares have a thread of their own (spares.c) */
+    persist_acked(r);       /* first: a slow trim barrier must not hold it back */
     trim_pass(r);
     persist_acked(r);
     periodic_checkpoint(r);
@@ -435,17 +360,6 @@ static int64_t next_wait(qsf_ring *r, bool kicked) {
     return wait;
 }
 
-static void wait_tick(qsf_ring *r, int64_t wait_ns) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    int64_t ns = ts.tv_nsec + wait_ns;
-    ts.tv_sec += ns / 1000000000;
-    ts.tv_nsec = ns % 1000000000;
-    while (!r->mgr_kick && !r->mgr_stop)
-        if (pthread_cond_timedwait(&r->mgr_cv, &r->mu, &ts) != 0)
-            break;
-}
-
 static void *mgr_main(void *arg) {
     qsf_ring *r = arg;
     int64_t wait = tick_ns(r);
@@ -453,7 +367,7 @@ static void *mgr_main(void *arg) {
     r->mgr_seen_pub = r->mgr_seen_acked = INT64_MIN; /* the first pass counts as a move */
     pthread_mutex_lock(&r->mu);
     while (!r->mgr_stop) {
-        wait_tick(r, wait);
+        qsf_ring_thread_wait(r, &r->mgr_cv, &r->mgr_kick, &r->mgr_stop, wait);
         if (r->mgr_stop)
             break;
         bool kicked = r->mgr_kick;
@@ -493,14 +407,7 @@ void qsf_mgr_wake(qsf_ring *r) {
 bool qsf_mgr_stop(qsf_ring *r) {
     if (!r->mgr_started)
         return true;
-    pthread_mutex_lock(&r->mu);
-    r->mgr_stop = true;
-    pthread_cond_signal(&r->mgr_cv);
-    pthread_mutex_unlock(&r->mu);
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += STOP_WAIT_S;
-    if (pthread_timedjoin_np(r->mgr, NULL, &ts) != 0)
+    if (!qsf_ring_thread_stop(r, r->mgr, &r->mgr_cv, &r->mgr_stop))
         return false;
     r->mgr_started = false;
     return true;

@@ -81,7 +81,7 @@ static int init_sync(qsf_ring *r) {
     int rc = pthread_mutex_init(&r->mu, NULL) | pthread_mutex_init(&r->mf_mu, NULL) |
              pthread_mutex_init(&r->dict_mu, NULL) | pthread_mutex_init(&r->sync_mu, NULL) |
              pthread_mutex_init(&r->wm_mu, NULL) | pthread_cond_init(&r->space_cv, &ca) |
-             pthread_cond_init(&r->mgr_cv, &ca);
+             pthread_cond_init(&r->mgr_cv, &ca) | pthread_cond_init(&r->spares_cv, &ca);
     pthread_condattr_destroy(&ca);
     return rc;
 }
@@ -231,6 +231,7 @@ static void ring_free(qsf_ring *r) {
     pthread_mutex_destroy(&r->wm_mu);
     pthread_cond_destroy(&r->space_cv);
     pthread_cond_destroy(&r->mgr_cv);
+    pthread_cond_destroy(&r->spares_cv);
     qsf_latch_destroy(&r->own_latch);
     free(r);
 }
@@ -250,8 +251,10 @@ int qsf_ring_open(const qsf_ring_opts *opts, qsf_ring **out, qsf_recovery_report
         rc = r->sf ? open_sf(r, opts, report, err) : open_memory(r, report, err);
     if (rc == QSF_OK) {
         r->next_fsn = atomic_load(&r->published_fsn) + 1;
-        rc = qsf_mgr_start(r, err);
+        rc = qsf_spares_start(r, err);
     }
+    if (rc == QSF_OK && (rc = qsf_mgr_start(r, err)) != QSF_OK)
+        (void) qsf_spares_stop(r);
     if (rc != QSF_OK) {
         ring_free(r);
         return rc;
@@ -330,12 +333,14 @@ int qsf_ring_close(qsf_ring *r, qsf_errinfo *err) {
         return QSF_OK;
     qsf_errinfo e;
     (void) qsf_ring_txn_abort(r, &e); /* an open flush is never published */
-    if (!qsf_mgr_stop(r)) {
-        /* The manager may still touch the slot: keep it locked (the lock goes
+    bool spares_stopped = qsf_spares_stop(r);
+    if (!qsf_mgr_stop(r) || !spares_stopped) {
+        /* A thread may still touch the slot: keep it locked (the lock goes
          * with the process) rather than expose a slot in use. */
-        QSF_LOGE("ring close: the manager did not stop within 5 s; the slot stays locked");
-        return qsf_err_set(err, QSF_E_TIMEOUT, 0, 0,
-                           "store-and-forward manager did not stop within 5 s");
+        const char *who = spares_stopped ? "manager" : "spare thread";
+        QSF_LOGE("ring close: the %s did not stop within 5 s; the slot stays locked", who);
+        return qsf_err_set(err, QSF_E_TIMEOUT, 0, 0, "store-and-forward %s did not stop within 5 s",
+                           who);
     }
     int rc = r->sf ? close_sf(r, err) : QSF_OK;
     if (rc != QSF_OK)

@@ -3,9 +3,10 @@
  *
  * This header is the contract between the producer side (sender.c: append,
  * symbol-dictionary write-ahead, barriers), the I/O thread (cursor, acknowledge)
- * and the manager thread (owned by the ring: spares, trim, watermark, periodic
- * checkpoints). Behaviour: docs/ARCHITECTURE.md §3; docs/DURABILITY.md §1-§3; docs/FORMAT.md §6;
- * barriers: docs/DURABILITY.md §4-§9, §12, §14.
+ * and the ring's own threads (the manager: trim, watermark, periodic checkpoints,
+ * a memory-mode ring's spares; with a slot directory, the spare thread: spares.c). Behaviour:
+ * docs/ARCHITECTURE.md §3; docs/DURABILITY.md §1-§3; docs/FORMAT.md §6; barriers:
+ * docs/DURABILITY.md §4-§9, §12, §14.
  *
  * Threads: exactly one producer calls append/barrier/symdict_append; exactly one
  * reader (the I/O thread) uses cursors and acknowledge; any thread may read the
@@ -250,8 +251,10 @@ int64_t qsf_ring_published_fsn(const qsf_ring *r); /* -1 if none */
 int64_t qsf_ring_acked_fsn(const qsf_ring *r);     /* -1 if none */
 /* Passes the manager thread has made (tests: that an idle ring's manager sleeps). */
 uint64_t qsf_ring_manager_passes(const qsf_ring *r);
+/* Passes the spare thread has made (SF mode; 0 in memory mode, which has none). */
+uint64_t qsf_ring_spare_passes(const qsf_ring *r);
 /* SF mode: the FSN at which the producer will switch to a spare whose header
- * the manager already synced (see rotation_plan.c), or -1. */
+ * the spare thread already synced (see rotation_plan.c), or -1. */
 int64_t qsf_ring_planned_fsn(const qsf_ring *r);
 /* Bytes (8-byte envelopes included) of the published frames above ackedFsn. */
 uint64_t qsf_ring_pending_bytes(const qsf_ring *r);

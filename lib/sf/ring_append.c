@@ -17,21 +17,19 @@
 #define WAIT_STEP_NS ((int64_t) 10 * 1000000) /* real-time bound of one wait */
 
 /* try_rotate: rotated; must wait (no spare, a checkpoint first, a failed
- * barrier); waiting for the manager's planned header sync, which stands in for
+ * barrier); waiting for the spare thread's planned header sync, which stands in for
  * the producer's own. */
 enum { TRY_ROTATED = 0, TRY_WAIT = 1, TRY_PLANNING = 2 };
 
 /* Early wake (docs/DURABILITY.md §2.4): once per active segment, when it crosses
- * 3/4 of its size, make sure the manager is preparing a spare. */
+ * 3/4 of its size, make sure a spare is being prepared (spares.c). */
 static void maybe_early_wake(qsf_ring *r, qsf_segment *a) {
     if (a->early_woken || a->append_off < (a->size >> 2) * 3)
         return;
     a->early_woken = true;
     pthread_mutex_lock(&r->mu);
-    if (!r->spare) {
-        r->mgr_kick = true;
-        pthread_cond_signal(&r->mgr_cv);
-    }
+    if (!r->spare)
+        qsf_spares_kick_locked(r);
     pthread_mutex_unlock(&r->mu);
 }
 
@@ -125,7 +123,7 @@ static int no_spare_cause_locked(qsf_ring *r) {
 }
 
 /* Under mu: non-zero (and the cause noted) when there is no spare to rotate
- * into yet (2 while the manager writes the spare's planned header), or periodic
+ * into yet (2 while the spare thread writes the spare's planned header), or periodic
  * mode must first make the full segment durable. */
 static int rotation_blocked_locked(qsf_ring *r, qsf_segment *a) {
     qsf_ring_spare_from_pool_locked(r);
@@ -133,7 +131,7 @@ static int rotation_blocked_locked(qsf_ring *r, qsf_segment *a) {
         r->stall_cause = no_spare_cause_locked(r);
         return 1;
     }
-    if (r->planning) { /* the manager is writing the spare's header */
+    if (r->planning) { /* the spare thread is writing the spare's header */
         r->stall_cause = QSF_STALL_PLAN;
         return 2;
     }
@@ -154,8 +152,9 @@ static int try_rotate(qsf_ring *r, uint64_t *gen) {
     *gen = r->wake_gen;
     int blocked = rotation_blocked_locked(r, a);
     if (blocked) {
-        r->mgr_kick = true;
+        r->mgr_kick = true; /* a checkpoint or a plan to finish, or no spare */
         pthread_cond_signal(&r->mgr_cv);
+        qsf_spares_kick_locked(r);
         pthread_mutex_unlock(&r->mu);
         return blocked == 2 ? TRY_PLANNING : TRY_WAIT;
     }
@@ -193,8 +192,9 @@ static int try_rotate(qsf_ring *r, uint64_t *gen) {
         qsf_seg_seal(a);
     r->active = sp;
     r->live++;
-    r->mgr_kick = true;
+    r->mgr_kick = true; /* the sealed segment may be trimmable */
     pthread_cond_signal(&r->mgr_cv);
+    qsf_spares_kick_locked(r); /* the next spare */
     pthread_mutex_unlock(&r->mu);
     return TRY_ROTATED;
 }
@@ -422,7 +422,7 @@ static int rotate_or_wait(qsf_ring *r, const void *payload, uint32_t len, int64_
             t = try_rotate(r, &gen);
         }
         if (t == TRY_PLANNING) {
-            /* Not backpressure: the manager's header sync stands in for the one
+            /* Not backpressure: the spare thread's header sync stands in for the one
              * this rotation would otherwise run itself, so neither the deadline
              * nor the stall count applies. */
             if (wait_for_space(r, gen, WAIT_STEP_NS))

@@ -74,11 +74,11 @@ enum qsf_stall_cause {
     QSF_STALL_SPACE,    /* no spare: the cap is reached, acknowledgements must free space */
     QSF_STALL_TRIM,     /* no spare: the cap is reached, but by acknowledged segments the
                            manager has yet to remove */
-    QSF_STALL_SPARE,    /* the cap allows a spare; the manager has yet to make it */
+    QSF_STALL_SPARE,    /* the cap allows a spare; it has yet to be made (spares.c) */
     QSF_STALL_CREATE,   /* the cap allows a spare but creating it failed */
     QSF_STALL_PERIODIC, /* rotation waits for a periodic checkpoint */
     QSF_STALL_ROTATE,   /* a rotation barrier failed; retried */
-    QSF_STALL_PLAN,     /* the manager is syncing the spare's planned header */
+    QSF_STALL_PLAN,     /* the spare thread is syncing the spare's planned header */
 };
 
 struct qsf_ring {
@@ -97,7 +97,7 @@ struct qsf_ring {
     pthread_mutex_t mf_mu;   /* manifest writes: rotating producer vs trimming manager */
     pthread_mutex_t dict_mu; /* dictionary append (producer) vs sync (manager) */
     pthread_mutex_t sync_mu; /* data barriers (manager, producer) vs zeroing an aborted flush */
-    uint64_t next_gen;       /* next segment file counter (manager) */
+    uint64_t next_gen;       /* next segment file counter (spare thread) */
     _Atomic uint64_t dict_bytes;
 
     /* chain (see the diagram above) */
@@ -135,12 +135,12 @@ struct qsf_ring {
     int64_t persisted_acked; /* under wm_mu: last value written to .ack-watermark */
     /* Planned rotation (rotation_plan.c): the FSN at which the producer
      * switches to the spare whose header already holds it durably, or -1.
-     * Written by the manager (under mu) and cleared by the producer; the
+     * Written by the spare thread (under mu) and cleared by the producer; the
      * producer reads it on every append as a hint, and decides under mu. */
     _Alignas(64) _Atomic int64_t plan_fsn;
     uint64_t frame_bytes_avg; /* bytes per frame of the last sealed segment: written by the
                                  producer under mu, read by the manager under mu */
-    bool planning;            /* under mu: the manager is writing the spare's header */
+    bool planning;            /* under mu: the spare thread is writing the spare's header */
     qsf_segment *prefaulting; /* under mu: the segment the manager populates outside mu;
                                  an abort that drops it waits on space_cv until it is NULL */
     bool prefault_waited;     /* under mu: such an abort is waiting */
@@ -175,10 +175,19 @@ struct qsf_ring {
     _Atomic uint64_t mgr_passes; /* qsf_ring_manager_passes */
     bool sync_requested;         /* under mu: rotation asked for a checkpoint */
     int64_t next_sync_ns;        /* periodic checkpoint due */
+    qsf_backoff trim_backoff[QSF_TRIM_STAGES];
+
+    /* spares (spares.c): the spare thread with a slot directory, else the
+     * manager, owns these three */
     int64_t last_create_log_ns;
     bool create_logged;
     qsf_backoff create_backoff; /* spare creation after a failure: 4 ms doubling to 1.024 s */
-    qsf_backoff trim_backoff[QSF_TRIM_STAGES];
+    pthread_t spares;
+    bool spares_started; /* under mu once the thread runs */
+    bool spares_stop;    /* under mu */
+    bool spares_kick;    /* under mu: woken with work */
+    pthread_cond_t spares_cv;
+    _Atomic uint64_t spares_passes; /* qsf_ring_spare_passes */
 };
 
 /* ---- manager.c ---- */
@@ -192,8 +201,27 @@ void qsf_mgr_pass(qsf_ring *r);
 /* Trims every trimmable sealed segment now, ignoring backoff (close). */
 int qsf_mgr_trim_all(qsf_ring *r, qsf_errinfo *err);
 
+/* ---- ring_threads.c: the manager's and the spare thread's common parts ---- */
+/* Under mu: waits on cv until *kick or *stop, or wait_ns passed. */
+void qsf_ring_thread_wait(qsf_ring *r, pthread_cond_t *cv, const bool *kick, const bool *stop,
+                          int64_t wait_ns);
+/* Sets *stop under mu, signals cv and joins t, bounded by 5 s; false if it
+ * did not end. */
+bool qsf_ring_thread_stop(qsf_ring *r, pthread_t t, pthread_cond_t *cv, bool *stop);
+
+/* ---- spares.c ---- */
+/* Starts the spare thread of an SF ring (a memory-mode ring has none). */
+int qsf_spares_start(qsf_ring *r, qsf_errinfo *err);
+/* Stops and joins it, bounded by 5 s. Returns false if it did not stop. */
+bool qsf_spares_stop(qsf_ring *r);
+/* Under mu: wakes whoever provisions spares (the spare thread, or the
+ * manager of a memory-mode ring). */
+void qsf_spares_kick_locked(qsf_ring *r);
+/* Creates a spare if one is needed and fits, then plans its rotation. */
+void qsf_spares_pass(qsf_ring *r);
+
 /* ---- rotation_plan.c ---- */
-/* Manager: if the spare's header can be written ahead of need, writes the
+/* Spare thread: if the spare's header can be written ahead of need, writes the
  * FSN the active segment will most likely end at and syncs it (see there). */
 void qsf_plan_rotation(qsf_ring *r);
 

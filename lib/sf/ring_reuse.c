@@ -27,6 +27,7 @@
 #include "sf/sfa.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 
 bool qsf_ring_reusable_locked(const qsf_ring *r) {
     const qsf_segment *a = r->active;
@@ -71,8 +72,12 @@ int qsf_ring_reuse_active(qsf_ring *r, qsf_errinfo *err) {
     }
     if (rc != QSF_OK) /* the rotation is owed, as after any failed rotation barrier */
         return rc;
+    char why[QSF_ERRINFO_MSG_MAX];
+    pthread_mutex_lock(&r->mu); /* the spare thread writes it */
+    snprintf(why, sizeof why, "%s", r->create_err);
+    pthread_mutex_unlock(&r->mu);
     QSF_LOGW("no new segment could be created (%s): reusing %s/%s, whose frames %" PRId64
              "..%" PRId64 " are all acknowledged, from FSN %" PRId64,
-             r->create_err, r->rec.slot.path, a->name, old_base, base - 1, base);
+             why, r->rec.slot.path, a->name, old_base, base - 1, base);
     return QSF_OK;
 }

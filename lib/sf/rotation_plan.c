@@ -8,7 +8,7 @@
  * frames' pages, and all of it goes to disk), which with 4 MiB segments and
  * 64 KiB frames more than doubled the time of a flush-heavy SF run.
  *
- * So the manager guesses the FSN at which the active segment will fill, from
+ * So the spare thread (spares.c) guesses the FSN at which the active segment will fill, from
  * the average frame size of the segment sealed before it, writes that baseSeq
  * into the spare's header and syncs it, ahead of time:
  *

@@ -10,6 +10,7 @@
 #include "sf/sfa.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,11 +19,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Cached once; the manager and the spare thread both ask, so the cache is
+ * atomic (every thread computes the same value, whichever stores it). */
 static uint64_t page_size(void) {
-    static uint64_t ps;
-    if (!ps)
-        ps = (uint64_t) sysconf(_SC_PAGESIZE);
-    return ps;
+    static _Atomic uint64_t ps;
+    uint64_t v = atomic_load_explicit(&ps, memory_order_relaxed);
+    if (!v) {
+        v = (uint64_t) sysconf(_SC_PAGESIZE);
+        atomic_store_explicit(&ps, v, memory_order_relaxed);
+    }
+    return v;
 }
 
 static void write_header(uint8_t *h, int64_t base_seq, uint8_t flags) {

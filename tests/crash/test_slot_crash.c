@@ -145,7 +145,7 @@ static void drained_cleanup_with_spare(void) {
     if (qsf_slot_open_sized(st_sfdir, "default", QSF_DUR_MEMORY, SEG, &r, NULL) != QSF_OK ||
         r.acked_fsn != 7)
         _exit(3);
-    /* the spare the manager provisions while the sender runs (next FSN 8) */
+    /* the spare the spare thread provisions while the sender runs (next FSN 8) */
     st_segment_str(st_slot, "sf-0000000000000002.sfa", SEG, F, 8, 0, NULL);
     const char *names[] = {"sf-0000000000000001.sfa", "sf-0000000000000002.sfa"};
     qsf_slot_unlink_segments(&r.slot, names, 2, NULL);

@@ -129,7 +129,7 @@ static void enospc_spare_is_backpressure_then_retried(void **state) {
     assert_true(e.flags & QSF_ERRF_RETRIABLE);
     assert_non_null(strstr(e.msg, "cannot create a new segment"));
     assert_non_null(strstr(e.msg, "pre-allocation failed"));
-    /* No partial spare left behind: the manager retries every tick, and a
+    /* No partial spare left behind: the spare thread retries after its backoff, and a
      * retry's file exists only for the moment of its failed attempt. */
     RT_WAIT_UNTIL(rt_count_files("f", ".sfa") == 2);
     check_frames(r, 0);
@@ -160,7 +160,7 @@ static void acknowledged_segment_is_reused_when_no_spare_can_be_made(void **stat
         if (f < 286) /* the last ten stay unacknowledged */
             qsf_ring_acknowledge(r, f);
     }
-    /* never a second segment: the manager's retry makes a spare file only for
+    /* never a second segment: the spare thread's retry makes a spare file only for
      * the moment of its failed attempt (it may be there right now) */
     RT_WAIT_UNTIL(rt_count_files("f", ".sfa") == 1);
     int64_t acked = qsf_ring_acked_fsn(r);

@@ -1,4 +1,4 @@
-/* Planned rotation (lib/sf/rotation_plan.c): the manager writes and syncs the
+/* Planned rotation (lib/sf/rotation_plan.c): the spare thread writes and syncs the
  * spare's header ahead of need with the FSN the active segment is expected to
  * end at, and the producer switches at that FSN. Checked through the slot's
  * files: which baseSeq each segment got and how many frames it holds. */
@@ -62,7 +62,7 @@ static int frames_in_segment(int64_t base) {
         ssize_t got = fd >= 0 ? pread(fd, seg, sizeof seg, 0) : -1;
         if (fd >= 0)
             close(fd);
-        /* A spare the manager is creating right now (empty until it is
+        /* A spare the spare thread is creating right now (empty until it is
          * preallocated) or a segment it has just trimmed: not one to count. */
         qsf_sfa_header h;
         if (got != (ssize_t) sizeof seg)
@@ -162,7 +162,7 @@ static int manifest_fsync_fails_once(int fd) {
         errno = EIO;
         return -1;
     }
-    return fdatasync(fd);
+    return fsync(fd);
 }
 
 /* The manifest's record naming the planned spare is written but its fsync
@@ -194,19 +194,19 @@ static void failed_manifest_sync_keeps_the_frame_out_of_the_old_segment(void **s
 }
 
 static pthread_t producer_thread;
-static _Atomic int manager_syncing;
+static _Atomic int spare_thread_syncing;
 
-/* The manager's segment syncs take 100 ms (the producer's do not). */
-static int slow_manager_segment_fdatasync(int fd) {
+/* The spare thread's segment syncs take 100 ms (the producer's do not). */
+static int slow_spare_thread_segment_fdatasync(int fd) {
     if (tu_fd_path_ends_with(fd, ".sfa") && !pthread_equal(pthread_self(), producer_thread)) {
-        atomic_store(&manager_syncing, 1);
+        atomic_store(&spare_thread_syncing, 1);
         usleep(100000);
     }
-    return fsync(fd);
+    return fdatasync(fd);
 }
 
 /* sf_append_deadline_millis=0 fails at once when the ring is full. A producer
- * that reaches the end of its segment while the manager is syncing the
+ * that reaches the end of its segment while the spare thread is syncing the
  * spare's planned header is not facing a full ring: it waits for that sync,
  * which replaces the one its rotation would otherwise run. */
 static void zero_deadline_waits_for_the_planned_header_sync(void **state) {
@@ -217,10 +217,10 @@ static void zero_deadline_waits_for_the_planned_header_sync(void **state) {
     qsf_ring *r = rt_open(&o);
     append_sized(r, 0, 19, FRAME);                     /* sf-initial.sfa is full */
     RT_WAIT_UNTIL(qsf_ring_owned_bytes(r) >= 2 * SEG); /* and a spare exists */
-    atomic_store(&manager_syncing, 0);
-    QSF_OS->fdatasync = slow_manager_segment_fdatasync;
-    append_sized(r, 19, 1, FRAME); /* rotates; the manager then plans the next spare */
-    RT_WAIT_UNTIL(atomic_load(&manager_syncing));
+    atomic_store(&spare_thread_syncing, 0);
+    QSF_OS->fdatasync = slow_spare_thread_segment_fdatasync;
+    append_sized(r, 19, 1, FRAME); /* rotates; the spare thread then plans the next spare */
+    RT_WAIT_UNTIL(atomic_load(&spare_thread_syncing));
     append_sized(r, 20, 19, FRAME); /* through the end of the segment: FSN 38 rotates */
     qsf_os_reset();
     read_in_order(r, 0, 38);

@@ -1,0 +1,118 @@
+/* Spares (lib/sf/spares.c): an SF ring creates its next segment on a thread
+ * of its own, so a producer does not wait for one while the manager is busy
+ * with a slow trim. (That it sleeps while idle: tests/integration/test_idle_threads.c.) */
+#include "ring_testutil.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <inttypes.h>
+#include <time.h>
+
+#define SEG   (64 << 10)
+#define FRAME 1000
+
+/* A trim's unlink of a segment file blocks until the test opens the gate,
+ * like a directory on a disk that has stopped answering for a while. */
+static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
+static bool gate_open;
+static atomic_int unlinks_blocked;
+
+static int gated_unlinkat(int dirfd, const char *path, int flags) {
+    if (strncmp(path, "sf-", 3) == 0) {
+        pthread_mutex_lock(&gate_mu);
+        atomic_fetch_add(&unlinks_blocked, 1);
+        while (!gate_open)
+            pthread_cond_wait(&gate_cv, &gate_mu);
+        pthread_mutex_unlock(&gate_mu);
+    }
+    return unlinkat(dirfd, path, flags);
+}
+
+static void open_gate(void) {
+    pthread_mutex_lock(&gate_mu);
+    gate_open = true;
+    pthread_cond_broadcast(&gate_cv);
+    pthread_mutex_unlock(&gate_mu);
+}
+
+static qsf_ring_opts opts(void) {
+    qsf_ring_opts o = {0};
+    o.sf_dir = rt_dir;
+    o.sender_id = "t";
+    o.segment_bytes = SEG;
+    o.total_bytes = 64 * SEG;
+    o.durability = QSF_DUR_MEMORY;
+    o.sync_interval_ms = 1000;
+    o.append_deadline_ms = 3000;
+    return o;
+}
+
+/* Appends frames until n more rotations have happened; fails with the ring's
+ * message if an append gives up (its deadline passed waiting for a spare). */
+static void append_rotations(qsf_ring *r, int n) {
+    static uint8_t buf[FRAME];
+    int frames = n * (int) ((SEG - 64) / (FRAME + 8)) + 1;
+    for (int i = 0; i < frames; i++) {
+        qsf_errinfo e;
+        if (qsf_ring_append(r, buf, sizeof buf, NULL, &e) != QSF_OK)
+            fail_msg("append %d of %d: %s", i + 1, frames, e.msg);
+    }
+}
+
+static double seconds_since(const struct timespec *t0) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double) (t.tv_sec - t0->tv_sec) + (double) (t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* The manager trims the first segment and hangs in its unlink. Before spares
+ * had a thread of their own, the producer's next rotation found no spare and
+ * its append gave up after the 3 s deadline ("no spare segment ..."). */
+static void spares_come_while_the_manager_hangs_in_a_trim(void **state) {
+    (void) state;
+    gate_open = false;
+    atomic_store(&unlinks_blocked, 0);
+    QSF_OS->unlinkat = gated_unlinkat;
+    qsf_ring_opts o = opts();
+    qsf_ring *r = rt_open(&o);
+    append_rotations(r, 1);
+    qsf_ring_acknowledge(r, qsf_ring_published_fsn(r));
+    RT_WAIT_UNTIL(atomic_load(&unlinks_blocked) > 0);
+
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    append_rotations(r, 8);
+    double took = seconds_since(&t0);
+    assert_int_equal(atomic_load(&unlinks_blocked), 1); /* the manager is still in it */
+    if (took > 2.0)
+        fail_msg("8 rotations took %.2f s while the manager hung in a trim", took);
+
+    open_gate();
+    qsf_ring_acknowledge(r, qsf_ring_published_fsn(r));
+    qsf_errinfo e;
+    assert_int_equal(qsf_ring_close(r, &e), QSF_OK);
+}
+
+/* A memory-mode ring's manager provisions its spares: no thread for them. */
+static void a_memory_ring_has_no_spare_thread(void **state) {
+    (void) state;
+    qsf_ring_opts o = opts();
+    o.sf_dir = NULL;
+    o.sender_id = NULL;
+    qsf_ring *r = rt_open(&o);
+    append_rotations(r, 3);
+    assert_int_equal(qsf_ring_spare_passes(r), 0);
+    qsf_errinfo e;
+    assert_int_equal(qsf_ring_close(r, &e), QSF_OK);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(spares_come_while_the_manager_hangs_in_a_trim, rt_setup,
+                                        rt_teardown),
+        cmocka_unit_test_setup_teardown(a_memory_ring_has_no_spare_thread, rt_setup, rt_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
