@@ -109,11 +109,13 @@ static void a_memory_ring_has_no_spare_thread(void **state) {
     assert_int_equal(qsf_ring_close(r, &e), QSF_OK);
 }
 
-/* Every preallocation of a segment file fails, as on a full disk. */
-static atomic_int sfa_fallocate_failures;
+/* Once armed, every preallocation of a segment file fails, as on a full disk
+ * (installed before the ring's threads start, so the table never changes
+ * under them). */
+static atomic_int sfa_fallocate_armed, sfa_fallocate_failures;
 
 static int sfa_fallocate_enospc(int fd, off_t off, off_t len) {
-    if (tu_fd_path_ends_with(fd, ".sfa")) {
+    if (atomic_load(&sfa_fallocate_armed) && tu_fd_path_ends_with(fd, ".sfa")) {
         atomic_fetch_add(&sfa_fallocate_failures, 1);
         return ENOSPC;
     }
@@ -130,11 +132,13 @@ static void a_spare_that_does_not_fit_is_not_retried_flat_out(void **state) {
     (void) state;
     qsf_ring_opts o = opts();
     o.total_bytes = 3 * SEG + 4096; /* the active segment, its spare, one more */
+    atomic_store(&sfa_fallocate_armed, 0);
+    atomic_store(&sfa_fallocate_failures, 0);
+    QSF_OS->fallocate = sfa_fallocate_enospc;
     qsf_ring *r = rt_open(&o);
     RT_WAIT_UNTIL(qsf_ring_owned_bytes(r) >= 2 * SEG);     /* the spare */
     assert_true(qsf_ring_owned_bytes(r) - 2 * SEG < 4096); /* the dictionary file so far */
-    atomic_store(&sfa_fallocate_failures, 0);
-    QSF_OS->fallocate = sfa_fallocate_enospc;
+    atomic_store(&sfa_fallocate_armed, 1);
     append_rotations(r, 1); /* into the spare: the next one fits, but cannot be made */
     RT_WAIT_UNTIL(atomic_load(&sfa_fallocate_failures) > 0);
 
@@ -153,7 +157,7 @@ static void a_spare_that_does_not_fit_is_not_retried_flat_out(void **state) {
     /* Idle it wakes every 64 ms: about 5 passes here. */
     if (passes > 100)
         fail_msg("the spare thread ran %" PRIu64 " passes in 300 ms with nothing to do", passes);
-    qsf_os_reset();
+    atomic_store(&sfa_fallocate_armed, 0);
     assert_int_equal(qsf_ring_close(r, &e), QSF_OK);
 }
 
