@@ -253,8 +253,12 @@ int qsf_ring_open(const qsf_ring_opts *opts, qsf_ring **out, qsf_recovery_report
         r->next_fsn = atomic_load(&r->published_fsn) + 1;
         rc = qsf_spares_start(r, err);
     }
-    if (rc == QSF_OK && (rc = qsf_mgr_start(r, err)) != QSF_OK)
-        (void) qsf_spares_stop(r);
+    if (rc == QSF_OK && (rc = qsf_mgr_start(r, err)) != QSF_OK && !qsf_spares_stop(r)) {
+        /* It may still touch the ring and the slot: keep both, the slot
+         * locked (the lock goes with the process), as close does. */
+        QSF_LOGE("ring open: the spare thread did not stop within 5 s; the slot stays locked");
+        return rc;
+    }
     if (rc != QSF_OK) {
         ring_free(r);
         return rc;

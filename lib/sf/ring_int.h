@@ -139,7 +139,7 @@ struct qsf_ring {
      * producer reads it on every append as a hint, and decides under mu. */
     _Alignas(64) _Atomic int64_t plan_fsn;
     uint64_t frame_bytes_avg; /* bytes per frame of the last sealed segment: written by the
-                                 producer under mu, read by the manager under mu */
+                                 producer under mu, read by the spare thread under mu */
     bool planning;            /* under mu: the spare thread is writing the spare's header */
     qsf_segment *prefaulting; /* under mu: the segment the manager populates outside mu;
                                  an abort that drops it waits on space_cv until it is NULL */

@@ -111,9 +111,11 @@ void qsf_spares_pass(qsf_ring *r) {
 
 /* Under mu: how long to sleep when not kicked. A spare that is needed but
  * whose creation backs off after a failure is tried again when the backoff
- * ends; otherwise the next kick brings the work. */
+ * ends; otherwise the next kick brings the work. One that does not fit is not
+ * needed yet, however long ago the backoff ended (the trim that makes room
+ * kicks): waiting 0 ms for it spun the thread. */
 static int64_t idle_wait_ns(qsf_ring *r) {
-    if (r->spare || r->create_backoff.next_ns == 0)
+    if (r->spare || r->create_backoff.next_ns == 0 || !qsf_ring_spare_fits_locked(r))
         return IDLE_NS;
     int64_t left = r->create_backoff.next_ns - qsf_ring_now_ns();
     return left <= 0 ? 0 : left < IDLE_NS ? left : IDLE_NS;

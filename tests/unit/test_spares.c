@@ -4,6 +4,7 @@
 #include "ring_testutil.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <inttypes.h>
@@ -108,11 +109,65 @@ static void a_memory_ring_has_no_spare_thread(void **state) {
     assert_int_equal(qsf_ring_close(r, &e), QSF_OK);
 }
 
+/* Once armed, every preallocation of a segment file fails, as on a full disk
+ * (installed before the ring's threads start, so the table never changes
+ * under them). */
+static atomic_int sfa_fallocate_armed, sfa_fallocate_failures;
+
+static int sfa_fallocate_enospc(int fd, off_t off, off_t len) {
+    if (atomic_load(&sfa_fallocate_armed) && tu_fd_path_ends_with(fd, ".sfa")) {
+        atomic_fetch_add(&sfa_fallocate_failures, 1);
+        return ENOSPC;
+    }
+    return posix_fallocate(fd, off, len);
+}
+
+/* A creation failed (the disk was full), then the cap stopped allowing a
+ * spare at all (here the symbol dictionary grew; a ring full of
+ * unacknowledged frames does the same). The spare thread must go back to
+ * sleeping until it is kicked. Its failed creation's backoff, long over, made
+ * it wait 0 ms instead: 3,801 passes in 300 ms (5 once fixed), a core spent
+ * until a trim made room. */
+static void a_spare_that_does_not_fit_is_not_retried_flat_out(void **state) {
+    (void) state;
+    qsf_ring_opts o = opts();
+    o.total_bytes = 3 * SEG + 4096; /* the active segment, its spare, one more */
+    atomic_store(&sfa_fallocate_armed, 0);
+    atomic_store(&sfa_fallocate_failures, 0);
+    QSF_OS->fallocate = sfa_fallocate_enospc;
+    qsf_ring *r = rt_open(&o);
+    RT_WAIT_UNTIL(qsf_ring_owned_bytes(r) >= 2 * SEG);     /* the spare */
+    assert_true(qsf_ring_owned_bytes(r) - 2 * SEG < 4096); /* the dictionary file so far */
+    atomic_store(&sfa_fallocate_armed, 1);
+    append_rotations(r, 1); /* into the spare: the next one fits, but cannot be made */
+    RT_WAIT_UNTIL(atomic_load(&sfa_fallocate_failures) > 0);
+
+    static char sym[8192];
+    memset(sym, 'x', sizeof sym);
+    const char *strs[1] = {sym};
+    uint32_t lens[1] = {sizeof sym};
+    qsf_errinfo e;
+    assert_int_equal(qsf_ring_symdict_append(r, 0, 1, strs, lens, &e), QSF_OK);
+    assert_true(qsf_ring_owned_bytes(r) + SEG > o.total_bytes); /* no spare fits now */
+
+    usleep(50000); /* past the 4 ms backoff of the failed creation */
+    uint64_t before = qsf_ring_spare_passes(r);
+    usleep(300000);
+    uint64_t passes = qsf_ring_spare_passes(r) - before;
+    /* Idle it wakes every 64 ms: about 5 passes here. */
+    if (passes > 100)
+        fail_msg("the spare thread ran %" PRIu64 " passes in 300 ms with nothing to do", passes);
+    atomic_store(&sfa_fallocate_armed, 0);
+    assert_int_equal(qsf_ring_close(r, &e), QSF_OK);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(spares_come_while_the_manager_hangs_in_a_trim, rt_setup,
                                         rt_teardown),
         cmocka_unit_test_setup_teardown(a_memory_ring_has_no_spare_thread, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(a_spare_that_does_not_fit_is_not_retried_flat_out, rt_setup,
+                                        rt_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
