@@ -8,7 +8,6 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <inttypes.h>
-#include <time.h>
 
 #define SEG   (64 << 10)
 #define FRAME 1000
@@ -62,12 +61,6 @@ static void append_rotations(qsf_ring *r, int n) {
     }
 }
 
-static double seconds_since(const struct timespec *t0) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double) (t.tv_sec - t0->tv_sec) + (double) (t.tv_nsec - t0->tv_nsec) / 1e9;
-}
-
 /* The manager trims the first segment and hangs in its unlink. Before spares
  * had a thread of their own, the producer's next rotation found no spare and
  * its append gave up after the 3 s deadline ("no spare segment ..."). */
@@ -82,13 +75,8 @@ static void spares_come_while_the_manager_hangs_in_a_trim(void **state) {
     qsf_ring_acknowledge(r, qsf_ring_published_fsn(r));
     RT_WAIT_UNTIL(atomic_load(&unlinks_blocked) > 0);
 
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    append_rotations(r, 8);
-    double took = seconds_since(&t0);
+    append_rotations(r, 8); /* an append that waited out its 3 s deadline fails */
     assert_int_equal(atomic_load(&unlinks_blocked), 1); /* the manager is still in it */
-    if (took > 2.0)
-        fail_msg("8 rotations took %.2f s while the manager hung in a trim", took);
 
     open_gate();
     qsf_ring_acknowledge(r, qsf_ring_published_fsn(r));
