@@ -397,10 +397,14 @@ uint64_t qsf_ring_manager_passes(const qsf_ring *r) {
     return atomic_load_explicit(&((qsf_ring *) r)->mgr_passes, memory_order_relaxed);
 }
 
-void qsf_mgr_wake(qsf_ring *r) {
-    pthread_mutex_lock(&r->mu);
+void qsf_mgr_kick_locked(qsf_ring *r) {
     r->mgr_kick = true;
     pthread_cond_signal(&r->mgr_cv);
+}
+
+void qsf_mgr_wake(qsf_ring *r) {
+    pthread_mutex_lock(&r->mu);
+    qsf_mgr_kick_locked(r);
     pthread_mutex_unlock(&r->mu);
 }
 

@@ -152,9 +152,9 @@ static int try_rotate(qsf_ring *r, uint64_t *gen) {
     *gen = r->wake_gen;
     int blocked = rotation_blocked_locked(r, a);
     if (blocked) {
-        r->mgr_kick = true; /* a checkpoint or a plan to finish, or no spare */
-        pthread_cond_signal(&r->mgr_cv);
-        qsf_spares_kick_locked(r);
+        qsf_mgr_kick_locked(r); /* a checkpoint or a plan to finish, or no spare */
+        if (!r->spare)
+            qsf_spares_kick_locked(r);
         pthread_mutex_unlock(&r->mu);
         return blocked == 2 ? TRY_PLANNING : TRY_WAIT;
     }
@@ -192,8 +192,7 @@ static int try_rotate(qsf_ring *r, uint64_t *gen) {
         qsf_seg_seal(a);
     r->active = sp;
     r->live++;
-    r->mgr_kick = true; /* the sealed segment may be trimmable */
-    pthread_cond_signal(&r->mgr_cv);
+    qsf_mgr_kick_locked(r);    /* the sealed segment may be trimmable */
     qsf_spares_kick_locked(r); /* the next spare */
     pthread_mutex_unlock(&r->mu);
     return TRY_ROTATED;

@@ -183,7 +183,7 @@ struct qsf_ring {
     bool create_logged;
     qsf_backoff create_backoff; /* spare creation after a failure: 4 ms doubling to 1.024 s */
     pthread_t spares;
-    bool spares_started; /* under mu once the thread runs */
+    bool spares_started; /* the thread runs: open and close only */
     bool spares_stop;    /* under mu */
     bool spares_kick;    /* under mu: woken with work */
     pthread_cond_t spares_cv;
@@ -196,6 +196,8 @@ int qsf_mgr_start(qsf_ring *r, qsf_errinfo *err);
 bool qsf_mgr_stop(qsf_ring *r);
 /* Wakes the manager (takes mu). */
 void qsf_mgr_wake(qsf_ring *r);
+/* The same, under mu. */
+void qsf_mgr_kick_locked(qsf_ring *r);
 /* One manager pass (also used by close and by tests through the thread). */
 void qsf_mgr_pass(qsf_ring *r);
 /* Trims every trimmable sealed segment now, ignoring backoff (close). */

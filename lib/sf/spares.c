@@ -143,9 +143,7 @@ int qsf_spares_start(qsf_ring *r, qsf_errinfo *err) {
     if (e != 0)
         return qsf_err_set(err, QSF_E_NOMEM, 0, e, "cannot start the spare thread: %s",
                            strerror(e));
-    pthread_mutex_lock(&r->mu);
     r->spares_started = true;
-    pthread_mutex_unlock(&r->mu);
     pthread_setname_np(r->spares, "qsf-spare");
     return QSF_OK;
 }
@@ -155,9 +153,7 @@ bool qsf_spares_stop(qsf_ring *r) {
         return true;
     if (!qsf_ring_thread_stop(r, r->spares, &r->spares_cv, &r->spares_stop))
         return false;
-    pthread_mutex_lock(&r->mu);
     r->spares_started = false;
-    pthread_mutex_unlock(&r->mu);
     return true;
 }
 
@@ -166,8 +162,7 @@ void qsf_spares_kick_locked(qsf_ring *r) {
         r->spares_kick = true;
         pthread_cond_signal(&r->spares_cv);
     } else {
-        r->mgr_kick = true;
-        pthread_cond_signal(&r->mgr_cv);
+        qsf_mgr_kick_locked(r);
     }
 }
 
