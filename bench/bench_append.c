@@ -17,9 +17,9 @@
  *   SF mode would do if the disk barriers cost nothing.
  * Output: one JSON object per result on stdout, a table on stderr. */
 #include "os/os.h"
+#include "procstat.h"
 #include "sf/ring.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -124,49 +124,7 @@ static void *reader_main(void *arg) {
     return NULL;
 }
 
-/* ---- CPU time of the threads ---- */
-
-static int64_t cpu_ns_of(clockid_t c) {
-    struct timespec ts;
-    if (clock_gettime(c, &ts) != 0)
-        return -1;
-    return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/* Nanoseconds on a CPU of the thread of this process named `name`, from its
- * schedstat (the library's threads have no pthread_t here), or -1. */
-static int64_t named_thread_cpu_ns(const char *name) {
-    DIR *d = opendir("/proc/self/task");
-    int64_t ns = -1;
-    for (struct dirent *de; d && ns < 0 && (de = readdir(d));) {
-        char path[300], comm[32] = "";
-        snprintf(path, sizeof path, "/proc/self/task/%s/comm", de->d_name);
-        FILE *f = fopen(path, "r");
-        if (!f)
-            continue;
-        bool match = fgets(comm, sizeof comm, f) && strncmp(comm, name, strlen(name)) == 0;
-        fclose(f);
-        snprintf(path, sizeof path, "/proc/self/task/%s/schedstat", de->d_name);
-        long long v;
-        if (match && (f = fopen(path, "r")) != NULL) {
-            if (fscanf(f, "%lld", &v) == 1)
-                ns = v;
-            fclose(f);
-        }
-    }
-    if (d)
-        closedir(d);
-    return ns;
-}
-
-typedef struct cpu_mark {
-    int64_t producer, manager, spare;
-} cpu_mark;
-
-static cpu_mark cpu_now(void) {
-    return (cpu_mark){cpu_ns_of(CLOCK_THREAD_CPUTIME_ID), named_thread_cpu_ns("qsf-mgr"),
-                      named_thread_cpu_ns("qsf-spare")};
-}
+/* ---- CPU time of the threads (procstat.c) ---- */
 
 static double cpu_ms(int64_t from, int64_t to) {
     return from < 0 || to < 0 ? -1 : (double) (to - from) / 1e6;
@@ -216,7 +174,8 @@ static int run_ring(const mode *m, size_t size, const char *dir, int64_t *lat, s
      * are published); the other modes publish every frame as its own flush. */
     size_t per_flush = m->durability == QSF_DUR_APPEND ? FLUSH_EVERY : 1;
     uint64_t stalls0 = qsf_ring_backpressure_stalls(r);
-    cpu_mark cpu0 = cpu_now();
+    cpu_snap cpu0;
+    cpu_take(&cpu0);
     int64_t start = now_ns();
     int64_t gap = m->pace_mb_s > 0 ? (int64_t) ((double) size * 1e3 / m->pace_mb_s) : 0;
     for (size_t i = 0; i < n; i++) {
@@ -236,7 +195,8 @@ static int run_ring(const mode *m, size_t size, const char *dir, int64_t *lat, s
         exit(1);
     }
     int64_t total = now_ns() - start;
-    cpu_mark cpu1 = cpu_now();
+    cpu_snap cpu1;
+    cpu_take(&cpu1);
     uint64_t stalls = qsf_ring_backpressure_stalls(r) - stalls0;
     atomic_store(&rd.stop, true);
     pthread_join(t, NULL);
@@ -244,9 +204,10 @@ static int run_ring(const mode *m, size_t size, const char *dir, int64_t *lat, s
     free(buf);
     *out = summarize(lat, n, size, total);
     out->stalls = stalls;
-    out->producer_cpu_ms = cpu_ms(cpu0.producer, cpu1.producer);
-    out->manager_cpu_ms = cpu_ms(cpu0.manager, cpu1.manager);
-    out->spare_cpu_ms = cpu_ms(cpu0.spare, cpu1.spare);
+    out->producer_cpu_ms = cpu_ms(cpu0.thread_ns[T_PRODUCER], cpu1.thread_ns[T_PRODUCER]);
+    out->manager_cpu_ms = cpu_ms(cpu0.thread_ns[T_MGR], cpu1.thread_ns[T_MGR]);
+    /* a memory-mode ring has no spare thread */
+    out->spare_cpu_ms = m->sf ? cpu_ms(cpu0.thread_ns[T_SPARE], cpu1.thread_ns[T_SPARE]) : -1;
     return 0;
 }
 
