@@ -76,6 +76,16 @@ static void expect_frames(const char *name, const frames *f, const char *want) {
     st_frames_free(&got);
 }
 
+/* The open found one loss, FSN from..to, with exactly `destroyed` frames destroyed. */
+static void expect_exact_loss(const qsf_slot_recovered *r, int64_t from, int64_t to,
+                              uint64_t destroyed) {
+    assert_int_equal(r->n_losses, 1);
+    assert_int_equal(r->losses[0].from_fsn, from);
+    assert_int_equal(r->losses[0].to_fsn, to);
+    assert_int_equal(r->losses[0].frames_destroyed, destroyed);
+    assert_true(r->losses[0].destroyed_exact);
+}
+
 static void expect_retired(const qsf_slot_recovered *r, int n, const int64_t *spans) {
     if ((int) r->n_retired != n)
         fail_msg("%u retired spans, want %d", r->n_retired, n);
@@ -144,11 +154,7 @@ static void chained_lengths_count_exactly(void **state) {
     qsf_slot_recovered r;
     st_open_ok(st_sfdir, &r);
     assert_int_equal(r.published_fsn, 11);
-    assert_int_equal(r.n_losses, 1);
-    assert_int_equal(r.losses[0].from_fsn, 4);
-    assert_int_equal(r.losses[0].to_fsn, 6);
-    assert_int_equal(r.losses[0].frames_destroyed, 2);
-    assert_true(r.losses[0].destroyed_exact);
+    expect_exact_loss(&r, 4, 6, 2);
     qsf_slot_release(&r);
     expect_frames(st_gen(1), &f, "====PPE=====");
 }
@@ -207,11 +213,7 @@ static void sealed_segment_count_is_exact(void **state) {
     qsf_slot_recovered r;
     st_open_ok(st_sfdir, &r);
     assert_int_equal(r.published_fsn, 9);
-    assert_int_equal(r.n_losses, 1);
-    assert_int_equal(r.losses[0].from_fsn, 3);
-    assert_int_equal(r.losses[0].to_fsn, 4);
-    assert_int_equal(r.losses[0].frames_destroyed, 1);
-    assert_true(r.losses[0].destroyed_exact);
+    expect_exact_loss(&r, 3, 4, 1);
     qsf_slot_release(&r);
     expect_frames(st_gen(1), &a, "===PE===");
     expect_frames(st_gen(2), &b, "==");
@@ -418,10 +420,7 @@ static void frames_past_a_torn_frame_are_kept(void **state) {
     qsf_slot_recovered r;
     st_open_ok(st_sfdir, &r);
     assert_int_equal(r.published_fsn, 5); /* frames 3..5 kept */
-    assert_int_equal(r.n_losses, 1);
-    assert_int_equal(r.losses[0].from_fsn, 2);
-    assert_int_equal(r.losses[0].frames_destroyed, 1);
-    assert_true(r.losses[0].destroyed_exact);
+    expect_exact_loss(&r, 2, 3, 1);       /* frame 3 is retired with it */
     qsf_slot_release(&r);
     expect_frames(st_gen(1), &f, "==PE==");
 }
@@ -477,11 +476,7 @@ static void frame_past_marked_frames_in_a_row_is_kept(void **state) {
     st_patch(st_path(st_slot, st_gen(1)), end, img, (size_t) (past - img));
     qsf_slot_recovered r;
     st_open_ok(st_sfdir, &r);
-    assert_int_equal(r.n_losses, 1);
-    assert_int_equal(r.losses[0].from_fsn, 3);
-    assert_int_equal(r.losses[0].to_fsn, 5);
-    assert_int_equal(r.losses[0].frames_destroyed, 2);
-    assert_true(r.losses[0].destroyed_exact);
+    expect_exact_loss(&r, 3, 5, 2);
     assert_int_equal(r.losses[0].frames_retired, 1);
     assert_int_equal(r.published_fsn, 5);
     qsf_slot_release(&r);
