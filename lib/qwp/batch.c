@@ -128,10 +128,14 @@ uint64_t qsf_bcol_overhead(const bcol *c) {
     }
 }
 
+/* A folded key's buffer: a whole number of 16-byte vectors, so that GCC can see
+ * its vectorised fold loop stays inside it. */
+#define KEY_BUF ((QSF_QWP_MAX_NAME_LEN + 15) / 16 * 16)
+
 /* QuestDB names are case-insensitive: maps are keyed by the ASCII-lowercased name
  * (the first spelling is what goes on the wire). Returns false when len is too
  * long to be a valid name (the caller then reports the name rule). */
-static bool fold(const char *name, size_t len, char out[QSF_QWP_MAX_NAME_LEN]) {
+static bool fold(const char *name, size_t len, char out[KEY_BUF]) {
     if (len > QSF_QWP_MAX_NAME_LEN)
         return false;
     for (size_t i = 0; i < len; i++)
@@ -141,8 +145,8 @@ static bool fold(const char *name, size_t len, char out[QSF_QWP_MAX_NAME_LEN]) {
 
 /* Looks name up by its folded key (left in key, its hash in *hash); -1 when absent
  * or too long to be a name. */
-static int64_t find_folded(const qsf_strmap *m, const char *name, size_t len,
-                           char key[QSF_QWP_MAX_NAME_LEN], uint32_t *hash) {
+static int64_t find_folded(const qsf_strmap *m, const char *name, size_t len, char key[KEY_BUF],
+                           uint32_t *hash) {
     *hash = 0;
     if (!fold(name, len, key))
         return -1;
@@ -178,7 +182,7 @@ static btable *table_find(qsf_qwp_batch *b, const char *name, size_t len, qsf_er
         if (t->name_len == len && qsf_bytes_eq(t->name, name, len))
             return t;
     }
-    char key[QSF_QWP_MAX_NAME_LEN];
+    char key[KEY_BUF];
     uint32_t hash;
     int64_t id = find_folded(&b->tmap, name, len, key, &hash);
     if (id >= 0) {
@@ -248,7 +252,7 @@ static bcol *col_find(qsf_qwp_batch *b, btable *t, const char *name, size_t len,
             return c;
         }
     }
-    char key[QSF_QWP_MAX_NAME_LEN];
+    char key[KEY_BUF];
     uint32_t hash;
     int64_t id = find_folded(&t->colmap, name, len, key, &hash);
     if (id >= 0) {

@@ -5,26 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-uint32_t qsf_strmap_hash(const char *s, size_t len) {
-    const uint64_t k = 0x9E3779B97F4A7C15ull;
-    uint64_t h = 0x243F6A8885A308D3ull ^ (len * k);
-    size_t i = 0;
-    for (; i + 8 <= len; i += 8) {
-        uint64_t w;
-        memcpy(&w, s + i, 8);
-        h = (h ^ w) * k;
-        h ^= h >> 31;
-    }
-    uint64_t t = 0;
-    for (size_t j = 0; i + j < len; j++)
-        t |= (uint64_t) (unsigned char) s[i + j] << (8 * j);
-    h = (h ^ t) * k;
-    h ^= h >> 29;
-    h *= 0xBF58476D1CE4E5B9ull;
-    h ^= h >> 32;
-    return (uint32_t) h;
-}
-
 void qsf_strmap_init(qsf_strmap *m) {
     memset(m, 0, sizeof *m);
 }
@@ -37,22 +17,6 @@ void qsf_strmap_destroy(qsf_strmap *m) {
 }
 
 #define SLOT(hash, id) (((uint64_t) (hash) << 32) | ((uint64_t) (id) + 1))
-
-int64_t qsf_strmap_find(const qsf_strmap *m, const char *s, size_t len, uint32_t hash) {
-    if (!m->slots)
-        return -1;
-    for (uint32_t i = hash & m->slot_mask;; i = (i + 1) & m->slot_mask) {
-        uint64_t slot = m->slots[i];
-        if (!slot)
-            return -1;
-        if ((uint32_t) (slot >> 32) != hash)
-            continue;
-        uint32_t id = (uint32_t) slot - 1;
-        const qsf_strmap_entry *e = &m->entries[id];
-        if (e->len == len && qsf_bytes_eq(m->arena + e->off, s, len))
-            return id;
-    }
-}
 
 static void slot_put(uint64_t *slots, uint32_t mask, uint32_t hash, uint32_t id) {
     uint32_t i = hash & mask;

@@ -29,32 +29,82 @@ typedef struct qsf_strmap {
     uint32_t slot_mask, linked;
 } qsf_strmap;
 
-/* Byte equality, word by word: names and symbols are short, and without a
- * libc call a caller's fast path needs no stack frame. */
-static inline bool qsf_bytes_eq(const char *a, const char *b, size_t len) {
-    size_t i = 0;
-    for (; i + 8 <= len; i += 8) {
-        uint64_t x, y;
-        memcpy(&x, a + i, 8);
-        memcpy(&y, b + i, 8);
-        if (x != y)
-            return false;
-    }
-    for (; i < len; i++)
-        if (a[i] != b[i])
-            return false;
-    return true;
+static inline uint64_t qsf_strmap_load64(const char *p) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+    return w;
 }
 
-/* Hash used by the map (exposed so callers can hash once and reuse). */
-uint32_t qsf_strmap_hash(const char *s, size_t len);
+static inline uint64_t qsf_strmap_load32(const char *p) {
+    uint32_t w;
+    memcpy(&w, p, 4);
+    return w;
+}
+
+/* The last word of s[0..len), len >= 1, as one integer: the final 8 bytes when
+ * len > 8 (overlapping the previous word; the caller covered bytes below), two
+ * overlapping 4-byte loads for 4..8, and the first, middle and last byte for
+ * 1..3. Names and symbols are short, so a tail of one to three loads instead
+ * of a loop byte by byte is most of their hashing and comparing. */
+static inline uint64_t qsf_strmap_tail(const char *s, size_t len) {
+    if (len > 8)
+        return qsf_strmap_load64(s + len - 8);
+    if (len >= 4)
+        return qsf_strmap_load32(s) | qsf_strmap_load32(s + len - 4) << 32;
+    return (uint64_t) (unsigned char) s[0] | (uint64_t) (unsigned char) s[len / 2] << 8 |
+           (uint64_t) (unsigned char) s[len - 1] << 16;
+}
+
+/* Byte equality: the words before the tail, then the tail (see above; for
+ * len <= 8 the tail covers every byte). Without a libc call a caller's fast
+ * path needs no stack frame. */
+static inline bool qsf_bytes_eq(const char *a, const char *b, size_t len) {
+    if (len == 0)
+        return true;
+    for (size_t i = 0; i + 8 < len; i += 8)
+        if (qsf_strmap_load64(a + i) != qsf_strmap_load64(b + i))
+            return false;
+    return qsf_strmap_tail(a, len) == qsf_strmap_tail(b, len);
+}
+
+/* Hash used by the map (exposed so callers can hash once and reuse): the
+ * length, every 8-byte word before the tail, then the tail, each mixed by a
+ * multiply and a shift. Not stored anywhere: it may change between versions. */
+static inline uint32_t qsf_strmap_hash(const char *s, size_t len) {
+    const uint64_t k = 0x9E3779B97F4A7C15ull;
+    uint64_t h = 0x243F6A8885A308D3ull ^ (len * k);
+    for (size_t i = 0; i + 8 < len; i += 8) {
+        h = (h ^ qsf_strmap_load64(s + i)) * k;
+        h ^= h >> 31;
+    }
+    h = (h ^ (len ? qsf_strmap_tail(s, len) : 0)) * k;
+    h ^= h >> 29;
+    h *= 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 32;
+    return (uint32_t) h;
+}
 
 /* Initialises an empty map (no allocation until the first insert). */
 void qsf_strmap_init(qsf_strmap *m);
 void qsf_strmap_destroy(qsf_strmap *m);
 
-/* Id of s, or -1 when absent. */
-int64_t qsf_strmap_find(const qsf_strmap *m, const char *s, size_t len, uint32_t hash);
+/* Id of s, or -1 when absent. Inline: a symbol column looks one up per row. */
+static inline int64_t qsf_strmap_find(const qsf_strmap *m, const char *s, size_t len,
+                                      uint32_t hash) {
+    if (!m->slots)
+        return -1;
+    for (uint32_t i = hash & m->slot_mask;; i = (i + 1) & m->slot_mask) {
+        uint64_t slot = m->slots[i];
+        if (!slot)
+            return -1;
+        if ((uint32_t) (slot >> 32) != hash)
+            continue;
+        uint32_t id = (uint32_t) slot - 1;
+        const qsf_strmap_entry *e = &m->entries[id];
+        if (e->len == len && qsf_bytes_eq(m->arena + e->off, s, len))
+            return id;
+    }
+}
 
 /* Appends s (not already present; the caller checked with find) and returns its id
  * (= the previous count), or -1 when memory ran out (the map is unchanged). */

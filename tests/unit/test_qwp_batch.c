@@ -358,6 +358,48 @@ static void strmap_truncate_keeps_the_rest(void **state) {
     qsf_strmap_destroy(&m);
 }
 
+/* Equality and hashing read a string's tail with overlapping loads: a byte
+ * differing at any position of any length up to a few words is seen, equal
+ * bytes in other buffers hash alike, and keys that differ only in length,
+ * in an embedded zero or in one tail byte all get ids of their own. */
+static void strmap_sees_every_byte(void **state) {
+    (void) state;
+    char a[40], b[48];
+    for (size_t len = 0; len <= sizeof a; len++) {
+        for (size_t i = 0; i < len; i++)
+            a[i] = (char) ('a' + (i * 7) % 26);
+        memcpy(b + 3, a, len); /* another alignment */
+        assert_true(qsf_bytes_eq(a, b + 3, len));
+        assert_int_equal(qsf_strmap_hash(a, len), qsf_strmap_hash(b + 3, len));
+        for (size_t i = 0; i < len; i++) {
+            b[3 + i] ^= 0x20;
+            assert_false(qsf_bytes_eq(a, b + 3, len));
+            b[3 + i] ^= 0x20;
+        }
+    }
+    qsf_strmap m;
+    qsf_strmap_init(&m);
+    char k[24];
+    uint32_t n = 0;
+    for (size_t len = 0; len <= sizeof k; len++)
+        for (size_t i = 0; i <= len; i++) { /* one 'x' at i, or (i == len) none */
+            memset(k, 0, sizeof k);
+            if (i < len)
+                k[i] = 'x';
+            assert_int_equal(qsf_strmap_find(&m, k, len, qsf_strmap_hash(k, len)), -1);
+            assert_int_equal(qsf_strmap_add(&m, k, len, qsf_strmap_hash(k, len)), n++);
+        }
+    n = 0;
+    for (size_t len = 0; len <= sizeof k; len++)
+        for (size_t i = 0; i <= len; i++) {
+            memset(k, 0, sizeof k);
+            if (i < len)
+                k[i] = 'x';
+            assert_int_equal(qsf_strmap_find(&m, k, len, qsf_strmap_hash(k, len)), n++);
+        }
+    qsf_strmap_destroy(&m);
+}
+
 static void utf8_validation(void **state) {
     (void) state;
     assert_true(qsf_utf8_valid("plain ascii text, long enough for words", 39));
@@ -402,6 +444,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(dict_full_keeps_known_symbols, fx_setup, fx_teardown),
         cmocka_unit_test(symtab_scales),
         cmocka_unit_test(strmap_truncate_keeps_the_rest),
+        cmocka_unit_test(strmap_sees_every_byte),
         cmocka_unit_test(utf8_validation),
         cmocka_unit_test(utf8_long_text_every_position),
     };
