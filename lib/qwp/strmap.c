@@ -16,13 +16,22 @@ void qsf_strmap_destroy(qsf_strmap *m) {
     qsf_strmap_init(m);
 }
 
-#define SLOT(hash, id) (((uint64_t) (hash) << 32) | ((uint64_t) (id) + 1))
+/* The slot of the record at arena offset off (a multiple of 8). */
+#define SLOT(hash, off) (((uint64_t) (hash) << 32) | ((off) / 8 + 1))
 
-static void slot_put(uint64_t *slots, uint32_t mask, uint32_t hash, uint32_t id) {
+/* Arena offsets a slot can name: (off / 8 + 1) must fit its 32 bits. */
+#define ARENA_MAX ((uint64_t) (UINT32_MAX - 1) * 8)
+
+/* Record bytes for a string of len bytes: id, len, the bytes, padding to 8. */
+static uint64_t record_size(size_t len) {
+    return 8 + (((uint64_t) len + 7) & ~(uint64_t) 7);
+}
+
+static void slot_put(uint64_t *slots, uint32_t mask, uint32_t hash, uint64_t off) {
     uint32_t i = hash & mask;
     while (slots[i])
         i = (i + 1) & mask;
-    slots[i] = SLOT(hash, id);
+    slots[i] = SLOT(hash, off);
 }
 
 /* Doubles the slot array and re-inserts every linked entry. */
@@ -33,14 +42,15 @@ static int rehash(qsf_strmap *m) {
         return -1;
     for (uint32_t id = 0; id < m->count; id++)
         if (m->entries[id].linked)
-            slot_put(sl, n - 1, m->entries[id].hash, id);
+            slot_put(sl, n - 1, m->entries[id].hash, m->entries[id].off);
     free(m->slots);
     m->slots = sl;
     m->slot_mask = n - 1;
     return 0;
 }
 
-static int reserve(qsf_strmap *m, size_t len) {
+/* Room for one more entry and a record of rec bytes. */
+static int reserve(qsf_strmap *m, uint64_t rec) {
     if (m->count == m->entries_cap) {
         uint32_t n = m->entries_cap ? m->entries_cap * 2 : 16;
         qsf_strmap_entry *e = realloc(m->entries, (size_t) n * sizeof *e);
@@ -49,9 +59,11 @@ static int reserve(qsf_strmap *m, size_t len) {
         m->entries = e;
         m->entries_cap = n;
     }
-    if (m->arena_len + len > m->arena_cap) {
+    if (m->arena_len + rec > ARENA_MAX)
+        return -1;
+    if (m->arena_len + rec > m->arena_cap) {
         uint64_t n = m->arena_cap ? m->arena_cap * 2 : 256;
-        while (n < m->arena_len + len)
+        while (n < m->arena_len + rec)
             n *= 2;
         char *a = realloc(m->arena, n);
         if (!a)
@@ -65,19 +77,23 @@ static int reserve(qsf_strmap *m, size_t len) {
 }
 
 static int64_t append(qsf_strmap *m, const char *s, size_t len, uint32_t hash, bool link) {
-    if (len > UINT32_MAX || m->count >= UINT32_MAX - 1 || reserve(m, len) != 0)
+    uint64_t rec = record_size(len);
+    if (len > UINT32_MAX || m->count >= UINT32_MAX - 1 || reserve(m, rec) != 0)
         return -1;
-    uint32_t id = m->count++;
+    uint32_t id = m->count++, len32 = (uint32_t) len;
     qsf_strmap_entry *e = &m->entries[id];
     e->off = m->arena_len;
-    e->len = (uint32_t) len;
     e->hash = hash;
     e->linked = link;
+    char *r = m->arena + e->off;
+    memset(r + rec - 8, 0, 8); /* the padding: the last word, before what goes in it */
+    memcpy(r, &id, 4);
+    memcpy(r + 4, &len32, 4);
     if (len)
-        memcpy(m->arena + m->arena_len, s, len);
-    m->arena_len += len;
+        memcpy(r + 8, s, len);
+    m->arena_len += rec;
     if (link) {
-        slot_put(m->slots, m->slot_mask, hash, id);
+        slot_put(m->slots, m->slot_mask, hash, e->off);
         m->linked++;
     }
     return id;
@@ -91,11 +107,12 @@ int64_t qsf_strmap_add_unlinked(qsf_strmap *m, const char *s, size_t len, uint32
     return append(m, s, len, hash, false);
 }
 
-/* Removes the slot of id and shifts the following cluster back so that every
- * remaining key stays reachable from its home slot (linear-probing deletion). */
-static void slot_remove(qsf_strmap *m, uint32_t hash, uint32_t id) {
+/* Removes the slot of the record at off and shifts the following cluster back
+ * so that every remaining key stays reachable from its home slot
+ * (linear-probing deletion). */
+static void slot_remove(qsf_strmap *m, uint32_t hash, uint64_t off) {
     uint32_t mask = m->slot_mask, i = hash & mask;
-    while (m->slots[i] != SLOT(hash, id))
+    while (m->slots[i] != SLOT(hash, off))
         i = (i + 1) & mask;
     for (uint32_t j = (i + 1) & mask; m->slots[j]; j = (j + 1) & mask) {
         uint32_t home = (uint32_t) (m->slots[j] >> 32) & mask;
@@ -114,7 +131,7 @@ void qsf_strmap_truncate(qsf_strmap *m, uint32_t count) {
         uint32_t id = --m->count;
         qsf_strmap_entry *e = &m->entries[id];
         if (e->linked) {
-            slot_remove(m, e->hash, id);
+            slot_remove(m, e->hash, e->off);
             m->linked--;
         }
         m->arena_len = e->off;

@@ -1,10 +1,23 @@
 /* A string -> dense id map in first-insert order (ids 0, 1, 2, ...), with lookup
- * of an entry by id and LIFO truncation (undo of the newest inserts). Strings are
- * copied into one growing arena; ids index an entry array. Lookup is open
- * addressing with linear probing over 64-bit slots (hash << 32 | id + 1; 0 is
- * empty), kept at most half full, so a probe rarely touches an entry whose hash
- * differs and 10^6 distinct strings stay O(1) per operation.
- * Used by the symbol table and by the row buffer for table and column names. */
+ * of an entry by id and LIFO truncation (undo of the newest inserts). Used by
+ * the symbol table and by the row buffer for table and column names.
+ *
+ * Each string is copied into one growing arena as a record that also holds its
+ * id and length, 8-byte aligned:
+ *
+ *   off (multiple of 8)
+ *   +0   u32  id
+ *   +4   u32  len
+ *   +8   len bytes, then zeros up to the next multiple of 8
+ *
+ * Lookup is open addressing with linear probing over 64-bit slots
+ * (hash << 32 | off / 8 + 1; 0 is empty), kept at most half full, so a probe
+ * rarely touches a record whose hash differs and 10^6 distinct strings stay
+ * O(1) per operation. A slot leads straight to the record, so a lookup in a
+ * table too large for the cache misses twice (slot, record), not three times
+ * through an entry array. The entry array (id -> record offset, hash) serves
+ * lookups by id and truncation. The slot's 32 bits of offset bound the arena
+ * at 32 GiB: an add beyond fails like an allocation. */
 #ifndef QSF_QWP_STRMAP_H
 #define QSF_QWP_STRMAP_H
 
@@ -14,8 +27,7 @@
 #include <string.h>
 
 typedef struct qsf_strmap_entry {
-    uint64_t off;    /* offset of the bytes in the arena */
-    uint32_t len;    /* bytes */
+    uint64_t off;    /* offset of the record in the arena */
     uint32_t hash;   /* cached hash */
     uint32_t linked; /* 1 when findable (0: a duplicate kept by id only) */
 } qsf_strmap_entry;
@@ -99,10 +111,9 @@ static inline int64_t qsf_strmap_find(const qsf_strmap *m, const char *s, size_t
             return -1;
         if ((uint32_t) (slot >> 32) != hash)
             continue;
-        uint32_t id = (uint32_t) slot - 1;
-        const qsf_strmap_entry *e = &m->entries[id];
-        if (e->len == len && qsf_bytes_eq(m->arena + e->off, s, len))
-            return id;
+        const char *rec = m->arena + ((uint64_t) (uint32_t) slot - 1) * 8;
+        if (qsf_strmap_load32(rec + 4) == len && qsf_bytes_eq(rec + 8, s, len))
+            return (int64_t) qsf_strmap_load32(rec);
     }
 }
 
@@ -117,8 +128,9 @@ int64_t qsf_strmap_add_unlinked(qsf_strmap *m, const char *s, size_t len, uint32
 /* Bytes and length of entry id (id < count). The pointer stays valid until the
  * next add (the arena may move). */
 static inline const char *qsf_strmap_str(const qsf_strmap *m, uint32_t id, size_t *len) {
-    *len = m->entries[id].len;
-    return m->arena + m->entries[id].off;
+    const char *rec = m->arena + m->entries[id].off;
+    *len = (size_t) qsf_strmap_load32(rec + 4);
+    return rec + 8;
 }
 
 /* Removes the newest entries so that `count` remain (count <= current count). */
