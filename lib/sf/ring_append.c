@@ -84,7 +84,7 @@ static int rotation_barriers(qsf_ring *r, qsf_segment *a, qsf_segment *sp, qsf_e
     if (rc != QSF_OK)
         return rc;
     bool planned = sp->header_durable && sp->base_seq == qsf_seg_end_fsn(a);
-    rc = planned ? QSF_OK : qsf_seg_rebase(sp, qsf_seg_end_fsn(a), err);
+    rc = planned ? QSF_OK : qsf_seg_rebase(sp, qsf_seg_end_fsn(a), r->rec.slot.path, err);
     if (rc != QSF_OK || !r->sf)
         return rc;
     if (!planned) {

@@ -3,10 +3,11 @@
  * Rotation (docs/DURABILITY.md §6) must make the new segment's header durable,
  * holding baseSeq = the FSN after the full segment's last frame, before the
  * manifest names it and before any frame goes into it. Done at the moment the
- * active segment is full, that sync stalls the producer: on the reference
- * machine 2-3 ms per rotation (the header shares a 2 MiB folio with the first
- * frames' pages, and all of it goes to disk), which with 4 MiB segments and
- * 64 KiB frames more than doubled the time of a flush-heavy SF run.
+ * active segment is full, that sync stalls the producer: it waits for the
+ * device (0.3-0.6 ms here; 2-3 ms while the header shared a 2 MiB folio with
+ * the first frames' pages, see qsf_seg_create_file), which with 4 MiB
+ * segments and 64 KiB frames more than doubled the time of a flush-heavy SF
+ * run.
  *
  * So the spare thread (spares.c) guesses the FSN at which the active segment will fill, from
  * the average frame size of the segment sealed before it, writes that baseSeq
@@ -57,6 +58,13 @@ static int64_t predict_end_fsn_locked(const qsf_ring *r, const qsf_segment *a) {
     return x > qsf_ring_published_fsn(r) + 1 ? x : -1;
 }
 
+/* The first pages of a planned spare populated with `memory` durability, after
+ * its header sync (which writes every dirty page of the file: see
+ * qsf_seg_prefault). The first fault makes the 2 MiB folio that holds the
+ * header, reading its block back; the rest is populated just ahead of the
+ * producer (manager.c, prefault_active). */
+#define SPARE_PREFAULT ((uint64_t) 256 << 10)
+
 void qsf_plan_rotation(qsf_ring *r) {
     /* periodic: at the planned FSN the full segment is almost never durable
      * yet, so the rotation would wait for a checkpoint instead; no plan. */
@@ -75,11 +83,13 @@ void qsf_plan_rotation(qsf_ring *r) {
     pthread_mutex_unlock(&r->mu);
 
     qsf_errinfo e;
-    int rc = qsf_seg_rebase(sp, x, &e);
+    int rc = qsf_seg_rebase(sp, x, r->rec.slot.path, &e);
     if (rc == QSF_OK) {
         (void) QSF_FAULT_POINT(QSF_FP_SPARE_REBASED);
         rc = qsf_seg_sync_header(sp, r->rec.slot.path, &e);
     }
+    if (rc == QSF_OK && r->durability == QSF_DUR_MEMORY)
+        qsf_seg_prefault(sp, 0, SPARE_PREFAULT); /* still planning: no one else touches it */
 
     pthread_mutex_lock(&r->mu);
     r->planning = false;

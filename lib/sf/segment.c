@@ -8,8 +8,10 @@
 #include "os/os.h"
 #include "sf/segfmt.h"
 #include "sf/sfa.h"
+#include "sf/sfio.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -163,6 +165,7 @@ void qsf_seg_prefault(qsf_segment *s, uint64_t from, uint64_t upto) {
     uint64_t end = s->size & ~(ps - 1);
     if (s->fd < 0)
         return;
+    s->header_cold = false;
     upto = upto >= end ? end : (upto + ps - 1) & ~(ps - 1);
     if (s->prefault_off < (from & ~(ps - 1)))
         s->prefault_off = from & ~(ps - 1); /* the producer got ahead: skip */
@@ -187,7 +190,11 @@ int qsf_seg_create_file(int dirfd, const char *dir_path, const char *name, uint6
     int fd;
     int rc = qsf_create_prealloc(dirfd, dir_path, name, size, &fd, err);
     if (rc == QSF_OK) {
-        rc = map_file(s, fd, dir_path, err);
+        uint8_t h[QSF_SFA_HEADER_SIZE];
+        write_header(h, base_seq, flags);
+        rc = qsf_write_at(fd, h, sizeof h, 0, dir_path, name, err);
+        if (rc == QSF_OK)
+            rc = map_file(s, fd, dir_path, err);
         if (rc != QSF_OK) {
             QSF_OS->close(fd);
             QSF_OS->unlinkat(dirfd, name, 0);
@@ -197,7 +204,7 @@ int qsf_seg_create_file(int dirfd, const char *dir_path, const char *name, uint6
         free(s);
         return rc;
     }
-    write_header(s->base, base_seq, flags);
+    s->header_cold = true;
     *out = s;
     return QSF_OK;
 }
@@ -337,14 +344,22 @@ void qsf_seg_lower_durable(qsf_segment *s, uint64_t off) {
         atomic_store(&s->durable_off, off);
 }
 
-int qsf_seg_rebase(qsf_segment *s, int64_t base_seq, qsf_errinfo *err) {
+int qsf_seg_rebase(qsf_segment *s, int64_t base_seq, const char *dir_path, qsf_errinfo *err) {
     if (s->frame_count != 0 || s->append_off != QSF_SFA_HEADER_SIZE)
         return qsf_err_set(err, QSF_E_INTERNAL, 0, 0,
                            "cannot rebase segment %s: it already holds %" PRIu64 " frames", s->name,
                            s->frame_count);
     if (base_seq != s->base_seq)
         s->header_durable = false;
-    qsf_sfa_set_base_seq(s->base, base_seq);
+    if (s->fd >= 0) { /* through the file: see header_cold */
+        uint8_t b[8];
+        qsf_put_i64(b, base_seq);
+        int rc = qsf_write_at(s->fd, b, sizeof b, 8, dir_path, s->name, err);
+        if (rc != QSF_OK)
+            return rc;
+    } else {
+        qsf_sfa_set_base_seq(s->base, base_seq);
+    }
     s->base_seq = base_seq;
     return QSF_OK;
 }
@@ -373,6 +388,8 @@ int qsf_seg_sync_header(qsf_segment *s, const char *dir_path, qsf_errinfo *err) 
     if (QSF_OS->fdatasync(s->fd) != 0)
         return sync_fail(s, dir_path, "fdatasync of the header", 0, QSF_SFA_HEADER_SIZE, err);
     s->header_durable = true;
+    if (s->header_cold) /* clean now: the first fault makes a large folio of it */
+        (void) posix_fadvise(s->fd, 0, (off_t) page_size(), POSIX_FADV_DONTNEED);
     return QSF_OK;
 }
 

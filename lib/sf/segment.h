@@ -56,6 +56,7 @@ typedef struct qsf_segment {
     uint64_t mlock_from, mlock_to; /* range pinned by qsf_seg_redirty, empty if none */
     uint64_t prefault_off;         /* manager: pages below are faulted in writable */
     bool header_durable;           /* the header as it is now is on stable storage */
+    bool header_cold;              /* SF: the mapping has not touched the header's page */
 } qsf_segment;
 
 /* Memory mode: a zeroed buffer of `size` bytes with a header (flags 0). */
@@ -66,10 +67,22 @@ int qsf_seg_new_mem(uint64_t size, int64_t base_seq, qsf_segment **out, qsf_erri
  * has no recovery and readers never look past the published offset. */
 void qsf_seg_reuse_mem(qsf_segment *s, int64_t base_seq);
 
-/* SF mode: creates <dir>/<name> exclusively, preallocates `size` bytes, maps it
- * and writes the header (baseSeq, flags, createdMicros) into the mapping. The
- * header is not synced (the caller runs the barrier it needs). On failure the
- * partial file is removed; errors name the file. */
+/* SF mode: creates <dir>/<name> exclusively, preallocates `size` bytes, writes
+ * the header (baseSeq, flags, createdMicros) with pwrite and maps the file
+ * without touching the mapping (header_cold). The header is not synced (the
+ * caller runs the barrier it needs). On failure the partial file is removed;
+ * errors name the file.
+ *
+ * Why not through the mapping: the mapping asks for large folios
+ * (MADV_HUGEPAGE), and a store into it makes the header's page part of a
+ * 2 MiB folio whose every block is dirty. Syncing the header then wrote 2 MiB
+ * of zeros to disk per segment: with the default 4 MiB segments, in memory
+ * durability, most of what qsf wrote to disk at all. Written with pwrite the
+ * header sits in a small folio of its own; the header sync writes that one
+ * block and then drops it from the page cache (clean by then), so the first
+ * fault through the mapping still makes one large folio of the first 2 MiB
+ * (reading the header's block back). Small folios there instead would cost a
+ * fault per 4 KiB page. */
 int qsf_seg_create_file(int dirfd, const char *dir_path, const char *name, uint64_t gen,
                         uint64_t size, int64_t base_seq, uint8_t flags, qsf_segment **out,
                         qsf_errinfo *err);
@@ -85,9 +98,9 @@ int qsf_seg_adopt(int fd, const char *dir_path, const char *name, uint64_t gen, 
 /* SF mode, manager: faults the pages of [max(prefault_off, from), upto) in writable
  * (MADV_POPULATE_WRITE, best effort; blocks are already reserved), so the
  * producer's first store into each page takes no page fault. Done just ahead
- * of the producer in the ACTIVE segment only: populated pages are dirty, and a
- * fully populated spare would make the header fsync at rotation write the
- * whole segment of zeros. */
+ * of the producer in the ACTIVE segment, and in a spare only once its header
+ * is final and synced: populated pages are dirty, and the header sync writes
+ * every dirty page of the file. Clears header_cold. */
 void qsf_seg_prefault(qsf_segment *s, uint64_t from, uint64_t upto);
 
 /* Unmaps / frees and closes. NULL is a no-op. */
@@ -151,15 +164,17 @@ static inline int64_t qsf_seg_end_fsn(const qsf_segment *s) {
     return s->base_seq + (int64_t) s->frame_count;
 }
 
-/* Rewrites baseSeq in the header (a different value clears header_durable).
- * QSF_E_INTERNAL once a frame was written. */
-int qsf_seg_rebase(qsf_segment *s, int64_t base_seq, qsf_errinfo *err);
+/* Rewrites baseSeq in the header (a different value clears header_durable):
+ * with pwrite in SF mode (see qsf_seg_create_file), errors naming
+ * <dir_path>/<name> and the offset. QSF_E_INTERNAL once a frame was written. */
+int qsf_seg_rebase(qsf_segment *s, int64_t base_seq, const char *dir_path, qsf_errinfo *err);
 
 /* Sets the header's flags byte. */
 void qsf_seg_stamp_flags(qsf_segment *s, uint8_t flags);
 
-/* msync(MS_SYNC) of the header page, then fsync; sets header_durable. No-op
- * in memory mode. */
+/* msync(MS_SYNC) of the header page, then fdatasync; sets header_durable. A
+ * header_cold segment's header page is then dropped from the page cache (see
+ * qsf_seg_create_file). No-op in memory mode. */
 int qsf_seg_sync_header(qsf_segment *s, const char *dir_path, qsf_errinfo *err);
 
 /* msync(MS_SYNC) of the page-aligned range [from, to), then fdatasync; on

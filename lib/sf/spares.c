@@ -29,12 +29,6 @@
 #define IDLE_NS             ((int64_t) 64 * 1000000)
 #define CREATE_LOG_EVERY_NS ((int64_t) 30 * 1000000000)
 
-/* The first pages of an SF spare with `memory` durability, populated at
- * creation. Only these: populated pages are dirty zeros that the header sync
- * at rotation writes out; the rest is populated just ahead of the producer
- * (manager.c, prefault_active). */
-#define SPARE_PREFAULT ((uint64_t) 256 << 10)
-
 static int create_spare(qsf_ring *r, qsf_segment **out, qsf_errinfo *err) {
     int64_t provisional = qsf_ring_published_fsn(r) + 1;
     if (!r->sf)
@@ -48,8 +42,6 @@ static int create_spare(qsf_ring *r, qsf_segment **out, qsf_errinfo *err) {
     if (rc != QSF_OK)
         return rc; /* the partial file is gone: the name is free for the next attempt */
     r->next_gen++;
-    if (r->durability == QSF_DUR_MEMORY)
-        qsf_seg_prefault(*out, 0, SPARE_PREFAULT);
     rc = qsf_fsync_dir(sl->dirfd, sl->path, err);
     if (rc != QSF_OK) { /* not known to the directory: remove and retry later */
         QSF_OS->unlinkat(sl->dirfd, name, 0);
