@@ -51,14 +51,16 @@ static void frame_joins_txn(qsf_ring *r, qsf_segment *s, uint64_t off, int64_t *
         *fsn_out = fsn;
 }
 
-/* Writes the frame into s; on success it belongs to the open flush. */
-static bool write_frame(qsf_ring *r, qsf_segment *s, const void *payload, uint32_t len,
-                        int64_t *fsn_out) {
+/* Writes the frame into s: 1, and it belongs to the open flush; 0 when it
+ * does not fit; -1 with err set when the file write failed. */
+static int write_frame(qsf_ring *r, qsf_segment *s, const void *payload, uint32_t len,
+                       int64_t *fsn_out, qsf_errinfo *err) {
     uint64_t off = s->append_off;
-    if (!qsf_seg_write(s, payload, len))
-        return false;
-    frame_joins_txn(r, s, off, fsn_out);
-    return true;
+    int rc = s->frames_by_pwrite ? qsf_seg_write_file(s, payload, len, r->rec.slot.path, err)
+                                 : qsf_seg_write(s, payload, len);
+    if (rc == 1)
+        frame_joins_txn(r, s, off, fsn_out);
+    return rc;
 }
 
 int qsf_ring_manifest_back(qsf_ring *r, qsf_errinfo *err) {
@@ -429,12 +431,13 @@ static int rotate_or_wait(qsf_ring *r, const void *payload, uint32_t len, int64_
             continue;
         }
         if (t == TRY_ROTATED || (t == TRY_WAIT && reuse_in_place(r))) {
-            if (!write_frame(r, r->active, payload, len, fsn_out))
+            int w = write_frame(r, r->active, payload, len, fsn_out, err);
+            if (w == 0)
                 return qsf_err_set(err, QSF_E_INTERNAL, 0, 0,
                                    "frame of %u bytes did not fit "
                                    "an empty segment",
                                    len);
-            return QSF_OK;
+            return w == 1 ? QSF_OK : err ? err->code : QSF_E_IO;
         }
         if (!ep->waiting)
             episode_begin(r, ep);
@@ -495,10 +498,13 @@ int qsf_ring_txn_append(qsf_ring *r, const void *payload, size_t len, int64_t *f
     if (!active_takes_next(r))
         return append_slow(r, payload, (uint32_t) len, fsn_out, err); /* rotates first */
     qsf_segment *a = r->active;
-    if (write_frame(r, a, payload, (uint32_t) len, fsn_out)) {
+    int w = write_frame(r, a, payload, (uint32_t) len, fsn_out, err);
+    if (w == 1) {
         maybe_early_wake(r, a);
         return QSF_OK;
     }
+    if (w < 0)
+        return err ? err->code : QSF_E_IO;
     return append_slow(r, payload, (uint32_t) len, fsn_out, err);
 }
 

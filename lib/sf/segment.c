@@ -289,6 +289,59 @@ bool qsf_seg_write(qsf_segment *s, const void *payload, uint32_t len) {
     return true;
 }
 
+/* The frame's bytes [off, off + n) hold nothing of it any more: zeros again, as
+ * past append_off (through the mapping, which cannot fail). */
+static void forget_frame(qsf_segment *s, uint64_t off, uint64_t n) {
+    memset(s->base + off, 0, n);
+}
+
+/* Stores the CRC of the frame at off. Through the file, unless the 4 bytes
+ * straddle a page: a kill between the two pages of one pwrite could leave a
+ * field that is neither the marker nor the CRC, and salvage would then look
+ * for frames inside the payload (docs/FORMAT.md §2.4). A single store cannot
+ * be cut; it costs that page's folio being dirtied whole, for 3 frames in
+ * 4096. */
+static int store_crc(qsf_segment *s, uint64_t off, uint32_t crc) {
+    uint8_t b[4];
+    qsf_put_u32(b, crc);
+    if ((off & (page_size() - 1)) > page_size() - sizeof b) {
+        memcpy(s->base + off, b, sizeof b);
+        return 0;
+    }
+    return qsf_pwrite_full(s->fd, b, sizeof b, (off_t) off);
+}
+
+int qsf_seg_write_file(qsf_segment *s, const void *payload, uint32_t len, const char *dir_path,
+                       qsf_errinfo *err) {
+    uint64_t off = s->append_off;
+    if (!qsf_seg_place(s, len))
+        return 0;
+    uint8_t env[QSF_SFA_FRAME_OVERHEAD];
+    qsf_put_u32(env + QSF_SFA_FRAME_AT_CRC, QSF_SFA_FRAME_WRITING);
+    qsf_put_u32(env + QSF_SFA_FRAME_AT_LEN, len);
+    int bad = qsf_pwrite_full(s->fd, env, sizeof env, (off_t) off);
+    if (!bad)
+        bad = qsf_pwrite_full(s->fd, payload, len, (off_t) (off + sizeof env));
+    if (!bad) {
+        (void) QSF_FAULT_POINT(QSF_FP_FRAME_PAYLOAD_WRITTEN);
+        uint32_t st = qsf_crc32c_update(qsf_crc32c_begin(), env + QSF_SFA_FRAME_AT_LEN, 4);
+        bad = store_crc(s, off, qsf_crc32c_end(qsf_crc32c_update(st, payload, len)));
+    }
+    if (bad) {
+        int e = errno;
+        forget_frame(s, off, QSF_SFA_FRAME_OVERHEAD + (uint64_t) len);
+        qsf_err_set(err, QSF_E_IO, 0, e,
+                    "cannot write a frame of %u bytes into %s/%s at offset %" PRIu64 ": %s", len,
+                    dir_path, s->name, off, strerror(e));
+        return -1;
+    }
+    (void) QSF_FAULT_POINT(QSF_FP_FRAME_CRC_WRITTEN);
+    s->append_off = off + QSF_SFA_FRAME_OVERHEAD + len;
+    s->frame_count++;
+    atomic_store_explicit(&s->written_off, s->append_off, memory_order_release);
+    return 1;
+}
+
 bool qsf_seg_append(qsf_segment *s, const void *payload, uint32_t len) {
     if (!qsf_seg_write(s, payload, len))
         return false;

@@ -57,6 +57,7 @@ typedef struct qsf_segment {
     uint64_t prefault_off;         /* manager: pages below are faulted in writable */
     bool header_durable;           /* the header as it is now is on stable storage */
     bool header_cold;              /* SF: the mapping has not touched the header's page */
+    bool frames_by_pwrite;         /* SF, `append` durability: see qsf_seg_write_file */
 } qsf_segment;
 
 /* Memory mode: a zeroed buffer of `size` bytes with a header (flags 0). */
@@ -116,6 +117,18 @@ static inline uint64_t qsf_seg_max_payload(uint64_t size) {
  * CRC last) at append_off, without publishing it. Returns false, with nothing
  * written, when the frame does not fit. Producer only. */
 bool qsf_seg_write(qsf_segment *s, const void *payload, uint32_t len);
+
+/* qsf_seg_write for a segment with frames_by_pwrite (`append` durability):
+ * the same bytes in the same order, marker and length, payload, CRC last,
+ * written with pwrite instead of stores through the mapping. A store dirties
+ * the whole folio it lands in (a page fault marks every block of it dirty),
+ * and with large folios every flush's barrier then wrote up to 2 MiB,
+ * however small the flush; a pwrite dirties the blocks it covers. 1 when
+ * written, 0 when the frame does not fit (nothing written), -1 with err set
+ * (QSF_E_IO naming the file and offset; the frame's bytes are zeros again).
+ * Producer only. */
+int qsf_seg_write_file(qsf_segment *s, const void *payload, uint32_t len, const char *dir_path,
+                       qsf_errinfo *err);
 
 /* A frame written in two steps, its payload in place (no copy): where a
  * payload of up to `cap` bytes goes at append_off, or NULL when it does not

@@ -215,8 +215,7 @@ static void check_recovered(const seen *s, int durability, bool all_kept, const 
 }
 
 /* Each numbered fault point, killed at its 1st, 2nd and 5th hit. */
-static void kill_at_each_fault_point(void **state) {
-    (void) state;
+static void kill_at_each_fault_point_in(int durability) {
     static const int points[] = {QSF_FP_FRAME_PAYLOAD_WRITTEN, QSF_FP_FRAME_CRC_WRITTEN,
                                  QSF_FP_SPARE_REBASED,         QSF_FP_MANIFEST_WRITTEN,
                                  QSF_FP_WATERMARK_WRITTEN,     QSF_FP_SEGMENT_UNLINKED,
@@ -226,11 +225,23 @@ static void kill_at_each_fault_point(void **state) {
         for (size_t j = 0; j < sizeof nths / sizeof nths[0]; j++) {
             char what[64];
             snprintf(what, sizeof what, "fault point %d, hit %" PRIu64, points[i], nths[j]);
-            seen s = run_child(QSF_DUR_MEMORY, false, points[i], nths[j], -1);
-            check_recovered(&s, QSF_DUR_MEMORY, true, what);
+            seen s = run_child(durability, false, points[i], nths[j], -1);
+            check_recovered(&s, durability, true, what);
             tu_rmtree(slot);
         }
     }
+}
+
+static void kill_at_each_fault_point(void **state) {
+    (void) state;
+    kill_at_each_fault_point_in(QSF_DUR_MEMORY);
+}
+
+/* `append` durability writes frames with pwrite (qsf_seg_write_file): the
+ * same fault points, between the same steps. */
+static void kill_at_each_fault_point_append(void **state) {
+    (void) state;
+    kill_at_each_fault_point_in(QSF_DUR_APPEND);
 }
 
 /* Random kills, and a second crash on top of a recovered slot. */
@@ -278,6 +289,7 @@ static void host_loss_periodic_mode(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(kill_at_each_fault_point, setup, teardown),
+        cmocka_unit_test_setup_teardown(kill_at_each_fault_point_append, setup, teardown),
         cmocka_unit_test_setup_teardown(kill_at_random_points, setup, teardown),
         cmocka_unit_test_setup_teardown(host_loss_append_mode, setup, teardown),
         cmocka_unit_test_setup_teardown(host_loss_periodic_mode, setup, teardown),
