@@ -11,11 +11,15 @@
  * Per ring run, the CPU time over the timed part of the producer (this
  * thread), of the ring's manager thread (qsf-mgr) and of its spare thread
  * (qsf-spare, SF modes; -1 without one): who pays for the page faults,
- * zeroing and barriers.
+ * zeroing and barriers. SF modes also report what the slot's block device
+ * took during the timed part and the close (device_written_mb, and per byte
+ * of frames: device_written_per_frame_byte; devstat.h), on a quiet machine
+ * the disk cost of each mode; absent where the kernel does not say.
  * QSF_BENCH_NO_BARRIERS=1 (a diagnostic, not a configuration): fsync,
  *   fdatasync and msync become no-ops in the ring's syscall table, to see what
  *   SF mode would do if the disk barriers cost nothing.
  * Output: one JSON object per result on stdout, a table on stderr. */
+#include "devstat.h"
 #include "os/os.h"
 #include "procstat.h"
 #include "sf/ring.h"
@@ -71,6 +75,7 @@ typedef struct result {
     double mb_s;
     uint64_t stalls; /* appends that waited for space or a spare */
     double producer_cpu_ms, manager_cpu_ms, spare_cpu_ms; /* over the timed part; -1 if unknown */
+    int64_t dev_written; /* SF: bytes the device took for the timed part and the close; -1 */
 } result;
 
 static result summarize(int64_t *lat, size_t n, size_t bytes, int64_t total_ns) {
@@ -170,6 +175,13 @@ static int run_ring(const mode *m, size_t size, const char *dir, int64_t *lat, s
             fprintf(stderr, "warm-up %s: %s\n", m->name, e.msg);
             exit(1);
         }
+    /* What the warm-up left dirty goes out first: the device's count is then
+     * the timed part's (devstat.h). */
+    int64_t dev0 = -1;
+    if (m->sf) {
+        sync();
+        dev0 = dev_written_bytes(dir);
+    }
     /* append mode: FLUSH_EVERY frames per flush (one barrier each, before they
      * are published); the other modes publish every frame as its own flush. */
     size_t per_flush = m->durability == QSF_DUR_APPEND ? FLUSH_EVERY : 1;
@@ -203,6 +215,12 @@ static int run_ring(const mode *m, size_t size, const char *dir, int64_t *lat, s
     qsf_ring_close(r, NULL);
     free(buf);
     *out = summarize(lat, n, size, total);
+    out->dev_written = -1;
+    if (dev0 >= 0) { /* closed: what is still dirty goes out now */
+        sync();
+        int64_t dev1 = dev_written_bytes(dir);
+        out->dev_written = dev1 >= dev0 ? dev1 - dev0 : -1;
+    }
     out->stalls = stalls;
     out->producer_cpu_ms = cpu_ms(cpu0.thread_ns[T_PRODUCER], cpu1.thread_ns[T_PRODUCER]);
     out->manager_cpu_ms = cpu_ms(cpu0.thread_ns[T_MGR], cpu1.thread_ns[T_MGR]);
@@ -352,6 +370,10 @@ int main(int argc, char **argv) {
                        q.mb_s / file_mb_s);
             printf(",\"producer_cpu_ms\":%.1f,\"manager_cpu_ms\":%.1f,\"spare_cpu_ms\":%.1f",
                    q.producer_cpu_ms, q.manager_cpu_ms, q.spare_cpu_ms);
+            if (q.dev_written >= 0)
+                printf(",\"device_written_mb\":%.1f,\"device_written_per_frame_byte\":%.3f",
+                       (double) q.dev_written / 1e6,
+                       (double) q.dev_written / ((double) n * (double) sizes[si]));
             if (no_barriers)
                 printf(",\"no_barriers\":true");
             printf("}\n");
