@@ -330,7 +330,11 @@ int qsf_seg_write_file(qsf_segment *s, const void *payload, uint32_t len, const 
     if (bad) {
         int e = errno;
         forget_frame(s, off, QSF_SFA_FRAME_OVERHEAD + (uint64_t) len);
-        qsf_err_set(err, QSF_E_IO, 0, e,
+        /* Retriable, as a failed barrier is: the flush is undone, its rows
+         * stay buffered, and the same flush may succeed once the disk has
+         * room again. */
+        int code = qsf_code_from_errno(e) == QSF_E_NOSPC ? QSF_E_NOSPC : QSF_E_IO;
+        qsf_err_set(err, code, QSF_ERRF_RETRIABLE, e,
                     "cannot write a frame of %u bytes into %s/%s at offset %" PRIu64 ": %s", len,
                     dir_path, s->name, off, strerror(e));
         return -1;

@@ -125,7 +125,8 @@ bool qsf_seg_write(qsf_segment *s, const void *payload, uint32_t len);
  * and with large folios every flush's barrier then wrote up to 2 MiB,
  * however small the flush; a pwrite dirties the blocks it covers. 1 when
  * written, 0 when the frame does not fit (nothing written), -1 with err set
- * (QSF_E_IO naming the file and offset; the frame's bytes are zeros again).
+ * (QSF_E_NOSPC for ENOSPC/EDQUOT, else QSF_E_IO, retriable, naming the file and
+ * offset; the frame's bytes are zeros again).
  * Producer only. */
 int qsf_seg_write_file(qsf_segment *s, const void *payload, uint32_t len, const char *dir_path,
                        qsf_errinfo *err);
