@@ -445,7 +445,10 @@ int qsf_seg_sync_header(qsf_segment *s, const char *dir_path, qsf_errinfo *err) 
     if (QSF_OS->fdatasync(s->fd) != 0)
         return sync_fail(s, dir_path, "fdatasync of the header", 0, QSF_SFA_HEADER_SIZE, err);
     s->header_durable = true;
-    if (s->header_cold) /* clean now: the first fault makes a large folio of it */
+    /* Clean now: dropped, the first fault makes a large folio of it. Frames
+     * written with pwrite take no fault, and the first of them would have to
+     * read the header's block back from the device first. */
+    if (s->header_cold && !s->frames_by_pwrite)
         (void) posix_fadvise(s->fd, 0, (off_t) page_size(), POSIX_FADV_DONTNEED);
     return QSF_OK;
 }

@@ -188,7 +188,10 @@ void qsf_seg_stamp_flags(qsf_segment *s, uint8_t flags);
 
 /* msync(MS_SYNC) of the header page, then fdatasync; sets header_durable. A
  * header_cold segment's header page is then dropped from the page cache (see
- * qsf_seg_create_file). No-op in memory mode. */
+ * qsf_seg_create_file), unless its frames go by pwrite (frames_by_pwrite):
+ * the first of those would read the block back from the device, on the
+ * producer's path, for a large folio no fault ever makes. No-op in memory
+ * mode. */
 int qsf_seg_sync_header(qsf_segment *s, const char *dir_path, qsf_errinfo *err);
 
 /* msync(MS_SYNC) of the page-aligned range [from, to), then fdatasync; on

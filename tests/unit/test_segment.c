@@ -179,18 +179,26 @@ static void create_failure_leaves_no_file(void **state) {
     close(dfd);
 }
 
-/* Bytes this thread has dirtied in the page cache so far (the kernel counts
- * them as written when they are dirtied, a whole folio at a time). */
-static long long dirtied_bytes(void) {
+/* One counter of /proc/thread-self/io ("write_bytes", "read_bytes"), or -1
+ * without per-thread I/O accounting. */
+static long long thread_io(const char *counter) {
     FILE *f = fopen("/proc/thread-self/io", "r");
-    char line[128];
-    long long v = -1;
+    char line[128], name[32];
+    long long v = -1, x;
     while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "write_bytes: %lld", &v) == 1)
+        if (sscanf(line, "%31[a-z_]: %lld", name, &x) == 2 && strcmp(name, counter) == 0) {
+            v = x;
             break;
+        }
     if (f)
         fclose(f);
     return v;
+}
+
+/* Bytes this thread has dirtied in the page cache so far (the kernel counts
+ * them as written when they are dirtied, a whole folio at a time). */
+static long long dirtied_bytes(void) {
+    return thread_io("write_bytes");
 }
 
 /* A spare's header is written and synced alone. Through the mapping (which
@@ -231,6 +239,18 @@ static void header_sync_writes_the_header_alone(void **state) {
     close(dfd);
 }
 
+/* A 16 MiB spare of generation `gen` as `append` durability makes it. */
+static qsf_segment *append_segment(int dfd, uint64_t gen) {
+    char name[QSF_SEG_NAME_MAX];
+    qsf_seg_name(gen, name);
+    qsf_segment *s;
+    assert_int_equal(qsf_seg_create_file(dfd, rt_dir, name, gen, 16u << 20, 0,
+                                         QSF_SFA_FLAG_MANIFEST_REQUIRED, &s, NULL),
+                     QSF_OK);
+    s->frames_by_pwrite = true;
+    return s;
+}
+
 /* `append` durability: every flush's barrier syncs what it wrote. A frame
  * stored through the mapping after a sync dirtied the whole 2 MiB folio
  * again (the page fault marks every block of it dirty), so each small flush
@@ -241,11 +261,7 @@ static void appended_frames_dirty_only_their_blocks(void **state) {
     int dfd = open_dir();
     if (dirtied_bytes() < 0)
         skip();
-    qsf_segment *s;
-    assert_int_equal(qsf_seg_create_file(dfd, rt_dir, "sf-0000000000000005.sfa", 5, 16u << 20, 0,
-                                         QSF_SFA_FLAG_MANIFEST_REQUIRED, &s, NULL),
-                     QSF_OK);
-    s->frames_by_pwrite = true;
+    qsf_segment *s = append_segment(dfd, 5);
     assert_int_equal(qsf_seg_sync_header(s, rt_dir, NULL), QSF_OK);
     char frame[1000];
     long long before = dirtied_bytes();
@@ -268,6 +284,35 @@ static void appended_frames_dirty_only_their_blocks(void **state) {
         assert_int_equal(p[0], 'a' + i);
         assert_int_equal(p[sizeof frame - 1], 'a' + i);
     }
+    qsf_seg_destroy(s);
+    close(dfd);
+}
+
+/* `append` durability: the first frame of a segment whose header was just
+ * synced takes no disk read. Dropping the header's clean page after the sync
+ * (for the large folio of the first fault through the mapping, which frames
+ * written with pwrite never take) made that frame's pwrite read the header's
+ * block back from the device first, on the producer's path, at every
+ * rotation. */
+static void first_appended_frame_reads_nothing_from_disk(void **state) {
+    (void) state;
+    int dfd = open_dir();
+    if (thread_io("read_bytes") < 0)
+        skip();
+    qsf_segment *s = append_segment(dfd, 6);
+    assert_int_equal(qsf_seg_rebase(s, 40, rt_dir, NULL), QSF_OK);
+    assert_int_equal(qsf_seg_sync_header(s, rt_dir, NULL), QSF_OK);
+    long long before = thread_io("read_bytes");
+    assert_int_equal(qsf_seg_write_file(s, "first", 5, rt_dir, NULL), 1);
+    long long read = thread_io("read_bytes") - before;
+    if (read != 0)
+        fail_msg("the first frame after the header sync read %lld bytes from disk", read);
+    qsf_seg_publish(s);
+    const uint8_t *p;
+    uint32_t len;
+    qsf_seg_frame_at(s, QSF_SFA_HEADER_SIZE, &p, &len);
+    assert_int_equal(len, 5);
+    assert_memory_equal(p, "first", 5);
     qsf_seg_destroy(s);
     close(dfd);
 }
@@ -379,6 +424,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(header_sync_writes_the_header_alone, rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(header_write_failures_name_the_file, rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(appended_frames_dirty_only_their_blocks, rt_setup,
+                                        rt_teardown),
+        cmocka_unit_test_setup_teardown(first_appended_frame_reads_nothing_from_disk, rt_setup,
                                         rt_teardown),
         cmocka_unit_test_setup_teardown(adopt_rechecks_size_after_mapping, rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(redirty_keeps_bytes, rt_setup, rt_teardown),
