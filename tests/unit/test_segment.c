@@ -317,6 +317,37 @@ static void first_appended_frame_reads_nothing_from_disk(void **state) {
     close(dfd);
 }
 
+/* `append` durability: frames whose CRC field lies at each offset around a
+ * page boundary, the three that straddle it included (stored through the
+ * mapping, not written with pwrite): the file holds each frame complete with
+ * its CRC, and the mapping reads it back. */
+static void frames_around_a_page_boundary_are_complete_on_disk(void **state) {
+    (void) state;
+    int dfd = open_dir();
+    qsf_segment *s = append_segment(dfd, 7);
+    const uint64_t ps = (uint64_t) sysconf(_SC_PAGESIZE);
+    uint8_t pad[8192], payload[40], f[QSF_SFA_FRAME_OVERHEAD + sizeof payload];
+    memset(pad, 'p', sizeof pad);
+    for (uint64_t at = 4 * ps - 5; at <= 4 * ps + 1; at++) {
+        uint64_t gap = (at - s->append_off) % ps; /* a filler frame moves the next to `at` */
+        if (gap < QSF_SFA_FRAME_OVERHEAD)
+            gap += ps;
+        assert_int_equal(
+            qsf_seg_write_file(s, pad, (uint32_t) (gap - QSF_SFA_FRAME_OVERHEAD), rt_dir, NULL), 1);
+        assert_int_equal(s->append_off % ps, at % ps);
+        memset(payload, (int) at, sizeof payload);
+        uint64_t off = s->append_off;
+        assert_int_equal(qsf_seg_write_file(s, payload, sizeof payload, rt_dir, NULL), 1);
+        assert_int_equal(pread(s->fd, f, sizeof f, (off_t) off), (ssize_t) sizeof f);
+        assert_int_equal(qsf_get_u32(f + QSF_SFA_FRAME_AT_CRC),
+                         qsf_crc32c(f + QSF_SFA_FRAME_AT_LEN, 4 + sizeof payload));
+        assert_int_equal(qsf_get_u32(f + QSF_SFA_FRAME_AT_LEN), sizeof payload);
+        assert_memory_equal(s->base + off, f, sizeof f); /* the mapping sees the same bytes */
+    }
+    qsf_seg_destroy(s);
+    close(dfd);
+}
+
 static int eio_pwrite_calls;
 static ssize_t eio_pwrite(int fd, const void *buf, size_t n, off_t off) {
     (void) fd, (void) buf, (void) n, (void) off;
@@ -427,6 +458,8 @@ int main(void) {
                                         rt_teardown),
         cmocka_unit_test_setup_teardown(first_appended_frame_reads_nothing_from_disk, rt_setup,
                                         rt_teardown),
+        cmocka_unit_test_setup_teardown(frames_around_a_page_boundary_are_complete_on_disk,
+                                        rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(adopt_rechecks_size_after_mapping, rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(redirty_keeps_bytes, rt_setup, rt_teardown),
     };
