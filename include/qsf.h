@@ -334,7 +334,9 @@ QSF_API uint64_t qsf_txn_rows(const qsf_sender *s);
  * the message gives the sizes; flush fewer rows at a time, or give these up
  * with qsf_buffer_clear); QSF_E_DURABILITY (append mode: the barrier failed;
  * QSF_ERRF_IN_DOUBT only when even undoing the frames could not be made
- * durable, so a host crash could still bring them back); a latched fatal error.
+ * durable, so a host crash could still bring them back); QSF_E_NOSPC or
+ * QSF_E_IO (append mode, retriable: a frame could not be written to its
+ * segment file, which the message names); a latched fatal error.
  * A process that dies inside qsf_flush delivers all of that flush or none of it.
  * transaction=on: every row added since the last successful qsf_flush is one
  * transaction. Auto-flushes (auto_flush_rows / _bytes / _interval) only stage

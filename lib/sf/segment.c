@@ -330,7 +330,11 @@ int qsf_seg_write_file(qsf_segment *s, const void *payload, uint32_t len, const 
     if (bad) {
         int e = errno;
         forget_frame(s, off, QSF_SFA_FRAME_OVERHEAD + (uint64_t) len);
-        qsf_err_set(err, QSF_E_IO, 0, e,
+        /* Retriable, as a failed barrier is: the flush is undone, its rows
+         * stay buffered, and the same flush may succeed once the disk has
+         * room again. */
+        int code = qsf_code_from_errno(e) == QSF_E_NOSPC ? QSF_E_NOSPC : QSF_E_IO;
+        qsf_err_set(err, code, QSF_ERRF_RETRIABLE, e,
                     "cannot write a frame of %u bytes into %s/%s at offset %" PRIu64 ": %s", len,
                     dir_path, s->name, off, strerror(e));
         return -1;
@@ -441,7 +445,10 @@ int qsf_seg_sync_header(qsf_segment *s, const char *dir_path, qsf_errinfo *err) 
     if (QSF_OS->fdatasync(s->fd) != 0)
         return sync_fail(s, dir_path, "fdatasync of the header", 0, QSF_SFA_HEADER_SIZE, err);
     s->header_durable = true;
-    if (s->header_cold) /* clean now: the first fault makes a large folio of it */
+    /* Clean now: dropped, the first fault makes a large folio of it. Frames
+     * written with pwrite take no fault, and the first of them would have to
+     * read the header's block back from the device first. */
+    if (s->header_cold && !s->frames_by_pwrite)
         (void) posix_fadvise(s->fd, 0, (off_t) page_size(), POSIX_FADV_DONTNEED);
     return QSF_OK;
 }

@@ -125,7 +125,8 @@ bool qsf_seg_write(qsf_segment *s, const void *payload, uint32_t len);
  * and with large folios every flush's barrier then wrote up to 2 MiB,
  * however small the flush; a pwrite dirties the blocks it covers. 1 when
  * written, 0 when the frame does not fit (nothing written), -1 with err set
- * (QSF_E_IO naming the file and offset; the frame's bytes are zeros again).
+ * (QSF_E_NOSPC for ENOSPC/EDQUOT, else QSF_E_IO, retriable, naming the file and
+ * offset; the frame's bytes are zeros again).
  * Producer only. */
 int qsf_seg_write_file(qsf_segment *s, const void *payload, uint32_t len, const char *dir_path,
                        qsf_errinfo *err);
@@ -187,7 +188,10 @@ void qsf_seg_stamp_flags(qsf_segment *s, uint8_t flags);
 
 /* msync(MS_SYNC) of the header page, then fdatasync; sets header_durable. A
  * header_cold segment's header page is then dropped from the page cache (see
- * qsf_seg_create_file). No-op in memory mode. */
+ * qsf_seg_create_file), unless its frames go by pwrite (frames_by_pwrite):
+ * the first of those would read the block back from the device, on the
+ * producer's path, for a large folio no fault ever makes. No-op in memory
+ * mode. */
 int qsf_seg_sync_header(qsf_segment *s, const char *dir_path, qsf_errinfo *err);
 
 /* msync(MS_SYNC) of the page-aligned range [from, to), then fdatasync; on

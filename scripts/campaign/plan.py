@@ -65,9 +65,15 @@ def _producer(r, k):
     }
 
 
-def make(seed, trial):
+DURABILITIES = ("memory", "append", "periodic")
+
+
+def make(seed, trial, durability=None):
+    """`durability` forces sf_durability; the draw is still made, so that the
+    rest of the plan is the one the seed gives without it."""
     r = random.Random(trial_seed(seed, trial))
-    durability = r.choices(["memory", "append", "periodic"], [70, 15, 15])[0]
+    drawn = r.choices(DURABILITIES, [70, 15, 15])[0]
+    durability = durability or drawn
     seg = r.choice([65536, 65536, 131072, 262144, 1048576])
     return {
         "trial": trial,

@@ -1,7 +1,8 @@
 /* Edge paths of the sender API against qwp-sink: flushes that are all or
  * nothing, close adding no frame of its own (docs/ERRORS.md §6), the FSN an empty flush returns
- * (docs/ERRORS.md §2), wait's argument checks (docs/PROTOCOL.md §8.8) and a terminal error waking a
- * producer blocked on a full ring (docs/ERRORS.md §4). */
+ * (docs/ERRORS.md §2), wait's argument checks (docs/PROTOCOL.md §8.8), a terminal error waking a
+ * producer blocked on a full ring (docs/ERRORS.md §4), and append mode's frame writes and barrier
+ * failing. */
 #include "itest.h"
 
 #include "os/os.h"
@@ -204,6 +205,14 @@ static void close_after_a_committing_frame_adds_no_empty_frame(void **state) {
 
 /* ---- append mode: a failed barrier ---- */
 
+/* A sender on slot `id` of it_dir with sf_durability=append, flushed by hand. */
+static qsf_sender *append_sender(qsink *sink, const char *id) {
+    char conf[1024], extra[700];
+    snprintf(extra, sizeof extra, "sf_dir=%s;sender_id=%s;sf_durability=append;auto_flush=off;",
+             it_dir, id);
+    return it_sender(it_conf(conf, sizeof conf, qsink_port(sink), extra));
+}
+
 static _Atomic int segment_syncs_fail;
 
 static int eio_segment_fdatasync(int fd) {
@@ -221,11 +230,8 @@ static int eio_segment_fdatasync(int fd) {
 static void append_barrier_whose_undo_fails_is_in_doubt(void **state) {
     (void) state;
     qsink *sink = it_sink(NULL);
-    char conf[1024], extra[700];
-    snprintf(extra, sizeof extra, "sf_dir=%s;sender_id=a;sf_durability=append;auto_flush=off;",
-             it_dir);
     QSF_OS->fdatasync = eio_segment_fdatasync; /* before any thread reads the table */
-    qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), extra));
+    qsf_sender *s = append_sender(sink, "a");
     qsf_errinfo e;
     int64_t fsn;
     publish_big_rows(s, 0, 10);
@@ -243,6 +249,73 @@ static void append_barrier_whose_undo_fails_is_in_doubt(void **state) {
                  e.flags, e.msg);
     assert_int_not_equal(qsf_close(s, &e), QSF_OK);
     qsink_stop(sink);
+    qsf_os_reset(); /* no thread is left to read the table */
+}
+
+/* ---- append mode: a frame the disk does not take ---- */
+
+/* The n-th pwrite into a segment file from now, on the thread that armed it
+ * (the producer: the spare thread writes segment headers too), fails with
+ * `errno_to_fail`; later ones go through. */
+static _Atomic int frame_write_errno, frame_write_countdown;
+static pthread_t frame_write_thread;
+
+static ssize_t failing_segment_pwrite(int fd, const void *buf, size_t n, off_t off) {
+    int e = atomic_load(&frame_write_errno);
+    if (e && pthread_equal(pthread_self(), frame_write_thread) &&
+        tu_fd_path_ends_with(fd, ".sfa") && atomic_fetch_sub(&frame_write_countdown, 1) == 1) {
+        atomic_store(&frame_write_errno, 0);
+        errno = e;
+        return -1;
+    }
+    return pwrite(fd, buf, n, off);
+}
+
+/* Flushes 30 rows (several frames) whose nth_write-th segment pwrite fails
+ * with e: the flush fails, naming the segment file, with the code of the
+ * errno and retriable (docs/ERRORS.md §2), nothing published, every row still
+ * buffered. */
+static void flush_fails_at_write(qsf_sender *s, int e, int nth_write, int code) {
+    int64_t before = qsf_published_fsn(s);
+    size_t rows = qsf_buffered_rows(s);
+    frame_write_thread = pthread_self();
+    atomic_store(&frame_write_countdown, nth_write);
+    atomic_store(&frame_write_errno, e);
+    qsf_errinfo err;
+    int rc = qsf_flush(s, NULL, &err);
+    atomic_store(&frame_write_errno, 0);
+    if (rc != code || !(err.flags & QSF_ERRF_RETRIABLE))
+        fail_msg("write %d failing with %s: %s (flags 0x%x), not %s and retriable: %s", nth_write,
+                 strerror(e), qsf_err_name(rc), err.flags, qsf_err_name(code), err.msg);
+    assert_non_null(strstr(err.msg, ".sfa at offset"));
+    assert_non_null(strstr(err.msg, strerror(e)));
+    assert_int_equal(qsf_published_fsn(s), before);
+    assert_int_equal(qsf_buffered_rows(s), rows);
+}
+
+/* sf_durability=append writes frames with pwrite (docs/DURABILITY.md §3.2). A
+ * full disk or an I/O error there fails the flush as the barrier's failure
+ * does: undone, retriable, the rows kept; once the disk takes writes again the
+ * same flush goes through and every row arrives once. */
+static void append_frame_write_failure_is_retriable(void **state) {
+    (void) state;
+    qsink_opts o = {.max_batch = 8192};
+    qsink *sink = it_sink(&o);
+    QSF_OS->pwrite = failing_segment_pwrite; /* before any thread reads the table */
+    qsf_sender *s = append_sender(sink, "w");
+    qsf_errinfo e;
+    publish_big_rows(s, 0, 10);
+    assert_int_equal(qsf_flush(s, NULL, &e), QSF_OK);
+    publish_big_rows(s, 10, 30);
+    /* each frame is 3 writes (envelope, payload, CRC; 2 when its CRC straddles
+     * a page): the first frame's envelope, then frames further in */
+    flush_fails_at_write(s, ENOSPC, 1, QSF_E_NOSPC);
+    flush_fails_at_write(s, ENOSPC, 8, QSF_E_NOSPC);
+    flush_fails_at_write(s, EIO, 6, QSF_E_IO);
+    int64_t fsn;
+    assert_int_equal(qsf_flush(s, &fsn, &e), QSF_OK);
+    it_wait_acked(s, fsn);
+    it_close_and_check(s, sink, "t", 40, false);
     qsf_os_reset(); /* no thread is left to read the table */
 }
 
@@ -382,6 +455,8 @@ int main(void) {
         cmocka_unit_test(wait_rejects_durable_without_negotiation_and_future_fsns),
         cmocka_unit_test(wait_durable_is_accepted_when_negotiated),
         cmocka_unit_test(terminal_error_wakes_a_blocked_producer),
+        cmocka_unit_test_setup_teardown(append_frame_write_failure_is_retriable, it_setup_dir,
+                                        it_teardown_dir),
         cmocka_unit_test_setup_teardown(append_barrier_whose_undo_fails_is_in_doubt, it_setup_dir,
                                         it_teardown_dir),
     };

@@ -179,18 +179,26 @@ static void create_failure_leaves_no_file(void **state) {
     close(dfd);
 }
 
-/* Bytes this thread has dirtied in the page cache so far (the kernel counts
- * them as written when they are dirtied, a whole folio at a time). */
-static long long dirtied_bytes(void) {
+/* One counter of /proc/thread-self/io ("write_bytes", "read_bytes"), or -1
+ * without per-thread I/O accounting. */
+static long long thread_io(const char *counter) {
     FILE *f = fopen("/proc/thread-self/io", "r");
-    char line[128];
-    long long v = -1;
+    char line[128], name[32];
+    long long v = -1, x;
     while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "write_bytes: %lld", &v) == 1)
+        if (sscanf(line, "%31[a-z_]: %lld", name, &x) == 2 && strcmp(name, counter) == 0) {
+            v = x;
             break;
+        }
     if (f)
         fclose(f);
     return v;
+}
+
+/* Bytes this thread has dirtied in the page cache so far (the kernel counts
+ * them as written when they are dirtied, a whole folio at a time). */
+static long long dirtied_bytes(void) {
+    return thread_io("write_bytes");
 }
 
 /* A spare's header is written and synced alone. Through the mapping (which
@@ -231,6 +239,18 @@ static void header_sync_writes_the_header_alone(void **state) {
     close(dfd);
 }
 
+/* A 16 MiB spare of generation `gen` as `append` durability makes it. */
+static qsf_segment *append_segment(int dfd, uint64_t gen) {
+    char name[QSF_SEG_NAME_MAX];
+    qsf_seg_name(gen, name);
+    qsf_segment *s;
+    assert_int_equal(qsf_seg_create_file(dfd, rt_dir, name, gen, 16u << 20, 0,
+                                         QSF_SFA_FLAG_MANIFEST_REQUIRED, &s, NULL),
+                     QSF_OK);
+    s->frames_by_pwrite = true;
+    return s;
+}
+
 /* `append` durability: every flush's barrier syncs what it wrote. A frame
  * stored through the mapping after a sync dirtied the whole 2 MiB folio
  * again (the page fault marks every block of it dirty), so each small flush
@@ -241,11 +261,7 @@ static void appended_frames_dirty_only_their_blocks(void **state) {
     int dfd = open_dir();
     if (dirtied_bytes() < 0)
         skip();
-    qsf_segment *s;
-    assert_int_equal(qsf_seg_create_file(dfd, rt_dir, "sf-0000000000000005.sfa", 5, 16u << 20, 0,
-                                         QSF_SFA_FLAG_MANIFEST_REQUIRED, &s, NULL),
-                     QSF_OK);
-    s->frames_by_pwrite = true;
+    qsf_segment *s = append_segment(dfd, 5);
     assert_int_equal(qsf_seg_sync_header(s, rt_dir, NULL), QSF_OK);
     char frame[1000];
     long long before = dirtied_bytes();
@@ -267,6 +283,66 @@ static void appended_frames_dirty_only_their_blocks(void **state) {
         assert_int_equal(len, sizeof frame);
         assert_int_equal(p[0], 'a' + i);
         assert_int_equal(p[sizeof frame - 1], 'a' + i);
+    }
+    qsf_seg_destroy(s);
+    close(dfd);
+}
+
+/* `append` durability: the first frame of a segment whose header was just
+ * synced takes no disk read. Dropping the header's clean page after the sync
+ * (for the large folio of the first fault through the mapping, which frames
+ * written with pwrite never take) made that frame's pwrite read the header's
+ * block back from the device first, on the producer's path, at every
+ * rotation. */
+static void first_appended_frame_reads_nothing_from_disk(void **state) {
+    (void) state;
+    int dfd = open_dir();
+    if (thread_io("read_bytes") < 0)
+        skip();
+    qsf_segment *s = append_segment(dfd, 6);
+    assert_int_equal(qsf_seg_rebase(s, 40, rt_dir, NULL), QSF_OK);
+    assert_int_equal(qsf_seg_sync_header(s, rt_dir, NULL), QSF_OK);
+    long long before = thread_io("read_bytes");
+    assert_int_equal(qsf_seg_write_file(s, "first", 5, rt_dir, NULL), 1);
+    long long read = thread_io("read_bytes") - before;
+    if (read != 0)
+        fail_msg("the first frame after the header sync read %lld bytes from disk", read);
+    qsf_seg_publish(s);
+    const uint8_t *p;
+    uint32_t len;
+    qsf_seg_frame_at(s, QSF_SFA_HEADER_SIZE, &p, &len);
+    assert_int_equal(len, 5);
+    assert_memory_equal(p, "first", 5);
+    qsf_seg_destroy(s);
+    close(dfd);
+}
+
+/* `append` durability: frames whose CRC field lies at each offset around a
+ * page boundary, the three that straddle it included (stored through the
+ * mapping, not written with pwrite): the file holds each frame complete with
+ * its CRC, and the mapping reads it back. */
+static void frames_around_a_page_boundary_are_complete_on_disk(void **state) {
+    (void) state;
+    int dfd = open_dir();
+    qsf_segment *s = append_segment(dfd, 7);
+    const uint64_t ps = (uint64_t) sysconf(_SC_PAGESIZE);
+    uint8_t pad[8192], payload[40], f[QSF_SFA_FRAME_OVERHEAD + sizeof payload];
+    memset(pad, 'p', sizeof pad);
+    for (uint64_t at = 4 * ps - 5; at <= 4 * ps + 1; at++) {
+        uint64_t gap = (at - s->append_off) % ps; /* a filler frame moves the next to `at` */
+        if (gap < QSF_SFA_FRAME_OVERHEAD)
+            gap += ps;
+        assert_int_equal(
+            qsf_seg_write_file(s, pad, (uint32_t) (gap - QSF_SFA_FRAME_OVERHEAD), rt_dir, NULL), 1);
+        assert_int_equal(s->append_off % ps, at % ps);
+        memset(payload, (int) at, sizeof payload);
+        uint64_t off = s->append_off;
+        assert_int_equal(qsf_seg_write_file(s, payload, sizeof payload, rt_dir, NULL), 1);
+        assert_int_equal(pread(s->fd, f, sizeof f, (off_t) off), (ssize_t) sizeof f);
+        assert_int_equal(qsf_get_u32(f + QSF_SFA_FRAME_AT_CRC),
+                         qsf_crc32c(f + QSF_SFA_FRAME_AT_LEN, 4 + sizeof payload));
+        assert_int_equal(qsf_get_u32(f + QSF_SFA_FRAME_AT_LEN), sizeof payload);
+        assert_memory_equal(s->base + off, f, sizeof f); /* the mapping sees the same bytes */
     }
     qsf_seg_destroy(s);
     close(dfd);
@@ -380,6 +456,10 @@ int main(void) {
         cmocka_unit_test_setup_teardown(header_write_failures_name_the_file, rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(appended_frames_dirty_only_their_blocks, rt_setup,
                                         rt_teardown),
+        cmocka_unit_test_setup_teardown(first_appended_frame_reads_nothing_from_disk, rt_setup,
+                                        rt_teardown),
+        cmocka_unit_test_setup_teardown(frames_around_a_page_boundary_are_complete_on_disk,
+                                        rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(adopt_rechecks_size_after_mapping, rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(redirty_keeps_bytes, rt_setup, rt_teardown),
     };
