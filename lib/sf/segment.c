@@ -165,7 +165,7 @@ void qsf_seg_prefault(qsf_segment *s, uint64_t from, uint64_t upto) {
     uint64_t end = s->size & ~(ps - 1);
     if (s->fd < 0)
         return;
-    s->header_cold = false;
+    atomic_store_explicit(&s->header_cold, false, memory_order_relaxed);
     upto = upto >= end ? end : (upto + ps - 1) & ~(ps - 1);
     if (s->prefault_off < (from & ~(ps - 1)))
         s->prefault_off = from & ~(ps - 1); /* the producer got ahead: skip */
@@ -204,7 +204,7 @@ int qsf_seg_create_file(int dirfd, const char *dir_path, const char *name, uint6
         free(s);
         return rc;
     }
-    s->header_cold = true;
+    atomic_store_explicit(&s->header_cold, true, memory_order_relaxed);
     *out = s;
     return QSF_OK;
 }
@@ -448,7 +448,7 @@ int qsf_seg_sync_header(qsf_segment *s, const char *dir_path, qsf_errinfo *err) 
     /* Clean now: dropped, the first fault makes a large folio of it. Frames
      * written with pwrite take no fault, and the first of them would have to
      * read the header's block back from the device first. */
-    if (s->header_cold && !s->frames_by_pwrite)
+    if (atomic_load_explicit(&s->header_cold, memory_order_relaxed) && !s->frames_by_pwrite)
         (void) posix_fadvise(s->fd, 0, (off_t) page_size(), POSIX_FADV_DONTNEED);
     return QSF_OK;
 }

@@ -56,8 +56,11 @@ typedef struct qsf_segment {
     uint64_t mlock_from, mlock_to; /* range pinned by qsf_seg_redirty, empty if none */
     uint64_t prefault_off;         /* manager: pages below are faulted in writable */
     bool header_durable;           /* the header as it is now is on stable storage */
-    bool header_cold;              /* SF: the mapping has not touched the header's page */
-    bool frames_by_pwrite;         /* SF, `append` durability: see qsf_seg_write_file */
+    /* SF: the mapping has not touched the header's page. Atomic: the manager
+     * may populate a spare an aborted flush gave back while the producer
+     * syncs its header. */
+    _Atomic bool header_cold;
+    bool frames_by_pwrite; /* SF, `append` durability: see qsf_seg_write_file */
 } qsf_segment;
 
 /* Memory mode: a zeroed buffer of `size` bytes with a header (flags 0). */
