@@ -253,6 +253,15 @@ uint8_t *qsf_seg_place(qsf_segment *s, uint64_t cap) {
     return s->base + off + QSF_SFA_FRAME_AT_PAYLOAD;
 }
 
+/* The frame at off, its CRC stored, is written: the producer's offset moves
+ * past it (not published yet). */
+static void frame_written(qsf_segment *s, uint64_t off, uint32_t len) {
+    (void) QSF_FAULT_POINT(QSF_FP_FRAME_CRC_WRITTEN);
+    s->append_off = off + QSF_SFA_FRAME_OVERHEAD + len;
+    s->frame_count++;
+    atomic_store_explicit(&s->written_off, s->append_off, memory_order_release);
+}
+
 void qsf_seg_write_placed(qsf_segment *s, uint32_t len) {
     uint64_t off = s->append_off;
     uint8_t *f = s->base + off;
@@ -263,10 +272,7 @@ void qsf_seg_write_placed(qsf_segment *s, uint32_t len) {
     uint32_t crc = qsf_crc32c(f + QSF_SFA_FRAME_AT_LEN,
                               QSF_SFA_FRAME_AT_PAYLOAD - QSF_SFA_FRAME_AT_LEN + (size_t) len);
     qsf_put_u32(f + QSF_SFA_FRAME_AT_CRC, crc);
-    (void) QSF_FAULT_POINT(QSF_FP_FRAME_CRC_WRITTEN);
-    s->append_off = off + QSF_SFA_FRAME_OVERHEAD + len;
-    s->frame_count++;
-    atomic_store_explicit(&s->written_off, s->append_off, memory_order_release);
+    frame_written(s, off, len);
 }
 
 void qsf_seg_unplace(qsf_segment *s, uint64_t cap) {
@@ -339,10 +345,7 @@ int qsf_seg_write_file(qsf_segment *s, const void *payload, uint32_t len, const 
                     dir_path, s->name, off, strerror(e));
         return -1;
     }
-    (void) QSF_FAULT_POINT(QSF_FP_FRAME_CRC_WRITTEN);
-    s->append_off = off + QSF_SFA_FRAME_OVERHEAD + len;
-    s->frame_count++;
-    atomic_store_explicit(&s->written_off, s->append_off, memory_order_release);
+    frame_written(s, off, len);
     return 1;
 }
 
