@@ -82,6 +82,23 @@ static int count_frame(void *user, const uint8_t *frame, size_t len, bool is_las
     return 0;
 }
 
+/* The floor's timed part, and below the row API's: functions of their own,
+ * never inlined, so that scripts/bench-rows-ir can count the instructions of
+ * each alone (callgrind --toggle-collect). */
+static __attribute__((noinline)) int encode_timed(const schema *sc, qsf_qwp_batch *b,
+                                                  qsf_qwp_encoder *e, const qsf_qwp_enc_opts *o,
+                                                  uint64_t rows, uint64_t *bytes) {
+    int bad = 0;
+    for (uint64_t i = 0; i < rows; i++) {
+        bad |= sc->floor(b, i, sc->nsyms);
+        if (qsf_qwp_batch_rows(b) == BATCH_ROWS) {
+            bad |= qsf_qwp_encode(e, b, o, NULL, count_frame, bytes, NULL, NULL);
+            qsf_qwp_batch_reset(b); /* as the sender does after a flush: buffers reused */
+        }
+    }
+    return bad | qsf_qwp_encode(e, b, o, NULL, count_frame, bytes, NULL, NULL);
+}
+
 /* CPU ns per row of building and encoding `rows` rows on this thread; the
  * encoded bytes per row in *bytes_per_row. */
 static double encode_ns_per_row(const schema *sc, uint64_t rows, double *bytes_per_row) {
@@ -101,14 +118,7 @@ static double encode_ns_per_row(const schema *sc, uint64_t rows, double *bytes_p
     qsf_qwp_batch_reset(b);
     bytes = 0;
     int64_t c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
-    for (uint64_t i = 0; i < rows; i++) {
-        bad |= sc->floor(b, i, sc->nsyms);
-        if (qsf_qwp_batch_rows(b) == BATCH_ROWS) {
-            bad |= qsf_qwp_encode(e, b, &o, NULL, count_frame, &bytes, NULL, NULL);
-            qsf_qwp_batch_reset(b); /* as the sender does after a flush: buffers reused */
-        }
-    }
-    bad |= qsf_qwp_encode(e, b, &o, NULL, count_frame, &bytes, NULL, NULL);
+    bad |= encode_timed(sc, b, e, &o, rows, &bytes);
     int64_t cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
     if (bad)
         die("floor", "a codec call failed");
@@ -136,6 +146,11 @@ static void publish(qsf_sender *s, const schema *sc, uint64_t from, uint64_t to)
         nanosleep(&(struct timespec){0, 50000}, NULL);
 }
 
+static __attribute__((noinline)) void publish_timed(qsf_sender *s, const schema *sc, uint64_t from,
+                                                    uint64_t to) {
+    publish(s, sc, from, to);
+}
+
 static result run_case(const schema *sc, const char *sfdir, uint64_t rows) {
     sink_proc k;
     sink_start(&k);
@@ -150,7 +165,7 @@ static result run_case(const schema *sc, const char *sfdir, uint64_t rows) {
     cpu_snap c0, c1;
     cpu_take(&c0);
     int64_t t0 = clock_ns(CLOCK_MONOTONIC);
-    publish(s, sc, warm, warm + rows);
+    publish_timed(s, sc, warm, warm + rows);
     int64_t el = clock_ns(CLOCK_MONOTONIC) - t0;
     cpu_take(&c1);
     if (qsf_close(s, &row_err) != QSF_OK)
