@@ -9,11 +9,16 @@
 
 #include "log.h"
 
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #define FAST "reconnect_initial_backoff_millis=10;reconnect_max_backoff_millis=100;"
 /* Deadlines short enough for a test; a margin for a loaded machine. */
@@ -238,11 +243,27 @@ static void count_warns(int level, const char *line, void *user) {
         __atomic_fetch_add(&warns, 1, __ATOMIC_RELAXED);
 }
 
+/* Binds 127.0.0.1:port without listening: a connection there is refused as
+ * when nothing is bound, and no other test's server, started meanwhile by a
+ * parallel test program, can take the port. */
+static int hold_port(uint16_t port) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (bind(fd, (struct sockaddr *) &a, sizeof a) != 0)
+        fail_msg("cannot hold port %u: %s", port, strerror(errno));
+    return fd;
+}
+
 static void an_unreachable_server_is_reported_once_per_outage(void **state) {
     (void) state;
     qsink *sink = it_sink(NULL);
     uint16_t port = qsink_port(sink);
     qsink_stop(sink); /* nothing listens there any more */
+    int hold = hold_port(port);
     warns = 0;
     qsf_log_set(count_warns, NULL, QSF_LOG_WARN);
     char conf[512];
@@ -259,6 +280,7 @@ static void an_unreachable_server_is_reported_once_per_outage(void **state) {
     qsf_errinfo e;
     qsf_close(s, &e);
     qsf_log_set(NULL, NULL, -1);
+    close(hold);
 }
 
 /* ---- close keeps its timeout ---- */
