@@ -67,16 +67,22 @@ static inline uint64_t qsf_strmap_tail(const char *s, size_t len) {
            (uint64_t) (unsigned char) s[len - 1] << 16;
 }
 
-/* Byte equality: the words before the tail, then the tail (see above; for
- * len <= 8 the tail covers every byte). Without a libc call a caller's fast
- * path needs no stack frame. */
+/* Byte equality over the same loads as the tail above, each pair compared on
+ * its own: packing a short tail into one integer, as the hash must, cost a
+ * name check on the row path five more instructions than comparing the bytes
+ * (scripts/bench-rows-ir, wide rows). Without a libc call a caller's fast path
+ * needs no stack frame. */
 static inline bool qsf_bytes_eq(const char *a, const char *b, size_t len) {
-    if (len == 0)
-        return true;
-    for (size_t i = 0; i + 8 < len; i += 8)
-        if (qsf_strmap_load64(a + i) != qsf_strmap_load64(b + i))
-            return false;
-    return qsf_strmap_tail(a, len) == qsf_strmap_tail(b, len);
+    if (len > 8) {
+        for (size_t i = 0; i + 8 < len; i += 8)
+            if (qsf_strmap_load64(a + i) != qsf_strmap_load64(b + i))
+                return false;
+        return qsf_strmap_load64(a + len - 8) == qsf_strmap_load64(b + len - 8);
+    }
+    if (len >= 4)
+        return qsf_strmap_load32(a) == qsf_strmap_load32(b) &&
+               qsf_strmap_load32(a + len - 4) == qsf_strmap_load32(b + len - 4);
+    return len == 0 || (a[0] == b[0] && a[len / 2] == b[len / 2] && a[len - 1] == b[len - 1]);
 }
 
 /* Hash used by the map (exposed so callers can hash once and reuse): the
