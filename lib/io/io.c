@@ -114,6 +114,19 @@ static void on_tick(void *u) {
     io->ws_ops->tick_in(io->ws, io->l.wm_pending ? QSF_IO_WATERMARK_TICK_US : QSF_IO_TICK_US);
 }
 
+/* The loop spins after a turn with work only while an application thread
+ * waits for an acknowledgement (qsf_io_wait: qsf_wait, close): that is who
+ * gains the scheduler wake-up it saves. A sender streaming with nobody
+ * waiting sleeps between events; its spinning cost the I/O thread about half
+ * its CPU (docs/BENCHMARKS.md, "Seventh pass (2026-12-02)"). */
+static bool wants_spin(void *u) {
+    qsf_io *io = u;
+    if (atomic_load_explicit(&io->x.waiters, memory_order_relaxed) == 0)
+        return false;
+    atomic_fetch_add_explicit(&io->x.spins, 1, memory_order_relaxed);
+    return true;
+}
+
 /* ---- the thread ---- */
 
 static bool finished(qsf_io *io) {
@@ -228,6 +241,7 @@ static int create_ws(qsf_io *io, qsf_errinfo *err) {
     qsf_conn_hooks(&hooks);
     hooks.on_wake = on_wake;
     hooks.on_tick = on_tick;
+    hooks.wants_spin = wants_spin;
     return io->ws_ops->create(&wc, &hooks, io, &io->ws, err);
 }
 
@@ -307,6 +321,10 @@ int64_t qsf_io_highest_ok(const qsf_io *io) {
 
 uint64_t qsf_io_loop_turns(const qsf_io *io) {
     return atomic_load_explicit(&((qsf_io *) io)->x.loop_turns, memory_order_relaxed);
+}
+
+uint64_t qsf_io_spins(const qsf_io *io) {
+    return atomic_load_explicit(&((qsf_io *) io)->x.spins, memory_order_relaxed);
 }
 
 uint64_t qsf_io_empty_waits(const qsf_io *io) {

@@ -92,6 +92,10 @@ int64_t qsf_io_max_batch(const qsf_io *io);
 uint64_t qsf_io_loop_turns(const qsf_io *io);
 uint64_t qsf_io_empty_waits(const qsf_io *io);
 
+/* How many times the loop began to poll without sleeping after a turn with
+ * work, which it does only while someone waits for an acknowledgement. */
+uint64_t qsf_io_spins(const qsf_io *io);
+
 bool qsf_io_durable(const qsf_io *io);
 
 /* Waits until the watermark of `level` (OK: highestOkFsn, DURABLE: ackedFsn)

@@ -113,6 +113,7 @@ typedef struct qsf_io_shared {
         reconnect_attempts, reconnects_ok, connections_lost, liveness_timeouts;
     _Atomic uint64_t loop_turns;  /* turns of the I/O loop (qsf_io_loop_turns) */
     _Atomic uint64_t empty_waits; /* of them, waits that found nothing to do */
+    _Atomic uint64_t spins;       /* spins begun after a turn with work (qsf_io_spins) */
     atomic_int waiters;
     atomic_int last_error_code; /* QSF_E_* of the last error record queued */
     pthread_mutex_t mu;         /* everything below, and the progress condition */

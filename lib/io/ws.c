@@ -433,10 +433,11 @@ void qsf_ws_close(qsf_ws *ws, int code, bool abort) {
  * (ws.h): it runs here instead.
  *
  * After a turn that had something to do (a wake, a receive, a writable
- * callback) the loop polls without sleeping for QSF_WS_SPIN_US more: the
- * answer to what it just sent, or the producer's next flush, usually comes
- * within that, and is then handled without a scheduler wake-up (about 40 us
- * each on this class of machine). Only a busy connection pays for it. */
+ * callback) the loop polls without sleeping for QSF_WS_SPIN_US more, when
+ * the hook wants it (the I/O thread: while someone waits for an
+ * acknowledgement): the answer to what it just sent, or the producer's next
+ * flush, usually comes within that, and is then handled without a scheduler
+ * wake-up (about 40 us each on this class of machine). */
 bool qsf_ws_service(qsf_ws *ws) {
     lws_usec_t now = lws_now_usecs();
     uint64_t events = ws->events, ticks = ws->ticks;
@@ -446,7 +447,7 @@ bool qsf_ws_service(qsf_ws *ws) {
     }
     bool spinning = now < ws->spin_until;
     lws_service(ws->ctx, spinning ? -1 : 0); /* -1: poll() without waiting */
-    if (ws->events != events)
+    if (ws->events != events && (!ws->hooks.wants_spin || ws->hooks.wants_spin(ws->user)))
         ws->spin_until = lws_now_usecs() + QSF_WS_SPIN_US;
     return !spinning && ws->events == events && ws->ticks == ticks;
 }

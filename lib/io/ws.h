@@ -56,6 +56,9 @@ typedef struct qsf_ws_hooks {
     void (*on_wake)(void *u); /* lws_cancel_service() reached the loop */
     void (*on_tick)(void *u); /* timer armed with qsf_ws_tick_in */
     void (*on_pong)(void *u); /* a PONG arrived (may be NULL) */
+    /* asked after a turn with work: true when the loop should poll without
+     * sleeping for QSF_WS_SPIN_US more (qsf_ws_service); NULL: always */
+    bool (*wants_spin)(void *u);
 } qsf_ws_hooks;
 
 /* Bytes of headroom lws needs in front of a buffer passed to qsf_ws_send. */

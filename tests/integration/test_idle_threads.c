@@ -9,6 +9,10 @@
  * whatever the ring did, 1.4-1.8 % of a core per idle sender; it now backs off
  * to 64 ms while nothing is published or acknowledged, and a flush wakes it.
  *
+ * The I/O loop's spin after a turn with work (QSF_WS_SPIN_US) is for an
+ * application waiting for its acknowledgement; a sender streaming with nobody
+ * waiting spent about half its I/O thread's CPU on it, and now sleeps.
+ *
  * Counted in loop turns and passes, not in time: the bounds hold on a loaded
  * machine, which can only make a busy loop turn less often. */
 #include "itest.h"
@@ -27,12 +31,19 @@
 #define FLUSHES     100
 #define MGR_IDLE_MS 64 /* the manager's longest idle wait (lib/sf/manager.c) */
 
+/* A memory-mode sender on a fresh sink, connected, row 0 acknowledged. */
+static qsf_sender *connected_sender(qsink **sink) {
+    char conf[512];
+    *sink = it_sink(NULL);
+    qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(*sink), NULL));
+    it_wait_acked(s, it_publish(s, "t", 0, 1, 1));
+    return s;
+}
+
 static void idle_connected_sender_sleeps(void **state) {
     (void) state;
-    qsink *sink = it_sink(NULL);
-    char conf[512];
-    qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), NULL));
-    it_wait_acked(s, it_publish(s, "t", 0, 1, 1)); /* connected, one ack in */
+    qsink *sink;
+    qsf_sender *s = connected_sender(&sink);
     uint64_t t0 = qsf_io_loop_turns(s->io), e0 = qsf_io_empty_waits(s->io);
     it_sleep_ms(IDLE_MS);
     uint64_t n = qsf_io_loop_turns(s->io) - t0, e = qsf_io_empty_waits(s->io) - e0;
@@ -47,10 +58,8 @@ static void idle_connected_sender_sleeps(void **state) {
  * sleep until then, not poll again and again. */
 static void streaming_sender_sleeps_between_acks(void **state) {
     (void) state;
-    qsink *sink = it_sink(NULL);
-    char conf[512];
-    qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), NULL));
-    it_wait_acked(s, it_publish(s, "t", 0, 1, 1));
+    qsink *sink;
+    qsf_sender *s = connected_sender(&sink);
     uint64_t e0 = qsf_io_empty_waits(s->io);
     for (int i = 1; i <= FLUSHES; i++) {
         it_wait_acked(s, it_publish(s, "t", i, i + 1, 1));
@@ -60,6 +69,29 @@ static void streaming_sender_sleeps_between_acks(void **state) {
     print_message("# %d flushes: %llu empty waits\n", FLUSHES, (unsigned long long) e);
     assert_true(e <= (uint64_t) FLUSHES + SLACK);
     it_close_and_check(s, sink, "t", FLUSHES + 1, false);
+}
+
+/* Flushes with nobody in qsf_wait (it_wait_acked polls qsf_acked_fsn): the
+ * loop never spins. The same flushes each waited for with qsf_wait: it does,
+ * so that the acknowledgement is read without a scheduler wake-up. */
+static void only_a_waiting_application_makes_the_loop_spin(void **state) {
+    (void) state;
+    qsink *sink;
+    qsf_sender *s = connected_sender(&sink);
+    uint64_t s0 = qsf_io_spins(s->io);
+    it_wait_acked(s, it_publish(s, "t", 1, 1 + FLUSHES * 10, 10));
+    uint64_t unwaited = qsf_io_spins(s->io) - s0;
+    qsf_errinfo e;
+    for (int i = 0; i < FLUSHES; i++) {
+        int64_t fsn = it_publish(s, "t", 1 + FLUSHES * 10 + i, 2 + FLUSHES * 10 + i, 1);
+        assert_int_equal(qsf_wait(s, fsn, QSF_WAIT_OK, 10000, &e), QSF_OK);
+    }
+    uint64_t waited = qsf_io_spins(s->io) - s0 - unwaited;
+    print_message("# %d flushes nobody waited for: %llu spins; %d waited for: %llu\n", FLUSHES,
+                  (unsigned long long) unwaited, FLUSHES, (unsigned long long) waited);
+    assert_int_equal(unwaited, 0);
+    assert_true(waited > 0);
+    it_close_and_check(s, sink, "t", 1 + FLUSHES * 11, false);
 }
 
 static void idle_manager_sleeps(const char *extra) {
@@ -97,6 +129,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(idle_connected_sender_sleeps),
         cmocka_unit_test(streaming_sender_sleeps_between_acks),
+        cmocka_unit_test(only_a_waiting_application_makes_the_loop_spin),
         cmocka_unit_test(idle_manager_sleeps_memory),
         cmocka_unit_test_setup_teardown(idle_manager_sleeps_sf, it_setup_dir, it_teardown_dir),
     };

@@ -137,9 +137,14 @@ static void on_tick(void *u) {
     qsf_ws_tick_in(r->ws, 10000); /* keeps service returning */
 }
 
-static const qsf_ws_hooks hooks = {on_open,      on_connect_fail, on_message,
-                                   on_violation, on_writable,     on_closed,
-                                   on_wake,      on_tick,         NULL};
+static const qsf_ws_hooks hooks = {.on_open = on_open,
+                                   .on_connect_fail = on_connect_fail,
+                                   .on_message = on_message,
+                                   .on_violation = on_violation,
+                                   .on_writable = on_writable,
+                                   .on_closed = on_closed,
+                                   .on_wake = on_wake,
+                                   .on_tick = on_tick};
 
 static int64_t mono_ms(void) {
     struct timespec ts;
