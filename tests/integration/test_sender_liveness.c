@@ -64,6 +64,16 @@ static int records(qsf_sender *s, int category, const char *needle, qsf_error_re
     return n;
 }
 
+/* Waits (bounded) until a record of category containing `needle` was queued,
+ * copying the first to *first. The I/O thread moves the counters before it
+ * queues the record (and writes its line in between), so a counter seen
+ * does not mean the record is there yet. */
+static void wait_record(qsf_sender *s, int category, const char *needle, qsf_error_record *first) {
+    for (int64_t t0 = now_ms(); records(s, category, needle, first) == 0; it_sleep_ms(10))
+        if (now_ms() - t0 > 10000)
+            fail_msg("no error record \"%s\" within 10 s", needle);
+}
+
 static void expect_endpoint(const qsf_error_record *r, qsink *sink) {
     char ep[64];
     snprintf(ep, sizeof ep, "127.0.0.1:%u", qsink_port(sink));
@@ -89,7 +99,7 @@ static void a_server_that_stops_answering_is_found_dead_and_replaced(void **stat
     print_message("# found dead after %lld ms (liveness_timeout_millis=1000)\n", (long long) took);
     it_wait_acked(s, fsn); /* the next connection replays what the dead one held */
     qsf_error_record r;
-    assert_true(records(s, QSF_CAT_CONNECTION, "is dead: nothing received", &r) >= 1);
+    wait_record(s, QSF_CAT_CONNECTION, "is dead: nothing received", &r);
     assert_int_equal(r.policy, QSF_POLICY_RETRIABLE);
     expect_endpoint(&r, sink);
     qsf_stats st;
@@ -108,7 +118,7 @@ static void a_server_stalled_in_the_middle_of_a_frame_is_found_dead(void **state
     wait_dead(s, 1000 + MARGIN_MS); /* the PONGs stay behind the half frame */
     it_wait_acked(s, fsn);
     qsf_error_record r;
-    assert_true(records(s, QSF_CAT_CONNECTION, "is dead: nothing received", &r) >= 1);
+    wait_record(s, QSF_CAT_CONNECTION, "is dead: nothing received", &r);
     expect_endpoint(&r, sink);
     it_close_and_check(s, sink, "t", 1000, true);
 }
@@ -122,7 +132,7 @@ static void a_server_that_stops_acknowledging_is_replaced(void **state) {
     wait_dead(s, 1500 + MARGIN_MS);
     it_wait_acked(s, fsn);
     qsf_error_record r;
-    assert_true(records(s, QSF_CAT_CONNECTION, "frames unacknowledged", &r) >= 1);
+    wait_record(s, QSF_CAT_CONNECTION, "frames unacknowledged", &r);
     expect_endpoint(&r, sink);
     it_close_and_check(s, sink, "t", 1000, true);
 }
@@ -204,7 +214,7 @@ static void a_server_that_drops_every_connection_meets_the_backoff(void **state)
     print_message("# %llu reconnect attempts in 3 s\n", (unsigned long long) n);
     assert_true(n <= 12); /* 0, ~0.15, ~0.3, ~0.6, ~1.2, ~2.4 s: never a storm */
     qsf_error_record r;
-    assert_true(records(s, QSF_CAT_CONNECTION, "lost (code 1011", &r) >= 1);
+    wait_record(s, QSF_CAT_CONNECTION, "lost (code 1011", &r);
     qsink_fault_clear(sink);
     it_close_and_check(s, sink, "t", 200, true);
 }
