@@ -64,17 +64,14 @@ static int detach_trimmable_locked(qsf_ring *r, qsf_segment **cand, bool ignore_
         cand[n++] = s;
         s = atomic_load(&s->next);
     }
-    if (n > 0) {
-        r->head = s;
-        r->live -= (uint32_t) n;
-    }
+    if (n > 0)
+        r->head = s; /* still live: their bytes are owned until release_pending */
     return n;
 }
 
-static void reattach(qsf_ring *r, qsf_segment **cand, int n) {
+static void reattach(qsf_ring *r, qsf_segment **cand) {
     pthread_mutex_lock(&r->mu);
     r->head = cand[0];
-    r->live += (uint32_t) n;
     pthread_mutex_unlock(&r->mu);
 }
 
@@ -127,6 +124,7 @@ static void release_pending(qsf_ring *r) {
     qsf_segment *done[QSF_MAX_TRIMS_PER_PASS];
     memcpy(done, r->pending, (size_t) n * sizeof done[0]);
     r->npending = 0;
+    r->live -= (uint32_t) n;
     if (!r->sf) {
         /* Memory mode: keep the newest trimmed buffers (pages resident) for
          * the next spares instead of freeing and faulting in new ones. */
@@ -178,13 +176,13 @@ static int trim_quantum(qsf_ring *r, bool force, qsf_errinfo *e) {
     if (r->sf) {
         int64_t now = qsf_ring_now_ns();
         if (!force && !stage_due(r, QSF_TRIM_PRE, now)) {
-            reattach(r, cand, n);
+            reattach(r, cand);
             return QSF_E_IO; /* backing off after a failure */
         }
         int rc = trim_pre_barriers(r, new_head, e);
         stage_result(r, QSF_TRIM_PRE, rc == QSF_OK, now);
         if (rc != QSF_OK) {
-            reattach(r, cand, n);
+            reattach(r, cand);
             return rc;
         }
     }

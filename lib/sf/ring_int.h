@@ -113,7 +113,8 @@ struct qsf_ring {
     int npool;
     int pool_low;          /* fewest buffers pooled since the last check */
     int64_t pool_check_ns; /* when the pool was last checked */
-    uint32_t live;         /* segments in the chain */
+    uint32_t live;         /* segments in the chain, or taken out by a trim that has not
+                              given their bytes back yet (qsf_ring_spare_fits_locked) */
     _Atomic uint64_t owned_bytes;
 
     /* FSNs, each on its own cache line: the producer writes published_fsn on

@@ -30,6 +30,13 @@ static int gated_unlinkat(int dirfd, const char *path, int flags) {
     return unlinkat(dirfd, path, flags);
 }
 
+/* From now on a trim's unlink of a segment file waits for open_gate. */
+static void close_gate(void) {
+    gate_open = false;
+    atomic_store(&unlinks_blocked, 0);
+    QSF_OS->unlinkat = gated_unlinkat;
+}
+
 static void open_gate(void) {
     pthread_mutex_lock(&gate_mu);
     gate_open = true;
@@ -66,9 +73,7 @@ static void append_rotations(qsf_ring *r, int n) {
  * its append gave up after the 3 s deadline ("no spare segment ..."). */
 static void spares_come_while_the_manager_hangs_in_a_trim(void **state) {
     (void) state;
-    gate_open = false;
-    atomic_store(&unlinks_blocked, 0);
-    QSF_OS->unlinkat = gated_unlinkat;
+    close_gate();
     qsf_ring_opts o = opts();
     qsf_ring *r = rt_open(&o);
     append_rotations(r, 1);
@@ -149,12 +154,43 @@ static void a_spare_that_does_not_fit_is_not_retried_flat_out(void **state) {
     assert_int_equal(qsf_ring_close(r, &e), QSF_OK);
 }
 
+/* A ring at its cap: the active segment, and one sealed, acknowledged
+ * segment that a trim has taken out of the chain but whose unlink hangs, so
+ * its bytes are still owned. The spare made for a ring of fewer than two
+ * segments must not be made then: counting only the chain, the spare thread
+ * saw one segment and made a spare past the cap (test_ring's stress under
+ * ASan, where trims are slow, ended with more than its cap owned). */
+static void no_spare_past_the_cap_while_a_trim_is_unfinished(void **state) {
+    (void) state;
+    close_gate();
+    qsf_ring_opts o = opts();
+    o.total_bytes = 2 * SEG + 4096; /* two segments and the dictionary file */
+    qsf_ring *r = rt_open(&o);
+    RT_WAIT_UNTIL(qsf_ring_owned_bytes(r) >= 2 * SEG); /* the spare */
+    append_rotations(r, 1);                            /* into it: no further spare fits */
+    qsf_ring_acknowledge(r, qsf_ring_published_fsn(r));
+    RT_WAIT_UNTIL(atomic_load(&unlinks_blocked) > 0);
+    usleep(300000); /* the spare thread's idle passes, every 64 ms */
+    uint64_t owned = qsf_ring_owned_bytes(r);
+    open_gate();
+    if (owned > o.total_bytes)
+        fail_msg("owned %" PRIu64 " bytes during the trim, past the cap of %" PRIu64, owned,
+                 (uint64_t) o.total_bytes);
+    append_rotations(r, 1); /* once the trim gave the bytes back, a spare comes */
+    assert_true(qsf_ring_owned_bytes(r) <= o.total_bytes);
+    qsf_ring_acknowledge(r, qsf_ring_published_fsn(r));
+    qsf_errinfo e;
+    assert_int_equal(qsf_ring_close(r, &e), QSF_OK);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(spares_come_while_the_manager_hangs_in_a_trim, rt_setup,
                                         rt_teardown),
         cmocka_unit_test_setup_teardown(a_memory_ring_has_no_spare_thread, rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(a_spare_that_does_not_fit_is_not_retried_flat_out, rt_setup,
+                                        rt_teardown),
+        cmocka_unit_test_setup_teardown(no_spare_past_the_cap_while_a_trim_is_unfinished, rt_setup,
                                         rt_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
