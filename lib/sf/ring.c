@@ -186,7 +186,7 @@ static int open_sf(qsf_ring *r, const qsf_ring_opts *o, qsf_recovery_report *rep
         rc = adopt_one(r, &r->rec.segments[i], &s, err);
         if (rc != QSF_OK)
             return rc;
-        s->frames_by_pwrite = r->durability == QSF_DUR_APPEND;
+        s->frames_by_pwrite = qsf_ring_frames_by_pwrite(r);
         chain_push(r, s);
     }
     r->next_gen = r->rec.next_generation;

@@ -275,6 +275,13 @@ int64_t qsf_ring_now_ns(void);
 void qsf_ring_release_bytes_locked(qsf_ring *r, uint64_t bytes);
 /* Effective cap check for a new spare: under mu. */
 bool qsf_ring_spare_fits_locked(const qsf_ring *r);
+/* Whether the ring's segment files take their frames by pwrite
+ * (qsf_seg_write_file): `append` durability, whose barriers would otherwise
+ * write every folio a store through the mapping dirtied whole. Set on every
+ * file segment the ring makes or recovers. */
+static inline bool qsf_ring_frames_by_pwrite(const qsf_ring *r) {
+    return r->durability == QSF_DUR_APPEND;
+}
 /* Memory mode, under mu: a pooled buffer becomes the spare (if there is no
  * spare). The producer calls it at rotation too, so a busy manager thread
  * does not stall it while trimmed buffers are waiting. */

@@ -42,7 +42,7 @@ static int create_spare(qsf_ring *r, qsf_segment **out, qsf_errinfo *err) {
     if (rc != QSF_OK)
         return rc; /* the partial file is gone: the name is free for the next attempt */
     r->next_gen++;
-    (*out)->frames_by_pwrite = r->durability == QSF_DUR_APPEND;
+    (*out)->frames_by_pwrite = qsf_ring_frames_by_pwrite(r);
     rc = qsf_fsync_dir(sl->dirfd, sl->path, err);
     if (rc != QSF_OK) { /* not known to the directory: remove and retry later */
         QSF_OS->unlinkat(sl->dirfd, name, 0);
