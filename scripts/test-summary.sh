@@ -6,14 +6,19 @@
 # program's stderr, but the "not ok" lines and the assertion that failed are on
 # its stdout.
 set -euo pipefail
-log=$1
-python3 - "$log" <<'PY'
+python3 - "$1" <<'PY'
 import json, sys
+FAILED = ("FAIL", "TIMEOUT", "ERROR", "UNEXPECTEDPASS")
+passed = failed = skipped = 0
 for line in open(sys.argv[1], encoding="utf-8", errors="replace"):
     t = json.loads(line)
-    if t.get("result") not in ("FAIL", "TIMEOUT", "ERROR", "UNEXPECTEDPASS"):
+    result = t.get("result")
+    passed += result == "OK"
+    skipped += result == "SKIP"
+    if result not in FAILED:
         continue
-    print(f"== {t['name']}: {t['result']} (exit {t.get('returncode')})")
+    failed += 1
+    print(f"== {t['name']}: {result} (exit {t.get('returncode')})")
     showing = False
     for out in (t.get("stdout") or "").splitlines():
         if out.startswith("not ok"):
@@ -22,8 +27,5 @@ for line in open(sys.argv[1], encoding="utf-8", errors="replace"):
             showing = False
         if showing:
             print("   " + out)
+print(f"tests: {passed} passed, {failed} failed, {skipped} skipped")
 PY
-passed=$(grep -c '"result": "OK"' "$log" || true)
-failed=$(grep -c -E '"result": "(FAIL|TIMEOUT|ERROR|UNEXPECTEDPASS)"' "$log" || true)
-skipped=$(grep -c '"result": "SKIP"' "$log" || true)
-echo "tests: $passed passed, $failed failed, $skipped skipped"
