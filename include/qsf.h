@@ -75,7 +75,7 @@ enum {
     QSF_E_AUTH = -12,            /* the server rejected the credentials (401/403) */
     QSF_E_SERVER = -13,          /* the server rejected a frame with a terminal status */
     QSF_E_PROTOCOL = -14,        /* the peer violated the protocol / poisoned frame */
-    QSF_E_CLOSED = -15,          /* the sender is closing or closed */
+    QSF_E_CLOSED = -15,          /* reserved: no call returns it (qsf_close frees the sender) */
     QSF_E_BUSY = -16,            /* another thread is inside a call on this sender */
     QSF_E_STATE = -17,           /* the call is not valid in the current row state */
     QSF_E_VALUE = -18,           /* a row value or name is invalid */
