@@ -294,7 +294,8 @@ QSF_API int qsf_at_nanos(qsf_sender *s, int64_t ts, qsf_errinfo *err);
 QSF_API int qsf_at_now(qsf_sender *s, qsf_errinfo *err);
 
 /* Drops the row being built (if any); the buffer returns to the last complete row.
- * Never fails. Producer thread. */
+ * Never fails; does nothing while another thread is inside a call on the sender.
+ * Producer thread. */
 QSF_API void qsf_row_cancel(qsf_sender *s);
 
 /* Number of complete rows buffered and not yet flushed. Producer thread. */
