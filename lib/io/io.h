@@ -35,7 +35,7 @@ typedef struct qsf_io_opts {
     const char *authorization; /* full header value or NULL (copied, never logged) */
     const char *client_id;
     bool request_durable_ack;
-    int64_t connect_timeout_ms; /* <= 0: operating-system default */
+    int64_t connect_timeout_ms; /* <= 0: auth_timeout_ms in its place (docs/PROTOCOL.md §2.6) */
     int64_t auth_timeout_ms;
     int64_t keepalive_ms; /* durable_ack_keepalive_interval_millis; <= 0 disables */
     /* Liveness (docs/CONFIGURATION.md; each <= 0 disables): a PING after
