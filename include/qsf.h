@@ -210,7 +210,10 @@ typedef struct qsf_close_info {
  *  - QSF_E_TIMEOUT: SF mode, some published frames were not acknowledged within
  *    close_flush_timeout_millis (or it was 0/-1); they stay on disk for the next
  *    sender on the slot. Likewise when a drainer had not drained its orphan
- *    slot by then: its frames stay in that slot (orphan_* in qsf_close_info).
+ *    slot by then: its frames stay in that slot (orphan_* in qsf_close_info);
+ *  - the ring's own close failed (SF mode: the final checkpoint, the manifest or
+ *    watermark, removing a drained slot's files), with that step's code, or
+ *    QSF_E_TIMEOUT when its threads did not stop within 5 s (docs/ERRORS.md §7).
  * The message of err always carries the counts; qsf_close_report returns them
  * as numbers. Producer thread. */
 QSF_API int qsf_close(qsf_sender *sender, qsf_errinfo *err);
