@@ -7,6 +7,7 @@
 #include "qsf.h"
 
 #include <libwebsockets.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,7 +97,9 @@ int qsf_io_conf_build(const qsf_conf *c, const qsf_recovery_report *r, qsf_io_co
         .backoff_initial_ms = qsf_conf_ms(c->reconnect_initial_backoff_millis),
         .backoff_max_ms = qsf_conf_ms(c->reconnect_max_backoff_millis),
         .reconnect_max_duration_ms = qsf_conf_ms(c->reconnect_max_duration_millis),
-        .max_frame_rejections = (int) c->max_frame_rejections,
+        /* the key goes up to INT64_MAX, other clients' "forever" */
+        .max_frame_rejections =
+            c->max_frame_rejections > INT_MAX ? INT_MAX : (int) c->max_frame_rejections,
         .poison_window_ms = qsf_conf_ms(c->poison_min_escalation_window_millis),
         .initial_mode = initial_mode(c),
         .recovered_published_fsn = r ? r->published_fsn : -1,
