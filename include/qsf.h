@@ -155,8 +155,10 @@ typedef struct qsf_sender qsf_sender;
 /* Creates a sender from a connect string (same contract as qsf_conf_parse).
  * Recovers the slot (SF mode), starts the manager and I/O threads and connects
  * according to initial_connect_retry. Errors: QSF_E_CONF, QSF_E_LOCKED (names the
- * holder PID), QSF_E_CORRUPT, QSF_E_IO, QSF_E_NOSPC, QSF_E_CONNECT, QSF_E_AUTH,
- * QSF_E_TLS, QSF_E_NOMEM. Nothing is left locked or running on failure. */
+ * holder PID), QSF_E_CORRUPT, QSF_E_UNSUPPORTED (a slot file of an unknown version
+ * or flag, a filesystem that cannot preallocate), QSF_E_IO, QSF_E_NOSPC,
+ * QSF_E_CONNECT, QSF_E_AUTH, QSF_E_TLS, QSF_E_NOMEM, QSF_E_INVAL (out is NULL).
+ * Nothing is left locked or running on failure. */
 QSF_API int qsf_sender_new(const char *conf, size_t len, qsf_sender **out, qsf_errinfo *err);
 
 /* Same, from a parsed configuration (the sender keeps its own copy). */
