@@ -456,8 +456,9 @@ QSF_API size_t qsf_stats_get_sized(const qsf_sender *s, qsf_stats *out, size_t s
 /* The usual call: the size is the one of the qsf.h the caller is built with. */
 #define qsf_stats_get(s, out) ((void) qsf_stats_get_sized((s), (out), sizeof *(out)))
 
-/* The same snapshot as one JSON object: {"sender_id":"...", then every field
- * of qsf_stats under its own name}, numbers as JSON integers, strings escaped.
+/* The same snapshot as one JSON object and a newline: {"sender_id":"...", then
+ * every field of qsf_stats but struct_size under its own name, current_host
+ * last}, numbers as JSON integers, strings escaped.
  * Written into buf (NUL-terminated, truncated to cap; buf may be NULL when cap
  * is 0); returns the bytes the whole text needs, excluding the NUL (like
  * snprintf). Any thread. */
