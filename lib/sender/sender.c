@@ -313,8 +313,8 @@ static void report_quarantine(qsf_sender *s) {
     qsf_latch_note_loss(&s->latch, 0, 0, r.message);
 }
 
-/* Each damaged place recovery found: a DATA_LOSS record for the application
- * (and its handler), and a loss in the latch, so qsf_close returns it too. */
+/* Opens the slot (recovering it), then starts the I/O thread; what recovery
+ * gave up reaches the application as DATA_LOSS records (losses.c). */
 QSF_API int qsf_sender_from_conf(const qsf_conf *conf, qsf_sender **out, qsf_errinfo *err) {
     if (!conf || !out)
         return qsf_err_set(err, QSF_E_INVAL, 0, 0, "conf and out must not be NULL");
