@@ -371,7 +371,9 @@ int qsf_io_wait(qsf_io *io, int64_t fsn, int level, int64_t timeout_ms, bool abs
             mark = m; /* progress restarts the no-progress clock */
             since = now;
         }
-        if (now - since >= timeout_ms * QSF_IO_MS) {
+        /* in milliseconds: any int64_t bound, INT64_MAX included, is one
+         * (its nanoseconds would overflow and time out at once) */
+        if ((now - since) / QSF_IO_MS >= timeout_ms) {
             rc = qsf_err_set(err, QSF_E_TIMEOUT, QSF_ERRF_RETRIABLE, 0,
                              "%s for %" PRId64 " ms waiting for fsn %" PRId64 " (watermark %" PRId64
                              ")",
