@@ -46,6 +46,18 @@ void qsf_io_signal_progress(qsf_io *io) {
     pthread_mutex_unlock(&io->x.mu);
 }
 
+/* Waits on x.cv at most 10 ms (so fake clocks in tests are re-read). */
+static void wait_a_little(qsf_io *io) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += 10000000;
+    if (ts.tv_nsec >= 1000000000) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000;
+    }
+    pthread_cond_timedwait(&io->x.cv, &io->x.mu, &ts);
+}
+
 /* ---- commands ---- */
 
 static void apply_pause(qsf_io *io) {
@@ -295,10 +307,24 @@ void qsf_io_stop(qsf_io *io) {
     atomic_store(&io->x.connected, 0);
 }
 
+/* After the thread stopped: until every qsf_io_wait caller has left (each
+ * sees stop_req within 10 ms and returns QSF_E_CLOSED), since what they wait
+ * on (x.mu, the ring, the owner's latch) is freed next. */
+static void wait_out_waiters(qsf_io *io) {
+    atomic_store(&io->x.stop_req, 1);
+    pthread_mutex_lock(&io->x.mu);
+    while (atomic_load(&io->x.waiters) > 0) {
+        pthread_cond_broadcast(&io->x.cv);
+        wait_a_little(io);
+    }
+    pthread_mutex_unlock(&io->x.mu);
+}
+
 void qsf_io_free(qsf_io *io) {
     if (!io)
         return;
     qsf_io_stop(io);
+    wait_out_waiters(io);
     if (io->subscribed)
         qsf_latch_unsubscribe(io->latch, qsf_io_on_latched, io);
     qsf_conn_free(io);
@@ -343,22 +369,10 @@ static int64_t watermark(qsf_io *io, int level) {
     return level == QSF_WAIT_DURABLE ? qsf_ring_acked_fsn(io->ring) : qsf_io_highest_ok(io);
 }
 
-/* Waits on x.cv at most 10 ms (so fake clocks in tests are re-read). */
-static void wait_a_little(qsf_io *io) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_nsec += 10000000;
-    if (ts.tv_nsec >= 1000000000) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000;
-    }
-    pthread_cond_timedwait(&io->x.cv, &io->x.mu, &ts);
-}
-
 int qsf_io_wait(qsf_io *io, int64_t fsn, int level, int64_t timeout_ms, bool absolute,
                 qsf_errinfo *err) {
+    atomic_fetch_add(&io->x.waiters, 1); /* first: qsf_io_free waits for it to leave */
     int64_t mark = watermark(io, level), since = qsf_io_now_ns();
-    atomic_fetch_add(&io->x.waiters, 1);
     pthread_mutex_lock(&io->x.mu);
     int rc = QSF_OK;
     for (;;) {
@@ -367,6 +381,13 @@ int qsf_io_wait(qsf_io *io, int64_t fsn, int level, int64_t timeout_ms, bool abs
             break;
         if ((rc = qsf_latch_get(io->latch, err)) != 0)
             break;
+        if (atomic_load(&io->x.stop_req)) { /* qsf_close has stopped the thread */
+            rc = qsf_err_set(err, QSF_E_CLOSED, 0, 0,
+                             "the sender is closing: fsn %" PRId64
+                             " not reached (watermark %" PRId64 ")",
+                             fsn, m);
+            break;
+        }
         if (m != mark && !absolute) {
             mark = m; /* progress restarts the no-progress clock */
             since = now;

@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 
 #define FLUSHES 50
 
@@ -140,10 +141,36 @@ static void waits_that_end_any_way_leave_no_waiter_behind(void **state) {
     it_close_and_check(s, sink, "t", next, true);
 }
 
+/* A thread inside qsf_wait when qsf_close starts (the server withholds its
+ * OKs): the wait returns QSF_E_CLOSED, and it has returned by the time
+ * qsf_close does, which frees what it waits on. It used to wait out its bound
+ * (20 s here) on the freed sender. */
+static void a_wait_under_way_when_close_starts_returns_closed(void **state) {
+    (void) state;
+    qsink *sink = it_sink(NULL);
+    it_fault(sink, "withhold-ok");
+    char conf[512];
+    qsf_sender *s =
+        it_sender(it_conf(conf, sizeof conf, qsink_port(sink), "close_flush_timeout_millis=100;"));
+    waiter w = {s, it_publish(s, "t", 0, 1, 1), -1, 0};
+    assert_int_equal(pthread_create(&w.t, NULL, wait_main, &w), 0);
+    it_sleep_ms(200); /* inside its wait: nothing acknowledges the frame */
+    qsf_errinfo e;
+    assert_int_not_equal(qsf_close(s, &e), QSF_OK); /* the frame is lost: memory mode */
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += 5;
+    if (pthread_timedjoin_np(w.t, NULL, &ts) != 0)
+        fail_msg("qsf_wait still waiting 5 s after qsf_close returned");
+    assert_int_equal(w.rc, QSF_E_CLOSED);
+    qsink_stop(sink);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_wait_of_int64_max_waits_for_the_ack),
         cmocka_unit_test(waits_that_end_any_way_leave_no_waiter_behind),
+        cmocka_unit_test(a_wait_under_way_when_close_starts_returns_closed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
