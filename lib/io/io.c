@@ -369,6 +369,18 @@ static int64_t watermark(qsf_io *io, int level) {
     return level == QSF_WAIT_DURABLE ? qsf_ring_acked_fsn(io->ring) : qsf_io_highest_ok(io);
 }
 
+/* What ends a wait for fsn short of it (the watermark at m): a latched
+ * error, or qsf_close stopping the thread (qsf_io_free waits for the wait to
+ * leave). QSF_OK: neither. */
+static int wait_ended(qsf_io *io, int64_t fsn, int64_t m, qsf_errinfo *err) {
+    int rc = qsf_latch_get(io->latch, err);
+    if (rc == QSF_OK && atomic_load(&io->x.stop_req))
+        rc = qsf_err_set(
+            err, QSF_E_CLOSED, 0, 0,
+            "the sender is closing: fsn %" PRId64 " not reached (watermark %" PRId64 ")", fsn, m);
+    return rc;
+}
+
 int qsf_io_wait(qsf_io *io, int64_t fsn, int level, int64_t timeout_ms, bool absolute,
                 qsf_errinfo *err) {
     atomic_fetch_add(&io->x.waiters, 1); /* first: qsf_io_free waits for it to leave */
@@ -379,15 +391,8 @@ int qsf_io_wait(qsf_io *io, int64_t fsn, int level, int64_t timeout_ms, bool abs
         int64_t m = watermark(io, level), now = qsf_io_now_ns();
         if (m >= fsn)
             break;
-        if ((rc = qsf_latch_get(io->latch, err)) != 0)
+        if ((rc = wait_ended(io, fsn, m, err)) != QSF_OK)
             break;
-        if (atomic_load(&io->x.stop_req)) { /* qsf_close has stopped the thread */
-            rc = qsf_err_set(err, QSF_E_CLOSED, 0, 0,
-                             "the sender is closing: fsn %" PRId64
-                             " not reached (watermark %" PRId64 ")",
-                             fsn, m);
-            break;
-        }
         if (m != mark && !absolute) {
             mark = m; /* progress restarts the no-progress clock */
             since = now;
