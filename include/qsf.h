@@ -374,7 +374,8 @@ QSF_API int64_t qsf_acked_fsn(const qsf_sender *s);
 /* Waits until the watermark of `level` reaches `fsn`. Times out only when the
  * watermark did not advance for no_progress_timeout_ms. Errors: QSF_E_TIMEOUT,
  * QSF_E_INVAL (fsn beyond published, or DURABLE without durable ack), a latched
- * fatal error. Any thread. */
+ * fatal error, QSF_E_CLOSED (qsf_close stopped the I/O thread meanwhile: it
+ * returns only after every such wait has). Any thread. */
 QSF_API int qsf_wait(qsf_sender *s, int64_t fsn, int level, int64_t no_progress_timeout_ms,
                      qsf_errinfo *err);
 

@@ -46,6 +46,18 @@ void qsf_io_signal_progress(qsf_io *io) {
     pthread_mutex_unlock(&io->x.mu);
 }
 
+/* Waits on x.cv at most 10 ms (so fake clocks in tests are re-read). */
+static void wait_a_little(qsf_io *io) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += 10000000;
+    if (ts.tv_nsec >= 1000000000) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000;
+    }
+    pthread_cond_timedwait(&io->x.cv, &io->x.mu, &ts);
+}
+
 /* ---- commands ---- */
 
 static void apply_pause(qsf_io *io) {
@@ -295,10 +307,24 @@ void qsf_io_stop(qsf_io *io) {
     atomic_store(&io->x.connected, 0);
 }
 
+/* After the thread stopped: until every qsf_io_wait caller has left (each
+ * sees stop_req within 10 ms and returns QSF_E_CLOSED), since what they wait
+ * on (x.mu, the ring, the owner's latch) is freed next. */
+static void wait_out_waiters(qsf_io *io) {
+    atomic_store(&io->x.stop_req, 1);
+    pthread_mutex_lock(&io->x.mu);
+    while (atomic_load(&io->x.waiters) > 0) {
+        pthread_cond_broadcast(&io->x.cv);
+        wait_a_little(io);
+    }
+    pthread_mutex_unlock(&io->x.mu);
+}
+
 void qsf_io_free(qsf_io *io) {
     if (!io)
         return;
     qsf_io_stop(io);
+    wait_out_waiters(io);
     if (io->subscribed)
         qsf_latch_unsubscribe(io->latch, qsf_io_on_latched, io);
     qsf_conn_free(io);
@@ -343,35 +369,37 @@ static int64_t watermark(qsf_io *io, int level) {
     return level == QSF_WAIT_DURABLE ? qsf_ring_acked_fsn(io->ring) : qsf_io_highest_ok(io);
 }
 
-/* Waits on x.cv at most 10 ms (so fake clocks in tests are re-read). */
-static void wait_a_little(qsf_io *io) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_nsec += 10000000;
-    if (ts.tv_nsec >= 1000000000) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000;
-    }
-    pthread_cond_timedwait(&io->x.cv, &io->x.mu, &ts);
+/* What ends a wait for fsn short of it (the watermark at m): a latched
+ * error, or qsf_close stopping the thread (qsf_io_free waits for the wait to
+ * leave). QSF_OK: neither. */
+static int wait_ended(qsf_io *io, int64_t fsn, int64_t m, qsf_errinfo *err) {
+    int rc = qsf_latch_get(io->latch, err);
+    if (rc == QSF_OK && atomic_load(&io->x.stop_req))
+        rc = qsf_err_set(
+            err, QSF_E_CLOSED, 0, 0,
+            "the sender is closing: fsn %" PRId64 " not reached (watermark %" PRId64 ")", fsn, m);
+    return rc;
 }
 
 int qsf_io_wait(qsf_io *io, int64_t fsn, int level, int64_t timeout_ms, bool absolute,
                 qsf_errinfo *err) {
+    atomic_fetch_add(&io->x.waiters, 1); /* first: qsf_io_free waits for it to leave */
     int64_t mark = watermark(io, level), since = qsf_io_now_ns();
-    atomic_fetch_add(&io->x.waiters, 1);
     pthread_mutex_lock(&io->x.mu);
     int rc = QSF_OK;
     for (;;) {
         int64_t m = watermark(io, level), now = qsf_io_now_ns();
         if (m >= fsn)
             break;
-        if ((rc = qsf_latch_get(io->latch, err)) != 0)
+        if ((rc = wait_ended(io, fsn, m, err)) != QSF_OK)
             break;
         if (m != mark && !absolute) {
             mark = m; /* progress restarts the no-progress clock */
             since = now;
         }
-        if (now - since >= timeout_ms * QSF_IO_MS) {
+        /* in milliseconds: any int64_t bound, INT64_MAX included, is one
+         * (its nanoseconds would overflow and time out at once) */
+        if ((now - since) / QSF_IO_MS >= timeout_ms) {
             rc = qsf_err_set(err, QSF_E_TIMEOUT, QSF_ERRF_RETRIABLE, 0,
                              "%s for %" PRId64 " ms waiting for fsn %" PRId64 " (watermark %" PRId64
                              ")",

@@ -209,6 +209,12 @@ static void trim_pass(qsf_ring *r) {
         ;
     if (rc < 0 && e.msg[0])
         QSF_LOGD("trim deferred: %s", e.msg);
+    /* a failure waiting for its backoff has no message: the last one stands */
+    if (rc == 0 || e.msg[0]) {
+        pthread_mutex_lock(&r->mu);
+        snprintf(r->trim_err, sizeof r->trim_err, "%s", rc == 0 ? "" : e.msg);
+        pthread_mutex_unlock(&r->mu);
+    }
 }
 
 int qsf_mgr_trim_all(qsf_ring *r, qsf_errinfo *err) {

@@ -241,7 +241,16 @@ static const char *waiting_for(const qsf_ring *r, int cause) {
  * waiting, so publishedFsn holds, and ackedFsn is read once. */
 static void space_text(qsf_ring *r, int cause, char *buf, size_t cap) {
     int64_t pub = qsf_ring_published_fsn(r), acked = qsf_ring_acked_fsn(r);
-    if (cause == QSF_STALL_TRIM || acked >= pub)
+    pthread_mutex_lock(&r->mu);
+    char trim_err[QSF_ERRINFO_MSG_MAX];
+    snprintf(trim_err, sizeof trim_err, "%s", r->trim_err);
+    pthread_mutex_unlock(&r->mu);
+    if (cause == QSF_STALL_TRIM && trim_err[0])
+        snprintf(buf, cap,
+                 "acknowledged segments cannot be removed (retrying): %.250s "
+                 "(sf_max_total_bytes=%" PRIu64 ")",
+                 trim_err, r->cap_bytes);
+    else if (cause == QSF_STALL_TRIM || acked >= pub)
         snprintf(buf, cap,
                  "waiting for acknowledged segments to be %s (sf_max_total_bytes=%" PRIu64
                  "; acked FSN %" PRId64 " of published %" PRId64 ")",
@@ -384,12 +393,15 @@ static int never_fits(qsf_ring *r, uint32_t len, qsf_errinfo *err) {
                        r->cap_bytes, atomic_load(&r->dict_bytes), cap);
 }
 
-/* No spare can be created (the disk is full) but the active segment holds
- * only acknowledged frames: it becomes the next segment itself. */
+/* No spare can be created (the disk is full), or none fits because trims
+ * keep failing (their segments' files stay, and stay counted), but the active
+ * segment holds only acknowledged frames: it becomes the next segment itself. */
 static bool reuse_in_place(qsf_ring *r) {
     qsf_segment *a = r->active;
     pthread_mutex_lock(&r->mu);
-    bool ok = (r->reuse_owed || r->stall_cause == QSF_STALL_CREATE) && qsf_ring_reusable_locked(r);
+    bool no_spare =
+        r->stall_cause == QSF_STALL_CREATE || (r->stall_cause == QSF_STALL_TRIM && r->trim_err[0]);
+    bool ok = (r->reuse_owed || no_spare) && qsf_ring_reusable_locked(r);
     pthread_mutex_unlock(&r->mu);
     qsf_errinfo e;
     if (!ok)

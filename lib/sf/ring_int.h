@@ -156,6 +156,8 @@ struct qsf_ring {
     qsf_errinfo dur_err;     /* under mu */
     char create_err[QSF_ERRINFO_MSG_MAX]; /* last spare creation failure, under mu */
     char rotate_err[QSF_ERRINFO_MSG_MAX]; /* last rotation barrier failure, producer */
+    char trim_err[QSF_ERRINFO_MSG_MAX];   /* under mu: why trims fail ("" once one
+                                             succeeds), written by the manager */
     _Atomic uint64_t stalls;
     qsf_ring_status_fn status_fn;
     void *status_user;

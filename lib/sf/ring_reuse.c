@@ -72,12 +72,15 @@ int qsf_ring_reuse_active(qsf_ring *r, qsf_errinfo *err) {
     }
     if (rc != QSF_OK) /* the rotation is owed, as after any failed rotation barrier */
         return rc;
-    char why[QSF_ERRINFO_MSG_MAX];
-    pthread_mutex_lock(&r->mu); /* the spare thread writes it */
-    snprintf(why, sizeof why, "%s", r->create_err);
+    char why[QSF_ERRINFO_MSG_MAX + 48];
+    pthread_mutex_lock(&r->mu); /* the spare thread and the manager write them */
+    if (r->create_err[0] || !r->trim_err[0])
+        snprintf(why, sizeof why, "no new segment could be created (%s)", r->create_err);
+    else
+        snprintf(why, sizeof why, "acknowledged segments cannot be removed (%s)", r->trim_err);
     pthread_mutex_unlock(&r->mu);
-    QSF_LOGW("no new segment could be created (%s): reusing %s/%s, whose frames %" PRId64
-             "..%" PRId64 " are all acknowledged, from FSN %" PRId64,
+    QSF_LOGW("%s: reusing %s/%s, whose frames %" PRId64 "..%" PRId64
+             " are all acknowledged, from FSN %" PRId64,
              why, r->rec.slot.path, a->name, old_base, base - 1, base);
     return QSF_OK;
 }

@@ -566,6 +566,45 @@ static void close_during_failures_then_reopen(void **state) {
     assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
 }
 
+/* A ring at its cap whose trims keep failing (every unlink EIO) while every
+ * frame is acknowledged: the trimmed segments' files stay and stay counted,
+ * so no spare fits, and the acknowledged active segment is reused in place
+ * as when the disk refuses a new one. Appends went on failing with
+ * QSF_E_FULL ("waiting for acknowledged segments to be removed") for as long
+ * as the unlinks failed, and the message did not say why; a ring full of
+ * unacknowledged frames now names the failure. */
+static void acknowledged_segment_is_reused_while_trims_fail_at_the_cap(void **state) {
+    (void) state;
+    qsf_ring_opts o = sf_opts(4096, QSF_DUR_MEMORY);
+    o.total_bytes = 3 * 4096; /* two segments and the dictionary file */
+    qsf_ring *r = rt_open(&o);
+    QSF_OS->unlinkat = maybe_failing_unlinkat;
+    atomic_store(&unlink_fails, 1);
+    qsf_errinfo e;
+    for (int64_t f = 0; f < 370; f++) { /* 10 segments' worth, each frame acknowledged */
+        int rc = append_frame(r, f, &e);
+        if (rc != QSF_OK)
+            fail_msg("append %" PRId64 ": %s", f, e.msg);
+        qsf_ring_acknowledge(r, f);
+        assert_true(qsf_ring_owned_bytes(r) <= o.total_bytes);
+    }
+    /* Unacknowledged frames fill it: full, and the error says why */
+    int64_t f = 370;
+    while (append_frame(r, f, &e) == QSF_OK)
+        f++;
+    assert_int_equal(e.code, QSF_E_FULL);
+    if (!strstr(e.msg, "cannot be removed") || !strstr(e.msg, "Input/output error"))
+        fail_msg("the full ring's error does not say why: %s", e.msg);
+    check_frames(r, 370);
+    atomic_store(&unlink_fails, 0);
+    qsf_os_reset();
+    qsf_ring_acknowledge(r, f - 1);
+    RT_WAIT_UNTIL(rt_count_files("f", ".sfa") <= 2);
+    append_ok(r, f, f + 30);
+    assert_int_equal(qsf_ring_close(r, &e), QSF_OK); /* not drained: the tail stays */
+    reopen_expect(&o, f + 29, f);
+}
+
 /* ---- a failed manifest step at rotation ---- */
 
 static _Atomic int manifest_fsync_fails;
@@ -734,6 +773,17 @@ static void failed_abort_then_drained_close_leaves_a_slot_that_opens(void **stat
 }
 
 #ifdef QSF_FAULT_INJECTION /* needs -Dfault_injection=true */
+/* Empties slot "f" and forks: in the child, the ring opened on it. */
+static qsf_ring *fork_on_fresh_slot(const qsf_ring_opts *o, pid_t *pid) {
+    char slot[600];
+    snprintf(slot, sizeof slot, "%s/f", rt_dir);
+    tu_rmtree(slot);
+    qsf_ring *r = NULL;
+    if ((*pid = fork()) == 0 && qsf_ring_open(o, &r, NULL, NULL) != QSF_OK)
+        _exit(2);
+    return r;
+}
+
 /* A process killed in the middle of undoing the rotations of an unpublished
  * flush (after each manifest record, before its fsync) leaves a slot that
  * opens, with every published frame intact. */
@@ -741,14 +791,9 @@ static void kill_while_undoing_rotations_leaves_a_valid_slot(void **state) {
     (void) state;
     qsf_ring_opts o = sf_opts(4096, QSF_DUR_MEMORY);
     for (uint64_t nth = 1; nth <= 3; nth++) {
-        char slot[600];
-        snprintf(slot, sizeof slot, "%s/f", rt_dir);
-        tu_rmtree(slot);
-        pid_t pid = fork();
+        pid_t pid;
+        qsf_ring *r = fork_on_fresh_slot(&o, &pid);
         if (pid == 0) {
-            qsf_ring *r;
-            if (qsf_ring_open(&o, &r, NULL, NULL) != QSF_OK)
-                _exit(2);
             for (int64_t f = 0; f < 5; f++)
                 if (append_frame(r, f, NULL) != QSF_OK)
                     _exit(3);
@@ -763,7 +808,6 @@ static void kill_while_undoing_rotations_leaves_a_valid_slot(void **state) {
         assert_int_equal(waitpid(pid, &st, 0), pid);
         if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGKILL) /* killed at undo step nth */
             fail_msg("child was not killed at undo step %" PRIu64 ": status %d", nth, st);
-        qsf_ring *r;
         qsf_errinfo e;
         if (qsf_ring_open(&o, &r, NULL, &e) != QSF_OK)
             fail_msg("reopen after a kill at undo step %" PRIu64 ": %s", nth, e.msg);
@@ -771,6 +815,50 @@ static void kill_while_undoing_rotations_leaves_a_valid_slot(void **state) {
         assert_true(qsf_ring_published_fsn(r) >= 4);
         qsf_ring_close(r, NULL);
     }
+}
+
+/* The child of kill_while_reusing_...: frames acknowledged one by one while
+ * every unlink fails, until the armed fault point kills it. */
+static void reuse_until_killed(qsf_ring *r, int point, uint64_t nth) {
+    QSF_OS->unlinkat = maybe_failing_unlinkat;
+    atomic_store(&unlink_fails, 1);
+    qsf_fault_arm(point, nth, QSF_FA_KILL);
+    for (int64_t f = 0; f < 400; f++) {
+        if (append_frame(r, f, NULL) != QSF_OK)
+            _exit(3);
+        qsf_ring_acknowledge(r, f);
+    }
+    _exit(5);
+}
+
+/* Killed at the nth watermark or manifest record of a ring reusing its
+ * active segment while its trims fail (the trimmed files stay below the
+ * head): the slot opens, every frame past the acknowledged ones intact. */
+static void kill_while_reusing_with_trims_failing_leaves_a_valid_slot(void **state) {
+    (void) state;
+    qsf_ring_opts o = sf_opts(4096, QSF_DUR_MEMORY);
+    o.total_bytes = 3 * 4096;
+    const int points[2] = {QSF_FP_WATERMARK_WRITTEN, QSF_FP_MANIFEST_WRITTEN};
+    for (int p = 0; p < 2; p++)
+        for (uint64_t nth = 1; nth <= 6; nth++) {
+            pid_t pid;
+            qsf_ring *r = fork_on_fresh_slot(&o, &pid);
+            if (pid == 0)
+                reuse_until_killed(r, points[p], nth);
+            int st;
+            assert_int_equal(waitpid(pid, &st, 0), pid);
+            if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGKILL)
+                fail_msg("child not killed at point %d #%" PRIu64 ": status %d", points[p], nth,
+                         st);
+            qsf_recovery_report rep;
+            qsf_errinfo e;
+            if (qsf_ring_open(&o, &r, &rep, &e) != QSF_OK)
+                fail_msg("reopen after a kill at point %d #%" PRIu64 ": %s", points[p], nth, e.msg);
+            assert_string_equal(rep.quarantined_slot, "");
+            check_frames(r, qsf_ring_acked_fsn(r) + 1);
+            qsf_ring_acknowledge(r, qsf_ring_published_fsn(r));
+            assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
+        }
 }
 #endif
 
@@ -791,10 +879,14 @@ int main(void) {
         cmocka_unit_test_setup_teardown(trim_unlink_failure_keeps_invariants, rt_setup,
                                         rt_teardown),
         cmocka_unit_test_setup_teardown(close_during_failures_then_reopen, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(acknowledged_segment_is_reused_while_trims_fail_at_the_cap,
+                                        rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(abort_that_cannot_sync_latches, rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(failed_abort_then_drained_close_leaves_a_slot_that_opens,
                                         rt_setup, rt_teardown),
 #ifdef QSF_FAULT_INJECTION
+        cmocka_unit_test_setup_teardown(kill_while_reusing_with_trims_failing_leaves_a_valid_slot,
+                                        rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(kill_while_undoing_rotations_leaves_a_valid_slot, rt_setup,
                                         rt_teardown),
 #endif
