@@ -75,7 +75,7 @@ enum {
     QSF_E_AUTH = -12,            /* the server rejected the credentials (401/403) */
     QSF_E_SERVER = -13,          /* the server rejected a frame with a terminal status */
     QSF_E_PROTOCOL = -14,        /* the peer violated the protocol / poisoned frame */
-    QSF_E_CLOSED = -15,          /* reserved: no call returns it (qsf_close frees the sender) */
+    QSF_E_CLOSED = -15,          /* qsf_wait: qsf_close stopped the I/O thread meanwhile */
     QSF_E_BUSY = -16,            /* another thread is inside a call on this sender */
     QSF_E_STATE = -17,           /* the call is not valid in the current row state */
     QSF_E_VALUE = -18,           /* a row value or name is invalid */
@@ -372,7 +372,8 @@ QSF_API int64_t qsf_acked_fsn(const qsf_sender *s);
 #define QSF_WAIT_DURABLE 1 /* wait for a durable ack (needs request_durable_ack=on) */
 
 /* Waits until the watermark of `level` reaches `fsn`. Times out only when the
- * watermark did not advance for no_progress_timeout_ms. Errors: QSF_E_TIMEOUT,
+ * watermark did not advance for no_progress_timeout_ms (0 or less: checks once,
+ * without waiting). Errors: QSF_E_TIMEOUT,
  * QSF_E_INVAL (fsn beyond published, or DURABLE without durable ack), a latched
  * fatal error, QSF_E_CLOSED (qsf_close stopped the I/O thread meanwhile: it
  * returns only after every such wait has). Any thread. */
