@@ -182,10 +182,10 @@ int qsf_durack_push_ok(qsf_durack *d, int64_t ok_fsn, const qsf_response *ok) {
  * look stopped. */
 static bool head_durable(qsf_durack *d) {
     const queued_ok *o = &d->q[d->head];
-    const ok_table *t = d->tabs + d->tabs_head;
-    while (d->covered < o->n) {
+    while (d->covered < o->n) { /* indexed: tabs is NULL while no OK has named a table */
+        const ok_table *t = &d->tabs[d->tabs_head + d->covered];
         d->work++;
-        if (d->mark[t[d->covered].id] < t[d->covered].seq_txn)
+        if (d->mark[t->id] < t->seq_txn)
             return false;
         d->covered++;
     }

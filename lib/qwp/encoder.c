@@ -191,12 +191,35 @@ static uint64_t plan_size(qsf_qwp_encoder *e, const qsf_qwp_batch *b, bool self_
     return n;
 }
 
+/* One table's first pending row alone, for the first table where that fits. The
+ * earliest-buffered pending row always fits this way when it fits a frame at all:
+ * any unpublished symbol id below its end was interned by that row itself (a row
+ * that interned one earlier would itself still be pending, before it), so its
+ * frame is the one-row frame the batch sized when it took the row. */
+static int plan_lone_row(qsf_qwp_encoder *e, qsf_qwp_batch *b, const qsf_qwp_enc_opts *o,
+                         uint64_t *size) {
+    for (uint32_t i = 0; i < b->norder; i++) {
+        btable *t = &b->tables[b->order[i]];
+        if (t->first_row == t->nrows)
+            continue;
+        e->nsegs = 0;
+        if (seg_push(e, t, t->first_row, t->first_row + 1) != 0)
+            return QSF_E_NOMEM;
+        *size = plan_size(e, b, o->self_sufficient);
+        if (*size <= o->max_frame)
+            return QSF_OK;
+    }
+    e->nsegs = 0;
+    return QSF_E_TOO_LARGE;
+}
+
 /* Plans the next frame. The greedy pass charges each new symbol to the row that
  * interned it; the frame's real delta section may also carry ids of rows in later
  * frames (another table used them first), so when the exact size is over the cap
- * the pass is re-run with a budget lowered by the overshoot, and as a last resort
- * the last segment is halved. Returns QSF_OK with e->nsegs > 0, or
- * QSF_E_TOO_LARGE when not even one row fits. */
+ * the pass is re-run with a budget lowered by the overshoot, then the last
+ * segment is halved, and as a last resort one row of another table goes first
+ * (the one whose symbols the rows in table order wait for). Returns QSF_OK with
+ * e->nsegs > 0, or QSF_E_TOO_LARGE when not even one row fits. */
 static int plan_frame(qsf_qwp_encoder *e, qsf_qwp_batch *b, const qsf_qwp_enc_opts *o,
                       uint64_t *size) {
     uint64_t budget = o->max_frame - QSF_QWP_HEADER_LEN - 2;
@@ -205,7 +228,7 @@ static int plan_frame(qsf_qwp_encoder *e, qsf_qwp_batch *b, const qsf_qwp_enc_op
         if (rc != QSF_OK)
             return rc;
         if (e->nsegs == 0)
-            return QSF_E_TOO_LARGE;
+            break;
         *size = plan_size(e, b, o->self_sufficient);
         if (*size <= o->max_frame)
             return QSF_OK;
@@ -225,7 +248,7 @@ static int plan_frame(qsf_qwp_encoder *e, qsf_qwp_batch *b, const qsf_qwp_enc_op
         else
             last->r1 = last->r0 + k;
     }
-    return QSF_E_TOO_LARGE;
+    return plan_lone_row(e, b, o, size);
 }
 
 /* ---- symbols ---- */

@@ -99,11 +99,28 @@ static void watermarks_before_the_ok_count(void **state) {
     qsf_durack_free(d);
 }
 
+/* An OK naming no table (a commit of nothing) waits on nothing: the first durable
+ * ack pops it, also when no OK before it named a table. */
+static void an_ok_naming_no_table_pops_at_the_next_durable_ack(void **state) {
+    (void) state;
+    qsf_durack *d = qsf_durack_new();
+    qsf_response ok, dack;
+    uint8_t *b1 = build(0x00, 0, "t", 0, 1, 0, 0, &ok);
+    uint8_t *b2 = build(0x02, -1, "t", 0, 1, 1, 1, &dack);
+    assert_int_equal(qsf_durack_push_ok(d, 4, &ok), 0);
+    assert_int_equal(qsf_durack_apply(d, &dack), 4);
+    assert_int_equal(qsf_durack_pending(d), 0);
+    free(b1);
+    free(b2);
+    qsf_durack_free(d);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(wide_ok_and_wide_durable_ack_cost_linear_work),
         cmocka_unit_test(durable_acks_one_table_at_a_time_cost_linear_work),
         cmocka_unit_test(watermarks_before_the_ok_count),
+        cmocka_unit_test(an_ok_naming_no_table_pops_at_the_next_durable_ack),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -97,6 +97,42 @@ static void row_limit_per_block(void **state) {
     assert_int_equal(qsf_qwp_dcol_i64(&t->cols[0], 0), (int8_t) 1000000);
 }
 
+/* A row in table "a" may use a symbol another table interned before it: no frame
+ * holds that row until the other table's row (with the symbol) is out. Each row
+ * fits a frame on its own, so the batch goes out whole, whatever the table order. */
+static void a_later_tables_symbol_goes_first(void **state) {
+    fx *f = *state;
+    qsf_qwp_batch_set_max_row_frame(f->b, 400);
+    char big_b[300], big_a[300];
+    memset(big_b, 'b', sizeof big_b);
+    memset(big_a, 'a', sizeof big_a);
+    const struct {
+        const char *table, *sym;
+        size_t len;
+    } rows[] = {{"a", "k", 1}, {"b", big_b, sizeof big_b}, {"a", big_a, sizeof big_a}};
+    for (int i = 0; i < 3; i++) {
+        OK(qsf_qwp_batch_table(f->b, rows[i].table, 1, &f->err));
+        OK(qsf_qwp_batch_symbol(f->b, "s", 1, rows[i].sym, rows[i].len, &f->err));
+        OK(qsf_qwp_batch_at_micros(f->b, i, &f->err));
+    }
+    qsf_qwp_enc_opts o;
+    qsf_qwp_enc_opts_default(&o);
+    o.max_frame = 400;
+    qsf_qwp_encode_result res;
+    OK(qsf_qwp_encode(f->e, f->b, &o, NULL, qc_emit, &f->cap, &res, &f->err));
+    assert_int_equal(res.rows_consumed, 3);
+    uint32_t seen = 0;
+    for (size_t i = 0; i < f->cap.n; i++) {
+        assert_true(f->cap.f[i].len <= 400);
+        qsf_qwp_decode_result dr;
+        if (qsf_qwp_decode(f->msg, f->dict, f->cap.f[i].p, f->cap.f[i].len, NULL, &dr) != 0)
+            fail_msg("frame %zu: %s", i, dr.message);
+        for (uint32_t k = 0; k < qsf_qwp_msg_table_count(f->msg); k++)
+            seen += qsf_qwp_msg_table(f->msg, k)->row_count;
+    }
+    assert_int_equal(seen, 3);
+}
+
 /* A row that no frame can hold fails the encode before anything is emitted, and
  * the batch keeps every row. */
 static void too_large_row_keeps_the_batch(void **state) {
@@ -370,6 +406,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(split_under_a_small_cap, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(row_limit_per_block, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(too_large_row_keeps_the_batch, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(a_later_tables_symbol_goes_first, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(write_ahead_before_frames, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(emit_failure_recarries_ids, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(write_ahead_failure_emits_nothing, fx_setup, fx_teardown),
