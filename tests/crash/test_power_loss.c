@@ -14,10 +14,16 @@
  *   - a flush is delivered whole or not at all (past what was acknowledged);
  *   - every surviving frame above ackedFsn is delivered unless recovery says
  *     it gave it up (a retired span, counted in a loss) - never silently;
- *   - the ring opens the result, and the next open retires the same spans. */
+ *   - the ring opens the result, and the next open retires the same spans.
+ *
+ * The mid-write subtests let pages through as they were at an earlier
+ * moment too (writeback.h): a frame's envelope and the start of its payload
+ * without the rest, a flush's committing frame over zeros where the frames
+ * it commits were, a segment whose later pages are newer than its first. */
 #include "testutil.h"
 
 #include "shadow.h"
+#include "writeback.h"
 
 #include "bytes.h"
 #include "log.h"
@@ -103,10 +109,12 @@ typedef struct truth {
     int64_t acked; /* the highest acknowledgement given */
 } truth;
 
-static void child(int out, unsigned seed) {
+static void child(int out, unsigned seed, bool mid_write) {
     shadow_init(slot, shadow);
     QSF_OS->fsync = shadow_fsync;
     QSF_OS->fdatasync = shadow_fdatasync;
+    if (mid_write)
+        wb_child_start(slot, seed);
     qsf_log_set(NULL, NULL, QSF_LOG_OFF);
     qsf_ring_opts o = opts();
     qsf_ring *r;
@@ -120,8 +128,12 @@ static void child(int out, unsigned seed) {
         for (int k = 0; k < n; k++, f++) {
             bool deferred = k + 1 < n;
             int64_t msg[2] = {f, deferred};
+            if (mid_write)
+                wb_note_append(f);
             if (qsf_ring_append(r, buf, frame(buf, f, deferred), NULL, NULL) != QSF_OK)
                 _exit(4);
+            if (mid_write && rand_r(&seed) % 3 == 0) /* a frame in, its flush maybe not */
+                wb_sample_now();
             if (write(out, msg, sizeof msg) != sizeof msg)
                 _exit(3);
         }
@@ -136,14 +148,14 @@ static void child(int out, unsigned seed) {
     _exit(0);
 }
 
-static void run_child(truth *t, unsigned seed, int kill_after) {
+static void run_child(truth *t, unsigned seed, int kill_after, bool mid_write) {
     int p[2];
     assert_int_equal(pipe(p), 0);
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
         close(p[0]);
-        child(p[1], seed);
+        child(p[1], seed, mid_write);
     }
     close(p[1]);
     memset(t, 0, sizeof *t);
@@ -366,29 +378,97 @@ static void ring_opens(const summary *first, const char *what) {
     qsf_ring_close(ring, NULL);
 }
 
-static void power_loss(size_t unit, unsigned seed0) {
+/* ---- what the restore tore ---- */
+
+/* Segment files whose chain of valid frames from the header ends at a frame
+ * still marked as being written. */
+static int marked_tails(void) {
+    int n = 0;
+    DIR *dd = opendir(slot);
+    struct dirent *e;
+    while (dd && (e = readdir(dd))) {
+        if (!qsf_seg_name_is_candidate(e->d_name))
+            continue;
+        char p[1200];
+        snprintf(p, sizeof p, "%s/%s", slot, e->d_name);
+        size_t len;
+        uint8_t *img = tu_read_file(p, &len);
+        uint64_t off = QSF_SFA_HEADER_SIZE;
+        while (off + QSF_SFA_FRAME_OVERHEAD <= len) {
+            const uint8_t *f = img + off;
+            uint32_t l = qsf_sfa_frame_len(f);
+            if (l == 0 || l > len - off - QSF_SFA_FRAME_OVERHEAD ||
+                qsf_sfa_frame_crc(f + QSF_SFA_FRAME_AT_PAYLOAD, l) != qsf_sfa_frame_stored_crc(f))
+                break;
+            off += QSF_SFA_FRAME_OVERHEAD + l;
+        }
+        n += off + QSF_SFA_FRAME_OVERHEAD <= len &&
+             qsf_sfa_frame_stored_crc(img + off) == QSF_SFA_FRAME_WRITING;
+        free(img);
+    }
+    if (dd)
+        closedir(dd);
+    return n;
+}
+
+/* Flushes that returned, of which some frames survived and some did not;
+ * *orphaned counts those whose committing frame is among the survivors. */
+static int torn_flushes(const truth *t, const disk *d, int *orphaned) {
+    int n = 0;
+    for (int64_t f = 0; f < t->appended;) {
+        int64_t end = group_end(t, f);
+        if (end >= t->appended)
+            break;
+        int have = 0;
+        for (int64_t g = f; g <= end; g++)
+            have += d->present[g];
+        n += have > 0 && have <= end - f;
+        *orphaned += d->present[end] && have <= end - f;
+        f = end + 1;
+    }
+    return n;
+}
+
+typedef enum restore_mode { FINAL_STATES, ANY_MOMENT } restore_mode;
+
+static void restore(restore_mode mode, size_t unit, unsigned keep, unsigned *seed, wb_stats *st) {
+    if (mode == ANY_MOMENT) {
+        wb_add_frame_moments(slot, shadow, seed, st);
+        wb_restore(unit, keep, seed, st);
+    } else
+        shadow_restore_mixed(unit, keep, seed);
+}
+
+static void power_loss(size_t unit, unsigned seed0, restore_mode mode) {
     qsf_log_set(NULL, NULL, QSF_LOG_OFF);
     static truth t;
     static disk d;
-    int with_loss = 0, multi = 0;
+    int with_loss = 0, multi = 0, marked = 0, torn = 0, orphaned = 0;
     uint64_t given_up = 0, frames = 0;
+    wb_stats st = {0};
     /* QSF_POWER_LOSS_SEED=<n> runs only the trial with that seed */
     int only = getenv("QSF_POWER_LOSS_SEED") ? atoi(getenv("QSF_POWER_LOSS_SEED")) : -1;
-    for (int i = 0; i < TRIALS; i++) {
+    /* QSF_POWER_LOSS_TRIALS=<n> runs n trials from seed0 instead of TRIALS */
+    int trials = getenv("QSF_POWER_LOSS_TRIALS") ? atoi(getenv("QSF_POWER_LOSS_TRIALS")) : TRIALS;
+    for (int i = 0; i < trials; i++) {
         if (only >= 0 && seed0 + (unsigned) i != (unsigned) only)
             continue;
         unsigned seed = seed0 + (unsigned) i;
         int kill_after = 50 + rand_r(&seed) % (FRAMES - 50);
         unsigned keep = (unsigned) (rand_r(&seed) % 101);
         char what[128];
-        snprintf(what, sizeof what, "unit %zu, seed %u, kill after %d, keep %u%%", unit,
-                 seed0 + (unsigned) i, kill_after, keep);
+        snprintf(what, sizeof what, "unit %zu%s, seed %u, kill after %d, keep %u%%", unit,
+                 mode == ANY_MOMENT ? " (any moment)" : "", seed0 + (unsigned) i, kill_after, keep);
         tu_rmtree(slot);
         tu_rmtree(shadow);
-        run_child(&t, seed0 + (unsigned) i, kill_after);
+        if (mode == ANY_MOMENT)
+            wb_reset();
+        run_child(&t, seed0 + (unsigned) i, kill_after, mode == ANY_MOMENT);
         shadow_init(slot, shadow); /* the parent's view of the same directories */
-        shadow_restore_mixed(unit, keep, &seed);
+        restore(mode, unit, keep, &seed, &st);
         survey(&d);
+        marked += marked_tails();
+        torn += torn_flushes(&t, &d, &orphaned);
         qsf_slot_recovered r;
         qsf_errinfo e;
         if (qsf_slot_open_sized(dir, "p", QSF_DUR_MEMORY, SEG, &r, &e) != QSF_OK)
@@ -405,24 +485,43 @@ static void power_loss(size_t unit, unsigned seed0) {
     }
     printf("# unit %zu: %d trials, every open succeeded; %d reported losses, %d had several "
            "segments; %" PRIu64 " unacknowledged FSNs, %" PRIu64
-           " intact frames of whole flushes given up\n",
-           unit, TRIALS, with_loss, multi, frames, given_up);
+           " intact frames of whole flushes given up; %d flushes torn (%d with their committing "
+           "frame intact), %d segments ending in a frame being written\n",
+           unit, trials, with_loss, multi, frames, given_up, torn, orphaned, marked);
+    if (mode == ANY_MOMENT)
+        printf("# unit %zu: %" PRIu64 " page states recorded, %" PRIu64
+               " after their file's last sync, %" PRIu64 " moments inside a frame's write "
+               "built; units restored: %" PRIu64 " from an intermediate state, %" PRIu64
+               " final, %" PRIu64 " as synced\n",
+               unit, st.snapshots, st.usable, st.frame_moments, st.from_mid, st.from_live, st.lost);
 }
 
 static void power_loss_at_page_granularity(void **state) {
     (void) state;
-    power_loss(4096, 1000);
+    power_loss(4096, 1000, FINAL_STATES);
 }
 
 static void power_loss_at_block_granularity(void **state) {
     (void) state;
-    power_loss(512, 5000);
+    power_loss(512, 5000, FINAL_STATES);
+}
+
+static void power_loss_mid_write_at_page_granularity(void **state) {
+    (void) state;
+    power_loss(4096, 9000, ANY_MOMENT);
+}
+
+static void power_loss_mid_write_at_block_granularity(void **state) {
+    (void) state;
+    power_loss(512, 13000, ANY_MOMENT);
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(power_loss_at_page_granularity, setup, teardown),
         cmocka_unit_test_setup_teardown(power_loss_at_block_granularity, setup, teardown),
+        cmocka_unit_test_setup_teardown(power_loss_mid_write_at_page_granularity, setup, teardown),
+        cmocka_unit_test_setup_teardown(power_loss_mid_write_at_block_granularity, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
