@@ -14,6 +14,7 @@
  *   - a flush is delivered whole or not at all (past what was acknowledged);
  *   - every surviving frame above ackedFsn is delivered unless recovery says
  *     it gave it up (a retired span, counted in a loss) - never silently;
+ *   - no original is numbered below its own FSN (it could look acknowledged);
  *   - the ring opens the result, and the next open retires the same spans.
  *
  * The mid-write subtests let pages through as they were at an earlier
@@ -356,6 +357,15 @@ static void check_nothing_silent(const truth *t, const disk *d, const delivered 
                  vanished, reported);
 }
 
+/* The slot was fresh, so an original's FSN is the one in its payload; after
+ * a gap recovery may count more frames than were lost, never fewer: a frame
+ * numbered lower than its own could look acknowledged and never be sent. */
+static void check_never_lower(const delivered *dv, const char *what) {
+    for (int64_t f = 0; f < MAX_FSN; f++)
+        if (dv->rec_of[f] >= 0 && dv->rec_of[f] < f)
+            fail_msg("%s: FSN %" PRId64 " is on disk as FSN %" PRId64, what, f, dv->rec_of[f]);
+}
+
 static void check(const truth *t, const disk *d, const qsf_slot_recovered *r, const char *what,
                   uint64_t *given_up_intact) {
     static delivered dv;
@@ -363,6 +373,7 @@ static void check(const truth *t, const disk *d, const qsf_slot_recovered *r, co
     memset(got, 0, sizeof got);
     deliver(r, &dv, what);
     check_delivered(t, d, &dv, got, what);
+    check_never_lower(&dv, what);
     check_nothing_silent(t, d, &dv, got, r, what, given_up_intact);
 }
 
