@@ -163,6 +163,9 @@ int qsf_rc_add_piece(rc_seg *s, const rc_piece *p, qsf_errinfo *err);
  * spent on candidates that fail (*out_of_budget when it ran out). */
 int qsf_rc_salvage_next(rc_reader *r, uint64_t from, uint64_t *next, bool *found, uint64_t *budget,
                         bool *out_of_budget, qsf_errinfo *err);
+/* Whether the bytes at off look like a stored QWP message: a possible
+ * length, "QWP1", version 1 and payload_length = length - 12 (no CRC check). */
+int qsf_rc_looks_stored_at(rc_reader *r, uint64_t off, bool *looks, qsf_errinfo *err);
 /* The gap [off, end) before an intact frame: its count from the length fields
  * when they chain exactly onto `end`, else the upper bound (bytes / 22). */
 int qsf_rc_count_gap(rc_reader *r, rc_piece *g, qsf_errinfo *err);

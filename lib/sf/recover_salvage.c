@@ -39,6 +39,18 @@ static bool looks_stored(const uint8_t *p, uint64_t o, uint64_t size) {
            qsf_qwp_peek_consistent(&h, len);
 }
 
+int qsf_rc_looks_stored_at(rc_reader *r, uint64_t off, bool *looks, qsf_errinfo *err) {
+    *looks = false;
+    if (r->size - off < CAND_HEAD)
+        return QSF_OK;
+    const uint8_t *p;
+    size_t got;
+    int rc = qsf_rc_read(r, off, CAND_HEAD, &p, &got, err);
+    if (rc == QSF_OK && got >= CAND_HEAD)
+        *looks = looks_stored(p, off, r->size);
+    return rc;
+}
+
 /* CRC check of the candidate at o; spends the budget when it fails. */
 static int try_candidate(rc_reader *r, uint64_t o, const uint8_t *p, bool *ok, uint64_t *budget,
                          qsf_errinfo *err) {

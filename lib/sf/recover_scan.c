@@ -204,40 +204,46 @@ static int end_run(rc_seg *s, rc_piece *run, qsf_errinfo *err) {
     return rc;
 }
 
-/* Whether the frame at off was torn while being written: its crc field still
- * the writer's marker (docs/FORMAT.md §2.4), its length possible, and no
- * valid CRC (a CRC may equal the marker). The marker is read first, so a bad
- * frame without it (the walk has just computed its CRC) is not checked again. */
-static int marked_at(rc_reader *r, uint64_t off, bool *marked, uint32_t *len, qsf_errinfo *err) {
-    *marked = false;
+/* Whether the bad frame at off keeps a length salvage can trust, so that
+ * nothing inside it is a frame: its crc field still the writer's marker
+ * (docs/FORMAT.md §2.4: torn while being written), or its envelope and the
+ * header of its QWP message agree (the length a stored message has): then
+ * the damage lies in its payload - a page of it that was never written back,
+ * or was before the payload was all in - and its payload's bytes, a BINARY
+ * value holding a stored frame among them, are not searched. In both cases
+ * its length is possible and its CRC not valid (a CRC may equal the marker). */
+static int kept_length_at(rc_reader *r, uint64_t off, bool *kept, uint32_t *len, qsf_errinfo *err) {
+    *kept = false;
     if (r->size - off < QSF_SFA_FRAME_OVERHEAD)
         return QSF_OK;
     const uint8_t *p;
     size_t got;
     int rc = qsf_rc_read(r, off, QSF_SFA_FRAME_OVERHEAD, &p, &got, err);
-    if (rc != QSF_OK || qsf_sfa_frame_stored_crc(p) != QSF_SFA_FRAME_WRITING)
+    bool whole = rc == QSF_OK && qsf_sfa_frame_stored_crc(p) == QSF_SFA_FRAME_WRITING;
+    if (rc == QSF_OK && !whole)
+        rc = qsf_rc_looks_stored_at(r, off, &whole, err);
+    if (rc != QSF_OK || !whole)
         return rc;
     bool ok, impossible;
     rc = frame_at(r, off, &ok, len, &impossible, err);
-    *marked = rc == QSF_OK && !ok && !impossible;
+    *kept = rc == QSF_OK && !ok && !impossible;
     return rc;
 }
 
 /* Where the search for intact frames after the bad frame at off starts: past
- * its length when it was torn while being written, since its payload may
- * carry bytes that look like a stored frame (a BINARY value holding one), and
- * past every marked frame that follows it end to end (a host crash can keep
- * the marker of more than one); else at the next byte, since damage may have
- * hit the length too. */
+ * its length when salvage can trust it (above), and past every such bad
+ * frame that follows it end to end (a host crash can keep the marker of
+ * more than one); else at the next byte, since damage may have hit the
+ * length too. */
 static int salvage_from(rc_reader *r, uint64_t off, uint64_t *from, qsf_errinfo *err) {
     *from = off + 1;
-    bool marked;
+    bool kept;
     uint32_t len;
-    int rc = marked_at(r, off, &marked, &len, err);
-    for (uint64_t o = off; rc == QSF_OK && marked;) {
+    int rc = kept_length_at(r, off, &kept, &len, err);
+    for (uint64_t o = off; rc == QSF_OK && kept;) {
         o += QSF_SFA_FRAME_OVERHEAD + len;
         *from = o;
-        rc = marked_at(r, o, &marked, &len, err);
+        rc = kept_length_at(r, o, &kept, &len, err);
     }
     return rc;
 }

@@ -221,18 +221,20 @@ static uint8_t *slurp(const char *path, size_t *len) {
     return b;
 }
 
-/* The durable copy `dur` with pieces of the live copy let through. */
-static void mix(uint8_t *dur, size_t dlen, const uint8_t *live, size_t llen, size_t unit,
-                unsigned keep, unsigned *seed) {
+/* Each unit-sized piece of the durable copy `dur`, as `pick` decides. */
+static void mix(uint8_t *dur, size_t dlen, const uint8_t *live, size_t llen, const char *name,
+                uint64_t ino, size_t unit, shadow_pick_fn pick, void *user) {
     size_t n = dlen < llen ? dlen : llen;
-    for (size_t off = 0; off < n; off += unit) {
-        size_t k = n - off < unit ? n - off : unit;
-        if (memcmp(dur + off, live + off, k) != 0 && (unsigned) (rand_r(seed) % 100) < keep)
-            memcpy(dur + off, live + off, k);
-    }
+    for (size_t off = 0; off < n; off += unit)
+        pick(user, name, ino, off, dur + off, live + off, n - off < unit ? n - off : unit);
 }
 
-void shadow_restore_mixed(size_t unit, unsigned keep_percent, unsigned *seed) {
+static uint64_t inode_of(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 ? (uint64_t) st.st_ino : 0;
+}
+
+void shadow_restore_picked(size_t unit, shadow_pick_fn pick, void *user) {
     char live_dir[600];
     snprintf(live_dir, sizeof live_dir, "%s.live", slot);
     rename(slot, live_dir);
@@ -248,7 +250,7 @@ void shadow_restore_mixed(size_t unit, unsigned keep_percent, unsigned *seed) {
         size_t dl = 0, ll = 0;
         uint8_t *dur = slurp(a, &dl), *live = slurp(b, &ll);
         if (dur && live)
-            mix(dur, dl, live, ll, unit, keep_percent, seed);
+            mix(dur, dl, live, ll, e->d_name, inode_of(b), unit, pick, user);
         snprintf(b, sizeof b, "%s/%s", slot, e->d_name);
         int fd = open(b, O_WRONLY | O_CREAT | O_TRUNC, 0600);
         if (fd >= 0 && dur && dl)
@@ -275,4 +277,23 @@ void shadow_restore_mixed(size_t unit, unsigned keep_percent, unsigned *seed) {
     if (d)
         closedir(d);
     rmdir(live_dir);
+}
+
+typedef struct keep_some {
+    unsigned keep, *seed;
+} keep_some;
+
+static void pick_final_or_synced(void *user, const char *name, uint64_t ino, size_t off,
+                                 uint8_t *dur, const uint8_t *live, size_t k) {
+    (void) name;
+    (void) ino;
+    (void) off;
+    keep_some *ks = user;
+    if (memcmp(dur, live, k) != 0 && (unsigned) (rand_r(ks->seed) % 100) < ks->keep)
+        memcpy(dur, live, k);
+}
+
+void shadow_restore_mixed(size_t unit, unsigned keep_percent, unsigned *seed) {
+    keep_some ks = {keep_percent, seed};
+    shadow_restore_picked(unit, pick_final_or_synced, &ks);
 }

@@ -40,4 +40,11 @@ void shadow_restore(void);
  * keep_percent / 100 (rand_r(seed)). */
 void shadow_restore_mixed(size_t unit, unsigned keep_percent, unsigned *seed);
 
+/* The slot becomes its shadow, each `unit`-byte piece of a file that has a
+ * live copy as pick(user, name, live inode, offset, durable, live, length) leaves
+ * the durable bytes (it may overwrite them). */
+typedef void (*shadow_pick_fn)(void *user, const char *name, uint64_t ino, size_t off, uint8_t *dur,
+                               const uint8_t *live, size_t k);
+void shadow_restore_picked(size_t unit, shadow_pick_fn pick, void *user);
+
 #endif
