@@ -1,6 +1,7 @@
 /* qsf_wait from the outside: bounds at their extremes, and the I/O loop's
  * spin (lib/io/io.c wants_spin), which only a thread inside qsf_wait may ask
- * for, after waits that ended every way a wait ends.
+ * for, after waits that ended every way a wait ends; and a qsf_wait or a
+ * qsf_pause under way when qsf_close starts.
  *
  * The spin is counted (qsf_io_spins), not timed: a waiter count left raised
  * by a wait that ended early would show as spins while nobody waits. */
@@ -9,6 +10,8 @@
 #include "sender/internal.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <time.h>
@@ -166,11 +169,56 @@ static void a_wait_under_way_when_close_starts_returns_closed(void **state) {
     qsink_stop(sink);
 }
 
+typedef struct pauser {
+    qsf_sender *s;
+    int rc;
+    atomic_bool returned;
+    pthread_t t;
+} pauser;
+
+static void *pause_main(void *arg) {
+    pauser *p = arg;
+    p->rc = qsf_pause(p->s);
+    atomic_store(&p->returned, true);
+    return NULL;
+}
+
+/* A thread inside qsf_pause when qsf_close starts: the server stops reading
+ * after the first frame, so the orderly close the pause waits for takes its
+ * full 500 ms, and qsf_close comes 100 ms into it. The pause returns before
+ * qsf_close does, which frees what it waits on. It used to return about 10 ms
+ * after, from the freed I/O thread's mutex (AddressSanitizer:
+ * heap-use-after-free in qsf_io_pause). */
+static void a_pause_under_way_when_close_starts_returns(void **state) {
+    (void) state;
+    qsink *sink = it_sink(NULL);
+    it_fault(sink, "stall after=1");
+    char conf[512];
+    qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), NULL));
+    it_wait_acked(s, it_publish(s, "t", 0, 1, 1));
+    pauser p = {.s = s, .rc = -1};
+    assert_int_equal(pthread_create(&p.t, NULL, pause_main, &p), 0);
+    it_sleep_ms(100); /* inside its wait: the close handshake has no answer */
+    qsf_errinfo e;
+    assert_int_equal(qsf_close(s, &e), QSF_OK); /* row 0 was acknowledged */
+    bool returned = atomic_load(&p.returned);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += 5;
+    if (pthread_timedjoin_np(p.t, NULL, &ts) != 0)
+        fail_msg("qsf_pause still waiting 5 s after qsf_close returned");
+    if (!returned)
+        fail_msg("qsf_pause returned after qsf_close, which had freed what it waits on");
+    assert_int_equal(p.rc, QSF_OK);
+    qsink_stop(sink);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_wait_of_int64_max_waits_for_the_ack),
         cmocka_unit_test(waits_that_end_any_way_leave_no_waiter_behind),
         cmocka_unit_test(a_wait_under_way_when_close_starts_returns_closed),
+        cmocka_unit_test(a_pause_under_way_when_close_starts_returns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
