@@ -413,21 +413,23 @@ int qsf_io_wait(qsf_io *io, int64_t fsn, int level, int64_t timeout_ms, bool abs
     return rc;
 }
 
+/* qsf_pause: waits (bounded) until the wire is idle, so nothing published
+ * after the call goes out before qsf_resume. Counted among the waiters from
+ * the first, as qsf_io_wait is, so that qsf_io_free waits for it to leave; it
+ * leaves once a stop is asked. */
 void qsf_io_pause(qsf_io *io, bool pause) {
+    atomic_fetch_add(&io->x.waiters, 1);
     atomic_store(&io->x.pause_req, pause);
     if (pause)
         atomic_store(&io->x.paused, 1);
     io->ws_ops->cancel(io->ws);
-    if (!pause)
-        return;
-    /* wait (bounded) until the wire is idle, so nothing published after the
-     * call goes out before qsf_resume */
     int64_t deadline = qsf_io_now_ns() + QSF_IO_PAUSE_NS;
     pthread_mutex_lock(&io->x.mu);
-    while (!io->x.pause_applied && !qsf_latch_code(io->latch) && io->x.init_state >= 0 &&
-           qsf_io_now_ns() < deadline)
+    while (pause && !io->x.pause_applied && !qsf_latch_code(io->latch) && io->x.init_state >= 0 &&
+           !atomic_load(&io->x.stop_req) && qsf_io_now_ns() < deadline)
         wait_a_little(io);
     pthread_mutex_unlock(&io->x.mu);
+    atomic_fetch_sub(&io->x.waiters, 1);
 }
 
 void qsf_io_stats(const qsf_io *cio, qsf_stats *out) {
