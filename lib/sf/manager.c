@@ -198,6 +198,26 @@ static int trim_quantum(qsf_ring *r, bool force, qsf_errinfo *e) {
     return rc == QSF_OK ? 1 : rc;
 }
 
+/* Keeps a pass's failure in trim_err (cleared by a pass that trims all it
+ * can) and logs a streak of failures twice: a WARN when it starts (the
+ * segments' files stay, and stay counted against sf_max_total_bytes) and an
+ * INFO when it ends; the retries in between at DEBUG. A failure waiting for
+ * its backoff has no message: the last one stands. */
+static void note_trim_result(qsf_ring *r, int rc, const char *msg) {
+    if (rc != 0 && !msg[0])
+        return;
+    pthread_mutex_lock(&r->mu);
+    bool failing = r->trim_err[0] != 0;
+    snprintf(r->trim_err, sizeof r->trim_err, "%s", rc == 0 ? "" : msg);
+    pthread_mutex_unlock(&r->mu);
+    if (rc != 0 && !failing)
+        QSF_LOGW("acknowledged segments cannot be removed (retrying): %s", msg);
+    else if (rc != 0)
+        QSF_LOGD("trim deferred: %s", msg);
+    else if (failing)
+        QSF_LOGI("acknowledged segments are removed again");
+}
+
 /* Quanta until nothing is trimmable or a stage fails. */
 static void trim_pass(qsf_ring *r) {
     if (r->sf && r->rec.watermark.fd < 0)
@@ -207,14 +227,7 @@ static void trim_pass(qsf_ring *r) {
     int rc;
     while ((rc = trim_quantum(r, false, &e)) == 1)
         ;
-    if (rc < 0 && e.msg[0])
-        QSF_LOGD("trim deferred: %s", e.msg);
-    /* a failure waiting for its backoff has no message: the last one stands */
-    if (rc == 0 || e.msg[0]) {
-        pthread_mutex_lock(&r->mu);
-        snprintf(r->trim_err, sizeof r->trim_err, "%s", rc == 0 ? "" : e.msg);
-        pthread_mutex_unlock(&r->mu);
-    }
+    note_trim_result(r, rc, e.msg);
 }
 
 int qsf_mgr_trim_all(qsf_ring *r, qsf_errinfo *err) {

@@ -4,6 +4,7 @@
  * keep every unacknowledged frame, and recover once the fault goes away. */
 #include "ring_testutil.h"
 
+#include "log.h"
 #include "os/os.h"
 #include "sf/ring.h"
 #include "sf/segfmt.h"
@@ -498,6 +499,51 @@ static void segments_still_there(const int64_t *gens) {
     }
 }
 
+/* What the log says of a streak of failing trims: the log sink counts the
+ * lines about it by level. */
+static _Atomic int trim_warns, trim_debugs, trim_infos;
+static char trim_warn_line[512];
+
+static void count_trim_lines(int level, const char *line, void *user) {
+    (void) user;
+    if (level == QSF_LOG_WARN && strstr(line, "cannot be removed")) {
+        if (atomic_fetch_add(&trim_warns, 1) == 0)
+            snprintf(trim_warn_line, sizeof trim_warn_line, "%s", line);
+    } else if (level == QSF_LOG_DEBUG && strstr(line, "trim deferred"))
+        atomic_fetch_add(&trim_debugs, 1);
+    else if (level == QSF_LOG_INFO && strstr(line, "removed again"))
+        atomic_fetch_add(&trim_infos, 1);
+}
+
+/* An operator learns that acknowledged segments cannot be removed (their
+ * files stay, and count against sf_max_total_bytes) from one WARN naming the
+ * cause when the failures start, and from one INFO when they end; the
+ * retries in between are DEBUG lines. They were all DEBUG. */
+static void a_failing_trim_is_logged_when_it_starts_and_when_it_ends(void **state) {
+    (void) state;
+    qsf_log_set(count_trim_lines, NULL, QSF_LOG_DEBUG);
+    qsf_ring_opts o = sf_opts(4096, QSF_DUR_MEMORY);
+    qsf_ring *r = rt_open(&o);
+    QSF_OS->unlinkat = maybe_failing_unlinkat;
+    atomic_store(&unlink_fails, 1);
+    append_ok(r, 0, 370); /* 10 segments */
+    qsf_ring_acknowledge(r, 184);
+    RT_WAIT_UNTIL(atomic_load(&trim_debugs) >= 2); /* retried, still failing */
+    assert_int_equal(atomic_load(&trim_warns), 1);
+    if (!strstr(trim_warn_line, "Input/output error"))
+        fail_msg("the warning does not name the cause: %s", trim_warn_line);
+    assert_int_equal(atomic_load(&trim_infos), 0);
+
+    atomic_store(&unlink_fails, 0);
+    RT_WAIT_UNTIL(atomic_load(&trim_infos) == 1);
+    RT_WAIT_UNTIL(rt_count_files("f", ".sfa") <= 8);
+    assert_int_equal(atomic_load(&trim_warns), 1);
+    qsf_os_reset();
+    qsf_errinfo e;
+    assert_int_equal(qsf_ring_close(r, &e), QSF_OK);
+    qsf_log_set(NULL, NULL, QSF_LOG_OFF);
+}
+
 static void trim_unlink_failure_keeps_invariants(void **state) {
     (void) state;
     qsf_ring_opts o = sf_opts(4096, QSF_DUR_MEMORY);
@@ -880,6 +926,8 @@ int main(void) {
                                         rt_teardown),
         cmocka_unit_test_setup_teardown(close_during_failures_then_reopen, rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(acknowledged_segment_is_reused_while_trims_fail_at_the_cap,
+                                        rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(a_failing_trim_is_logged_when_it_starts_and_when_it_ends,
                                         rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(abort_that_cannot_sync_latches, rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(failed_abort_then_drained_close_leaves_a_slot_that_opens,
