@@ -612,6 +612,93 @@ static void unfillable_gap_fails(void **state) {
     expect_frames(st_gen(1), &a, "==="); /* untouched */
 }
 
+/* ---- item: a bad frame whose envelope and message header agree ---- */
+
+/* Frame i's envelope and QWP header say it is `len` bytes long (its
+ * payload_length len - 12); its CRC is left as it was, so it is bad. */
+static void put_agreeing_len(const char *path, const frames *f, int i, uint32_t len) {
+    uint8_t b[4];
+    qsf_put_u32(b, len);
+    st_patch(path, f->off[i] + QSF_SFA_FRAME_AT_LEN, b, 4);
+    qsf_put_u32(b, len - 12);
+    st_patch(path, f->off[i] + QSF_SFA_FRAME_AT_PAYLOAD + 8, b, 4);
+}
+
+/* A bad frame whose envelope and header agree on a length that covers an
+ * intact frame too (a stale envelope a host crash brought back over later
+ * frames, FORMAT.md §6.15): salvage skips the intact frame, so it cannot
+ * know how many frames the skipped bytes held, and the frames after must
+ * keep at least their own FSNs. Here 0..3 are acknowledged: numbered one too
+ * low, frame 4 would look acknowledged and never be sent. */
+static void agreeing_header_over_a_frame_numbers_none_below_its_fsn(void **state) {
+    (void) state;
+    frames f;
+    make(&f, "CCCCCC", 1);
+    write_seg(st_gen(1), 0, &f);
+    st_manifest(st_slot, 1, 0, 0);
+    st_watermark(st_slot, 1, 3);
+    put_agreeing_len(st_path(st_slot, st_gen(1)), &f, 2, f.len[2] + 8 + f.len[3]);
+    qsf_slot_recovered r;
+    st_open_ok(st_sfdir, &r);
+    assert_int_equal(r.acked_fsn, 3);
+    assert_true(r.published_fsn >= 5); /* frames 4 and 5 above the acknowledged 3 */
+    qsf_slot_release(&r);
+    /* unacknowledged: the loss is an upper bound, never an exact 1 */
+    unlink(st_path(st_slot, QSF_NAME_WATERMARK));
+    write_seg(st_gen(1), 0, &f);
+    put_agreeing_len(st_path(st_slot, st_gen(1)), &f, 2, f.len[2] + 8 + f.len[3]);
+    st_open_ok(st_sfdir, &r);
+    assert_int_equal(r.n_losses, 1);
+    assert_int_equal(r.losses[0].from_fsn, 2);
+    assert_true(r.losses[0].frames_destroyed >= 2);
+    assert_false(r.losses[0].destroyed_exact);
+    assert_true(r.published_fsn >= 5);
+    qsf_slot_release(&r);
+}
+
+/* A flipped byte in a frame's payload_length: envelope and header disagree,
+ * so nothing is skipped on its word, and every frame after it is kept with
+ * its own FSN (the envelope's length chains onto the next frame). */
+static void flipped_payload_length_keeps_the_frames_after(void **state) {
+    (void) state;
+    frames f;
+    make(&f, "CCCCCC", 1);
+    write_seg(st_gen(1), 0, &f);
+    st_manifest(st_slot, 1, 0, 0);
+    uint8_t b = 0x7F;
+    st_patch(st_path(st_slot, st_gen(1)), f.off[2] + QSF_SFA_FRAME_AT_PAYLOAD + 9, &b, 1);
+    qsf_slot_recovered r;
+    st_open_ok(st_sfdir, &r);
+    assert_int_equal(r.published_fsn, 5);
+    expect_exact_loss(&r, 2, 3, 1);
+    qsf_slot_release(&r);
+    expect_frames(st_gen(1), &f, "==PE==");
+}
+
+/* A bad frame whose envelope and header agree on a length past the end of
+ * the file: that length is impossible, nothing is skipped on its word, and
+ * the intact frames after it are kept. */
+static void agreeing_length_past_the_end_keeps_the_frames_after(void **state) {
+    (void) state;
+    frames f;
+    make(&f, "CCCCCC", 1);
+    write_seg(st_gen(1), 0, &f);
+    st_manifest(st_slot, 1, 0, 0);
+    put_agreeing_len(st_path(st_slot, st_gen(1)), &f, 2, SEG);
+    qsf_slot_recovered r;
+    st_open_ok(st_sfdir, &r);
+    assert_int_equal(r.n_losses, 1);
+    assert_int_equal(r.losses[0].from_fsn, 2);
+    assert_true(r.published_fsn >= 5);
+    qsf_slot_release(&r);
+    st_frames got;
+    st_read_frames(st_path(st_slot, st_gen(1)), &got);
+    assert_true(got.n >= 6);
+    for (int i = 4; i < 6; i++) /* frames 4 and 5 unchanged, at the end (3 closes the flush) */
+        assert_memory_equal(got.p[got.n - 6 + i], f.p[i], f.len[i]);
+    st_frames_free(&got);
+}
+
 int main(void) {
 #define T(f) cmocka_unit_test_setup_teardown(f, st_setup, st_teardown)
     const struct CMUnitTest tests[] = {
@@ -633,6 +720,9 @@ int main(void) {
         T(empty_segment_at_gap_start_is_filled),
         T(hidden_loss_at_a_sealed_end_keeps_flushes_apart),
         T(unfillable_gap_fails),
+        T(agreeing_header_over_a_frame_numbers_none_below_its_fsn),
+        T(flipped_payload_length_keeps_the_frames_after),
+        T(agreeing_length_past_the_end_keeps_the_frames_after),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
