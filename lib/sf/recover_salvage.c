@@ -16,9 +16,10 @@
  *
  * Counting: the gap between the bad frame and the next intact one is whole
  * frames. If the (unverified) length fields from the bad frame on chain
- * exactly onto the next intact frame, their number is the count; otherwise
- * only an upper bound is known, (gap bytes) / 22, since no stored frame is
- * smaller than 22 bytes. */
+ * exactly onto the next intact frame, their number is the count (unless a
+ * frame that validates lies in a length that was trusted, recover_scan.c
+ * find_next); otherwise only an upper bound is known, (gap bytes) / 22,
+ * since no stored frame is smaller than 22 bytes. */
 #include "recover_int.h"
 
 #include "bytes.h"

@@ -248,6 +248,26 @@ static int salvage_from(rc_reader *r, uint64_t off, uint64_t *from, qsf_errinfo 
     return rc;
 }
 
+/* The next intact frame past the lengths salvage trusts from the bad frame
+ * at off (salvage_from). *hidden when a frame that validates lies inside
+ * them: a lookalike a BINARY value holds, or a frame written later over a
+ * stale envelope a host crash brought back (docs/FORMAT.md §6.15). Either
+ * way it is not kept, and the length fields cannot tell how many frames
+ * those bytes held. The first search is the one from the next byte, so the
+ * bytes are searched once. */
+static int find_next(rc_reader *r, uint64_t off, uint64_t *next, bool *found, bool *hidden,
+                     uint64_t *budget, bool *out_of_budget, qsf_errinfo *err) {
+    uint64_t from;
+    *hidden = false;
+    int rc = salvage_from(r, off, &from, err);
+    if (rc == QSF_OK)
+        rc = qsf_rc_salvage_next(r, off + 1, next, found, budget, out_of_budget, err);
+    *hidden = rc == QSF_OK && *found && *next < from;
+    if (*hidden)
+        rc = qsf_rc_salvage_next(r, from, next, found, budget, out_of_budget, err);
+    return rc;
+}
+
 /* After the bad frame at off: a gap up to the next intact frame, if any
  * (*next = its offset, 0 when none). */
 static int salvage(rc_reader *r, rc_seg *s, uint64_t off, bool impossible, uint64_t *budget,
@@ -257,11 +277,8 @@ static int salvage(rc_reader *r, rc_seg *s, uint64_t off, bool impossible, uint6
         s->unsalvaged = true;
         return QSF_OK;
     }
-    bool found, out_of_budget;
-    uint64_t from;
-    int rc = salvage_from(r, off, &from, err);
-    if (rc == QSF_OK)
-        rc = qsf_rc_salvage_next(r, from, next, &found, budget, &out_of_budget, err);
+    bool found, hidden, out_of_budget;
+    int rc = find_next(r, off, next, &found, &hidden, budget, &out_of_budget, err);
     if (rc != QSF_OK)
         return rc;
     s->unsalvaged = out_of_budget;
@@ -271,6 +288,10 @@ static int salvage(rc_reader *r, rc_seg *s, uint64_t off, bool impossible, uint6
     }
     rc_piece g = {.off = off, .end = *next, .kind = RC_GAP, .bad_len = impossible};
     rc = qsf_rc_count_gap(r, &g, err);
+    if (hidden) { /* the chain counts only the trusted lengths: the bound */
+        g.chained = g.exact = false;
+        g.frames = g.ub > 0 ? g.ub : 1;
+    }
     if (rc == QSF_OK)
         rc = qsf_rc_add_piece(s, &g, err);
     s->ngaps++;
