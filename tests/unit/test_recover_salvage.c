@@ -663,6 +663,26 @@ static void agreeing_header_over_a_frame_numbers_none_below_its_fsn(void **state
     qsf_slot_release(&r);
 }
 
+/* The same with a stale marker (an aborted flush zeroed without a sync, the
+ * page holding its envelope brought back by a host crash, DURABILITY.md §1):
+ * the frames after the skipped length keep at least their own FSNs. */
+static void marker_over_a_frame_numbers_none_below_its_fsn(void **state) {
+    (void) state;
+    frames f;
+    make(&f, "CCCCCC", 1);
+    write_seg(st_gen(1), 0, &f);
+    st_manifest(st_slot, 1, 0, 0);
+    st_watermark(st_slot, 1, 3);
+    uint8_t mark[8];
+    put_marked(mark, f.len[2] + 8 + f.len[3]);
+    st_patch(st_path(st_slot, st_gen(1)), f.off[2], mark, 8);
+    qsf_slot_recovered r;
+    st_open_ok(st_sfdir, &r);
+    assert_int_equal(r.acked_fsn, 3);
+    assert_true(r.published_fsn >= 5); /* frames 4 and 5 above the acknowledged 3 */
+    qsf_slot_release(&r);
+}
+
 /* A flipped byte in a frame's payload_length: envelope and header disagree,
  * so nothing is skipped on its word, and every frame after it is kept with
  * its own FSN (the envelope's length chains onto the next frame). */
@@ -728,6 +748,7 @@ int main(void) {
         T(hidden_loss_at_a_sealed_end_keeps_flushes_apart),
         T(unfillable_gap_fails),
         T(agreeing_header_over_a_frame_numbers_none_below_its_fsn),
+        T(marker_over_a_frame_numbers_none_below_its_fsn),
         T(flipped_payload_length_keeps_the_frames_after),
         T(agreeing_length_past_the_end_keeps_the_frames_after),
     };
