@@ -544,6 +544,39 @@ static void a_failing_trim_is_logged_when_it_starts_and_when_it_ends(void **stat
     qsf_log_set(NULL, NULL, QSF_LOG_OFF);
 }
 
+/* While trims keep failing, a pass that finds the oldest acknowledged
+ * segment pinned (a reader still in it, a sync under way) trims nothing and
+ * ends the streak neither: no INFO saying the segments are removed again (they
+ * are not), no second WARN when the next retry fails. */
+static void a_pinned_segment_does_not_end_a_streak_of_failing_trims(void **state) {
+    (void) state;
+    trim_warns = trim_debugs = trim_infos = 0;
+    qsf_log_set(count_trim_lines, NULL, QSF_LOG_DEBUG);
+    qsf_ring_opts o = sf_opts(4096, QSF_DUR_MEMORY);
+    qsf_ring *r = rt_open(&o);
+    QSF_OS->fsync = maybe_failing_fsync;
+    append_ok(r, 0, 100); /* three segments */
+    atomic_store(&dirsync_fails, 1);
+    qsf_ring_acknowledge(r, 80);
+    RT_WAIT_UNTIL(atomic_load(&trim_warns) == 1);
+    qsf_ring_cursor c = {0};
+    assert_int_equal(qsf_ring_cursor_seek(r, &c, 0), 0); /* pins the oldest segment */
+    for (int i = 0; i < 600 && atomic_load(&trim_infos) == 0; i++)
+        usleep(500); /* passes run every few ms */
+    assert_int_equal(atomic_load(&trim_infos), 0);
+    qsf_ring_cursor_release(r, &c);
+    int debugs = atomic_load(&trim_debugs);
+    RT_WAIT_UNTIL(atomic_load(&trim_debugs) > debugs + 1); /* retried, still failing */
+    assert_int_equal(atomic_load(&trim_warns), 1);
+    atomic_store(&dirsync_fails, 0);
+    RT_WAIT_UNTIL(atomic_load(&trim_infos) == 1);
+    assert_int_equal(atomic_load(&trim_warns), 1);
+    qsf_os_reset();
+    qsf_errinfo e;
+    assert_int_equal(qsf_ring_close(r, &e), QSF_OK);
+    qsf_log_set(NULL, NULL, QSF_LOG_OFF);
+}
+
 static void trim_unlink_failure_keeps_invariants(void **state) {
     (void) state;
     qsf_ring_opts o = sf_opts(4096, QSF_DUR_MEMORY);
@@ -928,6 +961,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(acknowledged_segment_is_reused_while_trims_fail_at_the_cap,
                                         rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(a_failing_trim_is_logged_when_it_starts_and_when_it_ends,
+                                        rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(a_pinned_segment_does_not_end_a_streak_of_failing_trims,
                                         rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(abort_that_cannot_sync_latches, rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(failed_abort_then_drained_close_leaves_a_slot_that_opens,
