@@ -161,7 +161,8 @@ static int finish_pending(qsf_ring *r, bool force, qsf_errinfo *e) {
 /* One quantum. Returns 1 if it trimmed, 0 if nothing was trimmable, or a
  * negative code when a stage failed or waits for its backoff. */
 static int trim_quantum(qsf_ring *r, bool force, qsf_errinfo *e) {
-    if (r->npending > 0) {
+    bool finished = r->npending > 0;
+    if (finished) {
         int rc = finish_pending(r, force, e);
         if (rc != QSF_OK)
             return rc;
@@ -172,7 +173,7 @@ static int trim_quantum(qsf_ring *r, bool force, qsf_errinfo *e) {
     int64_t new_head = n ? r->head->base_seq : 0;
     pthread_mutex_unlock(&r->mu);
     if (n == 0)
-        return 0;
+        return finished ? 1 : 0; /* the pending removals were trimming too */
     if (r->sf) {
         int64_t now = qsf_ring_now_ns();
         if (!force && !stage_due(r, QSF_TRIM_PRE, now)) {
@@ -202,9 +203,11 @@ static int trim_quantum(qsf_ring *r, bool force, qsf_errinfo *e) {
  * can) and logs a streak of failures twice: a WARN when it starts (the
  * segments' files stay, and stay counted against sf_max_total_bytes) and an
  * INFO when it ends; the retries in between at DEBUG. A failure waiting for
- * its backoff has no message: the last one stands. */
-static void note_trim_result(qsf_ring *r, int rc, const char *msg) {
-    if (rc != 0 && !msg[0])
+ * its backoff has no message: the last one stands; so does one a pass that
+ * trimmed nothing leaves (the oldest segment pinned, or its flush open: the
+ * failing step was not retried). */
+static void note_trim_result(qsf_ring *r, int rc, const char *msg, bool trimmed) {
+    if ((rc != 0 && !msg[0]) || (rc == 0 && !trimmed))
         return;
     pthread_mutex_lock(&r->mu);
     bool failing = r->trim_err[0] != 0;
@@ -225,9 +228,10 @@ static void trim_pass(qsf_ring *r) {
     qsf_errinfo e;
     e.msg[0] = 0;
     int rc;
+    bool trimmed = false;
     while ((rc = trim_quantum(r, false, &e)) == 1)
-        ;
-    note_trim_result(r, rc, e.msg);
+        trimmed = true;
+    note_trim_result(r, rc, e.msg, trimmed);
 }
 
 int qsf_mgr_trim_all(qsf_ring *r, qsf_errinfo *err) {
