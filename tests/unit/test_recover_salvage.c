@@ -633,7 +633,7 @@ static void put_agreeing_len(const char *path, const frames *f, int i, uint32_t 
 
 /* A bad frame whose envelope and header agree on a length that covers an
  * intact frame too (a stale envelope a host crash brought back over later
- * frames, FORMAT.md §6.15): salvage skips the intact frame, so it cannot
+ * frames, docs/FORMAT.md §6.15): salvage skips the intact frame, so it cannot
  * know how many frames the skipped bytes held, and the frames after must
  * keep at least their own FSNs. Here 0..3 are acknowledged: numbered one too
  * low, frame 4 would look acknowledged and never be sent. */
@@ -664,7 +664,7 @@ static void agreeing_header_over_a_frame_numbers_none_below_its_fsn(void **state
 }
 
 /* The same with a stale marker (an aborted flush zeroed without a sync, the
- * page holding its envelope brought back by a host crash, DURABILITY.md §1):
+ * page holding its envelope brought back by a host crash, docs/DURABILITY.md §1):
  * the frames after the skipped length keep at least their own FSNs. */
 static void marker_over_a_frame_numbers_none_below_its_fsn(void **state) {
     (void) state;
