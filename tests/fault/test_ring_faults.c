@@ -941,6 +941,91 @@ static void kill_while_reusing_with_trims_failing_leaves_a_valid_slot(void **sta
 }
 #endif
 
+/* A directory sync, held (at most 10 s) while `wm_hold` is set: the
+ * manager's in a trim that has detached its segments and not yet moved
+ * headBase (no spare fits, so no spare is being made). Only threads other
+ * than `wm_main` (the producer's) are held. */
+static _Atomic int wm_hold, wm_held;
+static pthread_t wm_main;
+
+static int holding_fsync(int fd) {
+    struct stat st;
+    if (atomic_load(&wm_hold) && !pthread_equal(pthread_self(), wm_main) && fstat(fd, &st) == 0 &&
+        S_ISDIR(st.st_mode)) {
+        atomic_store(&wm_held, 1);
+        for (int i = 0; i < 20000 && atomic_load(&wm_hold); i++)
+            usleep(500);
+    }
+    return maybe_failing_fsync(fd);
+}
+
+static _Atomic int reuses;
+static void count_reuses(int level, const char *line, void *user) {
+    (void) user;
+    if (level == QSF_LOG_WARN && strstr(line, "reusing"))
+        atomic_fetch_add(&reuses, 1);
+}
+
+/* The child of reuse_during_a_trim_...; exit 0 once the race ran. */
+static void reuse_while_a_trim_moves_the_head(qsf_ring *r) {
+    wm_main = pthread_self();
+    qsf_log_set(count_reuses, NULL, QSF_LOG_WARN);
+    RT_WAIT_UNTIL(rt_count_files("f", ".sfa") >= 2); /* the first spare */
+    QSF_OS->fallocate = maybe_enospc;
+    atomic_store(&nospace, 1); /* no later spare can be made */
+    QSF_OS->fsync = holding_fsync;
+    int64_t f = 0;
+    for (; f < 40; f++) /* past the first segment (37 frames): S1 sealed, S2 active */
+        if (append_frame(r, f, NULL) != QSF_OK)
+            _exit(3);
+    atomic_store(&wm_hold, 1);
+    qsf_ring_acknowledge(r, f - 1); /* the trim detaches S1 and is held */
+    for (int i = 0; i < 20000 && !atomic_load(&wm_held); i++)
+        usleep(500);
+    if (!atomic_load(&wm_held))
+        _exit(4);
+    for (int64_t end = f + 40; f < end; f++) { /* S2 full, all acknowledged: reused */
+        qsf_errinfo e;
+        if (append_frame(r, f, &e) != QSF_OK) {
+            fprintf(stderr, "append %" PRId64 ": %s\n", f, e.msg);
+            _exit(5);
+        }
+        qsf_ring_acknowledge(r, f);
+    }
+    if (atomic_load(&reuses) == 0)
+        _exit(7);
+    atomic_store(&wm_hold, 0); /* the trim moves headBase now */
+    for (int i = 0; i < 20000 && rt_count_files("f", ".sfa") > 1; i++)
+        usleep(500);
+    _exit(rt_count_files("f", ".sfa") == 1 ? 0 : 6);
+}
+
+/* The active segment reused in place (no spare can be made) while a trim
+ * that detached the segment before it is held before its manifest step: the
+ * trim then asks for headBase = the reused segment's old base, below the
+ * base the reuse recorded, where no segment is any more. A manifest naming it
+ * would not open ("FSN gap"; the manifest's boundaries only move forward,
+ * sidefile.c); a crash right after the trim must leave a slot that opens
+ * with every frame kept. */
+static void reuse_during_a_trim_leaves_a_slot_that_opens(void **state) {
+    (void) state;
+    qsf_ring_opts o = sf_opts(4096, QSF_DUR_MEMORY);
+    o.append_deadline_ms = 5000;
+    pid_t pid;
+    qsf_ring *r = fork_on_fresh_slot(&o, &pid);
+    if (pid == 0)
+        reuse_while_a_trim_moves_the_head(r);
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        fail_msg("the child did not run the race: status %d", st);
+    qsf_errinfo e;
+    if (qsf_ring_open(&o, &r, NULL, &e) != QSF_OK)
+        fail_msg("reopen after the race: %s", e.msg);
+    assert_int_equal(qsf_ring_published_fsn(r), 79);
+    qsf_ring_close(r, NULL);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(enospc_spare_is_backpressure_then_retried, rt_setup,
@@ -971,6 +1056,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(kill_while_reusing_with_trims_failing_leaves_a_valid_slot,
                                         rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(kill_while_undoing_rotations_leaves_a_valid_slot, rt_setup,
+                                        rt_teardown),
+        cmocka_unit_test_setup_teardown(reuse_during_a_trim_leaves_a_slot_that_opens, rt_setup,
                                         rt_teardown),
 #endif
         cmocka_unit_test_setup_teardown(failed_manifest_sync_owes_the_rotation, rt_setup,
