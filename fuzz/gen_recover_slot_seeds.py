@@ -31,6 +31,17 @@ def rebased(seg, base, flags=None, size=None):
     return bytes(b)
 
 
+# FORMAT.md §2.6: the empty commit, a QWP message recovery can resynchronise on
+EMPTY_COMMIT = bytes.fromhex("51575031010800000200000000000000")[:14]
+
+
+def qwp_segment(base, frames, size):
+    """A segment of `frames` empty commits; CRCs are left zero (the seed sets
+    the fix byte so the target computes them)."""
+    body = (struct.pack("<II", 0, len(EMPTY_COMMIT)) + EMPTY_COMMIT) * frames
+    return rebased(SEG[:24] + body, base, size=size)
+
+
 def chunk(b):
     return struct.pack("<H", len(b)) + b
 
@@ -77,6 +88,10 @@ SEEDS = {
     "four-segments-fsn-gap": slot(
         [(0, SEG), (0, rebased(SEG, 44, size=256)), (0, rebased(SEG, 50)), (0, rebased(SEG, 52))],
         watermark=[(2, 43), None], initial=False),
+    # a sealed segment of four QWP frames, the second one's length destroyed
+    "sealed-unknown-gap": slot(
+        [(1 | 2 | (2 << 2), qwp_segment(42, 4, 160)), (1, qwp_segment(46, 2, 160))],
+        watermark=[None, (1, 41)]),
     "two-segments-no-manifest-required": slot(
         [(0, rebased(SEG, 42, 1)), (0, rebased(SEG, 44, 1))]),
     "raw-golden-records": slot(

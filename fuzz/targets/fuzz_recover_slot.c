@@ -10,7 +10,9 @@
  *                bit 5     the first segment is sf-initial.sfa (else sf-...01)
  *                bit 6     manifest and watermark as raw bytes (else records)
  *   per segment  u8 fix    bit 0: rewrite the CRC of every whole frame, except
- *                          frame (fix >> 1) - 1 when fix >> 1 > 0
+ *                          frame (fix >> 2) - 1 when fix >> 2 > 0, which keeps
+ *                          its bytes (bit 1 clear) or gets a valid CRC and
+ *                          then its length's top bit set (bit 1 set)
  *                u16 len, len bytes (the file; cut short at the input's end)
  *   manifest     raw: u16 len + bytes; records: u8 which (bit 0: A, bit 1: B),
  *                then per record i64 generation, headBase, activeBase
@@ -50,17 +52,25 @@ static size_t take_chunk(input *in, const uint8_t **at) {
     return len;
 }
 
-/* Valid CRCs let the fuzzer past the frame check into numbering and flushes. */
+/* Valid CRCs let the fuzzer past the frame check into numbering and flushes;
+ * one frame left damaged (bad CRC, or a bad length: a gap of unknown count
+ * between intact frames) reaches salvage. */
 static void fix_crcs(uint8_t *f, size_t len, uint8_t fix) {
-    uint32_t skip = fix >> 1, k = 0;
+    uint32_t skip = fix >> 2, k = 0;
+    uint8_t *bad = NULL;
     for (size_t off = QSF_SFA_HEADER_SIZE; off + QSF_SFA_FRAME_OVERHEAD <= len; k++) {
         uint32_t plen = qsf_sfa_frame_len(f + off);
-        if (plen >> 31 || plen > len - off - QSF_SFA_FRAME_OVERHEAD)
-            return;
-        if (k + 1 != skip)
+        if (plen >> 31 || plen > len - off - QSF_SFA_FRAME_OVERHEAD ||
+            (plen == 0 && qsf_sfa_frame_stored_crc(f + off) == 0)) /* the zero fill */
+            break;
+        if (k + 1 != skip || (fix & 2))
             qsf_put_u32(f + off, qsf_sfa_frame_crc(f + off + QSF_SFA_FRAME_OVERHEAD, plen));
+        if (k + 1 == skip)
+            bad = f + off;
         off += QSF_SFA_FRAME_OVERHEAD + plen;
     }
+    if (bad && (fix & 2))
+        qsf_put_u32(bad + QSF_SFA_FRAME_AT_LEN, qsf_sfa_frame_len(bad) | 0x80000000u);
 }
 
 static void put_segment(const char *slot, input *in, uint32_t i, int initial) {
