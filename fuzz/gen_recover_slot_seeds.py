@@ -31,7 +31,7 @@ def rebased(seg, base, flags=None, size=None):
     return bytes(b)
 
 
-# FORMAT.md §2.6: the empty commit, a QWP message recovery can resynchronise on
+# the empty commit (docs/FORMAT.md §2.6), a QWP message recovery can resynchronise on
 EMPTY_COMMIT = bytes.fromhex("51575031010800000200000000000000")[:14]
 
 
