@@ -121,6 +121,13 @@ int qsf_rc_frame_kind_of(rc_reader *r, const rc_slot *s, rc_frame_kind *k, qsf_e
     return QSF_OK;
 }
 
+/* A message claiming more bytes than its frame holds is malformed: what lies
+ * beyond the frame belongs to other frames (or to no frame at all), and a
+ * string length taken from it must never size an allocation. */
+static bool overruns_frame(const rc_slot *s, const qsf_qwp_hdr *h) {
+    return QSF_QWP_HEADER_LEN + (uint64_t) h->payload_length > s->len;
+}
+
 int qsf_rc_delta_open(rc_reader *r, const rc_slot *s, rc_delta *d, bool *bad, qsf_errinfo *err) {
     const uint8_t *p;
     size_t got;
@@ -131,8 +138,9 @@ int qsf_rc_delta_open(rc_reader *r, const rc_slot *s, rc_delta *d, bool *bad, qs
     *bad = true;
     if (rc != QSF_OK || qsf_qwp_peek_header(p, got, &d->h) != QSF_QWP_PEEK_OK)
         return rc;
-    qsf_qwp_delta_info di;
-    *bad = qsf_qwp_peek_delta(p, got, &d->h, &di, &need) != QSF_QWP_PEEK_OK;
+    qsf_qwp_delta_info di = {0};
+    *bad = overruns_frame(s, &d->h) ||
+           qsf_qwp_peek_delta(p, got, &d->h, &di, &need) != QSF_QWP_PEEK_OK;
     d->base = base;
     d->start = di.start;
     d->count = di.count;
@@ -185,7 +193,7 @@ int qsf_rc_frame_rows(rc_reader *r, const rc_slot *s, uint64_t *rows, bool *coun
         off = d.pos;
     } else {
         rc = qsf_rc_delta_open(r, s, &d, &bad, err); /* only for the header */
-        bad = false;
+        bad = overruns_frame(s, &d.h);
     }
     if (rc != QSF_OK || bad)
         return rc;
