@@ -29,6 +29,13 @@ void qsf_rc_state_free(rc_state *st) {
     memset(st, 0, sizeof *st);
 }
 
+void qsf_rc_report_losses(qsf_recovery_report *rep, const qsf_recovery_loss *l, uint32_t n) {
+    rep->losses = n;
+    rep->frames_lost = 0;
+    for (uint32_t i = 0; i < n; i++)
+        rep->frames_lost += l[i].frames_destroyed + l[i].frames_retired;
+}
+
 static void fill_report(rc_state *st) {
     qsf_slot_recovered *out = st->out;
     qsf_recovery_report *rep = &out->report;
@@ -48,10 +55,7 @@ static void fill_report(rc_state *st) {
     rep->published_fsn = out->published_fsn;
     rep->commit_boundary_fsn = out->commit_boundary_fsn;
     rep->self_sufficient = out->symdict.self_sufficient;
-    rep->losses = c->nlosses;
-    rep->frames_lost = 0;
-    for (uint32_t i = 0; i < c->nlosses; i++)
-        rep->frames_lost += c->losses[i].frames_destroyed + c->losses[i].frames_retired;
+    qsf_rc_report_losses(rep, c->losses, c->nlosses);
     rep->aborted_frames_cut = c->aborted_frames;
     rep->aborted_from_fsn = c->aborted_frames ? c->aborted_from : -1;
     rep->aborted_to_fsn = c->aborted_frames ? c->aborted_to : -1;

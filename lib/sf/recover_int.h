@@ -267,6 +267,9 @@ int64_t qsf_rc_seed_acked(int64_t lowest_base, int64_t published, int64_t waterm
 int qsf_rc_recover_slot(qsf_slot_recovered *out, int durability, uint64_t seg_bytes,
                         qsf_errinfo *err);
 
+/* recover.c: the report's loss counts (losses, frames_lost) from the loss
+ * entries, one place for recovery and for a slot set aside (slot_open.c). */
+void qsf_rc_report_losses(qsf_recovery_report *rep, const qsf_recovery_loss *l, uint32_t n);
 /* recover.c: frees what one pass's state holds (segments, chain, spans,
  * dictionary rebuild, the buffer) and zeroes it. */
 void qsf_rc_state_free(rc_state *st);

@@ -45,15 +45,6 @@ void qsf_rc_drop_pass(qsf_slot_recovered *out) {
     handles_init(out);
 }
 
-/* The losses found before the slot was set aside stay in out->losses, so the
- * report counts them too (the recovery line and the losses agree). */
-static void report_kept_losses(qsf_slot_recovered *out) {
-    out->report.losses = out->n_losses;
-    out->report.frames_lost = 0;
-    for (uint32_t i = 0; i < out->n_losses; i++)
-        out->report.frames_lost += out->losses[i].frames_destroyed + out->losses[i].frames_retired;
-}
-
 /* docs/FORMAT.md §5.6: set the unreplayable slot aside and start fresh under its name. */
 static int quarantine_and_restart(qsf_slot_recovered *out, uint64_t seg_bytes, qsf_errinfo *err) {
     char reason[sizeof out->data_loss_reason], path[sizeof out->report.quarantined_slot];
@@ -77,7 +68,9 @@ static int quarantine_and_restart(qsf_slot_recovered *out, uint64_t seg_bytes, q
     snprintf(out->report.quarantined_slot, sizeof out->report.quarantined_slot, "%s", path);
     out->report.segments = 1;
     out->report.acked_fsn = out->report.published_fsn = out->report.commit_boundary_fsn = -1;
-    report_kept_losses(out);
+    /* the losses found before it was set aside stay in out->losses: the
+     * report counts them too, so the recovery line and the losses agree */
+    qsf_rc_report_losses(&out->report, out->losses, out->n_losses);
     QSF_LOGE("data loss: slot %s was unreplayable (%s) and was moved to %s; starting fresh",
              out->slot.path, reason, path);
     return QSF_OK;
