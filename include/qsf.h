@@ -364,6 +364,307 @@ QSF_API uint64_t qsf_txn_rows(const qsf_sender *s);
  * Producer thread. */
 QSF_API int qsf_flush(qsf_sender *s, int64_t *fsn_out, qsf_errinfo *err);
 
+/* ------------------------------------------------------------------------- */
+/* Columns in: chunks                                                        */
+/* ------------------------------------------------------------------------- */
+/* A chunk is N rows of one table given column by column, in the memory layout
+ * of the Apache Arrow columnar format, so data that is already columnar (Arrow
+ * record batches, NumPy arrays, a program's own struct-of-arrays) goes in with
+ * one call per column and no copy. It is caller-owned, built on any thread (one
+ * thread at a time), reusable after qsf_chunk_clear, and published with
+ * qsf_flush_chunk on the sender's producer thread.
+ *
+ * Borrowed buffers. A chunk does not copy column data: it keeps the pointers.
+ * Every buffer passed to a qsf_chunk_* call must stay valid and unchanged until
+ * qsf_flush_chunk has returned (whatever it returned) or the chunk is cleared
+ * or freed. Names are copied.
+ *
+ * Rows and offsets. Every column call takes `offset` and `rows` as Arrow does:
+ * row i of the call is element offset + i of `values` (bit offset + i of a
+ * bitmap), so an Arrow array is passed with its own offset and NumPy data with
+ * offset 0. The first column fixes the chunk's row count; a later column with
+ * another count is refused with QSF_E_VALUE naming both columns and counts.
+ * Naming a column twice is QSF_E_VALUE. A call that fails leaves the chunk as
+ * it was before the call.
+ *
+ * Nulls. `validity` is an Arrow validity bitmap (LSB-first, bit set = value
+ * present) read at bit offset + i, or NULL when every value is present. Null
+ * rows are sent as QuestDB NULLs exactly as the row API sends a missing column.
+ *
+ * Errors of every qsf_chunk_* call: QSF_E_INVAL (NULL chunk or buffer, rows
+ * larger than the buffers can be), QSF_E_VALUE (bad name, a value QuestDB
+ * cannot hold: the message names the column and the row), QSF_E_NOMEM. */
+
+typedef struct qsf_chunk qsf_chunk;
+
+/* A new empty chunk for `table` ((pointer, length)). *out owns it. Errors:
+ * QSF_E_INVAL, QSF_E_VALUE (bad table name), QSF_E_NOMEM. Any thread. */
+QSF_API int qsf_chunk_new(const char *table, size_t table_len, qsf_chunk **out, qsf_errinfo *err);
+/* Forgets every column, the row count and the designated timestamp (buffers
+ * are released to the caller); keeps the table and the memory for reuse. */
+QSF_API void qsf_chunk_clear(qsf_chunk *c);
+/* Frees the chunk. NULL is a no-op. */
+QSF_API void qsf_chunk_free(qsf_chunk *c);
+/* The chunk's row count (0 before the first column). */
+QSF_API size_t qsf_chunk_rows(const qsf_chunk *c);
+
+/* Fixed-width columns: BYTE, SHORT, INT, LONG, FLOAT, DOUBLE. Unsigned inputs
+ * are widened to the next signed QuestDB type (u8 -> SHORT, u16 -> INT,
+ * u32 -> LONG); u64 goes to LONG and a value above INT64_MAX is QSF_E_VALUE
+ * naming the row. INT and LONG values equal to QuestDB's NULL sentinel
+ * (INT32_MIN / INT64_MIN) are QSF_E_VALUE, as in the row API. */
+QSF_API int qsf_chunk_i8(qsf_chunk *c, const char *col, size_t col_len, const int8_t *values,
+                         const uint8_t *validity, size_t offset, size_t rows, qsf_errinfo *err);
+QSF_API int qsf_chunk_i16(qsf_chunk *c, const char *col, size_t col_len, const int16_t *values,
+                          const uint8_t *validity, size_t offset, size_t rows, qsf_errinfo *err);
+QSF_API int qsf_chunk_i32(qsf_chunk *c, const char *col, size_t col_len, const int32_t *values,
+                          const uint8_t *validity, size_t offset, size_t rows, qsf_errinfo *err);
+QSF_API int qsf_chunk_i64(qsf_chunk *c, const char *col, size_t col_len, const int64_t *values,
+                          const uint8_t *validity, size_t offset, size_t rows, qsf_errinfo *err);
+QSF_API int qsf_chunk_u8(qsf_chunk *c, const char *col, size_t col_len, const uint8_t *values,
+                         const uint8_t *validity, size_t offset, size_t rows, qsf_errinfo *err);
+QSF_API int qsf_chunk_u16(qsf_chunk *c, const char *col, size_t col_len, const uint16_t *values,
+                          const uint8_t *validity, size_t offset, size_t rows, qsf_errinfo *err);
+QSF_API int qsf_chunk_u32(qsf_chunk *c, const char *col, size_t col_len, const uint32_t *values,
+                          const uint8_t *validity, size_t offset, size_t rows, qsf_errinfo *err);
+QSF_API int qsf_chunk_u64(qsf_chunk *c, const char *col, size_t col_len, const uint64_t *values,
+                          const uint8_t *validity, size_t offset, size_t rows, qsf_errinfo *err);
+QSF_API int qsf_chunk_f32(qsf_chunk *c, const char *col, size_t col_len, const float *values,
+                          const uint8_t *validity, size_t offset, size_t rows, qsf_errinfo *err);
+QSF_API int qsf_chunk_f64(qsf_chunk *c, const char *col, size_t col_len, const double *values,
+                          const uint8_t *validity, size_t offset, size_t rows, qsf_errinfo *err);
+
+/* BOOLEAN: `bits` is an Arrow boolean bitmap (LSB-first), read at bit
+ * offset + i. qsf_chunk_bool_u8 takes one byte per value (0 = false, anything
+ * else = true), as NumPy's bool arrays hold them. */
+QSF_API int qsf_chunk_bool(qsf_chunk *c, const char *col, size_t col_len, const uint8_t *bits,
+                           const uint8_t *validity, size_t offset, size_t rows, qsf_errinfo *err);
+QSF_API int qsf_chunk_bool_u8(qsf_chunk *c, const char *col, size_t col_len, const uint8_t *values,
+                              const uint8_t *validity, size_t offset, size_t rows,
+                              qsf_errinfo *err);
+
+/* Time units of qsf_chunk_timestamp and qsf_chunk_at. */
+#define QSF_UNIT_SECONDS 0
+#define QSF_UNIT_MILLIS  1
+#define QSF_UNIT_MICROS  2
+#define QSF_UNIT_NANOS   3
+
+/* TIMESTAMP from int64 counts of `unit` since the epoch: seconds, millis and
+ * micros become a TIMESTAMP (µs) column, nanos a TIMESTAMP_NANOS column. A
+ * value that overflows on the way to µs is QSF_E_VALUE naming the row. */
+QSF_API int qsf_chunk_timestamp(qsf_chunk *c, const char *col, size_t col_len,
+                                const int64_t *values, int unit, const uint8_t *validity,
+                                size_t offset, size_t rows, qsf_errinfo *err);
+/* DATE from int64 milliseconds (Arrow date64) or int32 days (Arrow date32). */
+QSF_API int qsf_chunk_date_millis(qsf_chunk *c, const char *col, size_t col_len,
+                                  const int64_t *values, const uint8_t *validity, size_t offset,
+                                  size_t rows, qsf_errinfo *err);
+QSF_API int qsf_chunk_date_days(qsf_chunk *c, const char *col, size_t col_len,
+                                const int32_t *values, const uint8_t *validity, size_t offset,
+                                size_t rows, qsf_errinfo *err);
+/* CHAR: one UTF-16 code unit per value. */
+QSF_API int qsf_chunk_char(qsf_chunk *c, const char *col, size_t col_len, const uint16_t *values,
+                           const uint8_t *validity, size_t offset, size_t rows, qsf_errinfo *err);
+/* IPv4 in host order (192.168.1.42 is 0xC0A8012A); 0 is QSF_E_VALUE. */
+QSF_API int qsf_chunk_ipv4(qsf_chunk *c, const char *col, size_t col_len, const uint32_t *values,
+                           const uint8_t *validity, size_t offset, size_t rows, qsf_errinfo *err);
+/* UUID: 16 bytes per value in RFC 4122 byte order (most significant byte
+ * first), as Arrow's arrow.uuid extension and Python's uuid.bytes hold it. */
+QSF_API int qsf_chunk_uuid(qsf_chunk *c, const char *col, size_t col_len, const uint8_t *values,
+                           const uint8_t *validity, size_t offset, size_t rows, qsf_errinfo *err);
+/* LONG256: 32 bytes per value, little-endian (least significant byte first). */
+QSF_API int qsf_chunk_long256(qsf_chunk *c, const char *col, size_t col_len, const uint8_t *values,
+                              const uint8_t *validity, size_t offset, size_t rows,
+                              qsf_errinfo *err);
+/* GEOHASH: the low `precision_bits` (1..60) bits of each value. */
+QSF_API int qsf_chunk_geohash(qsf_chunk *c, const char *col, size_t col_len, const uint64_t *values,
+                              int precision_bits, const uint8_t *validity, size_t offset,
+                              size_t rows, qsf_errinfo *err);
+/* DECIMAL64/128/256: unscaled two's-complement values (8, 16 or 32 bytes each,
+ * little-endian, as Arrow's decimal64/128/256 hold them) and one scale for the
+ * column (0..18 / 0..38 / 0..76). */
+QSF_API int qsf_chunk_decimal64(qsf_chunk *c, const char *col, size_t col_len,
+                                const int64_t *values, int scale, const uint8_t *validity,
+                                size_t offset, size_t rows, qsf_errinfo *err);
+QSF_API int qsf_chunk_decimal128(qsf_chunk *c, const char *col, size_t col_len,
+                                 const uint8_t *values, int scale, const uint8_t *validity,
+                                 size_t offset, size_t rows, qsf_errinfo *err);
+QSF_API int qsf_chunk_decimal256(qsf_chunk *c, const char *col, size_t col_len,
+                                 const uint8_t *values, int scale, const uint8_t *validity,
+                                 size_t offset, size_t rows, qsf_errinfo *err);
+
+/* Variable-width values in Arrow's layout: value i is bytes
+ * data[offsets[offset + i] .. offsets[offset + i + 1]). `offsets` holds
+ * offset + rows + 1 entries of 32 bits (Arrow utf8/binary) or 64 bits (the
+ * *64 calls: large_utf8/large_binary); they must not decrease. VARCHAR and
+ * SYMBOL values must be valid UTF-8 (QSF_E_VALUE naming the column and row). */
+QSF_API int qsf_chunk_varchar(qsf_chunk *c, const char *col, size_t col_len, const int32_t *offsets,
+                              const char *data, const uint8_t *validity, size_t offset, size_t rows,
+                              qsf_errinfo *err);
+QSF_API int qsf_chunk_varchar64(qsf_chunk *c, const char *col, size_t col_len,
+                                const int64_t *offsets, const char *data, const uint8_t *validity,
+                                size_t offset, size_t rows, qsf_errinfo *err);
+QSF_API int qsf_chunk_binary(qsf_chunk *c, const char *col, size_t col_len, const int32_t *offsets,
+                             const void *data, const uint8_t *validity, size_t offset, size_t rows,
+                             qsf_errinfo *err);
+QSF_API int qsf_chunk_binary64(qsf_chunk *c, const char *col, size_t col_len,
+                               const int64_t *offsets, const void *data, const uint8_t *validity,
+                               size_t offset, size_t rows, qsf_errinfo *err);
+/* SYMBOL from plain strings (same layout as qsf_chunk_varchar). Symbols go
+ * through the sender's delta dictionary and .symbol-dict like the row API's. */
+QSF_API int qsf_chunk_symbol(qsf_chunk *c, const char *col, size_t col_len, const int32_t *offsets,
+                             const char *data, const uint8_t *validity, size_t offset, size_t rows,
+                             qsf_errinfo *err);
+QSF_API int qsf_chunk_symbol64(qsf_chunk *c, const char *col, size_t col_len,
+                               const int64_t *offsets, const char *data, const uint8_t *validity,
+                               size_t offset, size_t rows, qsf_errinfo *err);
+/* SYMBOL from dictionary codes (Arrow dictionary arrays, pandas categoricals):
+ * `codes` holds signed integers of `code_bytes` (1, 2 or 4) bytes; code k names
+ * entry k of a dictionary of `dict_len` strings in qsf_chunk_symbol's layout
+ * (32-bit dict_offsets, dict_len + 1 of them, from 0). A code outside
+ * 0..dict_len-1 in a valid row is QSF_E_VALUE naming the row and the code. */
+QSF_API int qsf_chunk_symbol_dict(qsf_chunk *c, const char *col, size_t col_len, const void *codes,
+                                  int code_bytes, const int32_t *dict_offsets,
+                                  const char *dict_data, size_t dict_len, const uint8_t *validity,
+                                  size_t offset, size_t rows, qsf_errinfo *err);
+
+/* DOUBLE arrays. qsf_chunk_f64_list: one 1-dimensional array per row, Arrow's
+ * List<Float64> layout (row i is values[list_offsets[offset + i] ..
+ * list_offsets[offset + i + 1])). qsf_chunk_f64_tensor: every row has the same
+ * shape (rank 1..32), its elements row-major and rows one after another
+ * (element j of row i at values[(offset + i) * prod(shape) + j]), as a NumPy
+ * array of shape (rows, *shape) holds them. */
+QSF_API int qsf_chunk_f64_list(qsf_chunk *c, const char *col, size_t col_len,
+                               const int32_t *list_offsets, const double *values,
+                               const uint8_t *validity, size_t offset, size_t rows,
+                               qsf_errinfo *err);
+QSF_API int qsf_chunk_f64_tensor(qsf_chunk *c, const char *col, size_t col_len, int rank,
+                                 const int32_t *shape, const double *values,
+                                 const uint8_t *validity, size_t offset, size_t rows,
+                                 qsf_errinfo *err);
+
+/* The designated timestamp: int64 counts of `unit` (nanos give a
+ * TIMESTAMP_NANOS designated column, the others µs). No row may be null or
+ * negative (QSF_E_VALUE naming the row). Without this call, or after
+ * qsf_chunk_at_now, the server stamps each row as with qsf_at_now. */
+QSF_API int qsf_chunk_at(qsf_chunk *c, const int64_t *values, int unit, size_t offset, size_t rows,
+                         qsf_errinfo *err);
+QSF_API int qsf_chunk_at_now(qsf_chunk *c, qsf_errinfo *err);
+
+/* Publishes the chunk's rows with exactly qsf_flush's contract: first every
+ * complete row buffered by the row API, then the chunk, all or nothing, split
+ * over as many frames as the frame and segment limits need and committed
+ * together; with transaction=on the chunk joins the open transaction (staged
+ * like an auto-flush) and this call commits it, as qsf_flush does. A chunk the
+ * ring can never hold is QSF_E_TOO_LARGE with the sizes; QSF_E_FULL leaves
+ * nothing published; errors as qsf_flush, plus QSF_E_STATE while a row of the
+ * row API is open. The chunk itself is unchanged: clear it to reuse it.
+ * *fsn_out as qsf_flush. Producer thread. */
+QSF_API int qsf_flush_chunk(qsf_sender *s, qsf_chunk *c, int64_t *fsn_out, qsf_errinfo *err);
+
+/* ------------------------------------------------------------------------- */
+/* Columns in: Apache Arrow C Data Interface                                 */
+/* ------------------------------------------------------------------------- */
+/* The structs of the Arrow C Data Interface and C Stream Interface, under the
+ * guards every Arrow producer uses, so this header composes with arrow/c/abi.h
+ * and nanoarrow. Every Arrow format string qsf takes, and the QuestDB type it
+ * becomes (or why it is refused): docs/ARROW.md.
+ *
+ * Ownership. qsf never calls an ArrowSchema's or ArrowArray's release
+ * callback in the chunk calls: the caller keeps both and must keep the array
+ * (its buffers are borrowed, see "Borrowed buffers") until qsf_flush_chunk has
+ * returned or the chunk is cleared or freed; the schema may be released as
+ * soon as the call returns. qsf_send_arrow_stream releases each batch it took
+ * from the stream once that batch is published or refused, never the stream.
+ *
+ * Errors: QSF_E_UNSUPPORTED (a format string qsf does not take), QSF_E_VALUE
+ * (inconsistent buffers: lengths, offsets, null counts, invalid UTF-8, a
+ * dictionary code out of range; the message names the column, the Arrow format
+ * and the row), QSF_E_INVAL, QSF_E_NOMEM. A failed call adds no column. */
+
+#ifndef ARROW_C_DATA_INTERFACE
+#define ARROW_C_DATA_INTERFACE
+
+#define ARROW_FLAG_DICTIONARY_ORDERED 1
+#define ARROW_FLAG_NULLABLE           2
+#define ARROW_FLAG_MAP_KEYS_SORTED    4
+
+struct ArrowSchema {
+    const char *format;
+    const char *name;
+    const char *metadata;
+    int64_t flags;
+    int64_t n_children;
+    struct ArrowSchema **children;
+    struct ArrowSchema *dictionary;
+    void (*release)(struct ArrowSchema *);
+    void *private_data;
+};
+
+struct ArrowArray {
+    int64_t length;
+    int64_t null_count;
+    int64_t offset;
+    int64_t n_buffers;
+    int64_t n_children;
+    const void **buffers;
+    struct ArrowArray **children;
+    struct ArrowArray *dictionary;
+    void (*release)(struct ArrowArray *);
+    void *private_data;
+};
+
+#endif /* ARROW_C_DATA_INTERFACE */
+
+#ifndef ARROW_C_STREAM_INTERFACE
+#define ARROW_C_STREAM_INTERFACE
+
+struct ArrowArrayStream {
+    int (*get_schema)(struct ArrowArrayStream *, struct ArrowSchema *out);
+    int (*get_next)(struct ArrowArrayStream *, struct ArrowArray *out);
+    const char *(*get_last_error)(struct ArrowArrayStream *);
+    void (*release)(struct ArrowArrayStream *);
+    void *private_data;
+};
+
+#endif /* ARROW_C_STREAM_INTERFACE */
+
+/* QuestDB types a column can be asked to become (qsf_chunk_arrow_type). */
+#define QSF_TYPE_AUTO    0 /* the default mapping of docs/ARROW.md */
+#define QSF_TYPE_SYMBOL  1 /* utf8 / large_utf8 / dictionary -> SYMBOL */
+#define QSF_TYPE_VARCHAR 2 /* utf8 / large_utf8 / dictionary<utf8> -> VARCHAR */
+#define QSF_TYPE_UUID    3 /* fixed_size_binary(16) -> UUID */
+#define QSF_TYPE_LONG256 4 /* fixed_size_binary(32) -> LONG256 */
+#define QSF_TYPE_CHAR    5 /* uint16 -> CHAR */
+#define QSF_TYPE_IPV4    6 /* uint32 -> IPv4 */
+
+/* Asks that the Arrow column named `col` become `qsf_type` (QSF_TYPE_*) in
+ * every later qsf_chunk_arrow_* call on this chunk (kept across
+ * qsf_chunk_clear). Field metadata "questdb.type" with the value "symbol",
+ * "varchar", "uuid", "long256", "char" or "ipv4" asks the same per field, and
+ * the extension arrow.uuid means UUID; this call wins over both. */
+QSF_API int qsf_chunk_arrow_type(qsf_chunk *c, const char *col, size_t col_len, int qsf_type,
+                                 qsf_errinfo *err);
+/* Adds one Arrow array as column `col` ((pointer, length); NULL takes
+ * schema->name). */
+QSF_API int qsf_chunk_arrow_column(qsf_chunk *c, const char *col, size_t col_len,
+                                   const struct ArrowSchema *schema, const struct ArrowArray *array,
+                                   qsf_errinfo *err);
+/* Adds every child of a record batch (a struct array, format "+s") as a
+ * column; the child named `ts_col` (NUL-terminated; NULL: none, the server
+ * stamps each row) becomes the designated timestamp (a timestamp in any unit,
+ * with or without a time zone, never null). */
+QSF_API int qsf_chunk_arrow_batch(qsf_chunk *c, const struct ArrowSchema *schema,
+                                  const struct ArrowArray *array, const char *ts_col,
+                                  qsf_errinfo *err);
+/* Reads every batch of `stream` and publishes each with qsf_flush_chunk into
+ * `table`, stopping at the first error (the batches published before it stay
+ * published; *rows_out, may be NULL, counts their rows). `ts_col` as in
+ * qsf_chunk_arrow_batch. Producer thread. */
+QSF_API int qsf_send_arrow_stream(qsf_sender *s, const char *table, size_t table_len,
+                                  struct ArrowArrayStream *stream, const char *ts_col,
+                                  uint64_t *rows_out, qsf_errinfo *err);
+
 /* Highest FSN published / acknowledged (-1 if none). Any thread. */
 QSF_API int64_t qsf_published_fsn(const qsf_sender *s);
 QSF_API int64_t qsf_acked_fsn(const qsf_sender *s);
