@@ -300,8 +300,7 @@ static void inspection_init(qsf_slot_inspection *in) {
 static void fake_manifest(qsf_slot_recovered *out, const qsf_slot_inspection *in) {
     if (!in->manifest_valid)
         return;
-    out->manifest.fd =
-        QSF_OS->openat(out->slot.dirfd, QSF_NAME_MANIFEST, O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0);
+    out->manifest.fd = qsf_open_regular(out->slot.dirfd, QSF_NAME_MANIFEST, O_RDONLY, NULL);
     out->manifest.generation = in->manifest_generation;
     out->manifest.head_base = in->head_base;
     out->manifest.active_base = in->active_base;

@@ -4,6 +4,7 @@
 #include "testutil.h"
 
 #include "clitest.h"
+#include "sf/rejected.h"
 #include "sftest.h"
 
 #include <stdio.h>
@@ -22,6 +23,14 @@ static int run_slot_cmd_on(const char *sub, const char *dir) {
 
 static int run_slot_cmd(const char *sub) {
     return run_slot_cmd_on(sub, st_slot);
+}
+
+/* A slot of one frame (FSN 0) with a manifest. */
+static void one_frame_slot(void) {
+    const char *a[] = {"a"};
+    st_segment_str(st_slot, "sf-0000000000000001.sfa", 4096, QSF_SFA_FLAG_MANIFEST_REQUIRED, 0, 1,
+                   a);
+    st_manifest(st_slot, 1, 0, 0);
 }
 
 static void clean_slot_verifies(void **state) {
@@ -88,10 +97,7 @@ static void hostile_file_names_are_escaped(void **state) {
  * slots: inspect and verify say so and fail, never "verdict: ok". */
 static void group_root_and_plain_directory_are_not_slots(void **state) {
     (void) state;
-    const char *a[] = {"a"};
-    st_segment_str(st_slot, "sf-0000000000000001.sfa", 4096, QSF_SFA_FLAG_MANIFEST_REQUIRED, 0, 1,
-                   a);
-    st_manifest(st_slot, 1, 0, 0);
+    one_frame_slot();
     for (int verify = 0; verify < 2; verify++) {
         const char *sub = verify ? "verify" : "inspect";
         assert_int_equal(run_slot_cmd_on(sub, st_sfdir), 2);
@@ -111,6 +117,45 @@ static void group_root_and_plain_directory_are_not_slots(void **state) {
     assert_false(st_exists(st_path(plain, ".lock"))); /* still only read */
 }
 
+/* A FIFO planted as .failed or .lock.pid must not stall any command (the
+ * monitoring OPERATIONS.md recommends runs them from cron): each returns, and
+ * .failed is reported as unreadable rather than waited on. The tool is killed
+ * after 60 s: 137 means it hung. */
+static void fifo_markers_hang_no_command(void **state) {
+    (void) state;
+    one_frame_slot();
+    assert_int_equal(mkfifo(st_path(st_slot, QSF_NAME_FAILED), 0600), 0);
+    assert_int_equal(mkfifo(st_path(st_slot, QSF_NAME_LOCK_PID), 0600), 0);
+    char args[2000];
+    snprintf(args, sizeof args, "slot list '%s'", st_sfdir);
+    assert_int_equal(ct_run_limited(st_root, 60, args), 0);
+    assert_non_null(strstr(out, "failed"));
+    for (int verify = 0; verify < 2; verify++) {
+        snprintf(args, sizeof args, "slot %s '%s'", verify ? "verify" : "inspect", st_slot);
+        assert_int_not_equal(ct_run_limited(st_root, 60, args), 137);
+        assert_non_null(strstr(out, "failed: (unreadable: not a regular file)"));
+    }
+    snprintf(args, sizeof args, "slot drain '%s' --conf 'ws::addr=127.0.0.1:1;' --dry-run",
+             st_slot);
+    assert_int_not_equal(ct_run_limited(st_root, 60, args), 137);
+    assert_non_null(strstr(out, "would send 1 frames"));
+    snprintf(args, sizeof args, "slot set-aside '%s' --fsn 9..9 --reason test", st_slot);
+    assert_int_equal(ct_run_limited(st_root, 60, args), 2); /* beyond the chain */
+}
+
+/* `qsf slot dump --rejected` on a slot whose .rejected cannot be read fails
+ * with exit 1 and frees what the inspection held (under LeakSanitizer a leak
+ * turns the exit code into 23). */
+static void dump_rejected_error_frees_the_inspection(void **state) {
+    (void) state;
+    one_frame_slot();
+    assert_int_equal(mkdir(st_path(st_slot, QSF_NAME_REJECTED), 0700), 0);
+    char args[1600];
+    snprintf(args, sizeof args, "slot dump '%s' --rejected", st_slot);
+    assert_int_equal(ct_run(st_root, args), 1);
+    assert_non_null(strstr(out, "not a regular file"));
+}
+
 int main(int argc, char **argv) {
     if (ct_init(argc, argv) != 0)
         return 2;
@@ -121,6 +166,8 @@ int main(int argc, char **argv) {
         T(broken_chain_and_bad_usage),
         T(hostile_file_names_are_escaped),
         T(group_root_and_plain_directory_are_not_slots),
+        T(fifo_markers_hang_no_command),
+        T(dump_rejected_error_frees_the_inspection),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
