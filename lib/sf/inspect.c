@@ -7,6 +7,7 @@
 #include "err.h"
 #include "os/os.h"
 #include "recover_int.h"
+#include "sf/openable.h"
 #include "sf/sfio.h"
 #include "sf/sidefile.h"
 #include "sf/slotdir.h"
@@ -381,6 +382,8 @@ int qsf_slot_inspect_with(const char *slot_path, qsf_slot_inspection *in, qsf_in
         rc = scan(&st, in, err);
     if (rc == QSF_OK && !stop)
         rc = collect_files(&st, in, err);
+    if (rc == QSF_OK && !stop) /* what the plan needs of the file system */
+        qsf_slot_open_verdict(slot_path, in);
     if (rc == QSF_OK && !stop && fn)
         rc = fn(&st, in, user, err);
     qsf_slot_release(out);

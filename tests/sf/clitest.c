@@ -40,11 +40,16 @@ int ct_run(const char *dir, const char *args) {
     return run_cmd(cmd);
 }
 
-int ct_run_limited(const char *dir, int seconds, const char *args) {
+int ct_run_prefixed(const char *dir, const char *prefix, const char *args) {
     char cmd[8192];
-    snprintf(cmd, sizeof cmd, "cd '%s' && timeout -s KILL %d '%s' %s 2>&1", dir, seconds, qsf_bin,
-             args);
+    snprintf(cmd, sizeof cmd, "cd '%s' && %s '%s' %s 2>&1", dir, prefix, qsf_bin, args);
     return run_cmd(cmd);
+}
+
+int ct_run_limited(const char *dir, int seconds, const char *args) {
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "timeout -s KILL %d", seconds);
+    return ct_run_prefixed(dir, prefix, args);
 }
 
 /* Replaces every match of pattern in ct_out by `with`. */
