@@ -157,6 +157,19 @@ static void dump_rejected_error_frees_the_inspection(void **state) {
     assert_non_null(strstr(out, "not a regular file"));
 }
 
+/* A slot whose only damage is an aborted transaction (frames after the last
+ * committing one) verifies: the cut is what killing a transaction=on producer
+ * leaves, and verify says what the next open cuts. */
+static void aborted_transaction_alone_verifies(void **state) {
+    (void) state;
+    st_segment_flushes("sf-0000000000000001.sfa", 4096, 0, "CCDD", 3);
+    st_manifest(st_slot, 1, 0, 0);
+    assert_int_equal(run_slot_cmd("verify"), 0);
+    assert_non_null(strstr(out, "verdict: ok\n"));
+    assert_non_null(strstr(out, "interrupted flush of 2 frames (FSN 2..3"));
+    assert_non_null(strstr(out, "the next open cuts it"));
+}
+
 /* ---- verdicts that agree with the open ---- */
 
 /* verify (as `prefix`, "" for this user) says the slot does not open, naming
@@ -193,7 +206,7 @@ static void planted_files_fail_verify_as_they_fail_the_open(void **state) {
     assert_int_equal(unlink(lock), 0);
     char locks[800], moved[800];
     snprintf(locks, sizeof locks, "%s/%s", st_sfdir, QSF_NAME_SLOT_LOCKS);
-    tu_rmtree(locks); /* the drains above created it */
+    tu_rmtree(locks);             /* the drains above created it */
     tu_write_file(locks, "x", 1); /* .slot-locks a file */
     expect_refused("", "is not a directory");
     assert_int_equal(unlink(locks), 0);
@@ -255,6 +268,7 @@ int main(int argc, char **argv) {
         T(group_root_and_plain_directory_are_not_slots),
         T(fifo_markers_hang_no_command),
         T(dump_rejected_error_frees_the_inspection),
+        T(aborted_transaction_alone_verifies),
         T(planted_files_fail_verify_as_they_fail_the_open),
         T(read_only_files_fail_verify_for_an_unprivileged_user),
     };
