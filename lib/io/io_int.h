@@ -46,6 +46,7 @@
 /* The timer for a pending watermark write: the tick may come QSF_WS_TICK_EARLY_US
  * early (ws.h), and must still come after the interval. */
 #define QSF_IO_WATERMARK_TICK_US (QSF_IO_WATERMARK_NS / 1000 + QSF_WS_TICK_EARLY_US)
+#define QSF_IO_DAMAGED_KEPT      16 /* frames given up for a CRC mismatch, remembered */
 
 /* The connection state machine (state.c draws it). */
 enum qsf_io_state {
@@ -157,6 +158,9 @@ typedef struct qsf_io_loop {
      * recovered published FSN: a previous process may have sent those): a frame
      * at or below it that goes out is a resend, counted in frames_replayed */
     int64_t highest_sent_fsn;
+    /* frames given up for a CRC mismatch (send.c), the last QSF_IO_DAMAGED_KEPT */
+    int64_t damaged[QSF_IO_DAMAGED_KEPT];
+    uint32_t n_damaged;
     int64_t last_warn_ns;        /* reconnect warning throttle */
     int64_t wm_write_ns;         /* when ackedFsn was last written to .ack-watermark */
     bool wm_pending;             /* an advance not written yet: the next tick writes it */

@@ -112,6 +112,55 @@ static qsf_verdict check_dictionary(qsf_io *io, const uint8_t *p, uint32_t len, 
     return qsf_io_latch_violation(io, QSF_E_RESEND_REQUIRED, msg);
 }
 
+/* ---- the stored bytes, checked before they leave ---- */
+
+/* Whether the damage of fsn was reported already: a reconnect replays from
+ * ackedFsn + 1 and meets the frame again. The list keeps the last few; one
+ * that fell out is reported twice, never not at all. */
+static bool damage_noted(qsf_io *io, int64_t fsn) {
+    qsf_io_loop *l = &io->l;
+    uint32_t n = l->n_damaged < QSF_IO_DAMAGED_KEPT ? l->n_damaged : QSF_IO_DAMAGED_KEPT;
+    for (uint32_t i = 0; i < n; i++)
+        if (l->damaged[i] == fsn)
+            return true;
+    l->damaged[l->n_damaged++ % QSF_IO_DAMAGED_KEPT] = fsn;
+    return false;
+}
+
+static void report_damaged(qsf_io *io, int64_t fsn, uint32_t len) {
+    qsf_error_record r;
+    qsf_io_record_init(io, &r, QSF_CAT_DATA_LOSS, -1, -1, fsn, fsn);
+    snprintf(r.message, sizeof r.message,
+             "frame FSN %" PRId64 " (%u bytes) of slot %.300s fails its CRC-32C: its bytes "
+             "changed after it was published (bit rot, or a stray write into the segment); given "
+             "up, never sent (its rows are unknown: the frame cannot be read)",
+             fsn, len, qsf_ring_slot_path(io->ring) ? qsf_ring_slot_path(io->ring) : "(memory)");
+    atomic_store(&io->x.last_error_code, QSF_E_DATA_LOSS);
+    qsf_inbox_push_from(io->inbox, &r, io->o.drainer ? "drain_orphans: " : "");
+    qsf_latch_note_loss(io->latch, 1, 0, r.message);
+}
+
+/* A frame whose bytes no longer match its CRC is damage, not data: it never
+ * goes on the wire (the server would store a wrong value). It is reported as
+ * DATA_LOSS once and given up: the frame before it on the wire stands for it
+ * too, so the OK that covers that one acknowledges it; with none in flight
+ * (ackedFsn just below it) it is acknowledged at once. The rest continues.
+ * Returns false for an intact frame. */
+static bool damaged_given_up(qsf_io *io, const uint8_t *p, uint32_t len, int64_t fsn) {
+    if (qsf_ring_frame_intact(p, len))
+        return false;
+    if (!damage_noted(io, fsn))
+        report_damaged(io, fsn, len);
+    qsf_conn *c = &io->c;
+    c->last_sent_fsn = fsn; /* done with, for this connection */
+    if (qsf_wiremap_cover(&c->map, fsn) != 0 && qsf_ring_acked_fsn(io->ring) == fsn - 1 &&
+        qsf_ring_acknowledge(io->ring, fsn))
+        qsf_io_signal_progress(io);
+    /* otherwise (durable acks owed for frames whose OK came): the next frame's
+     * acknowledgement covers it, or the next open finds the damage again */
+    return true;
+}
+
 /* A frame that left the cursor but not the wire: drop the connection, so the
  * next one replays from ackedFsn + 1 (never a gap). */
 static qsf_verdict lost_on_the_wire(qsf_io *io) {
@@ -149,8 +198,8 @@ static qsf_verdict send_next(qsf_io *io, bool *sent) {
             qsf_io_replay_progress(io); /* the last ones may have been given up */
             return qsf_v_continue();
         }
-    } while (qsf_ack_given_up(io, fsn)); /* never sent */
-    qsf_assert(fsn > c->last_sent_fsn);  /* strict FSN order on a connection */
+    } while (qsf_ack_given_up(io, fsn) || damaged_given_up(io, p, len, fsn)); /* never sent */
+    qsf_assert(fsn > c->last_sent_fsn); /* strict FSN order on a connection */
     qsf_verdict v = check_dictionary(io, p, len, fsn);
     if (v.kind != QSF_V_CONTINUE)
         return v;

@@ -52,6 +52,22 @@ int64_t qsf_wiremap_push(qsf_wiremap *m, int64_t fsn) {
     return m->next_wire++;
 }
 
+int qsf_wiremap_cover(qsf_wiremap *m, int64_t fsn) {
+    qsf_wire_run *last = m->count ? at(m, m->count - 1) : NULL;
+    if (!last || last->first_fsn < 0 || last->first_wire + last->n != m->next_wire)
+        return -1;
+    if (last->n == 1) {
+        last->first_fsn = fsn;
+        return 0;
+    }
+    if (m->count == m->cap && grow(m) < 0)
+        return -1;
+    last = at(m, m->count - 1); /* grow moved it */
+    last->n--;
+    *at(m, m->count++) = (qsf_wire_run){m->next_wire - 1, fsn, 1};
+    return 0;
+}
+
 int64_t qsf_wiremap_lookup(const qsf_wiremap *m, int64_t wire) {
     for (size_t i = 0; i < m->count; i++) {
         const qsf_wire_run *r = at(m, i);

@@ -42,6 +42,12 @@ void qsf_wiremap_reset(qsf_wiremap *m);
  * or -1 on OOM (nothing recorded). */
 int64_t qsf_wiremap_push(qsf_wiremap *m, int64_t fsn);
 
+/* The last frame sent also stands for fsn (above its own FSN), a frame given
+ * up unsent: the OK that covers that wireSeq acknowledges fsn too. Returns
+ * -1 when no ring frame is in flight (nothing sent on the connection, or only
+ * control frames, or all acknowledged): nothing changed. */
+int qsf_wiremap_cover(qsf_wiremap *m, int64_t fsn);
+
 /* FSN of `wire` if still mapped: >= 0; -1 for a control frame; -2 if unknown. */
 int64_t qsf_wiremap_lookup(const qsf_wiremap *m, int64_t wire);
 

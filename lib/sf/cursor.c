@@ -4,6 +4,7 @@
  * sees exactly the published frames (docs/PROTOCOL.md §8.1, step 5). */
 #include "sf/ring_int.h"
 
+#include "sf/segfmt.h"
 #include "sf/sfa.h"
 
 /* Under mu: the live segment holding published frame fsn, or for fsn ==
@@ -105,6 +106,11 @@ void qsf_ring_cursor_skip_read(qsf_ring *r, qsf_ring_cursor *c) {
         c->offset = QSF_SFA_HEADER_SIZE;
         c->epoch = atomic_load_explicit(&nx->epoch, memory_order_acquire);
     }
+}
+
+bool qsf_ring_frame_intact(const uint8_t *payload, uint32_t len) {
+    const uint8_t *env = payload - QSF_SFA_FRAME_AT_PAYLOAD; /* the cursor's frames keep it */
+    return qsf_sfa_frame_crc(payload, len) == qsf_sfa_frame_stored_crc(env);
 }
 
 void qsf_ring_cursor_release(qsf_ring *r, qsf_ring_cursor *c) {

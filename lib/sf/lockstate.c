@@ -8,6 +8,7 @@
 
 #include "os/os.h"
 #include "sf/sfa.h"
+#include "sf/slotdir.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -68,15 +69,11 @@ static char *read_table(void) {
     return buf;
 }
 
+/* The pid in .lock.pid, read through the regular-file opener: a FIFO planted
+ * under that name must not stall a monitoring run. */
 static long read_pid_file(const char *slot_path) {
-    char p[1200], line[32] = {0};
-    snprintf(p, sizeof p, "%s/%s", slot_path, QSF_NAME_LOCK_PID);
-    int fd = QSF_OS->open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0);
-    if (fd < 0)
-        return 0;
-    ssize_t got = QSF_OS->pread(fd, line, sizeof line - 1, 0);
-    QSF_OS->close(fd);
-    if (got <= 0)
+    char line[32];
+    if (qsf_slot_read_line(slot_path, QSF_NAME_LOCK_PID, line, sizeof line) != 1)
         return 0;
     size_t digits = strspn(line, "0123456789");
     return digits > 0 && digits < 19 ? strtol(line, NULL, 10) : 0;

@@ -151,6 +151,9 @@ int qsf_rc_read(rc_reader *r, uint64_t off, size_t want, const uint8_t **p, size
 int qsf_rc_reader_open(rc_reader *r, const qsf_slot *slot, const char *name, uint8_t *buf,
                        int flags, qsf_errinfo *err);
 void qsf_rc_reader_close(rc_reader *r);
+/* The first offset at or after pos that may hold data (SEEK_DATA): a hole
+ * reads as zeros, so the scans skip it; r->size when only a hole is left. */
+uint64_t qsf_rc_next_data(const rc_reader *r, uint64_t pos);
 /* CRC of the frame at off (length len, stored crc want); *ok = it matches. */
 int qsf_rc_frame_crc_ok(rc_reader *r, uint64_t off, uint32_t len, uint32_t want, bool *ok,
                         qsf_errinfo *err);

@@ -107,7 +107,11 @@ int qsf_rc_salvage_next(rc_reader *r, uint64_t from, uint64_t *next, bool *found
     *out_of_budget = false;
     uint64_t pos = from;
     while (pos != 0 && *budget > 0 && r->size >= CAND_HEAD && pos <= r->size - CAND_HEAD) {
-        uint64_t cont;
+        uint64_t cont, data = qsf_rc_next_data(r, pos);
+        if (data >= r->size)
+            break;
+        if (data > pos + 8) /* a candidate's envelope may begin in the hole */
+            pos = data - 8;
         int rc = scan_window(r, pos, next, found, &cont, budget, err);
         if (rc != QSF_OK || *found)
             return rc;

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* ---- bounded reader ---- */
 
@@ -332,11 +333,22 @@ static int walk_frames(rc_reader *r, rc_seg *s, qsf_errinfo *err) {
     return rc;
 }
 
+/* A hole (a sparse or preallocated and never written stretch) reads as zeros,
+ * so reading it proves nothing, and an 8 GiB sparse segment would cost
+ * seconds of CPU: the work is bounded by the bytes stored, not the apparent
+ * size. Where SEEK_DATA is not supported, pos itself (everything is read). */
+uint64_t qsf_rc_next_data(const rc_reader *r, uint64_t pos) {
+    off_t d = lseek(r->fd, (off_t) pos, SEEK_DATA);
+    if (d >= 0)
+        return (uint64_t) d > pos ? (uint64_t) d : pos;
+    return errno == ENXIO ? r->size : pos; /* ENXIO: only a hole from pos to the end */
+}
+
 /* Inspects the whole suffix [lastGood, size): any non-zero byte makes it a torn
  * tail. residue_end = offset after the last non-zero byte (what must be zeroed). */
 static int inspect_tail(rc_reader *r, rc_seg *s, qsf_errinfo *err) {
     uint64_t pos = s->info.last_good;
-    while (pos < r->size) {
+    while ((pos = qsf_rc_next_data(r, pos)) < r->size) {
         const uint8_t *p;
         size_t got;
         int rc = qsf_rc_read(r, pos, QSF_RECOVER_BUF, &p, &got, err);
@@ -371,7 +383,7 @@ static int size_recheck(rc_reader *r, qsf_errinfo *err) {
 /* Whether every byte of the file is zero (or it is empty). */
 static int all_zero(rc_reader *r, bool *zero, qsf_errinfo *err) {
     *zero = true;
-    for (uint64_t pos = 0; pos < r->size && *zero;) {
+    for (uint64_t pos = 0; (pos = qsf_rc_next_data(r, pos)) < r->size && *zero;) {
         const uint8_t *p;
         size_t got;
         int rc = qsf_rc_read(r, pos, QSF_RECOVER_BUF, &p, &got, err);

@@ -284,6 +284,12 @@ int qsf_ring_cursor_seek(qsf_ring *r, qsf_ring_cursor *c, int64_t fsn);
 int qsf_ring_cursor_next(qsf_ring *r, qsf_ring_cursor *c, const uint8_t **payload, uint32_t *len,
                          int64_t *fsn);
 
+/* Whether a frame qsf_ring_cursor_next returned still matches the CRC-32C
+ * stored in its envelope (docs/FORMAT.md §2): a byte changed since it was
+ * published (bit rot, a stray write into the segment) makes it damage, to be
+ * given up, never sent. */
+bool qsf_ring_frame_intact(const uint8_t *payload, uint32_t len);
+
 /* Unpins. The cursor must be sought again before use. */
 void qsf_ring_cursor_release(qsf_ring *r, qsf_ring_cursor *c);
 

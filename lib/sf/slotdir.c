@@ -6,11 +6,13 @@
 #include "os/os.h"
 #include "sf/segfmt.h"
 #include "sf/sfa.h"
+#include "sf/sfio.h"
 #include "sf/slot.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -165,4 +167,36 @@ void qsf_group_names_free(char **names, uint32_t n) {
     for (uint32_t i = 0; i < n; i++)
         free(names[i]);
     free(names);
+}
+
+/* ---- markers ---- */
+
+int qsf_slot_read_line(const char *slot_path, const char *name, char *buf, size_t cap) {
+    buf[0] = '\0';
+    int dfd = QSF_OS->open(slot_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+    int fd = dfd >= 0 ? qsf_open_regular(dfd, name, O_RDONLY, NULL) : -1;
+    int e = errno;
+    if (dfd >= 0)
+        QSF_OS->close(dfd);
+    if (fd < 0) {
+        if (e == ENOENT)
+            return 0;
+        snprintf(buf, cap, "(unreadable: %s)",
+                 e == EINVAL  ? "not a regular file"
+                 : e == ELOOP ? "a symbolic link"
+                              : strerror(e));
+        errno = e;
+        return -1;
+    }
+    ssize_t n = QSF_OS->pread(fd, buf, cap - 1, 0);
+    e = errno;
+    QSF_OS->close(fd);
+    buf[n > 0 ? n : 0] = '\0';
+    buf[strcspn(buf, "\n")] = '\0';
+    if (n < 0) {
+        snprintf(buf, cap, "(unreadable: %s)", strerror(e));
+        errno = e;
+        return -1;
+    }
+    return 1;
 }

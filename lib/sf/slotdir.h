@@ -15,6 +15,7 @@
 #include "qsf.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 enum qsf_dir_kind {
@@ -39,5 +40,14 @@ bool qsf_slot_dir_name(const char *name, bool *quarantined);
  * qsf_group_names_free). QSF_E_IO when sf_dir cannot be listed, QSF_E_NOMEM. */
 int qsf_group_slots(const char *sf_dir, char ***names, uint32_t *n, qsf_errinfo *err);
 void qsf_group_names_free(char **names, uint32_t n);
+
+/* The first line of the small file <slot_path>/<name> (a marker: .failed,
+ * .lock.pid) into buf (at most cap - 1 bytes, NUL-terminated, the newline
+ * cut), opened through the one regular-file opener (sf/sfio.h): a FIFO, a
+ * symlink, a directory or a hard link under that name is refused at once,
+ * never waited on. Returns 1 when read, 0 when there is no such entry, -1
+ * (errno set, buf holds why) when the entry is there but is no readable
+ * regular file. */
+int qsf_slot_read_line(const char *slot_path, const char *name, char *buf, size_t cap);
 
 #endif

@@ -40,14 +40,14 @@ static void flip_byte(const char *id, const char *file, off_t off) {
     close(fd);
 }
 
-/* Flips a byte in the payload of frame `fsn` of slot `id`, wherever it is. */
-static void damage_frame(const char *id, int64_t fsn) {
+/* Where frame `fsn` of slot `id` lies: the segment's name into seg, the
+ * offset of its envelope into *off and its payload length into *len. */
+static void find_frame(const char *id, int64_t fsn, char seg[300], off_t *off, uint32_t *len) {
     char dir[800];
     snprintf(dir, sizeof dir, "%s/%s", it_dir, id);
     DIR *d = opendir(dir);
     assert_non_null(d);
     struct dirent *de;
-    char best[300] = "";
     int64_t best_base = -1;
     while ((de = readdir(d))) {
         if (!qsf_seg_name_is_candidate(de->d_name))
@@ -63,7 +63,7 @@ static void damage_frame(const char *id, int64_t fsn) {
             int64_t base = hd.base_seq;
             if (base <= fsn && base > best_base) {
                 best_base = base;
-                snprintf(best, sizeof best, "%s", de->d_name);
+                snprintf(seg, 300, "%s", de->d_name);
             }
         }
         if (fd >= 0)
@@ -72,16 +72,26 @@ static void damage_frame(const char *id, int64_t fsn) {
     closedir(d);
     assert_true(best_base >= 0);
     char p[1200];
-    snprintf(p, sizeof p, "%s/%s", dir, best);
+    snprintf(p, sizeof p, "%s/%s", dir, seg);
     int fd = open(p, O_RDONLY);
-    off_t off = QSF_SFA_HEADER_SIZE;
-    for (int64_t f = best_base; f < fsn; f++) {
+    *off = QSF_SFA_HEADER_SIZE;
+    for (int64_t f = best_base; f <= fsn; f++) {
         uint8_t env[QSF_SFA_FRAME_OVERHEAD];
-        assert_int_equal(pread(fd, env, sizeof env, off), sizeof env);
-        off += QSF_SFA_FRAME_OVERHEAD + qsf_sfa_frame_len(env);
+        assert_int_equal(pread(fd, env, sizeof env, *off), sizeof env);
+        *len = qsf_sfa_frame_len(env);
+        if (f < fsn)
+            *off += QSF_SFA_FRAME_OVERHEAD + *len;
     }
     close(fd);
-    flip_byte(id, best, off + QSF_SFA_FRAME_AT_PAYLOAD + 20);
+}
+
+/* Flips a byte in the payload of frame `fsn` of slot `id`, wherever it is. */
+static void damage_frame(const char *id, int64_t fsn) {
+    char seg[300];
+    off_t off;
+    uint32_t len;
+    find_frame(id, fsn, seg, &off, &len);
+    flip_byte(id, seg, off + QSF_SFA_FRAME_AT_PAYLOAD + 20);
 }
 
 /* Every flush of ROWS_PER_FLUSH keys arrived whole or not at all; returns how
@@ -294,6 +304,67 @@ static void loss_found_by_an_orphan_drainer_reaches_the_application(void **state
     qsink_stop(sink);
 }
 
+/* ---- a byte that changes while the sender runs ---- */
+
+/* Turns key `k` (an 8-byte little-endian LONG) in the payload of frame `fsn`
+ * of slot `id` into k + 1: the frame still decodes, with a wrong value. */
+static void change_key(const char *id, int64_t fsn, int64_t k) {
+    char seg[300], p[1200];
+    off_t off;
+    uint32_t len;
+    find_frame(id, fsn, seg, &off, &len);
+    snprintf(p, sizeof p, "%s/%s/%s", it_dir, id, seg);
+    uint8_t *frame = malloc(len), want[8];
+    int fd = open(p, O_RDONLY);
+    assert_int_equal(pread(fd, frame, len, off + QSF_SFA_FRAME_AT_PAYLOAD), (ssize_t) len);
+    close(fd);
+    qsf_put_u64(want, (uint64_t) k);
+    uint8_t *at = memmem(frame, len, want, sizeof want);
+    assert_non_null(at);
+    flip_byte(id, seg, off + QSF_SFA_FRAME_AT_PAYLOAD + (at - frame)); /* 0x5A: another key */
+    free(frame);
+}
+
+/* A byte of a published frame that changes before it is sent (bit rot, a
+ * stray write) is caught by the frame's CRC before it goes on the wire: a
+ * DATA_LOSS record names the FSN, close says so, the frames after it are
+ * delivered, and the sink never holds the changed value. */
+static void frame_changed_before_sending_is_given_up_not_sent(void **state) {
+    (void) state;
+    qsink *sink = it_sink(NULL);
+    qsf_sender *s = online_sender(sink, "sender_id=c;");
+    it_wait_acked(s, it_publish(s, "t", 0, 2 * ROWS_PER_FLUSH, ROWS_PER_FLUSH));
+    assert_int_equal(qsf_pause(s), QSF_OK); /* published from here on, not sent */
+    int64_t first = qsf_published_fsn(s) + 1;
+    int64_t last = it_publish(s, "t", 2 * ROWS_PER_FLUSH, 5 * ROWS_PER_FLUSH, ROWS_PER_FLUSH);
+    assert_int_equal(last, first + 2); /* one frame per flush */
+    change_key("c", first + 1, 3 * ROWS_PER_FLUSH + 500);
+    assert_int_equal(qsf_resume(s), QSF_OK);
+    it_wait_acked(s, last);
+    qsf_error_record r;
+    assert_int_equal(qsf_poll_error(s, &r), 1);
+    assert_int_equal(r.category, QSF_CAT_DATA_LOSS);
+    assert_int_equal(r.from_fsn, first + 1);
+    assert_int_equal(r.to_fsn, first + 1);
+    assert_non_null(strstr(r.message, "fails its CRC-32C"));
+    assert_int_equal(qsf_poll_error(s, &r), 0); /* once */
+    qsf_errinfo e;
+    qsf_close_info ci = {.struct_size = sizeof ci};
+    assert_int_equal(qsf_close_report(s, &ci, &e), QSF_E_DATA_LOSS);
+    assert_int_equal(ci.frames_lost, 1);
+    /* every row that arrived is the one written; the changed flush is absent */
+    for (int64_t i = 0; i < qsink_rows(sink, "t"); i++) {
+        char k[32], v[32];
+        assert_int_equal(qsink_cell(sink, "t", i, "k", k, sizeof k), 0);
+        assert_int_equal(qsink_cell(sink, "t", i, "v", v, sizeof v), 0);
+        if (atof(v) != (double) atoll(k) * 0.5)
+            fail_msg("row %" PRId64 ": k %s arrived with v %s: a changed value was sent", i, k, v);
+    }
+    assert_int_equal(missing_flushes(sink, 5 * ROWS_PER_FLUSH), 1);
+    assert_int_equal(qsink_rows(sink, "t"), 4 * ROWS_PER_FLUSH);
+    qsink_stop(sink);
+}
+
 int main(void) {
     qsf_log_set(NULL, NULL, getenv("QSF_TEST_LOG") ? QSF_LOG_DEBUG : QSF_LOG_OFF);
     const struct CMUnitTest tests[] = {
@@ -305,6 +376,8 @@ int main(void) {
                                         it_teardown_dir),
         cmocka_unit_test_setup_teardown(wait_returns_when_the_last_flush_was_given_up, it_setup_dir,
                                         it_teardown_dir),
+        cmocka_unit_test_setup_teardown(frame_changed_before_sending_is_given_up_not_sent,
+                                        it_setup_dir, it_teardown_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

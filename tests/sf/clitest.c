@@ -24,9 +24,7 @@ int ct_init(int argc, char **argv) {
     return 0;
 }
 
-int ct_run(const char *dir, const char *args) {
-    char cmd[8192];
-    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' %s 2>&1", dir, qsf_bin, args);
+static int run_cmd(const char *cmd) {
     FILE *p = popen(cmd, "r");
     assert_non_null(p);
     size_t n = fread(ct_out, 1, sizeof ct_out - 1, p);
@@ -34,6 +32,24 @@ int ct_run(const char *dir, const char *args) {
     int st = pclose(p);
     assert_true(WIFEXITED(st));
     return WEXITSTATUS(st);
+}
+
+int ct_run(const char *dir, const char *args) {
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' %s 2>&1", dir, qsf_bin, args);
+    return run_cmd(cmd);
+}
+
+int ct_run_prefixed(const char *dir, const char *prefix, const char *args) {
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "cd '%s' && %s '%s' %s 2>&1", dir, prefix, qsf_bin, args);
+    return run_cmd(cmd);
+}
+
+int ct_run_limited(const char *dir, int seconds, const char *args) {
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "timeout -s KILL %d", seconds);
+    return ct_run_prefixed(dir, prefix, args);
 }
 
 /* Replaces every match of pattern in ct_out by `with`. */

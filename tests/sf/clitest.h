@@ -15,6 +15,13 @@ int ct_init(int argc, char **argv);
 int ct_run(const char *dir, const char *args);
 extern char ct_out[1 << 16];
 
+/* ct_run with the tool killed (SIGKILL) after `seconds`: a command that hangs
+ * returns 137 instead of stalling the test. */
+int ct_run_limited(const char *dir, int seconds, const char *args);
+
+/* ct_run with `prefix` before the tool (e.g. "setpriv --reuid=nobody ..."). */
+int ct_run_prefixed(const char *dir, const char *prefix, const char *args);
+
 /* The placeholders into ct_out, then ct_out must be tests/golden/cli/<name>. */
 void ct_expect_golden(const char *name);
 

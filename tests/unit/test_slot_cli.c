@@ -4,12 +4,14 @@
 #include "testutil.h"
 
 #include "clitest.h"
+#include "sf/rejected.h"
 #include "sftest.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define out ct_out
 
@@ -22,6 +24,14 @@ static int run_slot_cmd_on(const char *sub, const char *dir) {
 
 static int run_slot_cmd(const char *sub) {
     return run_slot_cmd_on(sub, st_slot);
+}
+
+/* A slot of one frame (FSN 0) with a manifest. */
+static void one_frame_slot(void) {
+    const char *a[] = {"a"};
+    st_segment_str(st_slot, "sf-0000000000000001.sfa", 4096, QSF_SFA_FLAG_MANIFEST_REQUIRED, 0, 1,
+                   a);
+    st_manifest(st_slot, 1, 0, 0);
 }
 
 static void clean_slot_verifies(void **state) {
@@ -88,10 +98,7 @@ static void hostile_file_names_are_escaped(void **state) {
  * slots: inspect and verify say so and fail, never "verdict: ok". */
 static void group_root_and_plain_directory_are_not_slots(void **state) {
     (void) state;
-    const char *a[] = {"a"};
-    st_segment_str(st_slot, "sf-0000000000000001.sfa", 4096, QSF_SFA_FLAG_MANIFEST_REQUIRED, 0, 1,
-                   a);
-    st_manifest(st_slot, 1, 0, 0);
+    one_frame_slot();
     for (int verify = 0; verify < 2; verify++) {
         const char *sub = verify ? "verify" : "inspect";
         assert_int_equal(run_slot_cmd_on(sub, st_sfdir), 2);
@@ -111,6 +118,144 @@ static void group_root_and_plain_directory_are_not_slots(void **state) {
     assert_false(st_exists(st_path(plain, ".lock"))); /* still only read */
 }
 
+/* A FIFO planted as .failed or .lock.pid must not stall any command (the
+ * monitoring OPERATIONS.md recommends runs them from cron): each returns, and
+ * .failed is reported as unreadable rather than waited on. The tool is killed
+ * after 60 s: 137 means it hung. */
+static void fifo_markers_hang_no_command(void **state) {
+    (void) state;
+    one_frame_slot();
+    assert_int_equal(mkfifo(st_path(st_slot, QSF_NAME_FAILED), 0600), 0);
+    assert_int_equal(mkfifo(st_path(st_slot, QSF_NAME_LOCK_PID), 0600), 0);
+    char args[2000];
+    snprintf(args, sizeof args, "slot list '%s'", st_sfdir);
+    assert_int_equal(ct_run_limited(st_root, 60, args), 0);
+    assert_non_null(strstr(out, "failed"));
+    for (int verify = 0; verify < 2; verify++) {
+        snprintf(args, sizeof args, "slot %s '%s'", verify ? "verify" : "inspect", st_slot);
+        assert_int_not_equal(ct_run_limited(st_root, 60, args), 137);
+        assert_non_null(strstr(out, "failed: (unreadable: not a regular file)"));
+    }
+    snprintf(args, sizeof args, "slot drain '%s' --conf 'ws::addr=127.0.0.1:1;' --dry-run",
+             st_slot);
+    assert_int_not_equal(ct_run_limited(st_root, 60, args), 137);
+    assert_non_null(strstr(out, "would send 1 frames"));
+    snprintf(args, sizeof args, "slot set-aside '%s' --fsn 9..9 --reason test", st_slot);
+    assert_int_equal(ct_run_limited(st_root, 60, args), 2); /* beyond the chain */
+}
+
+/* `qsf slot dump --rejected` on a slot whose .rejected cannot be read fails
+ * with exit 1 and frees what the inspection held (under LeakSanitizer a leak
+ * turns the exit code into 23). */
+static void dump_rejected_error_frees_the_inspection(void **state) {
+    (void) state;
+    one_frame_slot();
+    assert_int_equal(mkdir(st_path(st_slot, QSF_NAME_REJECTED), 0700), 0);
+    char args[1600];
+    snprintf(args, sizeof args, "slot dump '%s' --rejected", st_slot);
+    assert_int_equal(ct_run(st_root, args), 1);
+    assert_non_null(strstr(out, "not a regular file"));
+}
+
+/* A slot whose only damage is an aborted transaction (frames after the last
+ * committing one) verifies: the cut is what killing a transaction=on producer
+ * leaves, and verify says what the next open cuts. */
+static void aborted_transaction_alone_verifies(void **state) {
+    (void) state;
+    st_segment_flushes("sf-0000000000000001.sfa", 4096, 0, "CCDD", 3);
+    st_manifest(st_slot, 1, 0, 0);
+    assert_int_equal(run_slot_cmd("verify"), 0);
+    assert_non_null(strstr(out, "verdict: ok\n"));
+    assert_non_null(strstr(out, "interrupted flush of 2 frames (FSN 2..3"));
+    assert_non_null(strstr(out, "the next open cuts it"));
+}
+
+/* ---- verdicts that agree with the open ---- */
+
+/* verify (as `prefix`, "" for this user) says the slot does not open, naming
+ * `why`, and the drain's real open fails too: the verdict agrees with it. */
+static void expect_refused(const char *prefix, const char *why) {
+    char args[1600];
+    snprintf(args, sizeof args, "slot verify '%s'", st_slot);
+    assert_int_equal(ct_run_prefixed(st_root, prefix, args), 2);
+    if (!strstr(out, "verdict: open fails") || !strstr(out, why))
+        fail_msg("verify should refuse (%s):\n%s", why, out);
+    snprintf(args, sizeof args, "slot drain '%s' --conf 'ws::addr=127.0.0.1:1;' --dry-run",
+             st_slot);
+    assert_int_equal(ct_run_prefixed(st_root, prefix, args), 2);
+    assert_non_null(strstr(out, "cannot drain"));
+    snprintf(args, sizeof args, "slot drain '%s' --conf 'ws::addr=127.0.0.1:1;' --timeout 1",
+             st_slot);
+    assert_int_not_equal(ct_run_prefixed(st_root, prefix, args), 0);
+    assert_null(strstr(out, "FSN 1..")); /* it never got as far as sending */
+}
+
+/* Files an open refuses, planted where it needs a lock or a directory. */
+static void planted_files_fail_verify_as_they_fail_the_open(void **state) {
+    (void) state;
+    one_frame_slot();
+    const char *lock = st_path(st_slot, QSF_NAME_LOCK);
+    assert_int_equal(mkdir(lock, 0700), 0); /* the lock file a directory */
+    expect_refused("", "is not a regular file");
+    assert_int_equal(rmdir(lock), 0);
+    assert_int_equal(mkfifo(lock, 0600), 0); /* a FIFO */
+    expect_refused("", "is not a regular file");
+    assert_int_equal(unlink(lock), 0);
+    assert_int_equal(symlink("/nonexistent/lock", lock), 0); /* dangling */
+    expect_refused("", "symbolic link");
+    assert_int_equal(unlink(lock), 0);
+    char locks[800], moved[800];
+    snprintf(locks, sizeof locks, "%s/%s", st_sfdir, QSF_NAME_SLOT_LOCKS);
+    tu_rmtree(locks);             /* the drains above created it */
+    tu_write_file(locks, "x", 1); /* .slot-locks a file */
+    expect_refused("", "is not a directory");
+    assert_int_equal(unlink(locks), 0);
+    assert_int_equal(symlink(st_root, locks), 0); /* .slot-locks a symlink */
+    expect_refused("", "symbolic link");
+    assert_int_equal(unlink(locks), 0);
+    snprintf(moved, sizeof moved, "%s/elsewhere", st_root); /* the slot directory a symlink */
+    assert_int_equal(rename(st_slot, moved), 0);
+    assert_int_equal(symlink(moved, st_slot), 0);
+    expect_refused("", "symbolic link");
+    assert_int_equal(unlink(st_slot), 0);
+    assert_int_equal(rename(moved, st_slot), 0);
+    char args[1600];
+    snprintf(args, sizeof args, "slot verify '%s'", st_slot);
+    assert_int_equal(ct_run(st_root, args), 0); /* and whole again, it verifies */
+}
+
+/* As an unprivileged user, a file the open must write but may not. Runs as
+ * nobody through setpriv when the test runs as root. */
+static void read_only_files_fail_verify_for_an_unprivileged_user(void **state) {
+    (void) state;
+    if (getuid() != 0) {
+        printf("# skipped: needs root to run the tool as nobody (setpriv)\n");
+        skip();
+    }
+    one_frame_slot();
+    st_watermark(st_slot, 1, -1);
+    char cmd[2000];
+    snprintf(cmd, sizeof cmd, "chmod 755 '%s' && chown -R nobody '%s'", st_root, st_sfdir);
+    assert_int_equal(system(cmd), 0);
+    const char *as_nobody = "setpriv --reuid=nobody --regid=nogroup --clear-groups";
+    char args[1600];
+    snprintf(args, sizeof args, "slot verify '%s'", st_slot);
+    assert_int_equal(ct_run_prefixed(st_root, as_nobody, args), 0); /* all writable */
+    const char *files[] = {QSF_NAME_WATERMARK, QSF_NAME_MANIFEST, "sf-0000000000000001.sfa",
+                           QSF_NAME_LOCK};
+    tu_write_file(st_path(st_slot, QSF_NAME_LOCK), "", 0);
+    assert_int_equal(chown(st_path(st_slot, QSF_NAME_LOCK), 65534, 65534), 0);
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        assert_int_equal(chmod(st_path(st_slot, files[i]), 0400), 0);
+        expect_refused(as_nobody, "is not writable by this user");
+        assert_non_null(strstr(out, files[i]));
+        assert_int_equal(chmod(st_path(st_slot, files[i]), 0600), 0);
+    }
+    assert_int_equal(chmod(st_slot, 0500), 0);
+    expect_refused(as_nobody, "is not writable by this user");
+    assert_int_equal(chmod(st_slot, 0700), 0);
+}
+
 int main(int argc, char **argv) {
     if (ct_init(argc, argv) != 0)
         return 2;
@@ -121,6 +266,11 @@ int main(int argc, char **argv) {
         T(broken_chain_and_bad_usage),
         T(hostile_file_names_are_escaped),
         T(group_root_and_plain_directory_are_not_slots),
+        T(fifo_markers_hang_no_command),
+        T(dump_rejected_error_frees_the_inspection),
+        T(aborted_transaction_alone_verifies),
+        T(planted_files_fail_verify_as_they_fail_the_open),
+        T(read_only_files_fail_verify_for_an_unprivileged_user),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -36,16 +36,7 @@ void slot_quiet_log(void) {
 }
 
 bool slot_failed_reason(const char *slot, char *buf, size_t cap) {
-    char p[1200];
-    snprintf(p, sizeof p, "%s/%s", slot, QSF_NAME_FAILED);
-    int fd = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-        return false;
-    ssize_t n = pread(fd, buf, cap - 1, 0);
-    close(fd);
-    buf[n > 0 ? n : 0] = '\0';
-    buf[strcspn(buf, "\n")] = '\0';
-    return true;
+    return qsf_slot_read_line(slot, QSF_NAME_FAILED, buf, cap) != 0;
 }
 
 const char *slot_verdict_word(const qsf_slot_inspection *in) {

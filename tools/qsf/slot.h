@@ -25,7 +25,8 @@ extern const slot_sub slot_list_cmd, slot_inspect_cmd, slot_verify_cmd, slot_dum
 void slot_quiet_log(void);
 
 /* <slot>/.failed's reason (first line, at most cap - 1 bytes) into buf; false
- * when there is none. */
+ * when there is none. A .failed that is no regular file (a FIFO) is there:
+ * true, and buf says it cannot be read. */
 bool slot_failed_reason(const char *slot, char *buf, size_t cap);
 
 /* The verdict word of an inspection: "ok", "repairs", "fails", "not a slot". */

@@ -283,7 +283,7 @@ static int run_dump(int argc, char **argv) {
     if (rc)
         return rc;
     d.dec = d.rows ? rows_new() : NULL;
-    qsf_slot_inspection in;
+    qsf_slot_inspection in = {0}; /* freed on every path: --rejected may fail after the walk */
     qsf_errinfo err;
     rc = d.rows && !d.dec ? qsf_err_set(&err, QSF_E_NOMEM, 0, 0, "out of memory")
                           : walk(&d, path, from, limit, rejected, &err, &in);
@@ -293,8 +293,7 @@ static int run_dump(int argc, char **argv) {
         exit_code = QSF_EXIT_FAIL;
     } else if (in.verdict != QSF_OK)
         exit_code = refused(path, &in);
-    if (rc == QSF_OK)
-        qsf_slot_inspection_free(&in);
+    qsf_slot_inspection_free(&in);
     rows_free(d.dec);
     return exit_code;
 }

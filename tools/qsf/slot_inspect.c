@@ -39,7 +39,8 @@ static void usage_of(FILE *out, const char *sub) {
             sub,
             strcmp(sub, "verify") == 0
                 ? "verify exits 0 only if an open would succeed without repairing or giving up\n"
-                  "anything.\n"
+                  "anything. Cutting an interrupted flush (an aborted transaction, which\n"
+                  "killing a transaction=on producer leaves) is no repair: a note says it.\n"
                 : "",
             strcmp(sub, "verify") == 0 ? "the slot opens as it is" : "inspected",
             strcmp(sub, "verify") == 0 ? "problems found, or not a slot" : "not a slot");
