@@ -45,6 +45,13 @@ static int unknown_key(const struct qsf_conf_pair *p, qsf_errinfo *err) {
                            "unknown configuration key: %.*s at position %zu (keys are "
                            "case-sensitive; did you mean %s?)",
                            (int) p->klen, p->key, p->kpos, near->name);
+    const struct qsf_conf_keydesc *cred =
+        qsf_conf_near_credential(p->key, p->klen, QSF_CONF_NEAR_ANY);
+    if (cred) /* a credential with a typo or its value glued on: neither is shown */
+        return qsf_err_set(err, QSF_E_CONF, 0, 0,
+                           "unknown configuration key at position %zu (not shown: it is close to "
+                           "the credential key %s and may hold its value; write %s=<value>)",
+                           p->kpos, cred->name, cred->name);
     return qsf_err_set(err, QSF_E_CONF, 0, 0, "unknown configuration key: %.*s at position %zu",
                        (int) p->klen, p->key, p->kpos);
 }
