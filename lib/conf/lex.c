@@ -76,6 +76,12 @@ static int lex_schema(const char *s, size_t len, bool *tls, size_t *pos, qsf_err
         *pos = i + 2;
         return QSF_OK;
     }
+    if ((i == 5 && memcmp(s, "qwpws", 5) == 0) || (i == 6 && memcmp(s, "qwpwss", 6) == 0))
+        return qsf_err_set(err, QSF_E_CONF, 0, 0,
+                           "unsupported schema '%.*s': write %s:: (the QuestDB docs call it an "
+                           "alias, but the Java client refuses it too, so a string with it "
+                           "would configure qsf alone)",
+                           (int) i, s, i == 5 ? "ws" : "wss");
     int shown = i > 32 ? 32 : (int) i;
     return qsf_err_set(err, QSF_E_CONF, 0, 0,
                        "unsupported schema '%.*s%s': qsf speaks QWP over WebSocket; use ws:: or "
