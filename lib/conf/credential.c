@@ -1,5 +1,5 @@
 /* The credential keys and the words close to them (docs/CONFIGURATION.md,
- * "Secrets"). A key typed with a typo, in another case, without its '=' or
+ * "Grammar"). A key typed with a typo, in another case, without its '=' or
  * with its value glued on ("passwordSekr1t", "togken=...") is not a key qsf
  * knows, so the messages about it would show it, and with it the secret. Such
  * a word, and whatever follows it, is never shown. */
