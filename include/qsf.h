@@ -289,6 +289,9 @@ QSF_API int qsf_col_decimal256(qsf_sender *s, const char *col, size_t col_len,
 /* N-dimensional arrays, row-major: rank 1..32, shape[i] >= 0, product fits int32. */
 QSF_API int qsf_col_f64_array(qsf_sender *s, const char *col, size_t col_len, int rank,
                               const int32_t *shape, const double *values, qsf_errinfo *err);
+/* LONG[]: encoded and sent as QWP defines it, but today's QuestDB server refuses
+ * the whole frame with SCHEMA_MISMATCH ("long arrays are not supported, only
+ * double arrays"), for a new table as well; store such values as DOUBLE[]. */
 QSF_API int qsf_col_i64_array(qsf_sender *s, const char *col, size_t col_len, int rank,
                               const int32_t *shape, const int64_t *values, qsf_errinfo *err);
 

@@ -45,6 +45,13 @@ static int unknown_key(const struct qsf_conf_pair *p, qsf_errinfo *err) {
                            "unknown configuration key: %.*s at position %zu (keys are "
                            "case-sensitive; did you mean %s?)",
                            (int) p->klen, p->key, p->kpos, near->name);
+    const struct qsf_conf_keydesc *cred =
+        qsf_conf_near_credential(p->key, p->klen, QSF_CONF_NEAR_ANY);
+    if (cred) /* a credential with a typo or its value glued on: neither is shown */
+        return qsf_err_set(err, QSF_E_CONF, 0, 0,
+                           "unknown configuration key at position %zu (not shown: it is close to "
+                           "the credential key %s and may hold its value; write %s=<value>)",
+                           p->kpos, cred->name, cred->name);
     return qsf_err_set(err, QSF_E_CONF, 0, 0, "unknown configuration key: %.*s at position %zu",
                        (int) p->klen, p->key, p->kpos);
 }
@@ -129,6 +136,10 @@ static int apply_pair(void *vctx, const struct qsf_conf_pair *p, qsf_errinfo *er
     int rc = d->type == QSF_CONF_T_ADDR
                  ? qsf_conf_addr_add(c, &ctx->addr_index, p->val, p->vlen, p->vpos, err)
                  : qsf_conf_set_value(c, d, ctx->name, p->val, p->vlen, p->vpos, err);
+    if (rc == QSF_E_CONF && qsf_conf_unchecked[k]) { /* ignored whatever its value: noted */
+        c->key_unkept[k] = true;
+        rc = QSF_OK;
+    }
     if (rc == QSF_OK && !c->key_set[k]) {
         c->key_set[k] = true;
         c->key_pos[k] = p->kpos;
@@ -260,8 +271,9 @@ bool qsf_conf_equal(const qsf_conf *a, const qsf_conf *b) {
     for (size_t i = 0; i < a->n_addrs; i++)
         if (!addr_equal(&a->addrs[i], &b->addrs[i]))
             return false;
-    for (size_t i = 0; i < QSF_CONF_NKEYS; i++)
-        if (a->key_set[i] != b->key_set[i] || !field_equal(a, b, &qsf_conf_keys[i]))
+    for (size_t i = 0; i < QSF_CONF_NKEYS; i++) /* an unkept value changes nothing */
+        if (!a->key_unkept[i] && !b->key_unkept[i] &&
+            (a->key_set[i] != b->key_set[i] || !field_equal(a, b, &qsf_conf_keys[i])))
             return false;
     return true;
 }

@@ -152,6 +152,7 @@ struct qsf_conf {
     /* bookkeeping, not keys */
     size_t addr_cap;
     bool key_set[QSF_CONF_NKEYS];            /* given explicitly in the string */
+    bool key_unkept[QSF_CONF_NKEYS];         /* an unchecked key whose value did not parse */
     size_t key_pos[QSF_CONF_NKEYS];          /* byte offset of the (first) key, if set */
     bool key_by_alias[QSF_CONF_NKEYS];       /* the first was spelled as the alias */
     const char *key_derived[QSF_CONF_NKEYS]; /* why an unset key differs from its default */
@@ -186,6 +187,11 @@ extern const char *const qsf_conf_group_names[QSF_CONF_NGROUPS];
 /* What a sender does not do with a key it accepts (QSF_CONF_IGNORED), NULL for
  * the keys it applies. */
 extern const char *const qsf_conf_key_notes[QSF_CONF_NKEYS];
+/* An ignored key whose value is not validated (QSF_CONF_UNCHECKED): kept when it
+ * parses, otherwise only noted (key_unkept). */
+extern const bool qsf_conf_unchecked[QSF_CONF_NKEYS];
+/* An on/off key that also takes true/false (QSF_CONF_TRUE_FALSE). */
+extern const bool qsf_conf_true_false[QSF_CONF_NKEYS];
 /* The key's alias may be given beside it with an equal value (QSF_CONF_ALIAS_AGREES). */
 extern const bool qsf_conf_alias_agrees[QSF_CONF_NKEYS];
 

@@ -27,14 +27,19 @@ static const char intro[] =
     "## Grammar\n"
     "\n"
     "- `schema::key=value;key=value;`. The schema is `ws` (plain WebSocket) or `wss`\n"
-    "  (WebSocket over TLS); any other schema is rejected.\n"
+    "  (WebSocket over TLS); any other schema is rejected. That includes `qwpws` and\n"
+    "  `qwpwss`: QuestDB's docs call them aliases of `ws` and `wss`, but the Java client\n"
+    "  refuses them, so a string that uses them would configure qsf alone; the message\n"
+    "  names the schema to write instead.\n"
     "- Keys are ASCII letters, digits and `_`, case-sensitive. Values run to the next\n"
     "  `;`; write a literal `;` as `;;` (`password=p;;ssw;;rd;` gives `p;ssw;rd`). A value\n"
     "  may contain `=`. Nothing is trimmed. The trailing `;` is optional.\n"
     "- No value may hold a credential after a literal `;`: a `;;` followed by\n"
     "  `username=`, `user=`, `password=`, `pass=`, `token=` or `tls_roots_password=`\n"
-    "  (in any case, with spaces before or after the name) is rejected in the value of\n"
-    "  every key, and the message shows no value. `zone=eu;;token=T;` would otherwise\n"
+    "  (in any case, with a typo such as `togken=`, with spaces before or after the\n"
+    "  name), or by such a name with two or more characters glued to it\n"
+    "  (`;;passwordS3kr1t`), is rejected in the value of every key, and the message\n"
+    "  shows no value. `zone=eu;;token=T;` would otherwise\n"
     "  make the token part of `zone`, which messages, the dump and the `client_id`\n"
     "  header show; the intended string is `zone=eu;token=T;`. A value that ends in a\n"
     "  literal `;` before a credential pair is written `;;;` (`zone=eu;;;token=T;`).\n"
@@ -52,7 +57,9 @@ static const char intro[] =
     "  optional k/m/g/t suffix)`. The values of `password`, `pass`, `token` and\n"
     "  `tls_roots_password` never appear in a message, log line or dump (`***`), nor\n"
     "  does text right after a secret (it may be the secret's tail, cut by a `;` that\n"
-    "  should have been `;;`).\n"
+    "  should have been `;;`), nor an unknown key close to a credential key (a typo,\n"
+    "  or the key with its value glued on and no `=`: `passwordS3kr1t`): the message\n"
+    "  names the credential key it resembles and the position instead.\n"
     "\n"
     "## Value types\n"
     "\n"
@@ -186,6 +193,25 @@ static void put_meaning(struct qsf_sbuf *b, const struct qsf_conf_keydesc *d) {
     put_cell(b, d->doc_meaning);
 }
 
+/* The Validation cell: the range, true/false where taken, the cross-key rule;
+ * for an unchecked key only that its value is not validated. */
+static void put_validation(struct qsf_sbuf *b, const struct qsf_conf_keydesc *d) {
+    size_t k = qsf_conf_key_of(d);
+    if (qsf_conf_unchecked[k]) {
+        qsf_sbuf_puts(b, "any value, not validated (one its type does not take is not kept)");
+        return;
+    }
+    bool ranged = put_range(b, d), tf = qsf_conf_true_false[k];
+    if (tf)
+        qsf_sbuf_puts(b, "also `true`/`false`, as the Java client takes them");
+    if (d->doc_rule[0]) {
+        qsf_sbuf_puts(b, ranged || tf ? "; " : "");
+        put_cell(b, d->doc_rule);
+    } else if (!ranged && !tf) {
+        qsf_sbuf_puts(b, "-");
+    }
+}
+
 static void put_row(struct qsf_sbuf *b, const struct qsf_conf_keydesc *d) {
     qsf_sbuf_printf(b, "| `%s`", d->name);
     if (d->alias)
@@ -195,13 +221,7 @@ static void put_row(struct qsf_sbuf *b, const struct qsf_conf_keydesc *d) {
     qsf_sbuf_puts(b, " | ");
     put_default(b, d);
     qsf_sbuf_puts(b, " | ");
-    bool ranged = put_range(b, d);
-    if (d->doc_rule[0]) {
-        qsf_sbuf_puts(b, ranged ? "; " : "");
-        put_cell(b, d->doc_rule);
-    } else if (!ranged) {
-        qsf_sbuf_puts(b, "-");
-    }
+    put_validation(b, d);
     qsf_sbuf_puts(b, " | ");
     put_meaning(b, d);
     qsf_sbuf_puts(b, " |\n");
@@ -210,9 +230,11 @@ static void put_row(struct qsf_sbuf *b, const struct qsf_conf_keydesc *d) {
 static void put_group(struct qsf_sbuf *b, int g) {
     qsf_sbuf_printf(b, "\n### %s\n\n", qsf_conf_group_names[g]);
     static const char *const intros[QSF_CONF_NGROUPS] = {
-        [QSF_CONF_G_EGRESS] = "Keys of the query client. A qsf sender accepts and validates them, "
-                              "so one string\nconfigures a sender and a query client, and "
-                              "ignores them.\n\n",
+        [QSF_CONF_G_EGRESS] = "Keys of the query client. A qsf sender accepts them whatever their "
+                              "value, so one string\nconfigures a sender and a query client, "
+                              "and ignores them: QuestDB's connect-string\nreference says a "
+                              "sender ignores the query-side keys. A value the key's type takes "
+                              "is\nkept (the dump shows it); any other is noted and not kept.\n\n",
         [QSF_CONF_G_POOL] = "Keys of the facades that lend senders and query clients from "
                             "pools (the Java\n`QuestDB` handle, the Rust `QuestDb` pool). A qsf "
                             "sender accepts and validates them,\nand ignores them.\n\n",

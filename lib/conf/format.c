@@ -113,8 +113,8 @@ size_t qsf_conf_to_string(const qsf_conf *c, bool include_secrets, char *buf, si
     }
     for (size_t i = 0; i < QSF_CONF_NKEYS; i++) {
         const struct qsf_conf_keydesc *d = &qsf_conf_keys[i];
-        if (d->type == QSF_CONF_T_ADDR || !c->key_set[i])
-            continue;
+        if (d->type == QSF_CONF_T_ADDR || !c->key_set[i] || c->key_unkept[i])
+            continue; /* a value that was not kept: nothing to claim */
         qsf_sbuf_printf(&b, "%s=", d->name);
         if (d->type == QSF_CONF_T_SECRET && !include_secrets)
             qsf_sbuf_puts(&b, "***");
@@ -137,6 +137,8 @@ static void dump_line(struct qsf_sbuf *b, const qsf_conf *c, const struct qsf_co
     qsf_sbuf_printf(b, "%s=", d->name);
     if (d->type == QSF_CONF_T_ADDR)
         put_addrs(b, c);
+    else if (c->key_unkept[k])
+        qsf_sbuf_puts(b, "<not kept: ignored, not validated>");
     else if (is_unset_value(c, d))
         qsf_sbuf_puts(b, "<unset>");
     else if (d->type == QSF_CONF_T_SECRET)

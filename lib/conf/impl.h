@@ -26,6 +26,18 @@ typedef int (*qsf_conf_pair_fn)(void *ctx, const struct qsf_conf_pair *p, qsf_er
 int qsf_conf_lex(const char *s, size_t len, bool *tls, qsf_conf_pair_fn fn, void *ctx,
                  qsf_errinfo *err);
 
+/* The credentials: the secrets, and username, which goes with password. */
+bool qsf_conf_is_credential(const struct qsf_conf_keydesc *d);
+
+/* The credential key that the word w[0..n) is close to, or NULL: the name or
+ * its alias in any case or with a typo (QSF_CONF_NEAR_TYPO), or followed by
+ * two or more characters, a value glued to it (QSF_CONF_NEAR_GLUED). Such a
+ * word is never shown in a message (conf/credential.c). */
+#define QSF_CONF_NEAR_TYPO  1
+#define QSF_CONF_NEAR_GLUED 2
+#define QSF_CONF_NEAR_ANY   3
+const struct qsf_conf_keydesc *qsf_conf_near_credential(const char *w, size_t n, int how);
+
 /* Parses `v` with the key's type and range into its field. `name` is the key as
  * written (alias or canonical). No allocation except for strings. */
 int qsf_conf_set_value(qsf_conf *c, const struct qsf_conf_keydesc *d, const char *name,

@@ -10,8 +10,9 @@
  * U+007F..U+009F). One pass, linear in the length; values are unescaped into one
  * scratch buffer reused for every pair.
  *
- * A ";;" followed by a credential key and "=" (in any case, spaces around the
- * name allowed) is rejected inside every value: it is a ';' written as ";;" by
+ * A ";;" followed by a credential key and "=" (in any case or with a typo,
+ * spaces around the name allowed), or by a word that starts like one and goes
+ * on (a value glued to it), is rejected inside every value: it is a ';' written as ";;" by
  * mistake, and the credential would become part of a value that messages, the
  * dump and the client_id header show. Nothing after a secret's value is shown
  * in a message before it is known to be a key (it may be the secret's tail).
@@ -75,11 +76,26 @@ static int lex_schema(const char *s, size_t len, bool *tls, size_t *pos, qsf_err
         *pos = i + 2;
         return QSF_OK;
     }
+    if ((i == 5 && memcmp(s, "qwpws", 5) == 0) || (i == 6 && memcmp(s, "qwpwss", 6) == 0))
+        return qsf_err_set(err, QSF_E_CONF, 0, 0,
+                           "unsupported schema '%.*s': write %s:: (the QuestDB docs call it an "
+                           "alias, but the Java client refuses it too, so a string with it "
+                           "would configure qsf alone)",
+                           (int) i, s, i == 5 ? "ws" : "wss");
     int shown = i > 32 ? 32 : (int) i;
     return qsf_err_set(err, QSF_E_CONF, 0, 0,
                        "unsupported schema '%.*s%s': qsf speaks QWP over WebSocket; use ws:: or "
                        "wss::",
                        shown, s, i > 32 ? "..." : "");
+}
+
+/* A key without its '=' that is close to a credential key: it is most likely
+ * the credential with its value glued on, so neither is shown. */
+static int near_credential_key(qsf_errinfo *err, size_t start, const struct qsf_conf_keydesc *d) {
+    return qsf_err_set(err, QSF_E_CONF, 0, 0,
+                       "text at position %zu is not key=value (not shown: it is close to the "
+                       "credential key %s and may hold its value; write %s=<value>)",
+                       start, d->name, d->name);
 }
 
 /* Scans a key starting at *pos up to and including its '='. */
@@ -93,6 +109,10 @@ static int lex_key(const char *s, size_t len, size_t *pos, bool after_secret, qs
         *pos = i + 1;
         return QSF_OK;
     }
+    const struct qsf_conf_keydesc *cred =
+        qsf_conf_near_credential(s + start, i - start, QSF_CONF_NEAR_ANY);
+    if (cred && !after_secret)
+        return near_credential_key(err, start, cred);
     if (i < len && s[i] != ';' && after_secret) /* the character may belong to the secret */
         return qsf_err_set(err, QSF_E_CONF, 0, 0,
                            "invalid character at position %zu in a key (not shown: it follows a "
@@ -113,14 +133,11 @@ static int lex_key(const char *s, size_t len, size_t *pos, bool after_secret, qs
                        (int) (i - start), s + start, start);
 }
 
-/* The keys whose value may never end up inside another key's value: the
- * secrets, and username, which goes with password. */
-static bool is_credential(const struct qsf_conf_keydesc *d) {
-    return d && (d->type == QSF_CONF_T_SECRET || qsf_conf_key_of(d) == QSF_CONF_KEY_username);
-}
-
-/* The credential key written at s[i..] as "name=", in any case and with spaces
- * around the name, or NULL. */
+/* The credential key written at s[i..] as "name=" (in any case, with a typo,
+ * spaces around the name) or with a value glued to it (conf/credential.c),
+ * or NULL. A bare name ("token", no '=') is a literal word. The keys whose
+ * value may never end up inside another key's value: the secrets, and
+ * username, which goes with password. */
 static const struct qsf_conf_keydesc *credential_at(const char *s, size_t len, size_t i) {
     while (i < len && s[i] == ' ')
         i++;
@@ -130,10 +147,8 @@ static const struct qsf_conf_keydesc *credential_at(const char *s, size_t len, s
     size_t n = i - start;
     while (i < len && s[i] == ' ')
         i++;
-    if (n == 0 || i == len || s[i] != '=')
-        return NULL;
-    const struct qsf_conf_keydesc *d = qsf_conf_find_key_nocase(s + start, n);
-    return is_credential(d) ? d : NULL;
+    bool eq = i < len && s[i] == '=';
+    return qsf_conf_near_credential(s + start, n, eq ? QSF_CONF_NEAR_ANY : QSF_CONF_NEAR_GLUED);
 }
 
 /* "key: " for messages about a value, or "" when the key may be the tail of a
@@ -154,8 +169,8 @@ static int credential_inside(const struct qsf_conf_pair *p, size_t semi,
     char key[64];
     return qsf_err_set(err, QSF_E_CONF, 0, 0,
                        "%s: value at position %zu not accepted (not shown): the ';;' at position "
-                       "%zu is a literal ';' and would put '%s=' inside the value; end the value "
-                       "with a single ';' before %s",
+                       "%zu is a literal ';' and would put what looks like '%s=' (perhaps with its "
+                       "value) inside the value; end the value with a single ';' before %s",
                        key_label(p, key, sizeof key), p->vpos, semi, cred->name, cred->name);
 }
 

@@ -53,6 +53,16 @@ const char *const qsf_conf_key_notes[QSF_CONF_NKEYS] = {
 #include "conf/keys.def"
 };
 
+const bool qsf_conf_unchecked[QSF_CONF_NKEYS] = {
+#define QSF_CONF_UNCHECKED(key) [QSF_CONF_KEY_##key] = true,
+#include "conf/keys.def"
+};
+
+const bool qsf_conf_true_false[QSF_CONF_NKEYS] = {
+#define QSF_CONF_TRUE_FALSE(key) [QSF_CONF_KEY_##key] = true,
+#include "conf/keys.def"
+};
+
 const bool qsf_conf_alias_agrees[QSF_CONF_NKEYS] = {
 #define QSF_CONF_ALIAS_AGREES(key) [QSF_CONF_KEY_##key] = true,
 #include "conf/keys.def"

@@ -182,9 +182,12 @@ static int set_enum(qsf_conf *c, const struct qsf_conf_keydesc *d, const char *n
 
 static int set_onoff(qsf_conf *c, const struct qsf_conf_keydesc *d, const char *name, const char *v,
                      size_t n, size_t pos, qsf_errinfo *err) {
-    bool on = word_eq("on", 2, v, n);
-    if (!on && !word_eq("off", 3, v, n))
-        return qsf_conf_value_error(err, d, name, v, n, pos, "is not on/off (expected on or off)");
+    bool tf = qsf_conf_true_false[qsf_conf_key_of(d)];
+    bool on = word_eq("on", 2, v, n) || (tf && word_eq("true", 4, v, n));
+    if (!on && !word_eq("off", 3, v, n) && !(tf && word_eq("false", 5, v, n)))
+        return qsf_conf_value_error(err, d, name, v, n, pos,
+                                    tf ? "is not on/off (expected on, off, true or false)"
+                                       : "is not on/off (expected on or off)");
     *(bool *) qsf_conf_field(c, d) = on;
     return QSF_OK;
 }

@@ -45,7 +45,9 @@ static int read_image(int dirfd, const char *dir, const char *name, uint8_t img[
     *present = fd >= 0;
     if (fd < 0)
         return errno == ENOENT ? QSF_OK : qsf_file_err(err, errno, "cannot open", dir, name);
-    int rc = *size == 8192 ? qsf_read_at(fd, img, 8192, 0, dir, name, err) : QSF_OK;
+    int rc = *size == 8192 || *size == QSF_AKW_COMPACT_SIZE
+                 ? qsf_read_at(fd, img, *size, 0, dir, name, err)
+                 : QSF_OK;
     QSF_OS->close(fd);
     return rc;
 }
@@ -71,10 +73,10 @@ static int look_watermark(const qsf_slot *s, qsf_slot_inspection *in, qsf_errinf
                         &in->watermark_present, err);
     if (rc != QSF_OK || !in->watermark_present)
         return rc;
-    in->watermark_valid = in->watermark_size == 8192 &&
-                          qsf_akw_pick(img, &in->watermark_generation, &in->watermark_fsn) == 0;
-    if (in->watermark_size != 8192)
-        PROBLEM(in, "%s is %llu bytes, not 8192 (legacy or damaged; would be reset)",
+    in->watermark_valid = qsf_akw_read_image(img, in->watermark_size, &in->watermark_generation,
+                                             &in->watermark_fsn) == 0;
+    if (in->watermark_size != 8192 && in->watermark_size != QSF_AKW_COMPACT_SIZE)
+        PROBLEM(in, "%s is %llu bytes, neither 8192 nor 16 (damaged; would be reset)",
                 QSF_NAME_WATERMARK, (unsigned long long) in->watermark_size);
     return QSF_OK;
 }

@@ -32,7 +32,7 @@ typedef struct qsf_slot_inspection {
     bool manifest_present, manifest_valid;
     int64_t manifest_generation, head_base, active_base;
     bool watermark_present;  /* a file exists */
-    uint64_t watermark_size; /* 8192 unless legacy or damaged */
+    uint64_t watermark_size; /* 8192, 16 (the Java client's form) or damaged */
     bool watermark_valid;
     int64_t watermark_generation, watermark_fsn;
     int64_t acked_fsn; /* what an open would seed */

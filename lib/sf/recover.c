@@ -157,9 +157,9 @@ static int finish_recovered(rc_state *st, int durability, qsf_errinfo *err) {
     return rc;
 }
 
-/* The .ack-watermark value as it is on disk, without repairing anything (the
- * handle is opened later): -1 when the file is absent, has the wrong size or
- * no valid record. */
+/* The .ack-watermark value as it is on disk, in either form, without
+ * repairing anything (the handle is opened later): -1 when the file is absent,
+ * has neither size or no valid value. */
 static int read_watermark(const qsf_slot *s, int64_t *wm, qsf_errinfo *err) {
     *wm = -1;
     uint64_t size = 0;
@@ -169,11 +169,10 @@ static int read_watermark(const qsf_slot *s, int64_t *wm, qsf_errinfo *err) {
                    ? QSF_OK
                    : qsf_file_err(err, errno, "cannot open", s->path, QSF_NAME_WATERMARK);
     uint8_t img[QSF_DUAL_FILE_SIZE];
-    int rc = size == QSF_DUAL_FILE_SIZE
-                 ? qsf_read_at(fd, img, sizeof img, 0, s->path, QSF_NAME_WATERMARK, err)
-                 : QSF_OK;
+    bool known = size == QSF_DUAL_FILE_SIZE || size == QSF_AKW_COMPACT_SIZE;
+    int rc = known ? qsf_read_at(fd, img, size, 0, s->path, QSF_NAME_WATERMARK, err) : QSF_OK;
     int64_t g, v;
-    if (rc == QSF_OK && size == QSF_DUAL_FILE_SIZE && qsf_akw_pick(img, &g, &v) == 0)
+    if (rc == QSF_OK && known && qsf_akw_read_image(img, size, &g, &v) == 0)
         *wm = v;
     QSF_OS->close(fd);
     return rc;

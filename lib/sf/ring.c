@@ -175,10 +175,13 @@ static int adopt_one(qsf_ring *r, const qsf_seg_info *si, qsf_segment **out, qsf
 static int open_sf(qsf_ring *r, const qsf_ring_opts *o, qsf_recovery_report *rep,
                    qsf_errinfo *err) {
     int rc =
-        o->slot_path
-            ? qsf_slot_open_operator(o->slot_path, o->durability, o->segment_bytes, &r->rec, err)
-            : (o->adopt ? qsf_slot_adopt_sized : qsf_slot_open_sized)(
-                  o->sf_dir, o->sender_id, o->durability, o->segment_bytes, &r->rec, err);
+        qsf_seg_check_size_limit(o->segment_bytes, o->slot_path ? o->slot_path : o->sf_dir, err);
+    if (rc != QSF_OK)
+        return rc;
+    rc = o->slot_path
+             ? qsf_slot_open_operator(o->slot_path, o->durability, o->segment_bytes, &r->rec, err)
+             : (o->adopt ? qsf_slot_adopt_sized : qsf_slot_open_sized)(
+                   o->sf_dir, o->sender_id, o->durability, o->segment_bytes, &r->rec, err);
     if (rc != QSF_OK)
         return rc;
     for (uint32_t i = 0; i < r->rec.segment_count; i++) {

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -179,9 +180,24 @@ void qsf_seg_prefault(qsf_segment *s, uint64_t from, uint64_t upto) {
     }
 }
 
+int qsf_seg_check_size_limit(uint64_t size, const char *where, qsf_errinfo *err) {
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_FSIZE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
+        (uint64_t) rl.rlim_cur >= size)
+        return QSF_OK;
+    return qsf_err_set(err, QSF_E_IO, 0, EFBIG,
+                       "%s: the file size limit (RLIMIT_FSIZE, ulimit -f) is %llu bytes, below "
+                       "the segment size of %llu bytes (sf_max_segment_bytes): raise the limit "
+                       "or lower sf_max_segment_bytes",
+                       where, (unsigned long long) rl.rlim_cur, (unsigned long long) size);
+}
+
 int qsf_seg_create_file(int dirfd, const char *dir_path, const char *name, uint64_t gen,
                         uint64_t size, int64_t base_seq, uint8_t flags, qsf_segment **out,
                         qsf_errinfo *err) {
+    int lim = qsf_seg_check_size_limit(size, dir_path, err);
+    if (lim != QSF_OK)
+        return lim;
     qsf_segment *s = seg_alloc(size, base_seq);
     if (!s)
         return qsf_err_set(err, QSF_E_NOMEM, QSF_ERRF_RETRIABLE, ENOMEM, "out of memory");

@@ -71,6 +71,15 @@ int qsf_seg_new_mem(uint64_t size, int64_t base_seq, qsf_segment **out, qsf_erri
  * has no recovery and readers never look past the published offset. */
 void qsf_seg_reuse_mem(qsf_segment *s, int64_t base_seq);
 
+/* QSF_OK when the process may write a file of `size` bytes; otherwise
+ * QSF_E_IO with errno EFBIG and a message naming the file size limit
+ * (RLIMIT_FSIZE, `ulimit -f`), the segment size and `where` (the slot or
+ * sf_dir). Preallocating a segment above that limit raises SIGXFSZ, which
+ * kills the process unless it is ignored, so the limit is checked when a
+ * segment is planned: at ring open and before each segment file is created.
+ * Any thread. */
+int qsf_seg_check_size_limit(uint64_t size, const char *where, qsf_errinfo *err);
+
 /* SF mode: creates <dir>/<name> exclusively, preallocates `size` bytes, writes
  * the header (baseSeq, flags, createdMicros) with pwrite and maps the file
  * without touching the mapping (header_cold). The header is not synced (the

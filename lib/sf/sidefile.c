@@ -56,6 +56,26 @@ int qsf_akw_decode(const uint8_t rec[64], int64_t *generation, int64_t *fsn) {
     return *fsn >= -1 ? 0 : -1;
 }
 
+void qsf_akw_compact_encode(uint8_t out[QSF_AKW_COMPACT_SIZE], int64_t fsn) {
+    qsf_put_u32(out, QSF_AKW_MAGIC);
+    qsf_put_u32(out + 4, 0);
+    qsf_put_i64(out + 8, fsn);
+}
+
+int qsf_akw_compact_decode(const uint8_t in[QSF_AKW_COMPACT_SIZE], int64_t *fsn) {
+    if (qsf_get_u32(in) != QSF_AKW_MAGIC || qsf_get_u32(in + 4) != 0)
+        return -1;
+    *fsn = qsf_get_i64(in + 8);
+    return *fsn >= -1 ? 0 : -1;
+}
+
+int qsf_akw_read_image(const uint8_t *img, uint64_t size, int64_t *generation, int64_t *fsn) {
+    if (size == QSF_DUAL_FILE_SIZE)
+        return qsf_akw_pick(img, generation, fsn);
+    *generation = 0;
+    return size == QSF_AKW_COMPACT_SIZE ? qsf_akw_compact_decode(img, fsn) : -1;
+}
+
 void qsf_sfm_encode(uint8_t rec[64], int64_t generation, int64_t head_base, int64_t active_base) {
     rec_begin(rec, QSF_SFM_MAGIC, generation);
     qsf_put_i64(rec + 16, head_base);
@@ -179,8 +199,8 @@ static void wm_init(qsf_watermark *wm, const char *dir) {
     wm->fsn = -1;
 }
 
-/* A wrong-sized file (incl. the 16-byte legacy form) is never trusted: it is
- * cut to zero, preallocated to 8192 zero bytes and synced. */
+/* A file of neither known size is never trusted: it is cut to zero,
+ * preallocated to 8192 zero bytes and synced. */
 static int wm_reset(int fd, const char *dir, qsf_errinfo *err) {
     if (QSF_OS->ftruncate(fd, 0) != 0)
         return qsf_file_err(err, errno, "cannot reset", dir, QSF_NAME_WATERMARK);
@@ -200,6 +220,24 @@ static int wm_renumber(qsf_watermark *wm, qsf_errinfo *err) {
     return rc;
 }
 
+/* The Java client's 16-byte form is read as the hint it is and kept, so that
+ * client still reads the slot after qsf acknowledged more of it (it ignores a
+ * file of any other size). A file without a value stays absent until the first
+ * write gives it one. */
+static int wm_open_compact(qsf_watermark *wm, qsf_errinfo *err) {
+    uint8_t b[QSF_AKW_COMPACT_SIZE];
+    int rc = qsf_read_at(wm->fd, b, sizeof b, 0, wm->dir, QSF_NAME_WATERMARK, err);
+    if (rc != QSF_OK)
+        return rc;
+    wm->compact = true;
+    wm->present = qsf_akw_compact_decode(b, &wm->fsn) == 0;
+    if (!wm->present)
+        wm->fsn = -1;
+    QSF_LOGI("%s/%s is the 16-byte form (%s); kept in that form", wm->dir, QSF_NAME_WATERMARK,
+             wm->present ? "value read" : "no value yet");
+    return QSF_OK;
+}
+
 int qsf_watermark_open(int slot_dirfd, const char *slot_path, qsf_watermark *wm, qsf_errinfo *err) {
     wm_init(wm, slot_path);
     uint64_t size = 0;
@@ -207,9 +245,12 @@ int qsf_watermark_open(int slot_dirfd, const char *slot_path, qsf_watermark *wm,
     if (rc != QSF_OK || fd < 0)
         return rc;
     wm->fd = fd;
-    if (size != QSF_DUAL_FILE_SIZE) {
-        QSF_LOGW("resetting %s/%s: size %llu is not %d (legacy or damaged; not trusted)", slot_path,
-                 QSF_NAME_WATERMARK, (unsigned long long) size, QSF_DUAL_FILE_SIZE);
+    if (size == QSF_AKW_COMPACT_SIZE) {
+        rc = wm_open_compact(wm, err);
+    } else if (size != QSF_DUAL_FILE_SIZE) {
+        QSF_LOGW("resetting %s/%s: size %llu is neither %d nor %d (damaged; not trusted)",
+                 slot_path, QSF_NAME_WATERMARK, (unsigned long long) size, QSF_DUAL_FILE_SIZE,
+                 QSF_AKW_COMPACT_SIZE);
         wm->reset = true;
         rc = wm_reset(fd, slot_path, err);
     } else {
@@ -251,10 +292,18 @@ int qsf_watermark_write(qsf_watermark *wm, int64_t fsn, qsf_errinfo *err) {
         return qsf_err_set(err, QSF_E_INVAL, 0, 0, "watermark write of fsn %lld: %s",
                            (long long) fsn, wm->fd < 0 ? "file not open" : "fsn below -1");
     int64_t next = wm->generation + 1;
-    uint8_t rec[REC];
-    qsf_akw_encode(rec, next, fsn);
-    int rc =
-        rec_write(wm->fd, rec, next, wm->dir, QSF_NAME_WATERMARK, QSF_FP_WATERMARK_WRITTEN, err);
+    int rc;
+    if (wm->compact) {
+        uint8_t b[QSF_AKW_COMPACT_SIZE];
+        qsf_akw_compact_encode(b, fsn);
+        rc = qsf_write_at(wm->fd, b, sizeof b, 0, wm->dir, QSF_NAME_WATERMARK, err);
+        rc = rc == QSF_OK ? qsf_fault_check(QSF_FP_WATERMARK_WRITTEN, err) : rc;
+    } else {
+        uint8_t rec[REC];
+        qsf_akw_encode(rec, next, fsn);
+        rc = rec_write(wm->fd, rec, next, wm->dir, QSF_NAME_WATERMARK, QSF_FP_WATERMARK_WRITTEN,
+                       err);
+    }
     if (rc != QSF_OK)
         return rc;
     wm->generation = next;

@@ -42,6 +42,29 @@ void qsf_akw_encode(uint8_t rec[64], int64_t generation, int64_t fsn);
 /* Validates a 64-byte AKW1 record: 0 and the fields if valid, -1 if not. */
 int qsf_akw_decode(const uint8_t rec[64], int64_t *generation, int64_t *fsn);
 
+/* The 16-byte .ack-watermark of the Java client 1.3.x, docs/FORMAT.md §3.2:
+ *
+ *   0      4          8                    16
+ *   +------+----------+--------------------+
+ *   | AKW1 | 00000000 | fsn i64            |
+ *   +------+----------+--------------------+
+ *
+ * No generation and no CRC: one 16-byte write inside one sector, so a torn
+ * value cannot occur; recovery clamps it like the dual-slot form's value. A
+ * file without the magic (created, never written) holds no value. */
+#define QSF_AKW_COMPACT_SIZE 16
+
+/* Encodes the 16-byte form. */
+void qsf_akw_compact_encode(uint8_t out[QSF_AKW_COMPACT_SIZE], int64_t fsn);
+/* 0 and the fsn when the 16 bytes hold a value (magic, zero reserved bytes,
+ * fsn >= -1), -1 when not. */
+int qsf_akw_compact_decode(const uint8_t in[QSF_AKW_COMPACT_SIZE], int64_t *fsn);
+
+/* Reads a whole .ack-watermark of `size` bytes in either form (img holds them;
+ * 16 or 8192): 0 with the value (generation 0 for the 16-byte form), -1 when
+ * the size is neither or no value is valid. */
+int qsf_akw_read_image(const uint8_t *img, uint64_t size, int64_t *generation, int64_t *fsn);
+
 /* Encodes a 64-byte SFM1 record. */
 void qsf_sfm_encode(uint8_t rec[64], int64_t generation, int64_t head_base, int64_t active_base);
 /* Validates a 64-byte SFM1 record (incl. headBase >= 0, activeBase >= headBase). */
@@ -62,14 +85,17 @@ typedef struct qsf_watermark {
     int64_t generation; /* of the last record read or written; 0 = none yet */
     int64_t fsn;        /* value of that record; -1 when none */
     bool present;       /* a valid record was found at open */
-    bool reset;         /* open found a wrong-sized file (e.g. 16-byte legacy) and reset it */
+    bool reset;         /* open found a file of neither size and reset it */
+    bool compact;       /* the file is the 16-byte form: written in that form */
     char dir[1024];     /* slot directory, for messages */
 } qsf_watermark;
 
 /* Recovering slot: opens <slot>/.ack-watermark (O_NOFOLLOW). Missing file: the
- * handle stays closed (fd -1, present false) and QSF_OK. A file of any size other
- * than 8192 is reset (truncated, preallocated to 8192 zero bytes, synced) and
- * treated as absent (reset = true). A record at generation INT64_MAX is
+ * handle stays closed (fd -1, present false) and QSF_OK. A 16-byte file (the
+ * Java client's form) is read and kept: compact = true, and every later write
+ * is a 16-byte write, so that client can take the slot back. A file of any
+ * other size than 8192 or 16 is reset (truncated, preallocated to 8192 zero
+ * bytes, synced) and treated as absent (reset = true). A record at generation INT64_MAX is
  * renumbered to generation 2 with the same value (two synced record writes) so
  * later writes can advance. Errors: QSF_E_IO / QSF_E_NOSPC / QSF_E_DURABILITY
  * with the path (operational: a read error is never "absent"). */
@@ -82,7 +108,8 @@ int qsf_watermark_open(int slot_dirfd, const char *slot_path, qsf_watermark *wm,
 int qsf_watermark_create(int slot_dirfd, const char *slot_path, qsf_watermark *wm,
                          qsf_errinfo *err);
 
-/* Record write of fsn (>= -1) with generation + 1 (no fsync). Not clamped: a
+/* Record write of fsn (>= -1) with generation + 1 (no fsync); in the 16-byte
+ * form the whole file is rewritten at offset 0. Not clamped: a
  * watermark found above publishedFsn must be repairable downwards. Writes even
  * when fsn is unchanged. On success the handle adopts the new generation.
  * Fault point QSF_FP_WATERMARK_WRITTEN fires after the write. Errors: QSF_E_IO,

@@ -189,12 +189,12 @@ void every_type_without_allocating(void **) {
     qsf::nothrow_sender s;
     assert_true(static_cast<bool>(qsf::nothrow_sender::open(conf_for(sink.port), s)));
     const double dv[] = {1.5, 2.5, 3.5, 4.5};
-    const std::int64_t lv[] = {7, 8};
     const std::int32_t shape[] = {2, 2};
     const unsigned char blob[] = {0xde, 0xad};
     qsf::decimal128 d128 = {{0x39, 0x30}, 2}; // 12345, scale 2
     qsf::decimal256 d256 = {{0x01}, 0};
     std::size_t before = news;
+    /* no LONG[] column: the server (and qwp-sink) refuse the whole frame */
     for (std::int64_t i = 0; i < 200; i++) {
         qsf::status st = s.table("nt_types")
                              .column("id", i)
@@ -206,7 +206,6 @@ void every_type_without_allocating(void **) {
                              .column("d128", d128)
                              .column("d256", d256)
                              .column("grid", qsf::f64_array(dv, 2, shape))
-                             .column("pair", qsf::i64_array(lv, 2))
                              .column("name", std::string_view("abc"))
                              .at_micros(TS + i);
         assert_int_equal(st.code(), QSF_OK);

@@ -4,6 +4,10 @@
  * inbound events, restart keeping rows, duplicate and order queries. */
 #include "sinktest.h"
 
+#include "qwp_capture.h"
+#include "qwp/batch.h"
+#include "qwp/encoder.h"
+
 #include <stdio.h>
 #include <unistd.h>
 
@@ -94,6 +98,68 @@ static void schema_mismatch(void **state) {
     qsink_errors(s, &e, 1);
     assert_non_null(strstr(e.msg, "'id'"));
     assert_non_null(strstr(e.msg, "LONG"));
+    assert_int_equal(qsink_rows(s, "sensors"), 2);
+    rawws_close(&w);
+    qsink_stop(s);
+}
+
+/* One frame, encoded by the library: table `table`, one row with id 1, a
+ * LONG[] column "pair" = [7, 8] and timestamp 1000 µs. */
+static size_t long_array_frame(uint8_t *out, size_t cap, const char *table) {
+    qsf_symtab *st;
+    qsf_qwp_batch *b;
+    qsf_qwp_encoder *e;
+    qc_cap cc;
+    qc_init(&cc);
+    assert_int_equal(qsf_symtab_new(&st, NULL), QSF_OK);
+    assert_int_equal(qsf_qwp_batch_new(st, NULL, &b, NULL), QSF_OK);
+    assert_int_equal(qsf_qwp_encoder_new(&e, NULL), QSF_OK);
+    const int64_t v[] = {7, 8};
+    const int32_t shape[] = {2};
+    assert_int_equal(qsf_qwp_batch_table(b, table, strlen(table), NULL), QSF_OK);
+    assert_int_equal(qsf_qwp_batch_col_i64(b, "id", 2, 1, NULL), QSF_OK);
+    assert_int_equal(qsf_qwp_batch_col_i64_array(b, "pair", 4, 1, shape, v, NULL), QSF_OK);
+    assert_int_equal(qsf_qwp_batch_at_micros(b, 1000, NULL), QSF_OK);
+    qsf_qwp_enc_opts eo = {.max_frame = 1 << 20};
+    assert_int_equal(qsf_qwp_encode(e, b, &eo, qc_syms, qc_emit, &cc, NULL, NULL), QSF_OK);
+    assert_int_equal(cc.n, 1);
+    assert_true(cc.f[0].len <= cap);
+    size_t n = cc.f[0].len;
+    memcpy(out, cc.f[0].p, n);
+    qc_free(&cc);
+    qsf_qwp_encoder_free(e);
+    qsf_qwp_batch_free(b);
+    qsf_symtab_free(st);
+    return n;
+}
+
+static void expect_long_array_refused(qsink *s, rawws *w, int64_t seq) {
+    st_expect_error(w, 0x03, seq);
+    qsink_error e[4];
+    int64_t n = qsink_errors(s, e, 4);
+    assert_true(n >= 1 && n <= 4);
+    assert_non_null(strstr(e[n - 1].msg, "long arrays are not supported, only double arrays"));
+}
+
+/* The real server refuses a LONG[] column outright, for a new table as well:
+ * SCHEMA_MISMATCH, and nothing of the frame is stored. */
+static void long_arrays_are_refused(void **state) {
+    (void) state;
+    qsink *s = st_start(NULL);
+    rawws w;
+    uint8_t f[256];
+    assert_int_equal(rawws_open(&w, qsink_port(s), NULL), 0);
+    size_t n = long_array_frame(f, sizeof f, "arr");
+    assert_int_equal(rawws_send_binary(&w, f, n), 0);
+    expect_long_array_refused(s, &w, 0);
+    assert_int_equal(qsink_table_count(s), 0);
+    rawws_close(&w);
+    assert_int_equal(rawws_open(&w, qsink_port(s), NULL), 0);
+    assert_int_equal(rawws_send_binary(&w, RAWWS_SENSORS, sizeof RAWWS_SENSORS), 0);
+    st_expect_ok(&w, 0);
+    n = long_array_frame(f, sizeof f, "sensors");
+    assert_int_equal(rawws_send_binary(&w, f, n), 0);
+    expect_long_array_refused(s, &w, 1);
     assert_int_equal(qsink_rows(s, "sensors"), 2);
     rawws_close(&w);
     qsink_stop(s);
@@ -307,6 +373,7 @@ int main(void) {
         cmocka_unit_test(rows_values_and_ok_entries),
         cmocka_unit_test(dictionary_gap_and_unknown_symbol),
         cmocka_unit_test(schema_mismatch),
+        cmocka_unit_test(long_arrays_are_refused),
         cmocka_unit_test(deferred_rows_commit_or_vanish),
         cmocka_unit_test(durable_acks_lag_by_commits),
         cmocka_unit_test(durable_acks_only_on_inbound_events),

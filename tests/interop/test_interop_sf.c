@@ -9,6 +9,7 @@
 #include "sftest.h"
 
 #include "sf/segfmt.h"
+#include "sf/sidefile.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,6 +99,30 @@ static void golden_files_are_the_java_fixtures(void **state) {
     }
 }
 
+/* The Java client's 16-byte .ack-watermark as ../shared/interop/README.md
+ * states it for FSN 19 is qsf's golden file, and qsf reads it as FSN 19
+ * (tests/unit/test_legacy_slot.c recovers a slot with it). */
+static void java_16_byte_watermark_is_the_golden_file(void **state) {
+    (void) state;
+    size_t n, gn;
+    char *readme = (char *) tu_read_file(st_fixture_path("README.md"), &n);
+    const char *at = strstr(readme, "FSN 19 reads `");
+    assert_non_null(at);
+    at += strlen("FSN 19 reads `");
+    char hex[128];
+    snprintf(hex, sizeof hex, "%.*s", (int) strcspn(at, "`"), at);
+    uint8_t want[16];
+    assert_int_equal(tu_hex(hex, want, sizeof want), 16);
+    uint8_t *ours = st_golden("java-ack-watermark-fsn19.hex", &gn);
+    assert_int_equal(gn, sizeof want);
+    assert_memory_equal(ours, want, sizeof want);
+    free(ours);
+    int64_t g, fsn;
+    assert_int_equal(qsf_akw_read_image(want, sizeof want, &g, &fsn), 0);
+    assert_int_equal(fsn, 19);
+    free(readme);
+}
+
 int main(void) {
     char why[1500];
     if (!st_fixtures_present(why, sizeof why)) {
@@ -106,9 +131,13 @@ int main(void) {
     }
 #define T(f) cmocka_unit_test_setup_teardown(f, st_setup, st_teardown)
     const struct CMUnitTest tests[] = {
-        T(java_two_frame_segment),          T(java_two_frame_torn_tail),
-        T(qsf_writes_the_same_segment),     T(java_symbol_dicts),
-        T(qsf_writes_the_same_symbol_dict), T(golden_files_are_the_java_fixtures),
+        T(java_two_frame_segment),
+        T(java_two_frame_torn_tail),
+        T(qsf_writes_the_same_segment),
+        T(java_symbol_dicts),
+        T(qsf_writes_the_same_symbol_dict),
+        T(golden_files_are_the_java_fixtures),
+        T(java_16_byte_watermark_is_the_golden_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -60,7 +60,7 @@ static void rows_show_type_default_and_validation(void **state) {
     has("| `auto_flush_bytes` | size or off | `off` (0) | 0..9223372036854775807; `0` = off |");
     has("| `client_id` | string | `qsf/<library version>` | 1..128 bytes; printable ASCII");
     has("| `sf_max_total_bytes` | size | `128m` in memory mode, `10g` in SF mode |");
-    has("| `max_batch_rows` | integer | server default | 1..1048576 |");
+    has("| `max_batch_rows` | integer | server default | any value, not validated ");
 }
 
 static void groups_rules_and_rejected_keys(void **state) {
@@ -104,8 +104,12 @@ static void ignored_keys_say_so(void **state) {
         noted++;
     }
     assert_true(noted >= 30);
-    has("| `compression` | enum `raw` \\| `zstd` \\| `auto` | `raw` | - | **Applies to queries, "
-        "ignored by the sender.** ");
+    has("| `compression` | enum `raw` \\| `zstd` \\| `auto` | `raw` | any value, not validated "
+        "(one "
+        "its type does not take is not kept) | **Applies to queries, ignored by the sender (any "
+        "value, not validated).** ");
+    has("| `drain_orphans` | on/off | `off` | also `true`/`false`, as the Java client takes them; "
+        "`on` requires `sf_dir` |");
     has("| `sender_pool_max` | integer | `4` | ≥ 0 | **Applies to sender pools, ignored by the "
         "sender.** ");
     has("\n### connection pools\n");

@@ -211,11 +211,55 @@ static void sf_max_bytes_disagreeing_is_rejected(void **state) {
     conf_bad("ws::addr=a;user=u;username=u;password=p;", "duplicate key: username");
 }
 
-static void compression_auto_is_accepted(void **state) {
+/* Strings a Java user already has: the boolean keys the Java client takes as
+ * true/false (lazy_connect=true is in its README). */
+static void java_true_false_is_accepted(void **state) {
     (void) state;
-    conf_expect("ws::addr=a;compression=auto;", compression, QSF_CONF_COMPRESSION_AUTO);
-    conf_bad("ws::addr=a;compression=Auto;", "is not one of: raw, zstd, auto");
-    conf_bad("ws::addr=a;compression=lz4;", "is not one of: raw, zstd, auto");
+    conf_expect("ws::addr=a;lazy_connect=true;", lazy_connect, true);
+    conf_expect("ws::addr=a;lazy_connect=false;", lazy_connect, false);
+    conf_expect("ws::addr=a;sf_dir=/d;drain_orphans=true;", drain_orphans, true);
+    conf_expect("ws::addr=a;drain_orphans=false;", drain_orphans, false);
+    conf_bad2("ws::addr=a;drain_orphans=yes;", "drain_orphans: 'yes' at position 25",
+              "expected on, off, true or false");
+    conf_bad("ws::addr=a;drain_orphans=true;", "requires sf_dir");
+    /* the other on/off keys keep on/off */
+    conf_bad("ws::addr=a;transaction=true;", "expected on or off");
+}
+
+/* The query-side keys: QuestDB's connect-string reference says a sender
+ * ignores them whatever their value, so qsf notes them and does not validate
+ * them; given twice they are still a duplicate. */
+static void query_side_keys_are_noted_not_validated(void **state) {
+    (void) state;
+    const char *s = "ws::addr=a;compression=gzip;compression_level=99;target=nearest;"
+                    "failover=maybe;max_batch_rows=-5;";
+    qsf_conf *c = conf_ok(s);
+    assert_true(qsf_conf_is_set(c, QSF_CONF_KEY_compression));
+    assert_int_equal(c->compression_level, 1); /* the default: 99 is out of range, not kept */
+    char canon[512];
+    qsf_conf_to_string(c, false, canon, sizeof canon);
+    assert_null(strstr(canon, "compression")); /* nothing of them is claimed */
+    qsf_conf *back = conf_ok(canon);
+    assert_true(qsf_conf_equal(c, back));
+    qsf_conf_free(back);
+    qsf_conf_free(c);
+    conf_bad("ws::addr=a;compression=gzip;compression=zstd;", "duplicate key: compression");
+    assert_int_equal(ct_run(".", "conf check 'ws::addr=a;compression=gzip;compression_level=99;'"),
+                     0);
+    assert_non_null(strstr(ct_out, "\nnote: compression at position 11: applies to queries, "
+                                   "ignored by the sender (any value, not validated)\n"));
+    assert_non_null(strstr(ct_out, "\nnote: compression_level at position 28: "));
+    /* the pool keys are still validated */
+    conf_bad("ws::addr=a;sender_pool_max=x;", "sender_pool_max: 'x'");
+}
+
+/* qwpws:: and qwpwss:: are refused like every schema but ws and wss: the Java
+ * client refuses them too, so a string using them configures qsf alone. */
+static void qwp_schemas_are_refused_with_the_reason(void **state) {
+    (void) state;
+    conf_bad2("qwpws::addr=a;", "unsupported schema 'qwpws'", "write ws::");
+    conf_bad2("qwpwss::addr=a;", "unsupported schema 'qwpwss'", "write wss::");
+    conf_bad2("qwpwss::addr=a;", "the Java client refuses", NULL);
 }
 
 static void unknown_keys_stay_rejected(void **state) {
@@ -259,7 +303,8 @@ static void conf_check_notes_each_ignored_key(void **state) {
             fail_msg("qsf conf check lacks '%s' in:\n%s", want + 1, ct_out);
     }
     assert_non_null(strstr(ct_out, "\nnote: compression at position "));
-    assert_non_null(strstr(ct_out, " applies to queries, ignored by the sender\n"));
+    assert_non_null(strstr(ct_out, " applies to queries, ignored by the sender (any value, not "
+                                   "validated)\n"));
     assert_non_null(strstr(ct_out, " applies to sender pools, ignored by the sender\n"));
     assert_null(strstr(ct_out, "note: sf_dir"));
     assert_null(strstr(ct_out, "note: addr"));
@@ -271,7 +316,7 @@ static void conf_check_notes_only_keys_given(void **state) {
     assert_null(strstr(ct_out, "note:"));
     assert_int_equal(ct_run(".", "conf check 'ws::addr=a;target=replica;'"), 0);
     assert_non_null(strstr(ct_out, "\nnote: target at position 11: applies to queries, ignored by "
-                                   "the sender\n"));
+                                   "the sender (any value, not validated)\n"));
     assert_null(strstr(ct_out, "note: zone"));
 }
 
@@ -283,7 +328,9 @@ int main(int argc, char **argv) {
         cmocka_unit_test(docs_examples_pass_conf_check),
         cmocka_unit_test(sf_max_bytes_is_the_segment_size),
         cmocka_unit_test(sf_max_bytes_disagreeing_is_rejected),
-        cmocka_unit_test(compression_auto_is_accepted),
+        cmocka_unit_test(java_true_false_is_accepted),
+        cmocka_unit_test(query_side_keys_are_noted_not_validated),
+        cmocka_unit_test(qwp_schemas_are_refused_with_the_reason),
         cmocka_unit_test(unknown_keys_stay_rejected),
         cmocka_unit_test(conf_check_notes_each_ignored_key),
         cmocka_unit_test(conf_check_notes_only_keys_given),

@@ -180,10 +180,10 @@ static void escaped_semicolon_cannot_carry_a_credential(void **state) {
 
 static void escaped_semicolon_still_works_elsewhere(void **state) {
     (void) state;
-    qsf_conf *c = conf_ok("ws::addr=a;zone=eu;;token;client_id=a;;tokenizer=1;user=u;"
+    qsf_conf *c = conf_ok("ws::addr=a;zone=eu;;token;client_id=a;;tok=1;user=u;"
                           "password=p;;ssw;;rd;sf_dir=/d;;x token=y;");
     assert_string_equal(c->zone, "eu;token");
-    assert_string_equal(c->client_id, "a;tokenizer=1");
+    assert_string_equal(c->client_id, "a;tok=1");
     assert_string_equal(c->password, "p;ssw;rd");
     assert_string_equal(c->sf_dir, "/d;x token=y");
     qsf_conf_free(c);
@@ -194,9 +194,150 @@ static void escaped_semicolon_still_works_elsewhere(void **state) {
     qsf_conf_free(c);
 }
 
+/* A credential key typed without its '=', or misspelt after a ';;': the
+ * strings of issue 28 and their neighbours. Neither the word nor anything
+ * after it is shown. */
+static void near_credential_keys_are_not_shown(void **state) {
+    (void) state;
+    static const char *const cases[][2] = {
+        {"ws::addr=a;passwordSekr1tPw9;", "Sekr1tPw9"},
+        {"ws::addr=h:9000;;togken=T0kenXyz8;", "T0kenXyz8"},
+        {"ws::addr=a;username=u;passwordSekr1tPw9;", "Sekr1tPw9"},
+        {"ws::addr=a;tokenT0kenXyz8=1;", "T0kenXyz8"},
+        {"ws::addr=a;paswordSekr1tPw9;", "Sekr1tPw9"},
+        {"ws::addr=a;passwrd=Sekr1tPw9;", "passwrd"},
+        {"ws::addr=a;tls_roots_pasword=Sekr1tPw9;", "pasword"},
+        {"ws::addr=a;zone=eu;;pasword=Sekr1tPw9;", "Sekr1tPw9"},
+        {"ws::addr=a;zone=eu;;tokne = T0kenXyz8;", "T0kenXyz8"},
+        {"ws::addr=a;passwordSekr1t!Pw9;", "Sekr1t"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *msg = conf_bad2(cases[i][0], "not shown", NULL);
+        if (strstr(msg, cases[i][1]))
+            fail_msg("'%s' shows '%s': %s", cases[i][0], cases[i][1], msg);
+    }
+    conf_bad2("ws::addr=a;passwordSekr1tPw9;", "text at position 11 is not key=value",
+              "close to the credential key password");
+    conf_bad2("ws::addr=h:9000;;togken=T0kenXyz8;", "addr: value at position 9", "'token='");
+    conf_bad2("ws::addr=a;pasword=x;", "unknown configuration key at position 11",
+              "write password=<value>");
+    /* words that are not close stay named, and literal ';;' still works */
+    conf_bad2("ws::addr=a;bogus=1;", "unknown configuration key: bogus", NULL);
+    conf_bad2("ws::addr=a;sf_dirr=/d;", "unknown configuration key: sf_dirr", NULL);
+    qsf_conf *c = conf_ok("ws::addr=a;client_id=a;;tok=1;zone=eu;;togken;");
+    assert_string_equal(c->client_id, "a;tok=1");
+    qsf_conf_free(c);
+    conf_bad2("ws::addr=a;client_id=a;;tokenizer=1;", "client_id: value at position 21",
+              "not shown");
+    conf_bad2("ws::addr=a;zone=eu;;cpasswordT2V8;", "zone: value at position 16", "not shown");
+}
+
+/* xorshift64: the same 6,000 strings on every run. */
+static uint64_t rnd_state = 0x9E3779B97F4A7C15ull;
+static uint32_t rnd(uint32_t n) {
+    rnd_state ^= rnd_state << 13;
+    rnd_state ^= rnd_state >> 7;
+    rnd_state ^= rnd_state << 17;
+    return (uint32_t) (rnd_state % n);
+}
+
+/* A secret of alternating capital letters and digits: every piece of two or
+ * more characters of it holds both, which no message has by chance. */
+static void random_secret(char *out, size_t len) {
+    for (size_t i = 0; i < len; i++)
+        out[i] = (char) (i % 2 ? '0' + rnd(10) : 'A' + rnd(26));
+    out[len] = '\0';
+}
+
+/* A credential key name, perhaps with one typo or in capitals. */
+static void random_credential(char *out, size_t cap) {
+    static const char *const names[] = {"password", "pass", "token", "tls_roots_password"};
+    snprintf(out, cap, "%s", names[rnd(4)]);
+    size_t n = strlen(out), at = rnd((uint32_t) n);
+    switch (rnd(6)) {
+    case 0: /* substitute */
+        out[at] = (char) ('a' + rnd(26));
+        break;
+    case 1: /* delete */
+        memmove(out + at, out + at + 1, n - at);
+        break;
+    case 2: /* insert */
+        memmove(out + at + 1, out + at, n - at + 1);
+        out[at] = (char) ('a' + rnd(26));
+        break;
+    case 3: /* swap neighbours */
+        if (at + 1 < n) {
+            char t = out[at];
+            out[at] = out[at + 1];
+            out[at + 1] = t;
+        }
+        break;
+    case 4:
+        for (size_t i = 0; i < n; i++)
+            out[i] = (char) (out[i] >= 'a' && out[i] <= 'z' ? out[i] - 32 : out[i]);
+        break;
+    default: /* as it is */
+        break;
+    }
+}
+
+/* One random connect string carrying `secret` after a credential key that may
+ * be misspelt, lack its '=', be glued to it or follow a ';;'. */
+static void random_string(char *s, size_t cap, const char *secret) {
+    static const char *const pairs[] = {"addr=h:9000", "zone=eu", "client_id=app",
+                                        "sf_dir=/d",   "user=u",  "auto_flush_rows=5",
+                                        "bogus=1",     "x",       "sender_id=s"};
+    static const char *const joins[] = {"=", "", " =", "= ", "=;", "_"};
+    static const char *const seps[] = {";", ";;", ";;;", "; ;"};
+    char cred[40];
+    random_credential(cred, sizeof cred);
+    int n = snprintf(s, cap, "ws::");
+    for (uint32_t k = rnd(3); k > 0; k--)
+        n += snprintf(s + n, cap - (size_t) n, "%s;", pairs[rnd(9)]);
+    n += snprintf(s + n, cap - (size_t) n, "%s%s%s%s%s", pairs[rnd(9)], seps[rnd(4)], cred,
+                  joins[rnd(6)], secret);
+    for (uint32_t k = rnd(3); k > 0; k--)
+        n += snprintf(s + n, cap - (size_t) n, "%s%s", seps[rnd(4)], pairs[rnd(9)]);
+}
+
+/* Fails when any four or more neighbouring characters of secret appear in text. */
+static void expect_no_piece(const char *text, const char *secret, const char *s) {
+    size_t n = strlen(secret);
+    for (size_t i = 0; i + 4 <= n; i++)
+        for (size_t k = 4; i + k <= n; k++) {
+            char piece[32];
+            snprintf(piece, sizeof piece, "%.*s", (int) k, secret + i);
+            if (strstr(text, piece))
+                fail_msg("'%s' echoes '%s': %s", s, piece, text);
+        }
+}
+
+/* 6,000 random strings: no piece of the secret is ever echoed, in an error
+ * message or in the dump of a string that parsed. */
+static void random_strings_never_echo_a_secret(void **state) {
+    (void) state;
+    for (int i = 0; i < 6000; i++) {
+        char secret[16], s[512];
+        random_secret(secret, 8 + rnd(8));
+        random_string(s, sizeof s, secret);
+        qsf_conf *c = NULL;
+        qsf_errinfo err;
+        if (qsf_conf_parse(s, strlen(s), &c, &err) != QSF_OK) {
+            expect_no_piece(err.msg, secret, s);
+            continue;
+        }
+        char dump[1024];
+        qsf_conf_to_string(c, false, dump, sizeof dump);
+        expect_no_piece(dump, secret, s);
+        qsf_conf_free(c);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(errors_never_show_secrets),
+        cmocka_unit_test(near_credential_keys_are_not_shown),
+        cmocka_unit_test(random_strings_never_echo_a_secret),
         cmocka_unit_test(secret_messages_still_name_key_and_position),
         cmocka_unit_test(bad_key_char_after_secret_is_not_shown),
         cmocka_unit_test(dump_redacts),

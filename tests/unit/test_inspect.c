@@ -84,15 +84,15 @@ static void repairs_are_listed_not_made(void **state) {
     uint64_t end = st_segment_str(st_slot, "sf-initial.sfa", SEG, 0, 0, 2, a);
     st_patch(st_path(st_slot, "sf-initial.sfa"), end + 10, "zz", 2);
     st_segment_str(st_slot, "sf-0000000000000000.sfa", SEG, 0, 0, 0, a); /* clean spare */
-    uint8_t legacy[16] = {0};
-    tu_write_file(st_path(st_slot, QSF_NAME_WATERMARK), legacy, sizeof legacy);
+    uint8_t damaged[24] = {0}; /* neither 8192 bytes nor the Java client's 16 */
+    tu_write_file(st_path(st_slot, QSF_NAME_WATERMARK), damaged, sizeof damaged);
     size_t n;
     uint8_t *before = tu_read_file(st_path(st_slot, "sf-initial.sfa"), &n);
     qsf_slot_inspection in;
     inspect_ok(&in);
     assert_int_equal(in.verdict, QSF_OK);
     assert_true(has_line(in.problems, in.nproblems, "torn tail"));
-    assert_true(has_line(in.problems, in.nproblems, "16 bytes, not 8192"));
+    assert_true(has_line(in.problems, in.nproblems, "24 bytes, neither 8192 nor 16"));
     assert_true(has_line(in.notes, in.nnotes, "migrates"));
     assert_true(has_line(in.notes, in.nnotes, "clean spare"));
     assert_int_equal(in.torn_bytes, SEG - end);
@@ -105,7 +105,7 @@ static void repairs_are_listed_not_made(void **state) {
     free(before);
     free(after);
     assert_true(st_exists(st_path(st_slot, "sf-0000000000000000.sfa")));
-    assert_int_equal(st_size(st_path(st_slot, QSF_NAME_WATERMARK)), 16);
+    assert_int_equal(st_size(st_path(st_slot, QSF_NAME_WATERMARK)), 24);
     assert_false(st_exists(st_path(st_slot, QSF_NAME_MANIFEST)));
 }
 
@@ -223,6 +223,24 @@ static void sparse_segment_is_not_read_in_full(void **state) {
     qsf_slot_inspection_free(&in);
 }
 
+/* The Java client's 16-byte watermark is a value, not a problem: inspect
+ * seeds the acked FSN from it, as an open would. */
+static void java_watermark_seeds_acked(void **state) {
+    (void) state;
+    const char *a[] = {"one", "two", "three"};
+    st_segment_str(st_slot, "sf-initial.sfa", SEG, 0, 0, 3, a);
+    const uint8_t java[16] = {0x41, 0x4B, 0x57, 0x31, 0, 0, 0, 0, 1};
+    tu_write_file(st_path(st_slot, QSF_NAME_WATERMARK), java, sizeof java);
+    qsf_slot_inspection in;
+    inspect_ok(&in);
+    assert_true(in.watermark_valid);
+    assert_int_equal(in.watermark_size, 16);
+    assert_int_equal(in.watermark_fsn, 1);
+    assert_int_equal(in.acked_fsn, 1);
+    assert_false(has_line(in.problems, in.nproblems, "ack-watermark"));
+    qsf_slot_inspection_free(&in);
+}
+
 int main(void) {
 #define T(f) cmocka_unit_test_setup_teardown(f, st_setup, st_teardown)
     const struct CMUnitTest tests[] = {
@@ -232,6 +250,7 @@ int main(void) {
         T(unsupported_and_unreplayable),
         T(salvage_cut_debris_and_manifest_are_listed),
         T(sparse_segment_is_not_read_in_full),
+        T(java_watermark_seeds_acked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static int open_dir(void) {
@@ -443,6 +445,64 @@ static void redirty_keeps_bytes(void **state) {
     close(dfd);
 }
 
+/* In a child whose file size limit (RLIMIT_FSIZE) is 64 KiB: what opening a
+ * ring of 1 MiB segments and creating a 1 MiB segment file return. Returns a
+ * failure text or NULL; the process must survive to return at all. */
+static const char *fsize_limit_child(void) {
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_FSIZE, &rl) != 0)
+        return "getrlimit";
+    rl.rlim_cur = 64 * 1024;
+    if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
+        return "setrlimit";
+    qsf_ring_opts o = {.sf_dir = rt_dir,
+                       .sender_id = "t",
+                       .segment_bytes = 1 << 20,
+                       .total_bytes = 4 << 20,
+                       .durability = QSF_DUR_APPEND};
+    qsf_ring *r = NULL;
+    qsf_errinfo e;
+    if (qsf_ring_open(&o, &r, NULL, &e) != QSF_E_IO || e.sys_errno != EFBIG)
+        return "ring open did not fail with QSF_E_IO/EFBIG";
+    if (!strstr(e.msg, "RLIMIT_FSIZE") || !strstr(e.msg, "65536 bytes") ||
+        !strstr(e.msg, "1048576 bytes") || !strstr(e.msg, rt_dir))
+        return "ring open's message does not name the limit, the segment size and the slot";
+    int dfd = open_dir();
+    qsf_segment *s = NULL;
+    int rc = qsf_seg_create_file(dfd, rt_dir, "sf-0000000000000001.sfa", 1, 1 << 20, 0, 0, &s, &e);
+    close(dfd);
+    if (rc != QSF_E_IO || e.sys_errno != EFBIG || !strstr(e.msg, "RLIMIT_FSIZE"))
+        return "segment creation did not fail with QSF_E_IO/EFBIG";
+    return NULL;
+}
+
+/* A file size limit below the segment size is a clear error, not SIGXFSZ
+ * killing the process at preallocation. */
+static void file_size_limit_below_segment_is_an_error(void **state) {
+    (void) state;
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        const char *why = fsize_limit_child();
+        if (why && write(fds[1], why, strlen(why)) < 0)
+            _exit(2);
+        _exit(why ? 1 : 0);
+    }
+    close(fds[1]);
+    char why[200] = {0};
+    ssize_t n = read(fds[0], why, sizeof why - 1);
+    close(fds[0]);
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    if (WIFSIGNALED(st))
+        fail_msg("the child was killed by signal %d", WTERMSIG(st));
+    if (WEXITSTATUS(st) != 0)
+        fail_msg("%.*s", (int) (n > 0 ? n : 0), why);
+    assert_int_equal(rt_count_files("t", ".sfa"), -1); /* nothing was created */
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(memory_header_and_frames, rt_setup, rt_teardown),
@@ -462,6 +522,8 @@ int main(void) {
                                         rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(adopt_rechecks_size_after_mapping, rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(redirty_keeps_bytes, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(file_size_limit_below_segment_is_an_error, rt_setup,
+                                        rt_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

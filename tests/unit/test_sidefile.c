@@ -1,5 +1,6 @@
 /* .ack-watermark (AKW1) and sf-manifest.bin (SFM1): the byte vectors of
- * docs/FORMAT.md §3, dual-slot selection, legacy reset, corrupt manifest, clamping. */
+ * docs/FORMAT.md §3, dual-slot selection, the Java client's 16-byte form, corrupt manifest,
+ * clamping. */
 #include "testutil.h"
 
 #include "sftest.h"
@@ -142,15 +143,81 @@ static void watermark_writes_alternate_slots(void **state) {
     close(dfd);
 }
 
-static void legacy_16_byte_watermark_is_reset(void **state) {
+/* Opens the watermark written as `bytes`, expecting the 16-byte form kept. */
+static void open_compact(const uint8_t *bytes, bool present, int64_t fsn, qsf_watermark *wm) {
+    tu_write_file(st_path(dir, QSF_NAME_WATERMARK), bytes, 16);
+    int dfd = dirfd_of();
+    qsf_errinfo e;
+    assert_int_equal(qsf_watermark_open(dfd, dir, wm, &e), QSF_OK);
+    close(dfd);
+    assert_false(wm->reset);
+    assert_true(wm->compact);
+    assert_int_equal(wm->present, present);
+    assert_int_equal(wm->fsn, fsn);
+}
+
+static void expect_file16(const uint8_t want[16]) {
+    size_t n;
+    uint8_t *img = tu_read_file(st_path(dir, QSF_NAME_WATERMARK), &n);
+    assert_int_equal(n, 16);
+    assert_memory_equal(img, want, 16);
+    free(img);
+}
+
+/* The Java client's 16-byte form is read and every later write keeps it. */
+static void java_16_byte_watermark_is_read_and_kept(void **state) {
     (void) state;
-    uint8_t legacy[16] = {0x41, 0x4B, 0x57, 0x31, 0, 0, 0, 0, 99};
-    tu_write_file(st_path(dir, QSF_NAME_WATERMARK), legacy, sizeof legacy);
+    uint8_t java[16] = {0x41, 0x4B, 0x57, 0x31, 0, 0, 0, 0, 99};
+    qsf_watermark wm;
+    qsf_errinfo e;
+    open_compact(java, true, 99, &wm);
+    assert_int_equal(qsf_watermark_write(&wm, 300, &e), QSF_OK);
+    assert_int_equal(qsf_watermark_sync(&wm, &e), QSF_OK);
+    qsf_watermark_close(&wm);
+    uint8_t want[16] = {0x41, 0x4B, 0x57, 0x31, 0, 0, 0, 0, 0x2C, 0x01};
+    expect_file16(want);
+    uint8_t enc[16];
+    qsf_akw_compact_encode(enc, 300);
+    assert_memory_equal(enc, want, 16);
+}
+
+/* Created by Java but never written (no magic), or damaged (reserved bytes
+ * set, fsn below -1): no value, still the 16-byte form; the first write gives
+ * it one. */
+static void java_16_byte_watermark_without_value(void **state) {
+    (void) state;
+    uint8_t zero[16] = {0};
+    uint8_t reserved[16] = {0x41, 0x4B, 0x57, 0x31, 1, 0, 0, 0, 5};
+    uint8_t below[16] = {0x41, 0x4B, 0x57, 0x31, 0,    0,    0,    0,
+                         0xFE, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};
+    qsf_watermark wm;
+    open_compact(reserved, false, -1, &wm);
+    qsf_watermark_close(&wm);
+    open_compact(below, false, -1, &wm);
+    qsf_watermark_close(&wm);
+    open_compact(zero, false, -1, &wm);
+    assert_int_equal(qsf_watermark_write(&wm, -1, NULL), QSF_OK);
+    qsf_watermark_close(&wm);
+    uint8_t want[16] = {0x41, 0x4B, 0x57, 0x31, 0,    0,    0,    0,
+                        0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};
+    expect_file16(want);
+    int64_t g, f;
+    assert_int_equal(qsf_akw_read_image(want, 16, &g, &f), 0);
+    assert_int_equal(f, -1);
+    assert_int_equal(qsf_akw_read_image(want, 17, &g, &f), -1);
+}
+
+/* Neither 8192 nor 16 bytes: reset to 8192 zero bytes, never trusted. */
+static void other_sized_watermark_is_reset(void **state) {
+    (void) state;
+    uint8_t odd[24] = {0x41, 0x4B, 0x57, 0x31, 0, 0, 0, 0, 99};
+    tu_write_file(st_path(dir, QSF_NAME_WATERMARK), odd, sizeof odd);
     int dfd = dirfd_of();
     qsf_watermark wm;
     qsf_errinfo e;
     assert_int_equal(qsf_watermark_open(dfd, dir, &wm, &e), QSF_OK);
     assert_true(wm.reset);
+    assert_false(wm.compact);
     assert_false(wm.present);
     assert_int_equal(wm.fsn, -1);
     qsf_watermark_close(&wm);
@@ -362,7 +429,9 @@ int main(void) {
         cmocka_unit_test(decode_rejects_bad_records),
         cmocka_unit_test(pick_takes_the_higher_valid_generation),
         cmocka_unit_test_setup_teardown(watermark_writes_alternate_slots, setup, teardown),
-        cmocka_unit_test_setup_teardown(legacy_16_byte_watermark_is_reset, setup, teardown),
+        cmocka_unit_test_setup_teardown(java_16_byte_watermark_is_read_and_kept, setup, teardown),
+        cmocka_unit_test_setup_teardown(java_16_byte_watermark_without_value, setup, teardown),
+        cmocka_unit_test_setup_teardown(other_sized_watermark_is_reset, setup, teardown),
         cmocka_unit_test_setup_teardown(missing_files_are_absent, setup, teardown),
         cmocka_unit_test_setup_teardown(manifest_create_and_forward_only_updates, setup, teardown),
         cmocka_unit_test_setup_teardown(manifest_debris_is_set_aside, setup, teardown),

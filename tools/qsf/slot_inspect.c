@@ -225,11 +225,13 @@ static void print_side_files(const qsf_slot_inspection *in) {
                (long long) in->active_base);
     if (!in->watermark_present)
         printf("watermark: absent\n");
-    else if (in->watermark_size != 8192)
-        printf("watermark: %llu bytes (legacy form, not trusted)\n",
+    else if (in->watermark_size != 8192 && in->watermark_size != 16)
+        printf("watermark: %llu bytes (damaged, not trusted)\n",
                (unsigned long long) in->watermark_size);
     else if (!in->watermark_valid)
         printf("watermark: no valid record\n");
+    else if (in->watermark_size == 16)
+        printf("watermark: 16-byte form, fsn %lld\n", (long long) in->watermark_fsn);
     else
         printf("watermark: generation %lld, fsn %lld\n", (long long) in->watermark_generation,
                (long long) in->watermark_fsn);

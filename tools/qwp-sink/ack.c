@@ -280,11 +280,25 @@ static int seq_faults(struct conn *c, int64_t seq) {
     return done;
 }
 
-/* SCHEMA_MISMATCH against committed and staged tables. */
+/* A LONG[] column anywhere in the message: the real server refuses it
+ * outright, for a new table as well, with this text (docs/QWP-SINK.md). */
+static int has_long_array(const struct msg_table *t) {
+    for (uint32_t c = 0; c < t->ncols; c++)
+        if (t->cols[c].type == QT_LONG_ARRAY)
+            return 1;
+    return 0;
+}
+
+/* SCHEMA_MISMATCH for a LONG[] column and against committed and staged tables. */
 static int check_schemas(struct conn *c, int64_t seq, const struct msg_decoded *m) {
     char err[512];
     for (int i = 0; i < m->ntables; i++) {
         const struct msg_table *t = &m->tables[i];
+        if (has_long_array(t)) {
+            ack_send_error(c, seq, QS_SCHEMA_MISMATCH,
+                           "long arrays are not supported, only double arrays");
+            return -1;
+        }
         if (store_check_schema(&c->sink->store, t, err, sizeof err) != 0 ||
             store_check_schema(&c->staging, t, err, sizeof err) != 0) {
             ack_send_error(c, seq, QS_SCHEMA_MISMATCH, err);
