@@ -7,6 +7,10 @@
  * outage, the frames replayed and the rows lost as counted by the sink. With
  * --conf it publishes to a real QuestDB instead and counts there (USAGE).
  * The exit code is the summary's verdict (USAGE lists them).
+ *
+ * Not built from an install: it embeds the bundled sink (tools/qwp-sink/sink.h
+ * and its library, which are not installed) and demo_exec.c. Build it in the
+ * source tree: `ninja -C build examples/demo`, or scripts/demo.sh.
  */
 #include "demo_exec.h"
 #include "qsf.h"
