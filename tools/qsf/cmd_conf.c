@@ -1,5 +1,6 @@
 /* qsf conf: check a connect string and print the effective configuration. */
 #include "cmd.h"
+#include "conf_effect.h"
 
 #include "conf/conf.h"
 #include "qsf.h"
@@ -23,7 +24,8 @@ static void conf_usage(FILE *out) {
 
 /* Values hold no control character (the parser rejects them) but may hold
  * text that reorders a terminal line (bidirectional overrides): each line of
- * the dump is printed escaped. */
+ * the dump is printed escaped. A key that another setting makes idle says so
+ * inside its parentheses (conf_effect.h). */
 static int print_dump(const qsf_conf *conf) {
     size_t need = qsf_conf_dump(conf, NULL, 0);
     char *buf = malloc(need + 1), *shown = malloc(QSF_TEXT_ESCAPED_MAX(need));
@@ -37,7 +39,13 @@ static int print_dump(const qsf_conf *conf) {
     for (char *line = buf; *line;) {
         size_t n = strcspn(line, "\n");
         qsf_text_escape(shown, QSF_TEXT_ESCAPED_MAX(need), line, n);
-        printf("%s\n", shown);
+        char key[128], why[300];
+        snprintf(key, sizeof key, "%.*s", (int) strcspn(line, "="), line);
+        size_t len = strlen(shown);
+        if (qsf_conf_not_in_effect(buf, key, why, sizeof why) && len && shown[len - 1] == ')')
+            printf("%.*s; not in effect: %s)\n", (int) (len - 1), shown, why);
+        else
+            printf("%s\n", shown);
         line += n + (line[n] == '\n');
     }
     free(buf);
