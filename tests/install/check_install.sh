@@ -51,7 +51,8 @@ installed_files() {
   local missing=() f soname
   soname=$(readelf -d "$LIB/libqsf.so" 2>/dev/null | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
   for f in "$LIB/libqsf.so" "$LIB/${soname:-<no SONAME>}" "$LIB/libqsf.a" \
-           "$LIB/pkgconfig/qsf.pc" "$INC/qsf.h" "$BIN/qsf" "$BIN/qsf-test-sink" \
+           "$LIB/pkgconfig/qsf.pc" "$LIB/cmake/qsf/qsfConfig.cmake" \
+           "$LIB/cmake/qsf/qsfConfigVersion.cmake" "$INC/qsf.h" "$BIN/qsf" "$BIN/qsf-test-sink" \
            "$DOC/README.md" "$DOC/NEWS.md" "$DOC/LICENSE"; do
     [ -e "$f" ] || missing+=("${f#"$D"}")
   done
@@ -65,7 +66,7 @@ installed_files() {
   [ ! -e "$BIN/qwp-sink" ] || missing+=("(present, must not be) ${BIN#"$D"}/qwp-sink")
   [ ${#missing[@]} -eq 0 ] || { printf 'missing: %s\n' "${missing[@]}"; return 1; }
 }
-check "the libraries, qsf.h$([ $hpp = yes ] && echo ", qsf.hpp"), qsf.pc, qsf, qsf-test-sink and the documents are installed" installed_files
+check "the libraries, qsf.h$([ $hpp = yes ] && echo ", qsf.hpp"), qsf.pc, the CMake package, qsf, qsf-test-sink and the documents are installed" installed_files
 
 # --- qsf.pc ----------------------------------------------------------------
 export PKG_CONFIG_PATH=$LIB/pkgconfig PKG_CONFIG_SYSROOT_DIR=$D
@@ -162,6 +163,32 @@ else
   check "C++17: a program including qsf.h$([ $hpp = yes ] && echo " and qsf.hpp") builds and runs" \
     build_and_run consumer_cpp consumer.cpp "$QSF_CXX" c++17 "${hppflag[@]}" \
     "${PC_CFLAGS[@]}" "${PC_LIBS[@]}"
+fi
+
+# --- a CMake project ----------------------------------------------------------
+# tests/install/cmake, configured and built out of tree with the install's
+# prefix in CMAKE_PREFIX_PATH (so through the staged, moved, install).
+# args: build directory, version asked for
+cmake_build() {
+  local b=$W/$1 out
+  out=$(cmake -S "$SRC/tests/install/cmake" -B "$b" -DCMAKE_PREFIX_PATH="$D$QSF_PREFIX" \
+    -DQSF_FIND_VERSION="$2" -DCMAKE_C_COMPILER="${CC[-1]}" \
+    -DCMAKE_C_FLAGS="${SAN[*]}" -DCMAKE_EXE_LINKER_FLAGS="${SAN[*]}" 2>&1) &&
+    out+=$(cmake --build "$b" 2>&1) || { echo "$out"; return 1; }
+}
+cmake_package() {
+  cmake_build cmake-consumer "${QSF_VERSION%.*}" || return 1
+  LD_LIBRARY_PATH=$LIB "$W/cmake-consumer/consumer" "$QSF_VERSION" || return 1
+  LD_LIBRARY_PATH=$LIB ldd "$W/cmake-consumer/consumer" | grep -F libqsf.so.0 | grep -qF "$LIB/" ||
+    { echo "not linked to $LIB/libqsf.so.0:"; LD_LIBRARY_PATH=$LIB ldd "$W/cmake-consumer/consumer"; return 1; }
+  # a version this install does not satisfy is refused, naming it
+  if out=$(cmake_build cmake-too-new 1.0); then echo "find_package(qsf 1.0) accepted $QSF_VERSION"; return 1; fi
+  grep -q "$QSF_VERSION" <<<"$out" || { echo "$out"; return 1; }
+}
+if command -v cmake >/dev/null; then
+  check "CMake: find_package(qsf ${QSF_VERSION%.*}) and qsf::qsf build a program that runs; qsf 1.0 is refused" cmake_package
+else
+  ok "CMake: find_package(qsf) # SKIP no cmake (apt-get install -y cmake)"
 fi
 
 # Every example of examples/ builds from the install with the README's
