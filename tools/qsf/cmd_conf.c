@@ -15,9 +15,9 @@ static void conf_usage(FILE *out) {
                  "\n"
                  "Parses a connect string (or the value of QDB_CLIENT_CONF with --env) and\n"
                  "prints the effective configuration: every key with its value and whether it\n"
-                 "was set or is a default. Secrets are shown as ***. Then a note for each\n"
-                 "key given that a sender accepts and ignores (it applies to queries or to\n"
-                 "connection pools).\n"
+                 "was set or is a default, and when another setting leaves it not in effect.\n"
+                 "Secrets are shown as ***. Then a note for each key given that a sender\n"
+                 "accepts and ignores (it applies to queries or to connection pools).\n"
                  "Exit codes: 0 valid, 2 invalid (the message names the key, position and\n"
                  "reason), 64 bad command line.\n");
 }
