@@ -19,24 +19,27 @@ if [ "$found" = "$libdir/$soname" ]; then
   exit 0
 fi
 
-cat >&2 <<MSG
+# meson 1.0 shows an install script's output only when the script fails:
+# the note goes to the terminal when there is one (stderr otherwise).
+if (: >/dev/tty) 2>/dev/null; then exec 3>/dev/tty; else exec 3>&2; fi
+cat >&3 <<MSG
 
 ************************************************************************
 * qsf is installed, but programs will not find $soname:
 *   the dynamic linker's cache (ldconfig -p) gives: ${found:-nothing}
 MSG
 if [ $ran = no ]; then
-  printf '*   ldconfig failed: %s\n' "$ldconfig_out" | head -n 3 >&2
-  cat >&2 <<MSG
+  printf '*   ldconfig failed: %s\n' "$ldconfig_out" | head -n 3 >&3
+  cat >&3 <<MSG
 * Run it as root:
 *   sudo ldconfig
 MSG
 else
-  cat >&2 <<MSG
+  cat >&3 <<MSG
 * $libdir is not in the linker's search path (/etc/ld.so.conf). Add it:
 *   echo $libdir | sudo tee /etc/ld.so.conf.d/qsf.conf && sudo ldconfig
 * or link programs with -Wl,-rpath,$libdir
 MSG
 fi
-echo "************************************************************************" >&2
+echo "************************************************************************" >&3
 exit 0

@@ -250,7 +250,8 @@ printf '%s\n' '#!/bin/sh' \
 chmod +x "$W/stub/ldconfig"
 # args: libdir, what ldconfig -p lists, ldconfig's failure ("" = it succeeds)
 ldconfig_note() {
-  env PATH="$W/stub:$PATH" STUB_CACHE="$2" STUB_FAIL="$3" sh "$SRC/lib/install-ldconfig.sh" "$1" 2>&1
+  # setsid: no controlling terminal, so the note goes to stderr
+  env PATH="$W/stub:$PATH" STUB_CACHE="$2" STUB_FAIL="$3" setsid -w sh "$SRC/lib/install-ldconfig.sh" "$1" 2>&1
 }
 ldconfig_script() {
   local out l=/usr/local/lib/x86_64-linux-gnu
