@@ -17,7 +17,7 @@
 #include "sink.h"
 
 #include <inttypes.h>
-#include <stdatomic.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,20 +103,31 @@ static int add_trade(qsf_sender *s, const char *table, int64_t id, qsf_errinfo *
 }
 
 /* The progress line is rewritten in place ("\r"); a line printed meanwhile,
- * by the demo or by qsf's log from its own threads, first ends it. */
-static atomic_bool progress_open;
+ * by the demo or by qsf's log from its own threads, first ends it. The lock
+ * keeps a log line from coming between a progress line and its flag. */
+static pthread_mutex_t stderr_mu = PTHREAD_MUTEX_INITIALIZER;
+static bool progress_open;
+
+static void end_progress_line_locked(void) {
+    if (progress_open)
+        fputc('\n', stderr);
+    progress_open = false;
+}
 
 static void end_progress_line(void) {
-    if (atomic_exchange(&progress_open, false))
-        fputc('\n', stderr);
+    pthread_mutex_lock(&stderr_mu);
+    end_progress_line_locked();
+    pthread_mutex_unlock(&stderr_mu);
 }
 
 /* qsf's log lines, as qsf prints them ("qsf WARN ..."), each on its own line. */
 static void on_log(void *user, int level, const char *line) {
     static const char *const names[] = {"OFF", "ERROR", "WARN", "INFO", "DEBUG"};
     (void) user;
-    end_progress_line();
+    pthread_mutex_lock(&stderr_mu);
+    end_progress_line_locked();
     fprintf(stderr, "qsf %s %s\n", level >= 0 && level <= QSF_LOG_DEBUG ? names[level] : "?", line);
+    pthread_mutex_unlock(&stderr_mu);
 }
 
 /* The backlogs that new connections replayed, from the REPLAY_DONE events:
@@ -145,12 +156,14 @@ static void progress(qsf_sender *s, int64_t published, double t0, const char *ph
     qsf_stats st;
     qsf_stats_get(s, &st);
     double el = now_s() - t0;
+    pthread_mutex_lock(&stderr_mu);
     fprintf(stderr,
             "\r%-9s %9" PRId64 " rows  %8.0f rows/s  fsn acked %6" PRId64 " / published %6" PRId64
             "  %-12s  backlog %5" PRIu64 " frames   ",
             phase, published, published / (el > 0 ? el : 1), st.acked_fsn, st.published_fsn,
             st.connected ? "connected" : "disconnected", st.pending_frames);
-    atomic_store(&progress_open, true);
+    progress_open = true;
+    pthread_mutex_unlock(&stderr_mu);
 }
 
 static qsink *start_sink(void) {
