@@ -7,12 +7,17 @@
  * outage, the frames replayed and the rows lost as counted by the sink. With
  * --conf it publishes to a real QuestDB instead and counts there (USAGE).
  * The exit code is the summary's verdict (USAGE lists them).
+ *
+ * Not built from an install: it embeds the bundled sink (tools/qwp-sink/sink.h
+ * and its library, which are not installed) and demo_exec.c. Build it in the
+ * source tree: `ninja -C build examples/demo`, or scripts/demo.sh.
  */
 #include "demo_exec.h"
 #include "qsf.h"
 #include "sink.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,15 +102,68 @@ static int add_trade(qsf_sender *s, const char *table, int64_t id, qsf_errinfo *
     return rc;
 }
 
+/* The progress line is rewritten in place ("\r"); a line printed meanwhile,
+ * by the demo or by qsf's log from its own threads, first ends it. The lock
+ * keeps a log line from coming between a progress line and its flag. */
+static pthread_mutex_t stderr_mu = PTHREAD_MUTEX_INITIALIZER;
+static bool progress_open;
+
+static void end_progress_line_locked(void) {
+    if (progress_open)
+        fputc('\n', stderr);
+    progress_open = false;
+}
+
+static void end_progress_line(void) {
+    pthread_mutex_lock(&stderr_mu);
+    end_progress_line_locked();
+    pthread_mutex_unlock(&stderr_mu);
+}
+
+/* qsf's log lines, as qsf prints them ("qsf WARN ..."), each on its own line. */
+static void on_log(void *user, int level, const char *line) {
+    static const char *const names[] = {"OFF", "ERROR", "WARN", "INFO", "DEBUG"};
+    (void) user;
+    pthread_mutex_lock(&stderr_mu);
+    end_progress_line_locked();
+    fprintf(stderr, "qsf %s %s\n", level >= 0 && level <= QSF_LOG_DEBUG ? names[level] : "?", line);
+    pthread_mutex_unlock(&stderr_mu);
+}
+
+/* The backlogs that new connections replayed, from the REPLAY_DONE events:
+ * the frames, and the FSNs from the first one's start to the last one's end
+ * (what qsf's "replaying FSN a..b" log lines name). */
+typedef struct replays {
+    int n;
+    uint64_t frames;
+    int64_t from_fsn, to_fsn;
+} replays;
+
+static void take_events(qsf_sender *s, replays *r) {
+    qsf_event ev = {.struct_size = sizeof ev};
+    while (qsf_poll_event(s, &ev) == 1) {
+        if (ev.kind == QSF_EVENT_REPLAY_DONE) {
+            if (r->n++ == 0)
+                r->from_fsn = ev.from_fsn;
+            r->to_fsn = ev.to_fsn;
+            r->frames += ev.frames;
+        }
+        ev.struct_size = sizeof ev;
+    }
+}
+
 static void progress(qsf_sender *s, int64_t published, double t0, const char *phase) {
     qsf_stats st;
     qsf_stats_get(s, &st);
     double el = now_s() - t0;
+    pthread_mutex_lock(&stderr_mu);
     fprintf(stderr,
             "\r%-9s %9" PRId64 " rows  %8.0f rows/s  fsn acked %6" PRId64 " / published %6" PRId64
             "  %-12s  backlog %5" PRIu64 " frames   ",
             phase, published, published / (el > 0 ? el : 1), st.acked_fsn, st.published_fsn,
             st.connected ? "connected" : "disconnected", st.pending_frames);
+    progress_open = true;
+    pthread_mutex_unlock(&stderr_mu);
 }
 
 static qsink *start_sink(void) {
@@ -154,12 +212,14 @@ static void outage_step(outage *o, int64_t id, int64_t down_row) {
         qsink_restart(o->sink); /* the server goes away */
         o->down_at = now_s();
         o->phase = 1;
-        fprintf(stderr, "\n*** sink down: every connection dropped, new ones refused\n");
+        end_progress_line();
+        fprintf(stderr, "*** sink down: every connection dropped, new ones refused\n");
     } else if (o->phase == 1 && now_s() - o->down_at >= OUTAGE_MS / 1000.0) {
         qsink_fault_clear(o->sink); /* and comes back */
         o->up_at = now_s();
         o->phase = 2;
-        fprintf(stderr, "\n*** sink back after %.1f s\n", o->up_at - o->down_at);
+        end_progress_line();
+        fprintf(stderr, "*** sink back after %.1f s\n", o->up_at - o->down_at);
     }
 }
 
@@ -217,9 +277,10 @@ static void count_rows(const demo_args *a, qsink *sink, demo_count *c) {
 }
 
 /* Prints the summary and returns the exit code it stands for. */
-static int report(const demo_args *a, const qsf_stats *st, const demo_count *c, double t0,
-                  double published_at, double done, const outage *o) {
-    printf("\n\nrows published       %" PRId64 " (table %s)\n", a->rows, a->table);
+static int report(const demo_args *a, const qsf_stats *st, const replays *r, const demo_count *c,
+                  double t0, double published_at, double done, const outage *o) {
+    end_progress_line();
+    printf("\nrows published       %" PRId64 " (table %s)\n", a->rows, a->table);
     printf("publish rate         %.0f rows/s (%.2f s%s)\n", a->rows / (published_at - t0),
            published_at - t0, o->sink ? ", outage included" : "");
     printf("end-to-end rate      %.0f rows/s (last row acknowledged after %.2f s)\n",
@@ -228,8 +289,14 @@ static int report(const demo_args *a, const qsf_stats *st, const demo_count *c, 
         printf("outage               %.2f s\n", o->up_at - o->down_at);
     else
         printf("outage               none staged (--conf)\n");
-    printf("frames sent          %" PRIu64 " (replayed %" PRIu64 ", reconnects %" PRIu64 ")\n",
-           st->frames_sent, st->frames_replayed, st->reconnects_succeeded);
+    printf("frames sent          %" PRIu64 " (reconnects %" PRIu64 ")\n", st->frames_sent,
+           st->reconnects_succeeded);
+    if (r->n == 0)
+        printf("backlog replayed     none\n");
+    else /* frames_replayed: those of the backlog that an earlier connection had sent */
+        printf("backlog replayed     FSN %" PRId64 "..%" PRId64 ", %" PRIu64
+               " frames after %d reconnect%s (%" PRIu64 " of them sent before the outage too)\n",
+               r->from_fsn, r->to_fsn, r->frames, r->n, r->n == 1 ? "" : "s", st->frames_replayed);
     if (c->checked != 1) {
         printf("rows lost            unknown: %s\n", c->how);
         return c->checked == 0 ? 0 : 3;
@@ -281,6 +348,7 @@ int main(int argc, char **argv) {
     demo_args a;
     parse_args(argc, argv, &a);
     outage o = {NULL, 2, 0, 0};
+    qsf_set_log_handler(QSF_LOG_DEFAULT, on_log, NULL);
     qsf_sender *s;
     if (a.conf) {
         fprintf(stderr, "publishing to the server of --conf, table %s\n", a.table);
@@ -299,6 +367,7 @@ int main(int argc, char **argv) {
         s = start_sink_sender(qsink_port(o.sink), a.dir);
     }
     qsf_errinfo e;
+    replays r = {0};
     double t0 = now_s(), last = 0;
     for (int64_t id = 0; id < a.rows; id++) {
         int rc = add_trade(s, a.table, id, &e);
@@ -310,6 +379,7 @@ int main(int argc, char **argv) {
             if (now_s() - last >= 0.25) {
                 last = now_s();
                 progress(s, id + 1, t0, o.phase == 1 ? "OUTAGE" : "streaming");
+                take_events(s, &r);
             }
         }
     }
@@ -322,10 +392,12 @@ int main(int argc, char **argv) {
         if (o.sink)
             outage_step(&o, a.rows, a.rows / 5);
         progress(s, a.rows, t0, o.phase == 1 ? "OUTAGE" : "draining");
+        take_events(s, &r);
         usleep(100000);
     }
     double done = now_s();
     progress(s, a.rows, t0, "done");
+    take_events(s, &r);
     qsf_stats st;
     qsf_stats_get(s, &st);
     rc = qsf_close(s, &e);
@@ -333,7 +405,7 @@ int main(int argc, char **argv) {
         die("qsf_close", rc, &e);
     demo_count c;
     count_rows(&a, o.sink, &c);
-    int verdict = report(&a, &st, &c, t0, published_at, done, &o);
+    int verdict = report(&a, &st, &r, &c, t0, published_at, done, &o);
     qsink_stop(o.sink);
     if (a.own_dir)
         rmdir(a.dir); /* the drained slot removed its files */

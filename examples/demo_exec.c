@@ -1,5 +1,8 @@
 /* The demo's row count through QuestDB's /exec endpoint (see demo_exec.h). The
- * answer is JSON with the result in "dataset":[[count,distinct]]. */
+ * answer is JSON with the result in "dataset":[[count,distinct]].
+ *
+ * Not built from an install: a part of demo.c, built with it in the source
+ * tree (`ninja -C build examples/demo`). */
 #include "demo_exec.h"
 
 #include <errno.h>

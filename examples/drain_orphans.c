@@ -11,6 +11,8 @@
  *
  *   drain_orphans ['ws::addr=localhost:9000;sf_dir=qdb-sf;sender_id=ingest-2;drain_orphans=on;']
  */
+/* nanosleep is POSIX: under -std=c11 <time.h> declares it only when asked. */
+#define _POSIX_C_SOURCE 200809L
 #include <qsf.h>
 #include <inttypes.h>
 #include <stdio.h>

@@ -799,6 +799,15 @@ enum {
     QSF_POLICY_ABANDONED = 4,
 };
 
+/* Static name of a category without its prefix, e.g. "WRITE_ERROR" for
+ * QSF_CAT_WRITE_ERROR, as log lines and docs/ERRORS.md §5 spell it; "UNKNOWN"
+ * for QSF_CAT_UNKNOWN and for values qsf.h does not define. Any thread. */
+QSF_API const char *qsf_category_name(int category);
+
+/* Static name of a policy without its prefix, e.g. "RETRIABLE_OTHER";
+ * "UNKNOWN" for values qsf.h does not define. Any thread. */
+QSF_API const char *qsf_policy_name(int policy);
+
 /* One error notification. Extensible like qsf_stats: fields are only ever
  * appended, and struct_size says how many bytes qsf filled. A handler built
  * against a newer qsf.h than the library reads no field past struct_size. */

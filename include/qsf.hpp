@@ -31,6 +31,12 @@
 #ifndef QSF_HPP
 #define QSF_HPP
 
+/* Below C++17 the rest would fail in std::string_view and if constexpr; the
+ * #else keeps the compiler to this one error. */
+#if __cplusplus < 201703L
+#error "qsf.hpp needs C++17 or later (-std=c++17); C++14 and older can use qsf.h"
+#else
+
 #include "qsf.h"
 
 #include <chrono>
@@ -652,4 +658,5 @@ class sender : public detail::handle {
 
 } // namespace qsf
 
+#endif /* C++17 */
 #endif /* QSF_HPP */

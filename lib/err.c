@@ -59,6 +59,49 @@ QSF_API const char *qsf_err_str(int code) {
     return d ? d->text : "unknown error";
 }
 
+/* Names of the error records' categories and policies (qsf.h), as the log
+ * lines and docs/ERRORS.md §5 spell them. */
+struct value_name {
+    int value;
+    const char *name;
+};
+
+static const struct value_name categories[] = {
+    {QSF_CAT_SCHEMA_MISMATCH, "SCHEMA_MISMATCH"},
+    {QSF_CAT_PARSE_ERROR, "PARSE_ERROR"},
+    {QSF_CAT_INTERNAL_ERROR, "INTERNAL_ERROR"},
+    {QSF_CAT_SECURITY_ERROR, "SECURITY_ERROR"},
+    {QSF_CAT_WRITE_ERROR, "WRITE_ERROR"},
+    {QSF_CAT_NOT_WRITABLE, "NOT_WRITABLE"},
+    {QSF_CAT_DICTIONARY_GAP, "DICTIONARY_GAP"},
+    {QSF_CAT_UNKNOWN, "UNKNOWN"},
+    {QSF_CAT_PROTOCOL_VIOLATION, "PROTOCOL_VIOLATION"},
+    {QSF_CAT_DATA_LOSS, "DATA_LOSS"},
+    {QSF_CAT_CONNECTION, "CONNECTION"},
+};
+
+static const struct value_name policies[] = {
+    {QSF_POLICY_RETRIABLE, "RETRIABLE"},
+    {QSF_POLICY_RETRIABLE_OTHER, "RETRIABLE_OTHER"},
+    {QSF_POLICY_TERMINAL, "TERMINAL"},
+    {QSF_POLICY_ABANDONED, "ABANDONED"},
+};
+
+static const char *name_of(const struct value_name *t, size_t n, int value) {
+    for (size_t i = 0; i < n; i++)
+        if (t[i].value == value)
+            return t[i].name;
+    return "UNKNOWN";
+}
+
+QSF_API const char *qsf_category_name(int category) {
+    return name_of(categories, sizeof categories / sizeof categories[0], category);
+}
+
+QSF_API const char *qsf_policy_name(int policy) {
+    return name_of(policies, sizeof policies / sizeof policies[0], policy);
+}
+
 QSF_API const char *qsf_version(void) {
     return QSF_VERSION_STRING;
 }

@@ -195,19 +195,6 @@ static const qsf_inbox_kind error_kind = {
     "qsf-dispatch",
 };
 
-static const char *policy_name(int p) {
-    switch (p) {
-    case QSF_POLICY_RETRIABLE:
-        return "RETRIABLE";
-    case QSF_POLICY_RETRIABLE_OTHER:
-        return "RETRIABLE_OTHER";
-    case QSF_POLICY_TERMINAL:
-        return "TERMINAL";
-    default:
-        return "ABANDONED";
-    }
-}
-
 qsf_inbox *qsf_inbox_new(int cap) {
     return qsf_inbox_new_of(&error_kind, cap);
 }
@@ -239,7 +226,7 @@ void qsf_inbox_push_from(qsf_inbox *ib, const qsf_error_record *rec, const char 
     char where[128]; /* the longest: 19 + 30 + 46 bytes */
     record_where(rec, where, sizeof where);
     qsf_log(loud ? QSF_LOG_ERROR : QSF_LOG_WARN, "%s%s error at %s: %s%s%s%s", who,
-            policy_name(rec->policy), rec->endpoint[0] ? rec->endpoint : "-", rec->message,
+            qsf_policy_name(rec->policy), rec->endpoint[0] ? rec->endpoint : "-", rec->message,
             where[0] ? " (" : "", where[0] ? where + 2 : "", where[0] ? ")" : "");
     qsf_inbox_push_logged(ib, rec);
 }

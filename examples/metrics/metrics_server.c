@@ -12,6 +12,10 @@
  * free port. Either way it prints the URL, then publishes a row every 10 ms
  * while it answers requests, one at a time, on the same thread. What the
  * metrics mean and what to alert on: docs/METRICS.md.
+ *
+ * Not built from an install: it embeds the bundled sink (tools/qwp-sink/sink.h
+ * and its library, which are not installed). Build it in the source tree:
+ * `ninja -C build examples/metrics/metrics_server`.
  */
 #include "qsf.h"
 #include "sink.h"

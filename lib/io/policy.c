@@ -41,33 +41,6 @@ int qsf_category_policy(int category) {
     }
 }
 
-const char *qsf_category_name(int category) {
-    switch (category) {
-    case QSF_CAT_SCHEMA_MISMATCH:
-        return "SCHEMA_MISMATCH";
-    case QSF_CAT_PARSE_ERROR:
-        return "PARSE_ERROR";
-    case QSF_CAT_INTERNAL_ERROR:
-        return "INTERNAL_ERROR";
-    case QSF_CAT_SECURITY_ERROR:
-        return "SECURITY_ERROR";
-    case QSF_CAT_WRITE_ERROR:
-        return "WRITE_ERROR";
-    case QSF_CAT_NOT_WRITABLE:
-        return "NOT_WRITABLE";
-    case QSF_CAT_DICTIONARY_GAP:
-        return "DICTIONARY_GAP";
-    case QSF_CAT_PROTOCOL_VIOLATION:
-        return "PROTOCOL_VIOLATION";
-    case QSF_CAT_DATA_LOSS:
-        return "DATA_LOSS";
-    case QSF_CAT_CONNECTION:
-        return "CONNECTION";
-    default:
-        return "UNKNOWN";
-    }
-}
-
 void qsf_poison_init(qsf_poison *p, int max_strikes, int64_t window_ms) {
     p->max_strikes = max_strikes < 1 ? 1 : max_strikes;
     p->window_ms = window_ms < 0 ? 0 : window_ms;

@@ -17,9 +17,6 @@ int qsf_status_category(int status);
 /* QSF_POLICY_* for a category. */
 int qsf_category_policy(int category);
 
-/* Short name of a category, e.g. "WRITE_ERROR". */
-const char *qsf_category_name(int category);
-
 typedef struct qsf_poison {
     int max_strikes;   /* max_frame_rejections (4) */
     int64_t window_ms; /* poison_min_escalation_window_millis (5000; 0 = none) */

@@ -48,6 +48,36 @@ static void some_rows_arrive(void **state) {
     assert_int_equal(rc, 0);
 }
 
+/* Through the outage, with qsf's INFO lines and stderr in the output: every
+ * log line starts a line of its own (not glued onto the progress line), and
+ * the summary's replayed backlog is the span the "replaying FSN a..b" log
+ * lines named, first to last. */
+static void outage_log_and_summary_agree(void **state) {
+    (void) state;
+    char dir[512];
+    tu_mkdtemp(dir, sizeof dir);
+    const char *argv[] = {"/bin/sh", "-c", "exec \"$0\" \"$@\" 2>&1", DEMO, "200000", dir, NULL};
+    const char *env[] = {"QSF_LOG=info", NULL};
+    int rc = ex_run(argv, env, out, sizeof out);
+    tu_rmtree(dir);
+    ex_print_comment(out);
+    assert_int_equal(rc, 0);
+    for (const char *p = out; (p = strstr(p, "qsf ")) != NULL; p++)
+        if ((strncmp(p, "qsf WARN ", 9) == 0 || strncmp(p, "qsf INFO ", 9) == 0) && p > out &&
+            p[-1] != '\n')
+            fail_msg("a log line is glued onto the line before: ...%.40s", p - 20);
+    long long from = -1, to = -1, a, b, sa, sb;
+    for (const char *p = out; (p = strstr(p, "replaying FSN ")) != NULL; p++)
+        if (sscanf(p, "replaying FSN %lld..%lld", &a, &b) == 2)
+            from = from < 0 ? a : from, to = b;
+    const char *sum = strstr(out, "backlog replayed     ");
+    assert_non_null(sum);
+    assert_true(from >= 0); /* the outage made the sender replay */
+    assert_int_equal(sscanf(sum, "backlog replayed     FSN %lld..%lld", &sa, &sb), 2);
+    assert_int_equal(sa, from);
+    assert_int_equal(sb, to);
+}
+
 static void help_prints_usage(void **state) {
     (void) state;
     const char *argv[] = {DEMO, "--help", NULL};
@@ -214,13 +244,10 @@ int main(int argc, char **argv) {
     }
     DEMO = argv[1];
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(no_rows_is_success),
-        cmocka_unit_test(some_rows_arrive),
-        cmocka_unit_test(help_prints_usage),
-        cmocka_unit_test(conf_counts_through_exec),
-        cmocka_unit_test(conf_short_count_is_loss),
-        cmocka_unit_test(conf_no_count_says_so),
-        cmocka_unit_test(conf_count_failure_is_exit_3),
+        cmocka_unit_test(no_rows_is_success),       cmocka_unit_test(some_rows_arrive),
+        cmocka_unit_test(help_prints_usage),        cmocka_unit_test(outage_log_and_summary_agree),
+        cmocka_unit_test(conf_counts_through_exec), cmocka_unit_test(conf_short_count_is_loss),
+        cmocka_unit_test(conf_no_count_says_so),    cmocka_unit_test(conf_count_failure_is_exit_3),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -121,6 +121,20 @@ static void failover(void **state) {
     qsink_stop(b);
 }
 
+/* A plain connect string (one server, no durable acks): the rows are
+ * committed, which is all such a server gives. */
+static void failover_plain(void **state) {
+    (void) state;
+    qsink *sink = it_sink(NULL);
+    char conf[1024], extra[700];
+    snprintf(extra, sizeof extra, "sf_dir=%s;sender_id=fills;", it_dir);
+    it_conf(conf, sizeof conf, qsink_port(sink), extra);
+    assert_int_equal(run("failover", conf, 0, 0), 0);
+    assert_non_null(strstr(out, "2000 rows committed"));
+    assert_ids(sink, "fills", "fill_id", 2000);
+    qsink_stop(sink);
+}
+
 /* A slot left with 500 unsent rows by a sender that is gone; the example,
  * another sender_id on the same sf_dir, drains it at startup. */
 static void drain_orphans(void **state) {
@@ -208,6 +222,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(cpp_wrapper),
         cmocka_unit_test_setup_teardown(store_and_forward, it_setup_dir, it_teardown_dir),
         cmocka_unit_test_setup_teardown(failover, it_setup_dir, it_teardown_dir),
+        cmocka_unit_test_setup_teardown(failover_plain, it_setup_dir, it_teardown_dir),
         cmocka_unit_test_setup_teardown(drain_orphans, it_setup_dir, it_teardown_dir),
         cmocka_unit_test_setup_teardown(idempotent, it_setup_dir, it_teardown_dir),
         cmocka_unit_test_setup_teardown(readme_quickstart, it_setup_dir, it_teardown_dir),

@@ -3,7 +3,9 @@
 # user's C11 and C++17 programs built out of the tree against that install
 # through `pkg-config --cflags --libs qsf` alone, with -Wall -Wextra -pedantic
 # -Werror, then run. Checks what is installed, that qsf.pc names exactly what
-# libqsf links (shared, and static through Requires.private), and that a
+# libqsf links (shared, and static through Requires.private), that every
+# example builds from the install (or says why not), what a plain build
+# builds, the ldconfig step of an install into the system, and that a
 # configuration without cmocka installs the same files. TAP output.
 # Everything comes from the environment tests/install/meson.build sets.
 set -uo pipefail
@@ -49,7 +51,8 @@ installed_files() {
   local missing=() f soname
   soname=$(readelf -d "$LIB/libqsf.so" 2>/dev/null | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
   for f in "$LIB/libqsf.so" "$LIB/${soname:-<no SONAME>}" "$LIB/libqsf.a" \
-           "$LIB/pkgconfig/qsf.pc" "$INC/qsf.h" "$BIN/qsf" "$BIN/qsf-test-sink" \
+           "$LIB/pkgconfig/qsf.pc" "$LIB/cmake/qsf/qsfConfig.cmake" \
+           "$LIB/cmake/qsf/qsfConfigVersion.cmake" "$INC/qsf.h" "$BIN/qsf" "$BIN/qsf-test-sink" \
            "$DOC/README.md" "$DOC/NEWS.md" "$DOC/LICENSE"; do
     [ -e "$f" ] || missing+=("${f#"$D"}")
   done
@@ -63,7 +66,7 @@ installed_files() {
   [ ! -e "$BIN/qwp-sink" ] || missing+=("(present, must not be) ${BIN#"$D"}/qwp-sink")
   [ ${#missing[@]} -eq 0 ] || { printf 'missing: %s\n' "${missing[@]}"; return 1; }
 }
-check "the libraries, qsf.h$([ $hpp = yes ] && echo ", qsf.hpp"), qsf.pc, qsf, qsf-test-sink and the documents are installed" installed_files
+check "the libraries, qsf.h$([ $hpp = yes ] && echo ", qsf.hpp"), qsf.pc, the CMake package, qsf, qsf-test-sink and the documents are installed" installed_files
 
 # --- qsf.pc ----------------------------------------------------------------
 export PKG_CONFIG_PATH=$LIB/pkgconfig PKG_CONFIG_SYSROOT_DIR=$D
@@ -162,6 +165,70 @@ else
     "${PC_CFLAGS[@]}" "${PC_LIBS[@]}"
 fi
 
+# --- a CMake project ----------------------------------------------------------
+# tests/install/cmake, configured and built out of tree with the install's
+# prefix in CMAKE_PREFIX_PATH (so through the staged, moved, install).
+# args: build directory, version asked for
+cmake_build() {
+  local b=$W/$1 out
+  out=$(cmake -S "$SRC/tests/install/cmake" -B "$b" -DCMAKE_PREFIX_PATH="$D$QSF_PREFIX" \
+    -DQSF_FIND_VERSION="$2" -DCMAKE_C_COMPILER="${CC[-1]}" \
+    -DCMAKE_C_FLAGS="${SAN[*]}" -DCMAKE_EXE_LINKER_FLAGS="${SAN[*]}" 2>&1) &&
+    out+=$(cmake --build "$b" 2>&1) || { echo "$out"; return 1; }
+}
+cmake_package() {
+  cmake_build cmake-consumer "${QSF_VERSION%.*}" || return 1
+  LD_LIBRARY_PATH=$LIB "$W/cmake-consumer/consumer" "$QSF_VERSION" || return 1
+  LD_LIBRARY_PATH=$LIB ldd "$W/cmake-consumer/consumer" | grep -F libqsf.so.0 | grep -qF "$LIB/" ||
+    { echo "not linked to $LIB/libqsf.so.0:"; LD_LIBRARY_PATH=$LIB ldd "$W/cmake-consumer/consumer"; return 1; }
+  # a version this install does not satisfy is refused, naming it
+  if out=$(cmake_build cmake-too-new 1.0); then echo "find_package(qsf 1.0) accepted $QSF_VERSION"; return 1; fi
+  grep -q "$QSF_VERSION" <<<"$out" || { echo "$out"; return 1; }
+}
+if command -v cmake >/dev/null; then
+  check "CMake: find_package(qsf ${QSF_VERSION%.*}) and qsf::qsf build a program that runs; qsf 1.0 is refused" cmake_package
+else
+  ok "CMake: find_package(qsf) # SKIP no cmake (apt-get install -y cmake)"
+fi
+
+# Every example of examples/ builds from the install with the README's
+# command (cc -std=c11 ... $(pkg-config --cflags --libs qsf); C++17 for .cpp),
+# warnings as errors, or its opening comment says "Not built from an install:"
+# and what else it needs.
+says_not_from_install() { sed -n '1,/\*\//p' "$1" | grep -q 'Not built from an install:'; }
+example_builds() {
+  local src=$1 exe=$W/example_${1##*/} out
+  case $src in
+  *.cpp) [ ${#CXX[@]} -gt 0 ] || { echo "no C++ compiler found by meson"; return 0; }
+         out=$("${CXX[@]}" -std=c++17 "${WARN[@]}" -o "$exe" "$src" "${PC_CFLAGS[@]}" "${PC_LIBS[@]}" 2>&1) ;;
+  *) out=$("${CC[@]}" -std=c11 "${WARN[@]}" -o "$exe" "$src" "${PC_CFLAGS[@]}" "${PC_LIBS[@]}" 2>&1) ;;
+  esac || { echo "$out"; echo "(build it from the install, or say at its top: Not built from an install: ...)"; return 1; }
+}
+for ex in "$SRC"/examples/*.c "$SRC"/examples/*.cpp "$SRC"/examples/*/*.c; do
+  [ -e "$ex" ] || continue
+  if says_not_from_install "$ex"; then
+    ok "example ${ex#"$SRC"/} says at its top what it needs beyond the install"
+  else
+    check "example ${ex#"$SRC"/} builds from the install (-std=c11/c++17 ${WARN[*]})" example_builds "$ex"
+  fi
+done
+
+# Below C++17 qsf.hpp stops at one #error that names C++17, not at the
+# errors of what C++14 lacks.
+hpp_needs_cxx17() {
+  local out n
+  printf '#include <qsf.hpp>\nint main() { return 0; }\n' >"$W/cxx14.cpp"
+  if out=$("${CXX[@]}" -std=c++14 "${PC_CFLAGS[@]}" -c -o "$W/cxx14.o" "$W/cxx14.cpp" 2>&1); then
+    echo "qsf.hpp compiled under -std=c++14"; return 1; fi
+  n=$(grep -c 'error:' <<<"$out")
+  grep -q '#error.*C++17' <<<"$out" && [ "$n" -eq 1 ] || { echo "$n errors:"; echo "$out"; return 1; }
+}
+if [ $hpp = no ] || [ ${#CXX[@]} -eq 0 ]; then
+  ok "C++14: qsf.hpp # SKIP no qsf.hpp or no C++ compiler found by meson"
+else
+  check "C++14: including qsf.hpp stops at one #error naming C++17" hpp_needs_cxx17
+fi
+
 # --- the installed tools ---------------------------------------------------
 tools_run() {
   local out
@@ -171,6 +238,46 @@ tools_run() {
   grep -q -- '--port' <<<"$out" || { echo "qsf-test-sink --help said:"; echo "$out"; return 1; }
 }
 check "the installed qsf checks a connect string; qsf-test-sink runs" tools_run
+
+# --- ldconfig after an install into the system ------------------------------
+# lib/install-ldconfig.sh, which meson install runs unless under --destdir,
+# with a stand-in ldconfig first in PATH: one line when the cache then has the
+# installed libqsf.so.0; when not, a note that says what to do.
+mkdir -p "$W/stub"
+printf '%s\n' '#!/bin/sh' \
+  'if [ "$1" = -p ]; then printf "%s\n" "$STUB_CACHE"; exit 0; fi' \
+  '[ -z "$STUB_FAIL" ] || { echo "$STUB_FAIL" >&2; exit 1; }' >"$W/stub/ldconfig"
+chmod +x "$W/stub/ldconfig"
+# args: libdir, what ldconfig -p lists, ldconfig's failure ("" = it succeeds)
+ldconfig_note() {
+  # setsid: no controlling terminal, so the note goes to stderr
+  env PATH="$W/stub:$PATH" STUB_CACHE="$2" STUB_FAIL="$3" setsid -w sh "$SRC/lib/install-ldconfig.sh" "$1" 2>&1
+}
+ldconfig_script() {
+  local out l=/usr/local/lib/x86_64-linux-gnu
+  out=$(ldconfig_note $l "	libqsf.so.0 (libc6,x86-64) => $l/libqsf.so.0" "")
+  [ "$out" = "ldconfig: programs find $l/libqsf.so.0" ] || { echo "cached: $out"; return 1; }
+  out=$(ldconfig_note $l "" "Can't create temporary cache file /etc/ld.so.cache~: Permission denied")
+  grep -q 'will not find libqsf.so.0' <<<"$out" && grep -q 'sudo ldconfig' <<<"$out" &&
+    grep -q 'Permission denied' <<<"$out" || { echo "not root: $out"; return 1; }
+  out=$(ldconfig_note /opt/qsf/lib "" "")
+  grep -q 'will not find libqsf.so.0' <<<"$out" && grep -qF '/etc/ld.so.conf.d/qsf.conf' <<<"$out" &&
+    grep -qF -- '-Wl,-rpath,/opt/qsf/lib' <<<"$out" || { echo "outside ld.so.conf: $out"; return 1; }
+}
+check "install-ldconfig.sh: one line when ldconfig caches libqsf.so.0, the fix when not" ldconfig_script
+
+# --- what a plain build builds ----------------------------------------------
+# The README's `meson setup build -Dbuildtype=release`, with cmocka found:
+# the libraries, the qsf tool and the test sink (qwp-sink, installed as
+# qsf-test-sink), with the static libraries they are made of; no test, fuzz
+# replay, benchmark or example.
+plain_build() {
+  local out
+  out=$(env -u PKG_CONFIG_PATH -u PKG_CONFIG_SYSROOT_DIR \
+    "$QSF_MESON" setup "$W/plain" "$SRC" -Dbuildtype=release 2>&1) || { echo "$out"; return 1; }
+  python3 "$SRC/tests/install/plain_build.py" "$SRC" "$W/plain" "$QSF_MESON"
+}
+check "meson setup -Dbuildtype=release builds libqsf, qsf and the test sink only" plain_build
 
 # --- without cmocka --------------------------------------------------------
 # pkg-config's search path without cmocka.pc (first of each name wins, as it
@@ -191,7 +298,7 @@ setup_without_cmocka() {
 }
 installs_without_cmocka() {
   local out
-  out=$(setup_without_cmocka "$W/no-cmocka" 2>&1) || { echo "$out"; return 1; }
+  out=$(setup_without_cmocka "$W/no-cmocka" -Dtests=auto 2>&1) || { echo "$out"; return 1; }
   grep -q 'cmocka not found' <<<"$out" || { echo "configured without saying cmocka was missing:"; echo "$out"; return 1; }
   [ "$("$QSF_MESON" introspect --tests "$W/no-cmocka")" = "[]" ] ||
     { echo "tests are configured without cmocka"; return 1; }
@@ -205,7 +312,7 @@ for p in sorted(without - this): print("installed only without cmocka:", p)
 sys.exit(without != this)
 EOF
 }
-check "without cmocka the default configuration has no tests and installs the same files" \
+check "without cmocka -Dtests=auto configures no tests, says so, and installs the same files" \
   installs_without_cmocka
 refuses_tests_without_cmocka() {
   local out

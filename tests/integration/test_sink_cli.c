@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -207,6 +208,16 @@ static void unwritable_append_file_withholds_oks(void **state) {
     tu_rmtree(dir);
 }
 
+/* A session of one frame of two rows, acknowledged, then SIGTERM. */
+static void one_frame_session(const char *dir, char *const *args) {
+    rawws w;
+    pid_t pid = start_session(dir, args, &w);
+    assert_int_equal(rawws_send_binary(&w, RAWWS_SENSORS, sizeof RAWWS_SENSORS), 0);
+    st_expect_ok(&w, 0);
+    rawws_close(&w);
+    stop_sink(pid);
+}
+
 /* A sink killed inside a write leaves a torn last line; the next sink on the
  * file cuts it off instead of gluing its first row to it. */
 static void torn_last_line_is_cut(void **state) {
@@ -217,16 +228,43 @@ static void torn_last_line_is_cut(void **state) {
     const char *before = "{\"table\":\"x\"}\n{\"table\":\"sens";
     tu_write_file(rows, before, strlen(before));
     char *args[] = {(char *) EXE, "--port", "0", "--append", rows, NULL};
-    rawws w;
-    pid_t pid = start_session(dir, args, &w);
-    assert_int_equal(rawws_send_binary(&w, RAWWS_SENSORS, sizeof RAWWS_SENSORS), 0);
-    st_expect_ok(&w, 0);
-    rawws_close(&w);
-    stop_sink(pid);
+    one_frame_session(dir, args);
     char *txt = slurp(dir, "rows.jsonl");
     assert_true(strncmp(txt, "{\"table\":\"x\"}\n{\"table\":\"sensors\",\"id\":\"1\"", 39) == 0);
     free(txt);
     assert_int_equal(count_lines(rows), 3);
+    tu_rmtree(dir);
+}
+
+/* One frame of two rows into a sink on the append file, its stdout and stderr
+ * in the directory dir; returns its summary. */
+static char *run_one_frame(const char *dir, char *rows) {
+    assert_int_equal(mkdir(dir, 0755), 0); /* a new stderr, not the last run's port */
+    char *args[] = {(char *) EXE, "--port", "0", "--append", rows, "--key-column", "id", NULL};
+    one_frame_session(dir, args);
+    return slurp(dir, "stdout");
+}
+
+/* A sink restarted on its append file counts rows and duplicates of its own
+ * run only, and its summary and stderr say how many rows came before. */
+static void restart_names_the_rows_before_it(void **state) {
+    (void) state;
+    char dir[256], rows[300], run1[300], run2[300];
+    tu_mkdtemp(dir, sizeof dir);
+    snprintf(rows, sizeof rows, "%s/rows.jsonl", dir);
+    snprintf(run1, sizeof run1, "%s/1", dir);
+    snprintf(run2, sizeof run2, "%s/2", dir);
+    char *out = run_one_frame(run1, rows);
+    assert_non_null(strstr(out, "\"append_rows_before_start\":0"));
+    free(out);
+    out = run_one_frame(run2, rows); /* the same ids again */
+    assert_non_null(strstr(out, "\"rows\":{\"sensors\":2}"));
+    assert_non_null(strstr(out, "\"duplicates\":{\"sensors\":0},\"append_rows_before_start\":2"));
+    free(out);
+    char *err = slurp(run2, "stderr");
+    assert_non_null(strstr(err, "holds 2 rows of earlier runs"));
+    free(err);
+    assert_int_equal(count_lines(rows), 4);
     tu_rmtree(dir);
 }
 
@@ -243,6 +281,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(acknowledged_rows_survive_sigkill),
         cmocka_unit_test(unwritable_append_file_withholds_oks),
         cmocka_unit_test(torn_last_line_is_cut),
+        cmocka_unit_test(restart_names_the_rows_before_it),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -74,6 +74,33 @@ static void check_good_string(void **state) {
     assert_string_equal(r->err, "");
 }
 
+/* A key that another setting makes idle says so; the same key acting does
+ * not. */
+static void check_marks_settings_not_in_effect(void **state) {
+    (void) state;
+    const char *off[] = {"conf", "check", "ws::addr=a;auto_flush=off;", NULL};
+    struct run *r = run_qsf(NULL, off);
+    assert_int_equal(r->status, 0);
+    assert_non_null(strstr(r->out, "\nauto_flush=off  (set)\n"));
+    assert_non_null(
+        strstr(r->out, "\nauto_flush_rows=1000  (default; not in effect: auto_flush=off)\n"));
+    assert_non_null(
+        strstr(r->out, "\nauto_flush_interval=100  (default; not in effect: auto_flush=off)\n"));
+    assert_non_null(strstr(r->out, "\ntls_ca=os_roots  (default; not in effect: schema=ws)\n"));
+    assert_non_null(
+        strstr(r->out,
+               "\nsf_sync_interval_millis=5000  (default; not in effect: sf_durability=memory)\n"));
+    const char *on[] = {"conf", "check",
+                        "wss::addr=a;sf_dir=/tmp/q;sf_durability=periodic;auto_flush_rows=10;",
+                        NULL};
+    r = run_qsf(NULL, on);
+    assert_int_equal(r->status, 0);
+    assert_non_null(strstr(r->out, "\nauto_flush_rows=10  (set)\n"));
+    assert_non_null(strstr(r->out, "\ntls_ca=os_roots  (default)\n"));
+    assert_non_null(strstr(r->out, "\nsf_sync_interval_millis=5000  (default)\n"));
+    assert_null(strstr(r->out, "auto_flush_interval=100  (default; not"));
+}
+
 static void check_bad_string(void **state) {
     (void) state;
     const char *args[] = {"conf", "check", "ws::addr=a;sf_max_total_bytes=12x;", NULL};
@@ -187,6 +214,7 @@ int main(int argc, char **argv) {
     qsf_bin = argv[1];
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(check_good_string),
+        cmocka_unit_test(check_marks_settings_not_in_effect),
         cmocka_unit_test(check_bad_string),
         cmocka_unit_test(secrets_are_redacted),
         cmocka_unit_test(check_env),

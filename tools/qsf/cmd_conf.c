@@ -1,5 +1,6 @@
 /* qsf conf: check a connect string and print the effective configuration. */
 #include "cmd.h"
+#include "conf_effect.h"
 
 #include "conf/conf.h"
 #include "qsf.h"
@@ -14,16 +15,17 @@ static void conf_usage(FILE *out) {
                  "\n"
                  "Parses a connect string (or the value of QDB_CLIENT_CONF with --env) and\n"
                  "prints the effective configuration: every key with its value and whether it\n"
-                 "was set or is a default. Secrets are shown as ***. Then a note for each\n"
-                 "key given that a sender accepts and ignores (it applies to queries or to\n"
-                 "connection pools).\n"
+                 "was set or is a default, and when another setting leaves it not in effect.\n"
+                 "Secrets are shown as ***. Then a note for each key given that a sender\n"
+                 "accepts and ignores (it applies to queries or to connection pools).\n"
                  "Exit codes: 0 valid, 2 invalid (the message names the key, position and\n"
                  "reason), 64 bad command line.\n");
 }
 
 /* Values hold no control character (the parser rejects them) but may hold
  * text that reorders a terminal line (bidirectional overrides): each line of
- * the dump is printed escaped. */
+ * the dump is printed escaped. A key that another setting makes idle says so
+ * inside its parentheses (conf_effect.h). */
 static int print_dump(const qsf_conf *conf) {
     size_t need = qsf_conf_dump(conf, NULL, 0);
     char *buf = malloc(need + 1), *shown = malloc(QSF_TEXT_ESCAPED_MAX(need));
@@ -37,7 +39,13 @@ static int print_dump(const qsf_conf *conf) {
     for (char *line = buf; *line;) {
         size_t n = strcspn(line, "\n");
         qsf_text_escape(shown, QSF_TEXT_ESCAPED_MAX(need), line, n);
-        printf("%s\n", shown);
+        char key[128], why[300];
+        snprintf(key, sizeof key, "%.*s", (int) strcspn(line, "="), line);
+        size_t len = strlen(shown);
+        if (qsf_conf_not_in_effect(buf, key, why, sizeof why) && len && shown[len - 1] == ')')
+            printf("%.*s; not in effect: %s)\n", (int) (len - 1), shown, why);
+        else
+            printf("%s\n", shown);
         line += n + (line[n] == '\n');
     }
     free(buf);

@@ -43,6 +43,21 @@ static int cut_torn_tail(struct appendlog *a, char *err, size_t cap) {
     return 0;
 }
 
+/* Newlines in the file: its complete rows, once a torn tail is cut. A device
+ * (/dev/full reads zeros without end) holds none. */
+static long long count_lines(int fd) {
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        return 0;
+    char b[65536];
+    long long lines = 0;
+    ssize_t n;
+    for (off_t at = 0; at < st.st_size && (n = pread(fd, b, sizeof b, at)) > 0; at += n)
+        for (ssize_t i = 0; i < n; i++)
+            lines += b[i] == '\n';
+    return lines;
+}
+
 int appendlog_open(struct appendlog *a, const char *path, int sync, char *err, size_t cap) {
     memset(a, 0, sizeof *a);
     a->sync = sync;
@@ -57,6 +72,12 @@ int appendlog_open(struct appendlog *a, const char *path, int sync, char *err, s
         a->fd = -1;
         return -1;
     }
+    a->rows_before = count_lines(a->fd);
+    if (a->rows_before > 0)
+        fprintf(stderr,
+                "qwp-sink: append file %s holds %lld rows of earlier runs; the summary's rows "
+                "and duplicates count this run's only\n",
+                a->path, a->rows_before);
     return 0;
 }
 

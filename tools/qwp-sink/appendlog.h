@@ -18,15 +18,18 @@
 
 struct appendlog {
     int fd;
-    int sync;        /* fdatasync after every write */
-    int unsynced;    /* with sync: written since the last successful fdatasync */
-    int failing;     /* the last write failed (reported once per failure streak) */
-    struct buf pend; /* formatted rows not yet written */
+    int sync;              /* fdatasync after every write */
+    int unsynced;          /* with sync: written since the last successful fdatasync */
+    int failing;           /* the last write failed (reported once per failure streak) */
+    struct buf pend;       /* formatted rows not yet written */
+    long long rows_before; /* lines the file held when opened: rows of earlier runs */
     char path[512];
 };
 
 /* Opens (creates, appends to) path; a torn last line left by a sink killed
- * inside a write is cut off first. 0, or -1 with a message. */
+ * inside a write is cut off first. The rows already in the file are counted
+ * (rows_before) and, when there are any, named on stderr: this run's counts
+ * (rows, duplicates) do not include them. 0, or -1 with a message. */
 int appendlog_open(struct appendlog *a, const char *path, int sync, char *err, size_t cap);
 
 /* Whether rows are waiting to be written. */

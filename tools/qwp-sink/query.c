@@ -324,6 +324,8 @@ int qsink_summary_json(qsink *s, char *out, size_t cap) {
     }
     fprintf(f, "}");
     summary_dups(s, f);
+    if (s->store.append) /* rows and duplicates above are this run's only */
+        fprintf(f, ",\"append_rows_before_start\":%lld", s->store.append->rows_before);
     fprintf(f,
             ",\"oks\":%" PRId64 ",\"errors\":%" PRId64 ",\"durable_acks\":%" PRId64
             ",\"closes\":%" PRId64 ",\"open\":%" PRId64 "}",
