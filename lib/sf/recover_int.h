@@ -72,6 +72,7 @@ typedef struct rc_seg {
     bool unsalvaged;         /* the search stopped early: what follows was not looked at */
     bool member;             /* an empty segment taken into the chain (it lost all frames) */
     bool rewrite;            /* recovery rewrites it with placeholders */
+    bool unknown_only;       /* ...only for frames that need lost symbols: nothing damaged */
     int64_t first_destroyed; /* lowest destroyed FSN above acked in it (INT64_MAX: none) */
     char copy[64];           /* name of its quarantined copy, once made */
 } rc_seg;
@@ -91,11 +92,12 @@ typedef struct rc_reader {
 typedef struct rc_span {
     int64_t from, to;
     uint64_t destroyed, retired, rows, uncounted;
-    bool exact;     /* every destroyed count in it is known */
-    bool cut;       /* the interrupted flush at the end: cut, not retired */
-    rc_seg *seg;    /* where the first damage is (NULL: only stored placeholders) */
-    uint64_t off;   /* its offset */
-    char what[160]; /* what the damage is */
+    uint64_t unknown; /* intact frames in it whose delta section needs lost symbol ids */
+    bool exact;       /* every destroyed count in it is known */
+    bool cut;         /* the interrupted flush at the end: cut, not retired */
+    rc_seg *seg;      /* where the first damage is (NULL: only stored placeholders) */
+    uint64_t off;     /* its offset */
+    char what[160];   /* what the damage is */
 } rc_span;
 
 /* What earlier passes of one open did, reported by the last one. */
@@ -287,12 +289,19 @@ int qsf_rc_baseline(rc_state *st, int durability, qsf_errinfo *err);
 
 /* recover_frames.c: the dictionary rebuild, fed by the flush walk (qsf_rc_plan):
  * begin after out->symdict is open, each intact frame goes through
- * qsf_rc_dict_frame, finish once acked and the given-up flushes are known (sets
- * out->data_loss and out->data_loss_reason when the slot is unreplayable,
- * appends the learned entries unless dry_run). */
+ * qsf_rc_dict_frame, finish once the walk is over (sets out->data_loss and
+ * out->data_loss_reason when a section redefines a known id with another
+ * string: the slot is unreplayable; appends the learned entries unless
+ * dry_run). A section that starts past the known ids is reported in *unknown
+ * and adds nothing: the frame cannot be replayed (recover_groups.c). */
+typedef struct rc_unknown_syms {
+    bool found;
+    uint64_t start; /* the section's first id */
+    uint32_t known; /* ids known at that point */
+} rc_unknown_syms;
 int qsf_rc_dict_begin(rc_state *st, qsf_errinfo *err);
 int qsf_rc_dict_frame(rc_state *st, rc_reader *r, const rc_slot *s, const rc_frame_kind *k,
-                      qsf_errinfo *err);
+                      rc_unknown_syms *unknown, qsf_errinfo *err);
 int qsf_rc_dict_finish(rc_state *st, qsf_errinfo *err);
 void qsf_rc_dict_free(rc_state *st);
 /* The entries known so far (.symbol-dict, then those learned from frames) and

@@ -569,9 +569,46 @@ static void expect_unreplayable(uint32_t start, const char *sym, const char *why
     qsf_slot_release(&r);
 }
 
-static void unreplayable_gap_quarantines_slot(void **state) {
+/* .symbol-dict = ["a"]; FSN 0 defines "b" (id 1), FSN 1 needs ids from 3
+ * (id 2 was defined only by something lost), FSN 2 defines nothing new. Only
+ * FSN 1 cannot be replayed: its flush is given up and reported, the slot is
+ * kept, and a second open finds the empty commit in its place and reports
+ * nothing.
+ * (The whole slot was set aside: "frame FSN 1 needs symbol ids from 3 but
+ * only 2 are known".) */
+static void unknown_symbols_give_up_only_their_flush(void **state) {
     (void) state;
-    expect_unreplayable(3, "x", "frame FSN 0 needs symbol ids from 3 but only 1 are known");
+    const char *a[] = {"a"}, *b[] = {"b"}, *x[] = {"x"}, *ab[] = {"a", "b"};
+    dict_file(1, a);
+    const uint8_t *p[3];
+    uint32_t l[3];
+    p[0] = qwp(0x08, 1, 1, b, &l[0]);
+    p[1] = qwp(0x08, 3, 1, x, &l[1]);
+    p[2] = qwp(0x08, 2, 0, NULL, &l[2]);
+    st_segment(st_slot, st_gen(1), SEG, F, 0, 3, p, l);
+    st_manifest(st_slot, 1, 0, 0);
+    for (int open = 0; open < 2; open++) {
+        qsf_slot_recovered r;
+        st_open_ok(st_sfdir, &r);
+        assert_false(r.data_loss);
+        assert_false(st_exists(st_path(st_sfdir, "default.unreplayable-1")));
+        assert_int_equal(r.published_fsn, 2);
+        /* FSN 1 is now the empty commit, which carries nothing (FORMAT.md §6.16) */
+        assert_int_equal(r.n_retired, 0);
+        assert_int_equal(r.n_losses, open == 0 ? 1 : 0);
+        if (open == 0) {
+            const qsf_recovery_loss *loss = &r.losses[0];
+            assert_int_equal(loss->from_fsn, 1);
+            assert_int_equal(loss->to_fsn, 1);
+            assert_int_equal(loss->frames_destroyed, 0);
+            assert_int_equal(loss->frames_retired, 1);
+            assert_non_null(strstr(loss->what, "needs symbol ids from 3 but only 2 are known"));
+            assert_int_equal(r.report.frames_lost, 1);
+            assert_string_equal(loss->copy, ""); /* nothing damaged: no copy */
+        }
+        expect_dict(&r.symdict, 2, ab);
+        qsf_slot_release(&r);
+    }
 }
 
 static void unreplayable_mismatch_quarantines_slot(void **state) {
@@ -739,7 +776,7 @@ int main(void) {
         T(dictionary_rebuilt_across_segments_oldest_trimmed),
         T(missing_ids_below_acked_are_harmless),
         T(gap_in_aborted_tail_is_harmless),
-        T(unreplayable_gap_quarantines_slot),
+        T(unknown_symbols_give_up_only_their_flush),
         T(unreplayable_mismatch_quarantines_slot),
         T(self_sufficient_slot_without_dictionary),
         T(append_mode_syncs_recovered_range),
