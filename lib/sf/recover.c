@@ -151,6 +151,8 @@ static int finish_recovered(rc_state *st, int durability, qsf_errinfo *err) {
     out->commit_boundary_fsn = out->published_fsn;
     if (rc == QSF_OK)
         rc = qsf_rc_dict_finish(st, err);
+    if (rc == QSF_OK && out->data_loss)
+        rc = qsf_rc_set_aside_loss(st, err);
     if (rc == QSF_OK && !out->data_loss)
         rc = qsf_rc_baseline(st, durability, err);
     fill_report(st);

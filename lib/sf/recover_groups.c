@@ -341,3 +341,38 @@ bool qsf_rc_plan_repairs(const rc_state *st) {
             return true;
     return false;
 }
+
+/* ---- a slot set aside ---- */
+
+/* Rows of the intact frames a set-aside gives up that no earlier loss of
+ * this open counted: not placeholders, not in a flush this pass gives up
+ * (an earlier pass counted those when it gave them up). */
+static int on_set_aside(rc_state *st, rc_reader *r, const rc_slot *s, void *user,
+                        qsf_errinfo *err) {
+    return s->intact && !qsf_rc_given_up(st, s->fsn) ? on_counted(st, r, s, user, err) : QSF_OK;
+}
+
+int qsf_rc_set_aside_loss(rc_state *st, qsf_errinfo *err) {
+    const qsf_slot_recovered *out = st->out;
+    rc_carry *c = st->carry;
+    rc_span sp = {.from = out->acked_fsn + 1, .to = out->published_fsn, .exact = true};
+    if (sp.from > sp.to)
+        return QSF_OK; /* nothing unacknowledged: nothing more is given up */
+    int rc = qsf_rc_walk(st, sp.from, sp.to, on_set_aside, &sp, err);
+    if (rc != QSF_OK)
+        return rc;
+    uint64_t frames = (uint64_t) (sp.to - sp.from + 1);
+    sp.destroyed = 0;
+    for (uint32_t i = 0; i < c->nlosses; i++) { /* what earlier passes found is in it */
+        sp.destroyed += c->losses[i].frames_destroyed;
+        sp.exact &= c->losses[i].destroyed_exact;
+        sp.rows += c->losses[i].rows;
+        sp.uncounted += c->losses[i].frames_uncounted;
+    }
+    sp.destroyed = sp.destroyed < frames ? sp.destroyed : frames;
+    sp.retired = frames - sp.destroyed;
+    sp.seg = st->active;
+    snprintf(sp.what, sizeof sp.what, "slot set aside, %.140s", out->data_loss_reason);
+    c->nlosses = 0; /* one loss: everything the slot gave up */
+    return add_loss(st, &sp, err);
+}

@@ -241,6 +241,11 @@ bool qsf_rc_given_up(const rc_state *st, int64_t fsn);
 int qsf_rc_publish_retired(rc_state *st, qsf_errinfo *err);
 /* The loss entries of this pass (into st->carry). */
 int qsf_rc_record_losses(rc_state *st, qsf_errinfo *err);
+/* An unreplayable slot gives up everything above ackedFsn: its losses become
+ * one, FSN acked + 1..published, counting every frame (those earlier passes
+ * found destroyed and the rest) and the rows that can be counted, so that
+ * the record of the set-aside and its loss are all there is to report. */
+int qsf_rc_set_aside_loss(rc_state *st, qsf_errinfo *err);
 /* Whether the plan changes anything on disk. */
 bool qsf_rc_plan_repairs(const rc_state *st);
 

@@ -611,6 +611,57 @@ static void unknown_symbols_give_up_only_their_flush(void **state) {
     }
 }
 
+/* An unreplayable slot with more damaged regions than an error inbox holds
+ * (16 at least): its loss is one entry covering everything it gives up, so
+ * the record that it was set aside is never pushed out by the records of
+ * its regions. FSN 0 defines id 0, FSN 1..40 hold 10 rows each, FSN 2, 4,
+ * ..., 38 damaged, FSN 41 redefines id 0. (The losses were one per region
+ * and counted only the damaged flushes: 19 entries, 38 frames.) */
+static void a_slot_set_aside_reports_one_loss_for_everything(void **state) {
+    (void) state;
+    static uint8_t bufs[42][64];
+    const uint8_t *p[42];
+    uint32_t l[42];
+    const char *x[] = {"x"}, *y[] = {"y"};
+    l[0] = (uint32_t) st_qwp(bufs[0], 0x08, 0, 1, x);
+    for (int i = 1; i <= 40; i++)
+        l[i] = (uint32_t) st_qwp_table(bufs[i], 0, "t", 10, 40, (uint8_t) i);
+    l[41] = (uint32_t) st_qwp(bufs[41], 0x08, 0, 1, y);
+    uint64_t off = QSF_SFA_HEADER_SIZE;
+    for (int i = 0; i < 42; i++) {
+        p[i] = bufs[i];
+        if (i > 0 && i < 40 && i % 2 == 0) /* a flipped byte: the length still chains */
+            bufs[i][20] ^= 0x5A;
+        off += QSF_SFA_FRAME_OVERHEAD + l[i];
+    }
+    st_segment(st_slot, st_gen(1), SEG, F, 0, 42, p, l);
+    st_manifest(st_slot, 1, 0, 0);
+    /* st_segment computed the CRCs over the flipped bytes: flip them back */
+    off = QSF_SFA_HEADER_SIZE;
+    for (int i = 0; i < 42; i++) {
+        if (i > 0 && i < 40 && i % 2 == 0) {
+            uint8_t b = bufs[i][20] ^ 0x5A;
+            st_patch(st_path(st_slot, st_gen(1)), off + QSF_SFA_FRAME_OVERHEAD + 20, &b, 1);
+        }
+        off += QSF_SFA_FRAME_OVERHEAD + l[i];
+    }
+    qsf_slot_recovered r;
+    st_open_ok(st_sfdir, &r);
+    assert_true(r.data_loss);
+    assert_int_equal(r.n_losses, 1);
+    assert_int_equal(r.report.losses, 1);
+    const qsf_recovery_loss *loss = &r.losses[0];
+    assert_int_equal(loss->from_fsn, 0);
+    assert_int_equal(loss->to_fsn, 41);
+    assert_int_equal(loss->frames_destroyed, 19);
+    assert_true(loss->destroyed_exact);
+    assert_int_equal(loss->frames_retired, 23);
+    assert_int_equal(loss->rows, 210);
+    assert_int_equal(r.report.frames_lost, 42);
+    assert_non_null(strstr(loss->what, "redefines symbol id 0"));
+    qsf_slot_release(&r);
+}
+
 static void unreplayable_mismatch_quarantines_slot(void **state) {
     (void) state;
     expect_unreplayable(0, "z", "redefines symbol id 0");
@@ -778,6 +829,7 @@ int main(void) {
         T(gap_in_aborted_tail_is_harmless),
         T(unknown_symbols_give_up_only_their_flush),
         T(unreplayable_mismatch_quarantines_slot),
+        T(a_slot_set_aside_reports_one_loss_for_everything),
         T(self_sufficient_slot_without_dictionary),
         T(append_mode_syncs_recovered_range),
         T(adopting_a_corrupt_slot_marks_it_failed),
