@@ -38,7 +38,14 @@ static int64_t chain_last(const rc_state *st) {
 
 static void describe(const rc_slot *s, rc_span *sp) {
     const rc_seg *g = s->seg;
-    if (!s->piece) {
+    if (!s->piece && g->marked) {
+        int64_t from = g->info.base_seq + (int64_t) (g->info.frame_count - g->fill);
+        snprintf(sp->what, sizeof sp->what,
+                 "FSN %lld..%lld were published but are damaged or cut after offset %llu",
+                 (long long) from, (long long) (from + (int64_t) g->fill - 1),
+                 (unsigned long long) g->info.last_good);
+        sp->off = g->info.last_good;
+    } else if (!s->piece) {
         int64_t from = g->info.base_seq + (int64_t) (g->info.frame_count - g->fill);
         snprintf(sp->what, sizeof sp->what,
                  "FSN gap: FSN %lld..%lld missing after offset %llu (lost with the unsynced tail "

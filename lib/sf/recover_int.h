@@ -73,6 +73,7 @@ typedef struct rc_seg {
     bool member;             /* an empty segment taken into the chain (it lost all frames) */
     bool rewrite;            /* recovery rewrites it with placeholders */
     bool unknown_only;       /* ...only for frames that need lost symbols: nothing damaged */
+    bool marked;             /* the active segment, numbered by the published mark */
     int64_t first_destroyed; /* lowest destroyed FSN above acked in it (INT64_MAX: none) */
     char copy[64];           /* name of its quarantined copy, once made */
 } rc_seg;
@@ -141,6 +142,7 @@ typedef struct rc_state {
     rc_span cut;          /* cut.from > cut.to: nothing to cut */
     int64_t acked;        /* ackedFsn the plan is made against */
     struct rc_dict *dict; /* the dictionary rebuild riding on the walk (NULL: none) */
+    bool mark_cut;        /* the published mark named frames the cut removes: drop it */
 } rc_state;
 
 /* recover_scan.c */
@@ -185,6 +187,16 @@ int qsf_rc_publish_chain(rc_state *st, qsf_errinfo *err);
  * the last intact frame. QSF_E_CORRUPT when they cannot fit ("FSN gap ...")
  * or the segment holds more frames than its FSN range. */
 int qsf_rc_number_sealed(rc_state *st, rc_seg *s, int64_t next_base, qsf_errinfo *err);
+/* The active segment numbered like a sealed one whose next baseSeq is
+ * next_base, its frames all within [24, end_off): the published mark of the
+ * last close (recover_tail.c). False, nothing changed, when the data do not
+ * fit that count (a later writer went on, or the mark is of another time). */
+bool qsf_rc_number_marked(rc_seg *s, int64_t next_base, uint64_t end_off);
+/* recover_tail.c: applies the published mark (slot_published.c) to the
+ * active segment: its gaps get their exact count and the frames cut after
+ * its last intact frame, below the mark, become destroyed slots (a loss)
+ * instead of a torn tail. */
+int qsf_rc_apply_mark(rc_state *st, qsf_errinfo *err);
 /* Sum of a segment's FSN slots (pieces + fill) into info.frame_count. */
 void qsf_rc_count_slots(rc_seg *s);
 

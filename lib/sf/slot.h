@@ -134,6 +134,24 @@ int qsf_list_newest_first(int dirfd, bool (*match)(const char *name, const void 
  * were removed; a failure only logs. The caller fsyncs sf_dir. */
 uint32_t qsf_slot_prune_set_aside(const qsf_slot *s, uint32_t keep);
 
+/* The last FSN published when a slot was closed with frames in it, and the
+ * segment holding it (slot_published.c, docs/FORMAT.md §5.7). */
+typedef struct qsf_published_mark {
+    int64_t fsn;        /* the last FSN published */
+    int64_t base_seq;   /* baseSeq of the segment holding it */
+    int64_t created_us; /* that segment's createdMicros: which segment it is */
+    uint64_t end_off;   /* offset after that frame in it */
+} qsf_published_mark;
+
+/* Writes the mark into <slot>/.published-fsn (one record, no sync).
+ * QSF_E_IO / QSF_E_NOSPC naming the file. */
+int qsf_slot_note_published(const qsf_slot *s, const qsf_published_mark *m, qsf_errinfo *err);
+
+/* Reads it: *present false when there is none or it is torn. QSF_E_IO when
+ * the file cannot be read (never "absent" on an I/O error). */
+int qsf_slot_read_published(int dirfd, const char *path, qsf_published_mark *m, bool *present,
+                            qsf_errinfo *err);
+
 /* Re-creates the slot directory after a quarantine and takes its lock again. */
 int qsf_slot_recreate(qsf_slot *s, qsf_errinfo *err);
 

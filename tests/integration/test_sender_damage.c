@@ -294,6 +294,36 @@ static void loss_found_by_an_orphan_drainer_reaches_the_application(void **state
     qsink_stop(sink);
 }
 
+/* One flipped byte in the last frame of a cleanly closed slot: its rows
+ * vanished as a "torn tail" with no record and close returned OK (for a
+ * sender whose whole backlog is one flush, all of it). A crash tears only
+ * what was never reported published, and the close recorded FSN 2 as
+ * published: the frame is a loss, named with its FSN, and the flushes
+ * before it are delivered. */
+static void a_damaged_last_frame_is_a_loss_not_a_tear(void **state) {
+    (void) state;
+    qsf_sender *s = offline_sender("l", NULL);
+    int64_t last = it_publish(s, "t", 0, 3 * ROWS_PER_FLUSH, ROWS_PER_FLUSH);
+    assert_int_equal(last, 2);
+    qsf_errinfo e;
+    assert_int_equal(qsf_close(s, &e), QSF_E_TIMEOUT); /* kept on disk */
+    damage_frame("l", last);
+    qsink *sink = it_sink(NULL);
+    s = online_sender(sink, "sender_id=l;");
+    qsf_error_record r;
+    assert_int_equal(qsf_poll_error(s, &r), 1);
+    assert_int_equal(r.category, QSF_CAT_DATA_LOSS);
+    assert_int_equal(r.from_fsn, last);
+    assert_int_equal(r.to_fsn, last);
+    assert_non_null(strstr(r.message, "were published but are damaged"));
+    assert_non_null(strstr(r.message, "1 frames destroyed"));
+    it_wait_acked(s, qsf_published_fsn(s));
+    assert_int_equal(qsf_close(s, &e), QSF_E_DATA_LOSS);
+    assert_int_equal(missing_flushes(sink, 3 * ROWS_PER_FLUSH), 1);
+    assert_int_equal(qsink_rows(sink, "t"), 2 * ROWS_PER_FLUSH);
+    qsink_stop(sink);
+}
+
 int main(void) {
     qsf_log_set(NULL, NULL, getenv("QSF_TEST_LOG") ? QSF_LOG_DEBUG : QSF_LOG_OFF);
     const struct CMUnitTest tests[] = {
@@ -304,6 +334,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(flush_split_over_segments_is_given_up_whole, it_setup_dir,
                                         it_teardown_dir),
         cmocka_unit_test_setup_teardown(wait_returns_when_the_last_flush_was_given_up, it_setup_dir,
+                                        it_teardown_dir),
+        cmocka_unit_test_setup_teardown(a_damaged_last_frame_is_a_loss_not_a_tear, it_setup_dir,
                                         it_teardown_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
