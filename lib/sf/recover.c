@@ -240,8 +240,6 @@ static int recovery_pass(qsf_slot_recovered *out, rc_carry *carry, int durabilit
         rc = qsf_rc_build_chain(&st, &empty, err);
     *rerun = rc == QSF_OK && st.rerun;
     if (rc == QSF_OK && !*rerun && !empty)
-        rc = qsf_rc_apply_mark(&st, err);
-    if (rc == QSF_OK && !*rerun && !empty)
         rc = qsf_symdict_open(&out->symdict, out->slot.dirfd, out->slot.path, err);
     if (rc == QSF_OK && !*rerun && !empty)
         rc = qsf_rc_dict_begin(&st, err);

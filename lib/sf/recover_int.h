@@ -174,7 +174,8 @@ int qsf_rc_looks_stored_at(rc_reader *r, uint64_t off, bool *looks, qsf_errinfo 
  * when they chain exactly onto `end`, else the upper bound (bytes / 22). */
 int qsf_rc_count_gap(rc_reader *r, rc_piece *g, qsf_errinfo *err);
 
-/* recover_chain.c: returns QSF_OK with st->active set, or a chain error. Sets
+/* recover_chain.c: returns QSF_OK with st->active set (numbered by the
+ * published mark when one applies: qsf_rc_apply_mark), or a chain error. Sets
  * *empty (st->active NULL) when the slot must start fresh: docs/FORMAT.md §6.5, or only the
  * spares of an interrupted drained close are left under a collapsed manifest. */
 int qsf_rc_build_chain(rc_state *st, bool *empty, qsf_errinfo *err);
