@@ -29,6 +29,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <string.h>
 
 #define PUB_MAGIC 0x31504653u /* "SFP1" */
@@ -70,6 +71,8 @@ int qsf_slot_read_published(int dirfd, const char *path, qsf_published_mark *m, 
     m->base_seq = qsf_get_i64(rec + 16);
     m->created_us = qsf_get_i64(rec + 24);
     m->end_off = (uint64_t) qsf_get_i64(rec + 32);
-    *present = m->fsn >= m->base_seq && m->base_seq >= 0;
+    /* hostile values: nothing below its segment, nothing whose successor
+     * overflows */
+    *present = m->base_seq >= 0 && m->fsn >= m->base_seq && m->fsn < INT64_MAX;
     return QSF_OK;
 }

@@ -390,6 +390,30 @@ static void damage_below_the_published_mark_is_a_loss(void **state) {
     }
 }
 
+/* Hostile marks (an FSN whose successor overflows, an end past the file, an
+ * FSN below its segment, a torn record) are ignored: the torn tail above. */
+static void hostile_published_marks_are_ignored(void **state) {
+    (void) state;
+    frames f;
+    make(&f, "CCCC", 1);
+    const int64_t fsn[] = {INT64_MAX, 3, -5, 3};
+    const uint64_t end[] = {SEG, UINT64_MAX, SEG, SEG};
+    for (int k = 0; k < 4; k++) {
+        write_seg(st_gen(1), 0, &f);
+        st_manifest(st_slot, 1, 0, 0);
+        flip_payload(st_gen(1), &f, 3);
+        mark(fsn[k], end[k], 0);
+        if (k == 3) /* torn: its CRC no longer matches */
+            st_patch(st_path(st_slot, QSF_NAME_PUBLISHED), 9, "\x01", 1);
+        qsf_slot_recovered r;
+        st_open_ok(st_sfdir, &r);
+        assert_int_equal(r.published_fsn, 2);
+        assert_int_equal(r.n_losses, 0);
+        qsf_slot_release(&r);
+        unlink(st_path(st_slot, QSF_NAME_PUBLISHED));
+    }
+}
+
 /* A page lost in the active segment: the bytes give only an upper bound of
  * the frames it held (bytes / 22), and the frames after it were numbered
  * from that bound (3 frames lost reported as "at most 6", the FSNs after
@@ -808,6 +832,7 @@ int main(void) {
         T(damage_at_the_end_is_a_torn_tail),
         T(damage_below_the_published_mark_is_a_loss),
         T(published_mark_counts_a_gap_exactly),
+        T(hostile_published_marks_are_ignored),
         T(opaque_frames_after_damage_are_not_salvaged),
         T(frame_torn_while_written_hides_no_frame),
         T(frames_past_a_torn_frame_are_kept),
