@@ -593,7 +593,7 @@ static void unknown_symbols_give_up_only_their_flush(void **state) {
         assert_false(r.data_loss);
         assert_false(st_exists(st_path(st_sfdir, "default.unreplayable-1")));
         assert_int_equal(r.published_fsn, 2);
-        /* FSN 1 is now the empty commit, which carries nothing (FORMAT.md §6.16) */
+        /* FSN 1 is now the empty commit, which carries nothing (docs/FORMAT.md §6.16) */
         assert_int_equal(r.n_retired, 0);
         assert_int_equal(r.n_losses, open == 0 ? 1 : 0);
         if (open == 0) {
