@@ -3,10 +3,6 @@
 
 #include "os/os.h"
 #include "sf/segfmt.h"
-#include "sf/symdict.h"
-
-#include <fcntl.h>
-#include <unistd.h>
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -222,19 +218,4 @@ int it_count_segments(const char *slot, char *lowest, size_t cap) {
     }
     closedir(d);
     return n;
-}
-
-void it_write_symdict(const char *slot, int n, const char *const *strs) {
-    int dfd = open(slot, O_RDONLY | O_DIRECTORY);
-    assert_true(dfd >= 0);
-    qsf_symdict d;
-    assert_int_equal(qsf_symdict_create(&d, dfd, slot, NULL), QSF_OK);
-    uint32_t lens[16];
-    assert_true(n <= 16);
-    for (int i = 0; i < n; i++)
-        lens[i] = (uint32_t) strlen(strs[i]);
-    if (n)
-        assert_int_equal(qsf_symdict_append(&d, 0, (uint32_t) n, strs, lens, NULL), QSF_OK);
-    qsf_symdict_destroy(&d);
-    close(dfd);
 }

@@ -67,10 +67,6 @@ qsink *it_tls_sink(const char *cert, const char *key);
  * (NULL allowed). -1 when the directory does not exist. */
 int it_count_segments(const char *slot, char *lowest, size_t cap);
 
-/* Replaces <slot>/.symbol-dict with one holding the n entries strs (as a
- * damaged dictionary may hold what no frame defined). */
-void it_write_symdict(const char *slot, int n, const char *const *strs);
-
 /* Replaces QSF_OS->mono_ns with real time + an offset tests can advance. */
 void it_clock_install(void);
 void it_clock_advance_ms(int64_t ms);

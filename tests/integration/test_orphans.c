@@ -170,7 +170,7 @@ static void unreplayable_orphan_is_marked_failed(void **state) {
         it_sleep_ms(5); /* the acknowledged first segment is trimmed */
     assert_int_equal(qsf_close(s, &e), QSF_E_TIMEOUT); /* fast close: fsn 3 stays on disk */
     static const char *const other[] = {"alpha", "gamma"};
-    it_write_symdict(slot, 2, other); /* id 1 is "gamma" there, "beta" in fsn 3 */
+    tu_write_symdict(slot, 2, other); /* id 1 is "gamma" there, "beta" in fsn 3 */
     qsink_fault_clear(sink);
 
     qsf_sender *m = adopting_sender(sink, "main");

@@ -341,7 +341,7 @@ static void the_set_aside_record_is_never_the_one_dropped(void **state) {
     char slot[800];
     snprintf(slot, sizeof slot, "%s/a", it_dir);
     static const char *const other[] = {"o0", "o1", "o2", "o3", "o4", "o5", "o6"};
-    it_write_symdict(slot, 7, other); /* FSN 0 defines id 0 as another string */
+    tu_write_symdict(slot, 7, other); /* FSN 0 defines id 0 as another string */
     qsink *sink = it_sink(NULL);
     s = online_sender(sink, "sender_id=a;error_inbox_capacity=16;");
     qsf_error_record r;

@@ -420,7 +420,7 @@ static void unreplayable_slot_is_quarantined_and_reported(void **state) {
     assert_true(strcmp(now, first) > 0);
     assert_int_equal(qsf_close(s, &e), QSF_E_TIMEOUT); /* fast close: fsn 3 stays on disk */
     static const char *const other[] = {"alpha", "gamma"};
-    it_write_symdict(slot, 2, other); /* id 1 is "gamma" there, "beta" in fsn 3 */
+    tu_write_symdict(slot, 2, other); /* id 1 is "gamma" there, "beta" in fsn 3 */
     qsink_fault_clear(sink);
     s = it_sender(conf);
     qsf_error_record r;

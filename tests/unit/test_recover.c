@@ -44,16 +44,7 @@ static const uint8_t *qwp(uint8_t flags, uint32_t start, int n, const char *cons
 }
 
 static void dict_file(int n, const char *const *strs) {
-    int dfd = open(st_slot, O_RDONLY | O_DIRECTORY);
-    qsf_symdict d;
-    assert_int_equal(qsf_symdict_create(&d, dfd, st_slot, NULL), QSF_OK);
-    uint32_t lens[16];
-    for (int i = 0; i < n; i++)
-        lens[i] = (uint32_t) strlen(strs[i]);
-    if (n)
-        assert_int_equal(qsf_symdict_append(&d, 0, (uint32_t) n, strs, lens, NULL), QSF_OK);
-    qsf_symdict_destroy(&d);
-    close(dfd);
+    tu_write_symdict(st_slot, n, strs);
 }
 
 static void expect_dict(const qsf_symdict *d, int n, const char *const *want) {
