@@ -195,20 +195,28 @@ static int count_span(rc_state *st, rc_span *sp, qsf_errinfo *err) {
  * section would later meet the ids the next sender assigns from the same
  * positions, and a later open would find a redefinition instead of a flush
  * given up. (Below the cut only: the cut removes the rest.) */
+static uint32_t first_span_to_or_after(const rc_state *st, int64_t fsn) {
+    uint32_t lo = 0, hi = st->nspans;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (st->spans[mid].to < fsn)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 static void mark_unknown_rewrites(rc_state *st, int64_t cut_from) {
-    for (uint32_t i = 0; i < st->nspans; i++) {
-        const rc_span *sp = &st->spans[i];
-        if (sp->unknown == 0)
+    for (uint32_t j = 0; j < st->nsegs; j++) {
+        rc_seg *g = &st->segs[j];
+        if (g->fate != RC_KEEP || g->info.frame_count == 0 || g->rewrite ||
+            g->info.base_seq >= cut_from)
             continue;
-        for (uint32_t j = 0; j < st->nsegs; j++) {
-            rc_seg *g = &st->segs[j];
-            int64_t last = g->info.base_seq + (int64_t) g->info.frame_count - 1;
-            if (g->fate == RC_KEEP && g->info.frame_count > 0 && g->info.base_seq <= sp->to &&
-                last >= sp->from && g->info.base_seq < cut_from && !g->rewrite) {
-                g->rewrite = true;
-                g->unknown_only = true;
-            }
-        }
+        int64_t last = g->info.base_seq + (int64_t) g->info.frame_count - 1;
+        for (uint32_t i = first_span_to_or_after(st, g->info.base_seq);
+             i < st->nspans && st->spans[i].from <= last && !g->rewrite; i++)
+            g->rewrite = g->unknown_only = st->spans[i].unknown > 0;
     }
 }
 
@@ -239,14 +247,7 @@ int qsf_rc_plan_groups(rc_state *st, qsf_errinfo *err) {
 }
 
 bool qsf_rc_given_up(const rc_state *st, int64_t fsn) {
-    uint32_t lo = 0, hi = st->nspans;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (st->spans[mid].to < fsn)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    uint32_t lo = first_span_to_or_after(st, fsn);
     return lo < st->nspans && st->spans[lo].from <= fsn;
 }
 
