@@ -151,6 +151,8 @@ static int finish_recovered(rc_state *st, int durability, qsf_errinfo *err) {
     out->commit_boundary_fsn = out->published_fsn;
     if (rc == QSF_OK)
         rc = qsf_rc_dict_finish(st, err);
+    if (rc == QSF_OK && out->data_loss)
+        rc = qsf_rc_set_aside_loss(st, err);
     if (rc == QSF_OK && !out->data_loss)
         rc = qsf_rc_baseline(st, durability, err);
     fill_report(st);
@@ -191,7 +193,10 @@ static int repair_pass(rc_state *st, qsf_errinfo *err) {
     rc_carry *c = st->carry;
     uint32_t first_new = c->nlosses;
     int rc = qsf_rc_record_losses(st, err);
-    if (st->cut.from <= st->cut.to) {
+    /* frames the published mark names were published: a loss, not a flush
+     * that never returned */
+    bool published_tail = st->active->marked && st->active->fill > 0;
+    if (st->cut.from <= st->cut.to && !published_tail) {
         c->aborted_frames += (uint64_t) (st->cut.to - st->cut.from + 1);
         c->aborted_rows += st->cut.rows;
         c->aborted_from = c->aborted_frames == (uint64_t) (st->cut.to - st->cut.from + 1)
@@ -205,6 +210,10 @@ static int repair_pass(rc_state *st, qsf_errinfo *err) {
             c->torn_bytes = st->segs[i].torn_bytes;
     if (rc == QSF_OK)
         rc = qsf_rc_repair(st, err);
+    /* the cut removed what the mark named: once reported, it is done with
+     * (a crash before this reports it again, never silently) */
+    if (rc == QSF_OK && st->active->marked && st->active->fill > 0 && st->cut.from <= st->cut.to)
+        rc = qsf_unlink_quiet(st->out->slot.dirfd, st->out->slot.path, QSF_NAME_PUBLISHED, err);
     for (uint32_t k = first_new; rc == QSF_OK && k < c->nlosses; k++)
         for (uint32_t i = 0; i < st->nsegs; i++) /* name each loss's quarantined copy */
             if (strcmp(c->losses[k].file, st->segs[i].info.name) == 0 && st->segs[i].copy[0])

@@ -414,5 +414,10 @@ int qsf_rc_build_chain(rc_state *st, bool *empty, qsf_errinfo *err) {
                                "manifest is missing",
                                st->out->slot.path, s->info.name);
     }
-    return have_mf ? manifest_chain(st, empty, err) : legacy_chain(st, err);
+    rc = have_mf ? manifest_chain(st, empty, err) : legacy_chain(st, err);
+    /* every reader of the chain (an open, an inspection, a set-aside) counts
+     * the active segment the same way */
+    if (rc == QSF_OK && !*empty && !st->rerun && st->active)
+        rc = qsf_rc_apply_mark(st, err);
+    return rc;
 }

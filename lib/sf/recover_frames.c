@@ -1,11 +1,12 @@
 /* Recovery step 11 (docs/FORMAT.md §6.9): during the one ordered pass over
  * every FSN of the chain (recover_groups.c), each intact frame's delta symbol
  * section, read with lib/qwp/peek, goes into the dictionary rebuilt from
- * .symbol-dict plus the sections;
- * a mismatch, or a replayed frame that needs ids nobody can supply, makes the
- * slot unreplayable (fail closed, never guessed). A frame is replayed when it
- * is above ackedFsn, at or below the commit boundary and not in a flush
- * recovery gave up (recover_groups.c). */
+ * .symbol-dict plus the sections. A section that starts past the known ids
+ * needs entries that only lost frames or a lost end of .symbol-dict defined:
+ * it adds nothing, and the walk gives the frame's flush up when it would be
+ * sent (recover_groups.c), so only what cannot be replayed is lost. A section
+ * that redefines a known id with another string makes the slot unreplayable
+ * (fail closed, never guessed). */
 #include "recover_int.h"
 
 #include "bytes.h"
@@ -28,20 +29,10 @@ typedef struct strlist {
     uint32_t n, cap;
 } strlist;
 
-/* A frame whose section needs ids nobody can supply: fatal only if the frame
- * will be replayed, which is known once every flush is judged (at the end). */
-typedef struct fa_gap {
-    int64_t fsn, start;
-    uint32_t have;
-} fa_gap;
-
 struct rc_dict {
     rc_state *st;
     uint32_t file_n; /* entries that came from .symbol-dict */
     strlist learned; /* entries learned from frames, ids file_n.. */
-    fa_gap *gaps;
-    uint32_t ngaps;
-    fa_gap gap; /* the lowest replayed one, when the walk is over */
     bool mismatch;
     char why[200];
 };
@@ -139,25 +130,13 @@ static int read_section(rc_reader *r, const rc_slot *slot, uint64_t *start, strl
 
 /* ---- applying a section (docs/FORMAT.md §6.9 rules) ---- */
 
-/* Whether the frame at fsn will be sent: above acked, not in the interrupted
- * flush at the end, not in a flush given up. */
-static bool replayed(const rc_state *st, int64_t fsn) {
-    bool in_cut = st->cut.from <= st->cut.to && fsn >= st->cut.from;
-    return fsn > st->acked && !in_cut && !qsf_rc_given_up(st, fsn);
-}
-
-static void apply_section(fa_ctx *c, int64_t fsn, uint64_t start, strlist *sec) {
+/* A section past the known ids (*unknown) adds nothing: its ids cannot be
+ * placed, and every later section that needs them is past the known ids too. */
+static void apply_section(fa_ctx *c, int64_t fsn, uint64_t start, strlist *sec,
+                          rc_unknown_syms *unknown) {
     uint32_t d = known(c);
     if (start > d) {
-        fa_gap *n = c->ngaps % 16 ? c->gaps : realloc(c->gaps, (c->ngaps + 16) * sizeof *n);
-        if (!n && !c->mismatch) {
-            c->mismatch = true;
-            snprintf(c->why, sizeof c->why, "out of memory rebuilding the dictionary");
-        }
-        if (n) {
-            c->gaps = n;
-            n[c->ngaps++] = (fa_gap){fsn, (int64_t) start, d};
-        }
+        *unknown = (rc_unknown_syms){.found = true, .start = start, .known = d};
         return;
     }
     for (uint32_t i = 0; i < sec->n; i++) {
@@ -181,7 +160,8 @@ static void apply_section(fa_ctx *c, int64_t fsn, uint64_t start, strlist *sec) 
     }
 }
 
-static int analyse_section(fa_ctx *c, rc_reader *r, const rc_slot *s, qsf_errinfo *err) {
+static int analyse_section(fa_ctx *c, rc_reader *r, const rc_slot *s, rc_unknown_syms *unknown,
+                           qsf_errinfo *err) {
     strlist sec = {0};
     uint64_t start = 0;
     bool bad = false;
@@ -191,7 +171,7 @@ static int analyse_section(fa_ctx *c, rc_reader *r, const rc_slot *s, qsf_errinf
                  "none (the server will judge the frame)",
                  (long long) s->fsn, r->dir, r->name);
     if (rc == QSF_OK && !bad)
-        apply_section(c, s->fsn, start, &sec);
+        apply_section(c, s->fsn, start, &sec, unknown);
     strlist_free(&sec);
     return rc;
 }
@@ -199,12 +179,7 @@ static int analyse_section(fa_ctx *c, rc_reader *r, const rc_slot *s, qsf_errinf
 static void mark_unreplayable(fa_ctx *c) {
     qsf_slot_recovered *out = c->st->out;
     out->data_loss = true;
-    if (c->mismatch)
-        snprintf(out->data_loss_reason, sizeof out->data_loss_reason, "unreplayable: %s", c->why);
-    else
-        snprintf(out->data_loss_reason, sizeof out->data_loss_reason,
-                 "unreplayable: frame FSN %lld needs symbol ids from %lld but only %u are known",
-                 (long long) c->gap.fsn, (long long) c->gap.start, c->gap.have);
+    snprintf(out->data_loss_reason, sizeof out->data_loss_reason, "unreplayable: %s", c->why);
 }
 
 int qsf_rc_dict_begin(rc_state *st, qsf_errinfo *err) {
@@ -217,28 +192,18 @@ int qsf_rc_dict_begin(rc_state *st, qsf_errinfo *err) {
 }
 
 int qsf_rc_dict_frame(rc_state *st, rc_reader *r, const rc_slot *s, const rc_frame_kind *k,
-                      qsf_errinfo *err) {
+                      rc_unknown_syms *unknown, qsf_errinfo *err) {
+    *unknown = (rc_unknown_syms){0};
     if (!st->dict || !k->qwp || !(k->flags & QSF_QWP_FLAG_DELTA_SYMBOL_DICT))
         return QSF_OK;
-    return analyse_section(st->dict, r, s, err);
-}
-
-/* The lowest replayed frame with a gap, once the flushes are judged. */
-static bool replayed_gap(fa_ctx *c) {
-    bool found = false;
-    for (uint32_t i = 0; i < c->ngaps; i++)
-        if (replayed(c->st, c->gaps[i].fsn) && (!found || c->gaps[i].fsn < c->gap.fsn)) {
-            c->gap = c->gaps[i];
-            found = true;
-        }
-    return found;
+    return analyse_section(st->dict, r, s, unknown, err);
 }
 
 int qsf_rc_dict_finish(rc_state *st, qsf_errinfo *err) {
     fa_ctx *c = st->dict;
     qsf_slot_recovered *out = st->out;
     int rc = QSF_OK;
-    if (c->mismatch || replayed_gap(c))
+    if (c->mismatch)
         mark_unreplayable(c);
     else if (c->learned.n > 0 && !st->dry_run) /* learned entries: one chunk in the file */
         rc = qsf_symdict_append(&out->symdict, c->file_n, c->learned.n,
@@ -260,7 +225,6 @@ void qsf_rc_dict_free(rc_state *st) {
     if (!st->dict)
         return;
     strlist_free(&st->dict->learned);
-    free(st->dict->gaps);
     free(st->dict);
     st->dict = NULL;
 }

@@ -38,7 +38,14 @@ static int64_t chain_last(const rc_state *st) {
 
 static void describe(const rc_slot *s, rc_span *sp) {
     const rc_seg *g = s->seg;
-    if (!s->piece) {
+    if (!s->piece && g->marked) {
+        int64_t from = g->info.base_seq + (int64_t) (g->info.frame_count - g->fill);
+        snprintf(sp->what, sizeof sp->what,
+                 "FSN %lld..%lld were published but are damaged or cut after offset %llu",
+                 (long long) from, (long long) (from + (int64_t) g->fill - 1),
+                 (unsigned long long) g->info.last_good);
+        sp->off = g->info.last_good;
+    } else if (!s->piece) {
         int64_t from = g->info.base_seq + (int64_t) (g->info.frame_count - g->fill);
         snprintf(sp->what, sizeof sp->what,
                  "FSN gap: FSN %lld..%lld missing after offset %llu (lost with the unsynced tail "
@@ -60,8 +67,8 @@ static void note_destroyed(rc_state *st, group *g, const rc_slot *s) {
         s->seg->first_destroyed = s->fsn;
     if (s->fsn <= st->acked)
         return;
-    if (g->cur.destroyed == 0 && !g->cur.seg)
-        describe(s, &g->cur);
+    if (g->cur.destroyed == 0 && (!g->cur.seg || g->cur.unknown > 0))
+        describe(s, &g->cur); /* the damage is what the loss is named for */
     g->cur.destroyed++;
     g->cur.exact &= s->piece ? s->piece->exact : s->seg->fill_exact;
     g->damaged = true;
@@ -104,14 +111,35 @@ static void note_doubt(rc_state *st, group *g, const rc_slot *s) {
     g->damaged = true;
 }
 
+/* An intact frame above acked whose delta section needs symbol ids nobody
+ * can supply any more (they were defined only by destroyed frames or by the
+ * lost end of .symbol-dict): it cannot be replayed, so its flush is given up
+ * like one with a destroyed member; the frames before it are unaffected. */
+static void note_unknown(rc_state *st, group *g, const rc_slot *s, const rc_unknown_syms *u) {
+    if (!u->found || s->fsn <= st->acked)
+        return;
+    if (g->cur.destroyed == 0 && !g->cur.seg) {
+        snprintf(g->cur.what, sizeof g->cur.what,
+                 "frame FSN %lld needs symbol ids from %llu but only %u are known (defined only "
+                 "by lost frames or a lost end of %s)",
+                 (long long) s->fsn, (unsigned long long) u->start, u->known, QSF_NAME_SYMDICT);
+        g->cur.seg = s->seg;
+        g->cur.off = s->off;
+    }
+    g->cur.unknown++;
+    g->damaged = true;
+}
+
 static int on_intact(rc_state *st, rc_reader *r, const rc_slot *s, group *g, qsf_errinfo *err) {
     rc_frame_kind k;
     int rc = qsf_rc_frame_kind_of(r, s, &k, err);
     if (rc != QSF_OK)
         return rc;
-    rc = qsf_rc_dict_frame(st, r, s, &k, err);
+    rc_unknown_syms u;
+    rc = qsf_rc_dict_frame(st, r, s, &k, &u, err);
     if (rc != QSF_OK)
         return rc;
+    note_unknown(st, g, s, &u);
     if (k.placeholder && s->fsn > st->acked)
         g->damaged = true;
     if (!k.commits)
@@ -162,6 +190,36 @@ static int count_span(rc_state *st, rc_span *sp, qsf_errinfo *err) {
     return qsf_rc_walk(st, sp->from, sp->to, on_counted, sp, err);
 }
 
+/* A segment holding a frame given up for unknown symbols is rewritten with
+ * placeholders although nothing in it is damaged: left intact, that frame's
+ * section would later meet the ids the next sender assigns from the same
+ * positions, and a later open would find a redefinition instead of a flush
+ * given up. (Below the cut only: the cut removes the rest.) */
+static uint32_t first_span_to_or_after(const rc_state *st, int64_t fsn) {
+    uint32_t lo = 0, hi = st->nspans;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (st->spans[mid].to < fsn)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static void mark_unknown_rewrites(rc_state *st, int64_t cut_from) {
+    for (uint32_t j = 0; j < st->nsegs; j++) {
+        rc_seg *g = &st->segs[j];
+        if (g->fate != RC_KEEP || g->info.frame_count == 0 || g->rewrite ||
+            g->info.base_seq >= cut_from)
+            continue;
+        int64_t last = g->info.base_seq + (int64_t) g->info.frame_count - 1;
+        for (uint32_t i = first_span_to_or_after(st, g->info.base_seq);
+             i < st->nspans && st->spans[i].from <= last && !g->rewrite; i++)
+            g->rewrite = g->unknown_only = st->spans[i].unknown > 0;
+    }
+}
+
 int qsf_rc_plan_groups(rc_state *st, qsf_errinfo *err) {
     st->commit = INT64_MIN;
     st->cut = (rc_span){.from = 0, .to = -1};
@@ -184,18 +242,12 @@ int qsf_rc_plan_groups(rc_state *st, qsf_errinfo *err) {
     int64_t cut_from = st->cut.from <= st->cut.to ? st->cut.from : INT64_MAX;
     for (uint32_t i = 0; i < st->nsegs; i++)
         st->segs[i].rewrite = st->segs[i].first_destroyed < cut_from;
+    mark_unknown_rewrites(st, cut_from);
     return rc;
 }
 
 bool qsf_rc_given_up(const rc_state *st, int64_t fsn) {
-    uint32_t lo = 0, hi = st->nspans;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (st->spans[mid].to < fsn)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    uint32_t lo = first_span_to_or_after(st, fsn);
     return lo < st->nspans && st->spans[lo].from <= fsn;
 }
 
@@ -239,21 +291,53 @@ static int add_loss(rc_state *st, const rc_span *sp, qsf_errinfo *err) {
     l->offset = sp->off;
     snprintf(l->what, sizeof l->what, "%s", sp->what);
     QSF_LOGE("data loss in slot %s: %s: %s; %s%llu damaged frames and %llu intact frames of the "
-             "same flushes (%llu rows%s) are given up, FSN %lld..%lld",
+             "same flushes (%llu rows%s; %llu of them need lost symbols) are given up, FSN "
+             "%lld..%lld",
              st->out->slot.path, l->file, l->what, sp->exact ? "" : "at most ",
              (unsigned long long) l->frames_destroyed, (unsigned long long) l->frames_retired,
              (unsigned long long) l->rows, l->frames_uncounted ? " counted" : "",
-             (long long) l->from_fsn, (long long) l->to_fsn);
+             (unsigned long long) sp->unknown, (long long) l->from_fsn, (long long) l->to_fsn);
     return QSF_OK;
+}
+
+static bool is_loss(const rc_span *sp) {
+    return sp->destroyed > 0 || sp->unknown > 0;
+}
+
+/* The flushes after damage that are given up only because they need the
+ * symbols it destroyed belong to that loss: one entry, not one per flush. */
+static bool extends(const rc_span *loss, const rc_span *sp) {
+    return sp->destroyed == 0 && sp->unknown > 0 && loss->to + 1 == sp->from;
+}
+
+static void merge_into(rc_span *loss, const rc_span *sp) {
+    loss->to = sp->to;
+    loss->retired += sp->retired;
+    loss->rows += sp->rows;
+    loss->uncounted += sp->uncounted;
+    loss->unknown += sp->unknown;
 }
 
 int qsf_rc_record_losses(rc_state *st, qsf_errinfo *err) {
     int rc = QSF_OK;
-    for (uint32_t i = 0; rc == QSF_OK && i < st->nspans; i++)
-        if (st->spans[i].destroyed > 0)
-            rc = add_loss(st, &st->spans[i], err);
-    if (rc == QSF_OK && st->cut.from <= st->cut.to && st->cut.destroyed > 0)
-        rc = add_loss(st, &st->cut, err);
+    rc_span cur = {.from = 0, .to = -1};
+    for (uint32_t i = 0; rc == QSF_OK && i <= st->nspans; i++) {
+        /* the interrupted flush had not returned: only damage in it is a loss */
+        const rc_span *sp = i < st->nspans                                    ? &st->spans[i]
+                            : st->cut.from <= st->cut.to && st->cut.destroyed ? &st->cut
+                                                                              : NULL;
+        if (sp && !is_loss(sp))
+            continue;
+        if (sp && cur.from <= cur.to && extends(&cur, sp)) {
+            merge_into(&cur, sp);
+            continue;
+        }
+        if (cur.from <= cur.to)
+            rc = add_loss(st, &cur, err);
+        cur = sp ? *sp : (rc_span){.from = 0, .to = -1};
+    }
+    if (rc == QSF_OK && cur.from <= cur.to)
+        rc = add_loss(st, &cur, err);
     return rc;
 }
 
@@ -264,4 +348,39 @@ bool qsf_rc_plan_repairs(const rc_state *st) {
         if (st->segs[i].rewrite)
             return true;
     return false;
+}
+
+/* ---- a slot set aside ---- */
+
+/* Rows of the intact frames a set-aside gives up that no earlier loss of
+ * this open counted: not placeholders, not in a flush this pass gives up
+ * (an earlier pass counted those when it gave them up). */
+static int on_set_aside(rc_state *st, rc_reader *r, const rc_slot *s, void *user,
+                        qsf_errinfo *err) {
+    return s->intact && !qsf_rc_given_up(st, s->fsn) ? on_counted(st, r, s, user, err) : QSF_OK;
+}
+
+int qsf_rc_set_aside_loss(rc_state *st, qsf_errinfo *err) {
+    const qsf_slot_recovered *out = st->out;
+    rc_carry *c = st->carry;
+    rc_span sp = {.from = out->acked_fsn + 1, .to = out->published_fsn, .exact = true};
+    if (sp.from > sp.to)
+        return QSF_OK; /* nothing unacknowledged: nothing more is given up */
+    int rc = qsf_rc_walk(st, sp.from, sp.to, on_set_aside, &sp, err);
+    if (rc != QSF_OK)
+        return rc;
+    uint64_t frames = (uint64_t) (sp.to - sp.from + 1);
+    sp.destroyed = 0;
+    for (uint32_t i = 0; i < c->nlosses; i++) { /* what earlier passes found is in it */
+        sp.destroyed += c->losses[i].frames_destroyed;
+        sp.exact &= c->losses[i].destroyed_exact;
+        sp.rows += c->losses[i].rows;
+        sp.uncounted += c->losses[i].frames_uncounted;
+    }
+    sp.destroyed = sp.destroyed < frames ? sp.destroyed : frames;
+    sp.retired = frames - sp.destroyed;
+    sp.seg = st->active;
+    snprintf(sp.what, sizeof sp.what, "slot set aside, %.140s", out->data_loss_reason);
+    c->nlosses = 0; /* one loss: everything the slot gave up */
+    return add_loss(st, &sp, err);
 }

@@ -72,6 +72,8 @@ typedef struct rc_seg {
     bool unsalvaged;         /* the search stopped early: what follows was not looked at */
     bool member;             /* an empty segment taken into the chain (it lost all frames) */
     bool rewrite;            /* recovery rewrites it with placeholders */
+    bool unknown_only;       /* ...only for frames that need lost symbols: nothing damaged */
+    bool marked;             /* the active segment, numbered by the published mark */
     int64_t first_destroyed; /* lowest destroyed FSN above acked in it (INT64_MAX: none) */
     char copy[64];           /* name of its quarantined copy, once made */
 } rc_seg;
@@ -91,11 +93,12 @@ typedef struct rc_reader {
 typedef struct rc_span {
     int64_t from, to;
     uint64_t destroyed, retired, rows, uncounted;
-    bool exact;     /* every destroyed count in it is known */
-    bool cut;       /* the interrupted flush at the end: cut, not retired */
-    rc_seg *seg;    /* where the first damage is (NULL: only stored placeholders) */
-    uint64_t off;   /* its offset */
-    char what[160]; /* what the damage is */
+    uint64_t unknown; /* intact frames in it whose delta section needs lost symbol ids */
+    bool exact;       /* every destroyed count in it is known */
+    bool cut;         /* the interrupted flush at the end: cut, not retired */
+    rc_seg *seg;      /* where the first damage is (NULL: only stored placeholders) */
+    uint64_t off;     /* its offset */
+    char what[160];   /* what the damage is */
 } rc_span;
 
 /* What earlier passes of one open did, reported by the last one. */
@@ -139,6 +142,7 @@ typedef struct rc_state {
     rc_span cut;          /* cut.from > cut.to: nothing to cut */
     int64_t acked;        /* ackedFsn the plan is made against */
     struct rc_dict *dict; /* the dictionary rebuild riding on the walk (NULL: none) */
+    bool mark_cut;        /* the published mark named frames the cut removes: drop it */
 } rc_state;
 
 /* recover_scan.c */
@@ -173,7 +177,8 @@ int qsf_rc_looks_stored_at(rc_reader *r, uint64_t off, bool *looks, qsf_errinfo 
  * when they chain exactly onto `end`, else the upper bound (bytes / 22). */
 int qsf_rc_count_gap(rc_reader *r, rc_piece *g, qsf_errinfo *err);
 
-/* recover_chain.c: returns QSF_OK with st->active set, or a chain error. Sets
+/* recover_chain.c: returns QSF_OK with st->active set (numbered by the
+ * published mark when one applies: qsf_rc_apply_mark), or a chain error. Sets
  * *empty (st->active NULL) when the slot must start fresh: docs/FORMAT.md §6.5, or only the
  * spares of an interrupted drained close are left under a collapsed manifest. */
 int qsf_rc_build_chain(rc_state *st, bool *empty, qsf_errinfo *err);
@@ -186,6 +191,16 @@ int qsf_rc_publish_chain(rc_state *st, qsf_errinfo *err);
  * the last intact frame. QSF_E_CORRUPT when they cannot fit ("FSN gap ...")
  * or the segment holds more frames than its FSN range. */
 int qsf_rc_number_sealed(rc_state *st, rc_seg *s, int64_t next_base, qsf_errinfo *err);
+/* The active segment numbered like a sealed one whose next baseSeq is
+ * next_base, its frames all within [24, end_off): the published mark of the
+ * last close (recover_tail.c). False, nothing changed, when the data do not
+ * fit that count (a later writer went on, or the mark is of another time). */
+bool qsf_rc_number_marked(rc_seg *s, int64_t next_base, uint64_t end_off);
+/* recover_tail.c: applies the published mark (slot_published.c) to the
+ * active segment: its gaps get their exact count and the frames cut after
+ * its last intact frame, below the mark, become destroyed slots (a loss)
+ * instead of a torn tail. */
+int qsf_rc_apply_mark(rc_state *st, qsf_errinfo *err);
 /* Sum of a segment's FSN slots (pieces + fill) into info.frame_count. */
 void qsf_rc_count_slots(rc_seg *s);
 
@@ -242,6 +257,11 @@ bool qsf_rc_given_up(const rc_state *st, int64_t fsn);
 int qsf_rc_publish_retired(rc_state *st, qsf_errinfo *err);
 /* The loss entries of this pass (into st->carry). */
 int qsf_rc_record_losses(rc_state *st, qsf_errinfo *err);
+/* An unreplayable slot gives up everything above ackedFsn: its losses become
+ * one, FSN acked + 1..published, counting every frame (those earlier passes
+ * found destroyed and the rest) and the rows that can be counted, so that
+ * the record of the set-aside and its loss are all there is to report. */
+int qsf_rc_set_aside_loss(rc_state *st, qsf_errinfo *err);
 /* Whether the plan changes anything on disk. */
 bool qsf_rc_plan_repairs(const rc_state *st);
 
@@ -290,12 +310,19 @@ int qsf_rc_baseline(rc_state *st, int durability, qsf_errinfo *err);
 
 /* recover_frames.c: the dictionary rebuild, fed by the flush walk (qsf_rc_plan):
  * begin after out->symdict is open, each intact frame goes through
- * qsf_rc_dict_frame, finish once acked and the given-up flushes are known (sets
- * out->data_loss and out->data_loss_reason when the slot is unreplayable,
- * appends the learned entries unless dry_run). */
+ * qsf_rc_dict_frame, finish once the walk is over (sets out->data_loss and
+ * out->data_loss_reason when a section redefines a known id with another
+ * string: the slot is unreplayable; appends the learned entries unless
+ * dry_run). A section that starts past the known ids is reported in *unknown
+ * and adds nothing: the frame cannot be replayed (recover_groups.c). */
+typedef struct rc_unknown_syms {
+    bool found;
+    uint64_t start; /* the section's first id */
+    uint32_t known; /* ids known at that point */
+} rc_unknown_syms;
 int qsf_rc_dict_begin(rc_state *st, qsf_errinfo *err);
 int qsf_rc_dict_frame(rc_state *st, rc_reader *r, const rc_slot *s, const rc_frame_kind *k,
-                      qsf_errinfo *err);
+                      rc_unknown_syms *unknown, qsf_errinfo *err);
 int qsf_rc_dict_finish(rc_state *st, qsf_errinfo *err);
 void qsf_rc_dict_free(rc_state *st);
 /* The entries known so far (.symbol-dict, then those learned from frames) and

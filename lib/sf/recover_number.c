@@ -15,7 +15,9 @@
  * frames were. When the gaps took every missing FSN but the end could have
  * held some of them, the end is "in doubt": the flushes on both sides of it
  * must not be joined (recover_groups.c). In the active segment nothing fixes
- * the count: a gap of unknown count takes its upper bound. */
+ * the count, unless the sender that closed the slot left a mark of what it
+ * had published (qsf_rc_number_marked): without one, a gap of unknown count
+ * takes its upper bound. */
 #include "recover_int.h"
 
 #include "err.h"
@@ -73,6 +75,31 @@ static int overlap(rc_state *st, rc_seg *s, int64_t next_base, uint64_t least, q
                        st->out->slot.path, s->info.name, (unsigned long long) least);
 }
 
+/* Spreads `total` FSN slots over the gaps of unknown count (oldest first,
+ * each up to its bound) and the end; the counts must fit (checked before). */
+static void number(rc_seg *s, const bounds *b, uint64_t total) {
+    uint64_t rem = total - b->known, later = b->unknown;
+    for (uint32_t i = 0; i < s->npieces; i++) {
+        rc_piece *p = &s->pieces[i];
+        if (p->kind != RC_GAP || p->exact)
+            continue;
+        later--;
+        p->frames = gap_ub(p) < rem - later ? gap_ub(p) : rem - later;
+        rem -= p->frames;
+        /* the only unknown, and it took every missing FSN: the count of frames
+         * destroyed in the segment is exact (where they were, only bounded) */
+        p->exact = b->unknown == 1 && rem == 0;
+    }
+    s->fill = rem;
+    s->fill_exact = b->unknown == 0;
+    /* Where the frames beyond one per unknown gap were is not known: if some
+     * could have been after the last intact frame, a flush may end there
+     * unseen (the FSNs above stay safe, the flushes must not be joined). */
+    uint64_t slack = total - b->known - b->unknown;
+    s->tail_doubt = b->unknown > 0 && s->fill == 0 && s->fill_ub > 0 ? slack : 0;
+    qsf_rc_count_slots(s);
+}
+
 int qsf_rc_number_sealed(rc_state *st, rc_seg *s, int64_t next_base, qsf_errinfo *err) {
     bounds b = measure(s);
     uint64_t last = s->info.last_good;
@@ -83,25 +110,19 @@ int qsf_rc_number_sealed(rc_state *st, rc_seg *s, int64_t next_base, qsf_errinfo
     uint64_t total = (uint64_t) (next_base - s->info.base_seq);
     if (total > b.known + b.ub + s->fill_ub)
         return no_room(st, s, next_base, total - b.known, b.ub + s->fill_ub, err);
-    uint64_t rem = total - b.known, later = b.unknown;
-    for (uint32_t i = 0; i < s->npieces; i++) {
-        rc_piece *p = &s->pieces[i];
-        if (p->kind != RC_GAP || p->exact)
-            continue;
-        later--;
-        p->frames = gap_ub(p) < rem - later ? gap_ub(p) : rem - later;
-        rem -= p->frames;
-        /* the only unknown, and it took every missing FSN: the count of frames
-         * destroyed in the segment is exact (where they were, only bounded) */
-        p->exact = b.unknown == 1 && rem == 0;
-    }
-    s->fill = rem;
-    s->fill_exact = b.unknown == 0;
-    /* Where the frames beyond one per unknown gap were is not known: if some
-     * could have been after the last intact frame, a flush may end there
-     * unseen (the FSNs above stay safe, the flushes must not be joined). */
-    uint64_t slack = total - b.known - b.unknown;
-    s->tail_doubt = b.unknown > 0 && s->fill == 0 && s->fill_ub > 0 ? slack : 0;
-    qsf_rc_count_slots(s);
+    number(s, &b, total);
     return QSF_OK;
+}
+
+bool qsf_rc_number_marked(rc_seg *s, int64_t next_base, uint64_t end_off) {
+    bounds b = measure(s);
+    if (s->info.last_good > end_off || end_off > s->info.file_size || next_base < s->info.base_seq)
+        return false;
+    uint64_t total = (uint64_t) (next_base - s->info.base_seq);
+    uint64_t tail_ub = (end_off - s->info.last_good) / RC_MIN_FRAME;
+    if (total < b.known + b.unknown || total > b.known + b.ub + tail_ub)
+        return false; /* not what this segment held when the mark was written */
+    s->fill_ub = tail_ub;
+    number(s, &b, total);
+    return true;
 }

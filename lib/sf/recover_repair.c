@@ -181,10 +181,17 @@ int qsf_rc_rewrite_segment(rc_state *st, rc_seg *s, int64_t limit, bool keep_cop
     return rc == QSF_OK ? qsf_fsync_dir(sl->dirfd, sl->path, err) : rc;
 }
 
-/* Step 2 for one segment (limit: first FSN not to keep, INT64_MAX for all). */
+/* Step 2 for one segment (limit: first FSN not to keep, INT64_MAX for all).
+ * A segment with nothing damaged in it, rewritten only because its frames
+ * need lost symbols, keeps no copy: its bytes are intact, and a copy would
+ * push the damaged files' copies out of the newest QSF_MAX_QUARANTINED_KEPT. */
 static int rewrite(rc_state *st, rc_seg *s, int64_t limit, qsf_errinfo *err) {
-    int rc = qsf_rc_rewrite_segment(st, s, limit, true, err);
-    if (rc == QSF_OK)
+    int rc = qsf_rc_rewrite_segment(st, s, limit, !s->unknown_only, err);
+    if (rc == QSF_OK && s->unknown_only)
+        QSF_LOGW("segment %s/%s rewritten with placeholders for the flushes given up because "
+                 "they need symbols that are lost",
+                 st->out->slot.path, s->info.name);
+    else if (rc == QSF_OK)
         QSF_LOGW("segment %s/%s rewritten with placeholders for what was damaged or given up; "
                  "the damaged file is kept as %s",
                  st->out->slot.path, s->info.name, s->copy);

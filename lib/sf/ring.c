@@ -312,6 +312,22 @@ static int close_drained(qsf_ring *r, qsf_errinfo *err) {
     return rc;
 }
 
+/* The last FSN published, for the next open to tell damage after it was
+ * published from a tear (docs/FORMAT.md §5.7). Only a mark of the active
+ * segment holding frames says anything; failing to write it only logs. */
+static void note_published(qsf_ring *r, int64_t pub) {
+    qsf_segment *a = r->active;
+    if (!a || pub < a->base_seq)
+        return;
+    qsf_published_mark m = {.fsn = pub,
+                            .base_seq = a->base_seq,
+                            .created_us = qsf_get_i64(a->base + QSF_SFA_AT_CREATED),
+                            .end_off = atomic_load(&a->published_off)};
+    qsf_errinfo e;
+    if (qsf_slot_note_published(&r->rec.slot, &m, &e) != QSF_OK)
+        QSF_LOGW("ring close: %s", e.msg);
+}
+
 static int close_sf(qsf_ring *r, qsf_errinfo *err) {
     qsf_errinfo e;
     if (qsf_ring_txn_retry_undo(r, &e) != QSF_OK) /* then the slot is kept, for recovery */
@@ -333,6 +349,7 @@ static int close_sf(qsf_ring *r, qsf_errinfo *err) {
         qsf_err_copy(err, &e2);
         rc = rc2;
     }
+    note_published(r, pub);
     return rc;
 }
 

@@ -327,7 +327,8 @@ static int check_given_up(sa *a, const qsf_rejected_list *l, qsf_errinfo *err) {
 
 /* A slot without a usable .symbol-dict has only the frames to rebuild the
  * dictionary from: a later frame may need the symbols one of the span
- * introduces. Refused rather than made unreplayable. */
+ * introduces, and would then be given up (docs/FORMAT.md §6.9). Refused
+ * rather than losing frames nobody asked to set aside. */
 static int on_later_delta(rc_state *st, rc_reader *r, const rc_slot *s, void *user,
                           qsf_errinfo *err) {
     uint64_t start = 0, count; /* 0: no delta read (a given-up or damaged frame) */
@@ -350,7 +351,7 @@ static int check_dictionary(sa *a, qsf_errinfo *err) {
                      : qsf_err_set(err, QSF_E_INVAL, 0, 0,
                                    "slot %s has no usable %s and frame FSN %lld may need symbols "
                                    "that FSN %lld..%lld introduce: setting them aside would make "
-                                   "the slot unreplayable",
+                                   "it unreplayable",
                                    a->rec.slot.path, QSF_NAME_SYMDICT, (long long) needs,
                                    (long long) a->req->from, (long long) a->req->to);
 }

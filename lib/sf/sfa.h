@@ -33,6 +33,7 @@
 #define QSF_NAME_LOCK       ".lock"
 #define QSF_NAME_LOCK_PID   ".lock.pid"
 #define QSF_NAME_FAILED     ".failed"
+#define QSF_NAME_PUBLISHED  ".published-fsn" /* qsf only: slot_published.c */
 #define QSF_NAME_SLOT_LOCKS ".slot-locks"
 
 #define QSF_MAX_TRIMS_PER_PASS      64

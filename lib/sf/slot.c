@@ -343,13 +343,13 @@ static bool is_quarantined(const char *name) {
     return strspn(p, "0123456789") == strlen(p);
 }
 
-typedef struct qfile {
-    char name[256];
-    struct timespec ctime; /* set at the rename or copy that quarantined it */
-} qfile;
+static bool quarantined_match(const char *name, const void *arg) {
+    (void) arg;
+    return is_quarantined(name);
+}
 
-static int qfile_newest_first(const void *a, const void *b) {
-    const qfile *x = a, *y = b;
+static int aged_newest_first(const void *a, const void *b) {
+    const qsf_aged_name *x = a, *y = b;
     if (x->ctime.tv_sec != y->ctime.tv_sec)
         return x->ctime.tv_sec > y->ctime.tv_sec ? -1 : 1;
     if (x->ctime.tv_nsec != y->ctime.tv_nsec)
@@ -357,7 +357,8 @@ static int qfile_newest_first(const void *a, const void *b) {
     return strcmp(y->name, x->name);
 }
 
-static int list_quarantined(int dirfd, qfile **out, uint32_t *n) {
+int qsf_list_newest_first(int dirfd, bool (*match)(const char *name, const void *arg),
+                          const void *arg, unsigned type, qsf_aged_name **out, uint32_t *n) {
     *out = NULL;
     *n = 0;
     int fd = QSF_OS->openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
@@ -371,10 +372,11 @@ static int list_quarantined(int dirfd, qfile **out, uint32_t *n) {
     int rc = 0;
     while ((e = QSF_OS->readdir(d)) != NULL && rc == 0) {
         struct stat st;
-        if (!is_quarantined(e->d_name) || strlen(e->d_name) >= sizeof(*out)->name ||
-            fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
+        if (!match(e->d_name, arg) || strlen(e->d_name) >= sizeof(*out)->name ||
+            fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+            (st.st_mode & S_IFMT) != type)
             continue;
-        qfile *m = *n % 16 ? *out : realloc(*out, (*n + 16) * sizeof **out);
+        qsf_aged_name *m = *n % 16 ? *out : realloc(*out, (*n + 16) * sizeof **out);
         if (!m) {
             rc = -1;
             break;
@@ -384,6 +386,8 @@ static int list_quarantined(int dirfd, qfile **out, uint32_t *n) {
         m[(*n)++].ctime = st.st_ctim;
     }
     QSF_OS->closedir(d);
+    if (rc == 0 && *n > 1)
+        qsort(*out, *n, sizeof **out, aged_newest_first);
     return rc;
 }
 
@@ -391,15 +395,13 @@ static int list_quarantined(int dirfd, qfile **out, uint32_t *n) {
  * others (each logged): no sequence of crashes can fill the names. Returns
  * how many were removed; a failure to list or remove only logs. */
 static uint32_t prune_quarantine(int dirfd, const char *slot_path, uint32_t keep) {
-    qfile *f;
+    qsf_aged_name *f;
     uint32_t n, removed = 0;
-    if (list_quarantined(dirfd, &f, &n) != 0) {
+    if (qsf_list_newest_first(dirfd, quarantined_match, NULL, S_IFREG, &f, &n) != 0) {
         QSF_LOGW("cannot list the quarantined files of %s: %s", slot_path, strerror(errno));
         free(f);
         return 0;
     }
-    if (n > 1)
-        qsort(f, n, sizeof *f, qfile_newest_first);
     for (uint32_t i = keep; i < n; i++) {
         if (QSF_OS->unlinkat(dirfd, f[i].name, 0) == 0) {
             QSF_LOGW("removed %s/%s: only the newest %d quarantined files are kept", slot_path,
@@ -519,6 +521,8 @@ int qsf_slot_quarantine_slot(qsf_slot *s, const char *reason, char *out_path, si
     int rc = qsf_slot_lock_logical(s, err);
     if (rc == QSF_OK)
         rc = qsf_slot_write_failed(s->dirfd, s->path, reason, err);
+    if (rc == QSF_OK)
+        qsf_slot_prune_set_aside(s, QSF_MAX_SET_ASIDE_KEPT - 1);
     char newname[QSF_SLOT_NAME_MAX + 32];
     if (rc == QSF_OK)
         rc = rename_slot(s, newname, sizeof newname, err);

@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #define QSF_SLOT_PATH_MAX 1024
 #define QSF_SLOT_NAME_MAX 200 /* longest sender_id in bytes (docs/CONFIGURATION.md, "Keys") */
@@ -102,12 +103,54 @@ int qsf_slot_quarantine_copy(int slot_dirfd, const char *slot_path, const char *
 /* Sets a whole slot aside (docs/FORMAT.md §5.6): with the logical lock held and the slot's own
  * descriptors closed by the caller (s->dirfd and s->lock_fd may still be open:
  * they are closed here after .failed is written), writes .failed with `reason`,
- * renames <sf_dir>/<slot> to <slot>.unreplayable-<N> (first free N in 1..64),
- * fsyncs sf_dir and copies the new path to out_path. The lock on the old .lock
- * is released; s->path is unchanged. Errors: QSF_E_IO (all 64 names taken,
- * rename failure). */
+ * removes the oldest slots set aside before it beyond the newest
+ * QSF_MAX_SET_ASIDE_KEPT - 1 (qsf_slot_prune_set_aside), renames
+ * <sf_dir>/<slot> to <slot>.unreplayable-<N> (first free N in 1..64), fsyncs
+ * sf_dir and copies the new path to out_path. The lock on the old .lock is
+ * released; s->path is unchanged. Errors: QSF_E_IO (all 64 names taken, which
+ * only set-aside slots in use or that cannot be removed can cause; rename
+ * failure). */
 int qsf_slot_quarantine_slot(qsf_slot *s, const char *reason, char *out_path, size_t cap,
                              qsf_errinfo *err);
+
+/* A directory entry and its ctime (when it was quarantined or set aside). */
+typedef struct qsf_aged_name {
+    char name[256];
+    struct timespec ctime;
+} qsf_aged_name;
+
+/* The entries of dirfd whose name match(name, arg) accepts and whose file
+ * type (lstat, S_IFMT bits) is `type`, newest ctime first (ties: by name),
+ * malloc'd into *out. -1 with errno when the listing fails. */
+int qsf_list_newest_first(int dirfd, bool (*match)(const char *name, const void *arg),
+                          const void *arg, unsigned type, qsf_aged_name **out, uint32_t *n);
+
+/* At most this many slots set aside of one slot are kept (slot_aside.c). */
+#define QSF_MAX_SET_ASIDE_KEPT 8
+
+/* Keeps the newest `keep` slots set aside of slot s (<slot>.unreplayable-<N>
+ * directories in sf_dir, by ctime) and removes the others, each logged; one
+ * in use (its .lock held) or holding a subdirectory stays. Returns how many
+ * were removed; a failure only logs. The caller fsyncs sf_dir. */
+uint32_t qsf_slot_prune_set_aside(const qsf_slot *s, uint32_t keep);
+
+/* The last FSN published when a slot was closed with frames in it, and the
+ * segment holding it (slot_published.c, docs/FORMAT.md §5.7). */
+typedef struct qsf_published_mark {
+    int64_t fsn;        /* the last FSN published */
+    int64_t base_seq;   /* baseSeq of the segment holding it */
+    int64_t created_us; /* that segment's createdMicros: which segment it is */
+    uint64_t end_off;   /* offset after that frame in it */
+} qsf_published_mark;
+
+/* Writes the mark into <slot>/.published-fsn (one record, no sync).
+ * QSF_E_IO / QSF_E_NOSPC naming the file. */
+int qsf_slot_note_published(const qsf_slot *s, const qsf_published_mark *m, qsf_errinfo *err);
+
+/* Reads it: *present false when there is none or it is torn. QSF_E_IO when
+ * the file cannot be read (never "absent" on an I/O error). */
+int qsf_slot_read_published(int dirfd, const char *path, qsf_published_mark *m, bool *present,
+                            qsf_errinfo *err);
 
 /* Re-creates the slot directory after a quarantine and takes its lock again. */
 int qsf_slot_recreate(qsf_slot *s, qsf_errinfo *err);

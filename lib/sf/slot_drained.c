@@ -47,9 +47,10 @@ int qsf_slot_remove_sidefiles(qsf_slot_recovered *r, qsf_errinfo *err) {
     qsf_symdict_close(&r->symdict);
     qsf_watermark_close(&r->watermark);
     /* The watermark goes last: a crash before it still covers what is left. */
-    static const char *const order[] = {QSF_NAME_MANIFEST, QSF_NAME_SYMDICT, QSF_NAME_WATERMARK};
+    static const char *const order[] = {QSF_NAME_PUBLISHED, QSF_NAME_MANIFEST, QSF_NAME_SYMDICT,
+                                        QSF_NAME_WATERMARK};
     int rc = QSF_OK;
-    for (int i = 0; i < 3 && rc == QSF_OK; i++)
+    for (int i = 0; i < 4 && rc == QSF_OK; i++)
         rc = qsf_unlink_quiet(s->dirfd, s->path, order[i], err);
     if (rc == QSF_OK && have_logical)
         rc = remove_logical_lock(s, err);

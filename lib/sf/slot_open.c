@@ -68,8 +68,9 @@ static int quarantine_and_restart(qsf_slot_recovered *out, uint64_t seg_bytes, q
     snprintf(out->report.quarantined_slot, sizeof out->report.quarantined_slot, "%s", path);
     out->report.segments = 1;
     out->report.acked_fsn = out->report.published_fsn = out->report.commit_boundary_fsn = -1;
-    /* the losses found before it was set aside stay in out->losses: the
-     * report counts them too, so the recovery line and the losses agree */
+    /* out->losses is the one loss of the slot set aside (everything above
+     * its ackedFsn, qsf_rc_set_aside_loss): the report counts it too, so
+     * the recovery line and the loss agree */
     qsf_rc_report_losses(&out->report, out->losses, out->n_losses);
     QSF_LOGE("data loss: slot %s was unreplayable (%s) and was moved to %s; starting fresh",
              out->slot.path, reason, path);

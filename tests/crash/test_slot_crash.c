@@ -68,11 +68,7 @@ static void killed_after_manifest_record_of_fresh_slot(void **state) {
 
 static void killed_after_quarantine_rename(void **state) {
     (void) state;
-    uint8_t p[64];
-    const uint8_t *pp[1] = {p};
-    const char *x[] = {"x"};
-    uint32_t l[1] = {(uint32_t) st_qwp(p, 0x08, 9, 1, x)};
-    st_segment(st_slot, "sf-0000000000000001.sfa", SEG, F, 0, 1, pp, l);
+    st_unreplayable_segment("sf-0000000000000001.sfa", SEG);
     st_manifest(st_slot, 1, 0, 0);
     kill_child_at(QSF_FP_QUARANTINE_RENAMED, open_slot);
     assert_true(st_exists(st_path(st_sfdir, "default.unreplayable-1/.failed")));

@@ -168,11 +168,7 @@ static void rename_failure_during_quarantine(void **state) {
 
 static void unreplayable_slot_rename_failure(void **state) {
     (void) state;
-    uint8_t p[64];
-    const uint8_t *pp[1] = {p};
-    const char *x[] = {"x"};
-    uint32_t l[1] = {(uint32_t) st_qwp(p, 0x08, 5, 1, x)};
-    st_segment(st_slot, "sf-0000000000000001.sfa", SEG, F, 0, 1, pp, l);
+    st_unreplayable_segment("sf-0000000000000001.sfa", SEG);
     st_manifest(st_slot, 1, 0, 0);
     QSF_OS->renameat = eio_renameat;
     qsf_slot_recovered r;

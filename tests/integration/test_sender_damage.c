@@ -365,6 +365,76 @@ static void frame_changed_before_sending_is_given_up_not_sent(void **state) {
     qsink_stop(sink);
 }
 
+/* One flipped byte in the last frame of a cleanly closed slot: its rows
+ * vanished as a "torn tail" with no record and close returned OK (for a
+ * sender whose whole backlog is one flush, all of it). A crash tears only
+ * what was never reported published, and the close recorded FSN 2 as
+ * published: the frame is a loss, named with its FSN, and the flushes
+ * before it are delivered. */
+static void a_damaged_last_frame_is_a_loss_not_a_tear(void **state) {
+    (void) state;
+    qsf_sender *s = offline_sender("l", NULL);
+    int64_t last = it_publish(s, "t", 0, 3 * ROWS_PER_FLUSH, ROWS_PER_FLUSH);
+    assert_int_equal(last, 2);
+    qsf_errinfo e;
+    assert_int_equal(qsf_close(s, &e), QSF_E_TIMEOUT); /* kept on disk */
+    damage_frame("l", last);
+    qsink *sink = it_sink(NULL);
+    s = online_sender(sink, "sender_id=l;");
+    qsf_error_record r;
+    assert_int_equal(qsf_poll_error(s, &r), 1);
+    assert_int_equal(r.category, QSF_CAT_DATA_LOSS);
+    assert_int_equal(r.from_fsn, last);
+    assert_int_equal(r.to_fsn, last);
+    assert_non_null(strstr(r.message, "were published but are damaged"));
+    assert_non_null(strstr(r.message, "1 frames destroyed"));
+    it_wait_acked(s, qsf_published_fsn(s));
+    assert_int_equal(qsf_close(s, &e), QSF_E_DATA_LOSS);
+    assert_int_equal(missing_flushes(sink, 3 * ROWS_PER_FLUSH), 1);
+    assert_int_equal(qsink_rows(sink, "t"), 2 * ROWS_PER_FLUSH);
+    qsink_stop(sink);
+}
+
+/* A slot with more damaged regions than the error inbox holds (16) that is
+ * also unreplayable (.symbol-dict damaged into disagreeing with the frames):
+ * the record that says the slot was set aside was pushed first and dropped
+ * by the loss records of the regions that followed it. Now the slot's loss
+ * is one record covering what it gives up, FSN 0..39 (all 40 frames). */
+static void the_set_aside_record_is_never_the_one_dropped(void **state) {
+    (void) state;
+    qsf_sender *s = offline_sender("a", NULL);
+    int64_t last = it_publish(s, "t", 0, 40 * ROWS_PER_FLUSH, ROWS_PER_FLUSH);
+    assert_int_equal(last, 39);
+    qsf_errinfo e;
+    assert_int_equal(qsf_close(s, &e), QSF_E_TIMEOUT);
+    for (int64_t fsn = 2; fsn <= 38; fsn += 2) /* 19 damaged regions */
+        damage_frame("a", fsn);
+    char slot[800];
+    snprintf(slot, sizeof slot, "%s/a", it_dir);
+    static const char *const other[] = {"o0", "o1", "o2", "o3", "o4", "o5", "o6"};
+    tu_write_symdict(slot, 7, other); /* FSN 0 defines id 0 as another string */
+    qsink *sink = it_sink(NULL);
+    s = online_sender(sink, "sender_id=a;error_inbox_capacity=16;");
+    qsf_error_record r;
+    int records = 0, set_aside = 0, losses = 0;
+    while (qsf_poll_error(s, &r) == 1) {
+        records++;
+        set_aside += r.quarantined_path[0] && strstr(r.message, "unreplayable") != NULL;
+        if (r.from_fsn >= 0) {
+            losses++;
+            assert_int_equal(r.from_fsn, 0);
+            assert_int_equal(r.to_fsn, last);
+        }
+    }
+    if (set_aside != 1 || losses != 1)
+        fail_msg("%d records: %d say the slot was set aside, %d losses", records, set_aside,
+                 losses);
+    qsf_close_info ci = {.struct_size = sizeof ci};
+    assert_int_equal(qsf_close_report(s, &ci, &e), QSF_E_DATA_LOSS);
+    assert_int_equal(ci.frames_lost, (uint64_t) last + 1);
+    qsink_stop(sink);
+}
+
 int main(void) {
     qsf_log_set(NULL, NULL, getenv("QSF_TEST_LOG") ? QSF_LOG_DEBUG : QSF_LOG_OFF);
     const struct CMUnitTest tests[] = {
@@ -378,6 +448,10 @@ int main(void) {
                                         it_teardown_dir),
         cmocka_unit_test_setup_teardown(frame_changed_before_sending_is_given_up_not_sent,
                                         it_setup_dir, it_teardown_dir),
+        cmocka_unit_test_setup_teardown(a_damaged_last_frame_is_a_loss_not_a_tear, it_setup_dir,
+                                        it_teardown_dir),
+        cmocka_unit_test_setup_teardown(the_set_aside_record_is_never_the_one_dropped, it_setup_dir,
+                                        it_teardown_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -376,19 +376,20 @@ static bool file_exists(const char *path) {
     return stat(path, &sb) == 0;
 }
 
-/* The dictionary entries of trimmed frames are gone (a host crash lost the tail
- * of .symbol-dict): the slot cannot be replayed. The sender sets it aside, says
- * so with a DATA_LOSS / ABANDONED record naming the quarantined path, and goes on
- * with a fresh slot (docs/FORMAT.md §5.6). */
+/* The dictionary disagrees with a frame (.symbol-dict damaged into holding
+ * "gamma" where the frame defines "beta"): the slot cannot be replayed. The
+ * sender sets it aside, says so with a DATA_LOSS / ABANDONED record naming the
+ * quarantined path, and goes on with a fresh slot (docs/FORMAT.md §5.6). (A
+ * dictionary that lost entries gives up only the frames that need them:
+ * test_lost_symbols.c.) */
 static void unreplayable_slot_is_quarantined_and_reported(void **state) {
     (void) state;
     qsink *sink = it_sink(NULL);
-    char conf[1024], extra[700], seg0[700], dict[700];
+    char conf[1024], extra[700], seg0[700];
     snprintf(extra, sizeof extra,
              "sf_dir=%s;sender_id=q;sf_max_segment_bytes=200;sf_max_total_bytes=100k;"
              "auto_flush=off;close_flush_timeout_millis=0;" FAST,
              it_dir);
-    snprintf(dict, sizeof dict, "%s/q/.symbol-dict", it_dir);
     qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), extra));
     /* 80 bytes per row: two frames never share a 200-byte segment */
     qsf_errinfo e;
@@ -418,7 +419,8 @@ static void unreplayable_slot_is_quarantined_and_reported(void **state) {
     assert_true(it_count_segments(slot, now, sizeof now) >= 1);
     assert_true(strcmp(now, first) > 0);
     assert_int_equal(qsf_close(s, &e), QSF_E_TIMEOUT); /* fast close: fsn 3 stays on disk */
-    assert_int_equal(truncate(dict, 8), 0);            /* only the SYD1 header survives */
+    static const char *const other[] = {"alpha", "gamma"};
+    tu_write_symdict(slot, 2, other); /* id 1 is "gamma" there, "beta" in fsn 3 */
     qsink_fault_clear(sink);
     s = it_sender(conf);
     qsf_error_record r;

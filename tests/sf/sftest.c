@@ -114,6 +114,15 @@ size_t st_qwp(uint8_t *out, uint8_t flags, uint32_t start, int n, const char *co
     return p;
 }
 
+void st_unreplayable_segment(const char *name, uint64_t size) {
+    static const char *const x[] = {"x"}, *const y[] = {"y"};
+    uint8_t p[2][64];
+    const uint8_t *pp[2] = {p[0], p[1]};
+    uint32_t l[2] = {(uint32_t) st_qwp(p[0], 0x08, 0, 1, x),
+                     (uint32_t) st_qwp(p[1], 0x08, 0, 1, y)};
+    st_segment(st_slot, name, size, QSF_SFA_FLAG_MANIFEST_REQUIRED, 0, 2, pp, l);
+}
+
 size_t st_qwp_table(uint8_t *out, uint8_t flags, const char *table, uint32_t rows, size_t len,
                     uint8_t fill) {
     size_t p = 12, n = strlen(table);

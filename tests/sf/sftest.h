@@ -39,6 +39,11 @@ void st_watermark(const char *dir, int64_t gen, int64_t fsn);
  * section starting at `start` with n entries. Returns its length. */
 size_t st_qwp(uint8_t *out, uint8_t flags, uint32_t start, int n, const char *const *strs);
 
+/* Segment `name` (flags MANIFEST_REQUIRED, base 0) in st_slot whose two
+ * frames both define symbol id 0, as "x" and as "y": a slot no dictionary can
+ * replay, set aside by an open (docs/FORMAT.md §5.6). */
+void st_unreplayable_segment(const char *name, uint64_t size);
+
 /* A QWP message with one table `table` of `rows` rows (flags | 0x08, delta
  * 00 00, then the table's name and row count, then filler bytes up to `len`
  * bytes in all; the filler is `fill` repeated). Recovery reads only that much

@@ -1,6 +1,8 @@
 /* Shared test helpers (see testutil.h). */
 #include "testutil.h"
 
+#include "sf/symdict.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -104,4 +106,19 @@ bool tu_fd_path_ends_with(int fd, const char *suffix) {
     ssize_t n = readlink(link, path, sizeof path - 1);
     size_t k = strlen(suffix);
     return n >= (ssize_t) k && memcmp(path + n - k, suffix, k) == 0;
+}
+
+void tu_write_symdict(const char *dir, int n, const char *const *strs) {
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+    assert_true(dfd >= 0);
+    qsf_symdict d;
+    assert_int_equal(qsf_symdict_create(&d, dfd, dir, NULL), QSF_OK);
+    uint32_t lens[16];
+    assert_true(n <= 16);
+    for (int i = 0; i < n; i++)
+        lens[i] = (uint32_t) strlen(strs[i]);
+    if (n)
+        assert_int_equal(qsf_symdict_append(&d, 0, (uint32_t) n, strs, lens, NULL), QSF_OK);
+    qsf_symdict_destroy(&d);
+    close(dfd);
 }

@@ -24,6 +24,10 @@ const char *tu_shared_path(const char *rel, char *buf, size_t cap);
  * Fails the test on error. */
 uint8_t *tu_read_hex_file(const char *path, size_t *len);
 
+/* Writes <dir>/.symbol-dict holding the n (<= 16) entries strs, replacing
+ * what was there (a damaged dictionary may hold what no frame defined). */
+void tu_write_symdict(const char *dir, int n, const char *const *strs);
+
 /* Reads / writes a whole file. tu_read_file fails the test on error. */
 uint8_t *tu_read_file(const char *path, size_t *len);
 void tu_write_file(const char *path, const void *buf, size_t len);

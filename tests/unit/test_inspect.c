@@ -111,17 +111,13 @@ static void repairs_are_listed_not_made(void **state) {
 
 static void unsupported_and_unreplayable(void **state) {
     (void) state;
-    uint8_t p[64];
-    const uint8_t *pp[1] = {p};
-    const char *x[] = {"x"};
-    uint32_t l[1] = {(uint32_t) st_qwp(p, 0x08, 7, 1, x)};
-    st_segment(st_slot, "sf-0000000000000001.sfa", SEG, F, 0, 1, pp, l);
+    st_unreplayable_segment("sf-0000000000000001.sfa", SEG);
     st_manifest(st_slot, 1, 0, 0);
     qsf_slot_inspection in;
     inspect_ok(&in);
     assert_int_equal(in.verdict, QSF_OK);
     assert_true(in.unreplayable);
-    assert_true(has_line(in.problems, in.nproblems, "needs symbol ids from 7"));
+    assert_true(has_line(in.problems, in.nproblems, "redefines symbol id 0"));
     qsf_slot_inspection_free(&in);
     st_patch(st_path(st_slot, "sf-0000000000000001.sfa"), QSF_SFA_AT_VERSION, "\x03", 1);
     inspect_ok(&in);

@@ -44,16 +44,7 @@ static const uint8_t *qwp(uint8_t flags, uint32_t start, int n, const char *cons
 }
 
 static void dict_file(int n, const char *const *strs) {
-    int dfd = open(st_slot, O_RDONLY | O_DIRECTORY);
-    qsf_symdict d;
-    assert_int_equal(qsf_symdict_create(&d, dfd, st_slot, NULL), QSF_OK);
-    uint32_t lens[16];
-    for (int i = 0; i < n; i++)
-        lens[i] = (uint32_t) strlen(strs[i]);
-    if (n)
-        assert_int_equal(qsf_symdict_append(&d, 0, (uint32_t) n, strs, lens, NULL), QSF_OK);
-    qsf_symdict_destroy(&d);
-    close(dfd);
+    tu_write_symdict(st_slot, n, strs);
 }
 
 static void expect_dict(const qsf_symdict *d, int n, const char *const *want) {
@@ -569,9 +560,97 @@ static void expect_unreplayable(uint32_t start, const char *sym, const char *why
     qsf_slot_release(&r);
 }
 
-static void unreplayable_gap_quarantines_slot(void **state) {
+/* .symbol-dict = ["a"]; FSN 0 defines "b" (id 1), FSN 1 needs ids from 3
+ * (id 2 was defined only by something lost), FSN 2 defines nothing new. Only
+ * FSN 1 cannot be replayed: its flush is given up and reported, the slot is
+ * kept, and a second open finds the empty commit in its place and reports
+ * nothing.
+ * (The whole slot was set aside: "frame FSN 1 needs symbol ids from 3 but
+ * only 2 are known".) */
+static void unknown_symbols_give_up_only_their_flush(void **state) {
     (void) state;
-    expect_unreplayable(3, "x", "frame FSN 0 needs symbol ids from 3 but only 1 are known");
+    const char *a[] = {"a"}, *b[] = {"b"}, *x[] = {"x"}, *ab[] = {"a", "b"};
+    dict_file(1, a);
+    const uint8_t *p[3];
+    uint32_t l[3];
+    p[0] = qwp(0x08, 1, 1, b, &l[0]);
+    p[1] = qwp(0x08, 3, 1, x, &l[1]);
+    p[2] = qwp(0x08, 2, 0, NULL, &l[2]);
+    st_segment(st_slot, st_gen(1), SEG, F, 0, 3, p, l);
+    st_manifest(st_slot, 1, 0, 0);
+    for (int open = 0; open < 2; open++) {
+        qsf_slot_recovered r;
+        st_open_ok(st_sfdir, &r);
+        assert_false(r.data_loss);
+        assert_false(st_exists(st_path(st_sfdir, "default.unreplayable-1")));
+        assert_int_equal(r.published_fsn, 2);
+        /* FSN 1 is now the empty commit, which carries nothing (docs/FORMAT.md §6.16) */
+        assert_int_equal(r.n_retired, 0);
+        assert_int_equal(r.n_losses, open == 0 ? 1 : 0);
+        if (open == 0) {
+            const qsf_recovery_loss *loss = &r.losses[0];
+            assert_int_equal(loss->from_fsn, 1);
+            assert_int_equal(loss->to_fsn, 1);
+            assert_int_equal(loss->frames_destroyed, 0);
+            assert_int_equal(loss->frames_retired, 1);
+            assert_non_null(strstr(loss->what, "needs symbol ids from 3 but only 2 are known"));
+            assert_int_equal(r.report.frames_lost, 1);
+            assert_string_equal(loss->copy, ""); /* nothing damaged: no copy */
+        }
+        expect_dict(&r.symdict, 2, ab);
+        qsf_slot_release(&r);
+    }
+}
+
+/* An unreplayable slot with more damaged regions than an error inbox holds
+ * (16 at least): its loss is one entry covering everything it gives up, so
+ * the record that it was set aside is never pushed out by the records of
+ * its regions. FSN 0 defines id 0, FSN 1..40 hold 10 rows each, FSN 2, 4,
+ * ..., 38 damaged, FSN 41 redefines id 0. (The losses were one per region
+ * and counted only the damaged flushes: 19 entries, 38 frames.) */
+static void a_slot_set_aside_reports_one_loss_for_everything(void **state) {
+    (void) state;
+    static uint8_t bufs[42][64];
+    const uint8_t *p[42];
+    uint32_t l[42];
+    const char *x[] = {"x"}, *y[] = {"y"};
+    l[0] = (uint32_t) st_qwp(bufs[0], 0x08, 0, 1, x);
+    for (int i = 1; i <= 40; i++)
+        l[i] = (uint32_t) st_qwp_table(bufs[i], 0, "t", 10, 40, (uint8_t) i);
+    l[41] = (uint32_t) st_qwp(bufs[41], 0x08, 0, 1, y);
+    uint64_t off = QSF_SFA_HEADER_SIZE;
+    for (int i = 0; i < 42; i++) {
+        p[i] = bufs[i];
+        if (i > 0 && i < 40 && i % 2 == 0) /* a flipped byte: the length still chains */
+            bufs[i][20] ^= 0x5A;
+        off += QSF_SFA_FRAME_OVERHEAD + l[i];
+    }
+    st_segment(st_slot, st_gen(1), SEG, F, 0, 42, p, l);
+    st_manifest(st_slot, 1, 0, 0);
+    /* st_segment computed the CRCs over the flipped bytes: flip them back */
+    off = QSF_SFA_HEADER_SIZE;
+    for (int i = 0; i < 42; i++) {
+        if (i > 0 && i < 40 && i % 2 == 0) {
+            uint8_t b = bufs[i][20] ^ 0x5A;
+            st_patch(st_path(st_slot, st_gen(1)), off + QSF_SFA_FRAME_OVERHEAD + 20, &b, 1);
+        }
+        off += QSF_SFA_FRAME_OVERHEAD + l[i];
+    }
+    qsf_slot_recovered r;
+    st_open_ok(st_sfdir, &r);
+    assert_true(r.data_loss);
+    assert_int_equal(r.n_losses, 1);
+    assert_int_equal(r.report.losses, 1);
+    const qsf_recovery_loss *loss = &r.losses[0];
+    assert_int_equal(loss->from_fsn, 0);
+    assert_int_equal(loss->to_fsn, 41);
+    assert_int_equal(loss->frames_destroyed, 19);
+    assert_true(loss->destroyed_exact);
+    assert_int_equal(loss->frames_retired, 23);
+    assert_int_equal(loss->rows, 210);
+    assert_int_equal(r.report.frames_lost, 42);
+    assert_non_null(strstr(loss->what, "redefines symbol id 0"));
+    qsf_slot_release(&r);
 }
 
 static void unreplayable_mismatch_quarantines_slot(void **state) {
@@ -739,8 +818,9 @@ int main(void) {
         T(dictionary_rebuilt_across_segments_oldest_trimmed),
         T(missing_ids_below_acked_are_harmless),
         T(gap_in_aborted_tail_is_harmless),
-        T(unreplayable_gap_quarantines_slot),
+        T(unknown_symbols_give_up_only_their_flush),
         T(unreplayable_mismatch_quarantines_slot),
+        T(a_slot_set_aside_reports_one_loss_for_everything),
         T(self_sufficient_slot_without_dictionary),
         T(append_mode_syncs_recovered_range),
         T(adopting_a_corrupt_slot_marks_it_failed),

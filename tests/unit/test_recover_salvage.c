@@ -12,6 +12,10 @@
 #include "crc32c.h"
 #include "sf/recover.h"
 #include "sf/segfmt.h"
+#include "sf/sfa.h"
+#include "sf/slot.h"
+
+#include <fcntl.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -341,6 +345,94 @@ static void damage_at_the_end_is_a_torn_tail(void **state) {
     qsf_slot_release(&r);
     expect_frames(st_gen(1), &f, "===");
     assert_int_equal(st_count_names(st_slot, st_gen(1), ".corrupt"), 0);
+}
+
+/* The mark a close leaves (docs/FORMAT.md §5.7): FSN `fsn` published, its
+ * frame ending at end_off of the segment with baseSeq 0 created at `created`. */
+static void mark(int64_t fsn, uint64_t end_off, int64_t created) {
+    qsf_slot sl = {.dirfd = open(st_slot, O_RDONLY | O_DIRECTORY)};
+    snprintf(sl.path, sizeof sl.path, "%s", st_slot);
+    qsf_published_mark m = {.fsn = fsn, .base_seq = 0, .created_us = created, .end_off = end_off};
+    assert_int_equal(qsf_slot_note_published(&sl, &m, NULL), QSF_OK);
+    close(sl.dirfd);
+}
+
+/* With the close's mark, the same damage is a loss: FSN 3 was published. It
+ * is reported once (the mark goes with the cut). A mark of another segment
+ * (its createdMicros) or one the frames do not fit (an intact frame past its
+ * end: a later writer went on) is ignored: the torn tail above. */
+static void damage_below_the_published_mark_is_a_loss(void **state) {
+    (void) state;
+    frames f;
+    make(&f, "CCCC", 1);
+    uint64_t end = f.off[3] + 8 + f.len[3];
+    for (int k = 0; k < 3; k++) {
+        write_seg(st_gen(1), 0, &f);
+        st_manifest(st_slot, 1, 0, 0);
+        flip_payload(st_gen(1), &f, 3);
+        mark(k == 2 ? 1 : 3, k == 2 ? f.off[2] : end, k == 1 ? 7 : 0);
+        qsf_slot_recovered r;
+        st_open_ok(st_sfdir, &r);
+        assert_int_equal(r.published_fsn, 2);
+        if (k == 0) {
+            expect_exact_loss(&r, 3, 3, 1);
+            assert_non_null(strstr(r.losses[0].what, "were published"));
+            assert_int_equal(r.report.aborted_frames_cut, 0); /* not an interrupted flush */
+            assert_false(st_exists(st_path(st_slot, QSF_NAME_PUBLISHED)));
+        } else
+            assert_int_equal(r.n_losses, 0); /* k 1: another segment; k 2: FSN 2 past its end */
+        qsf_slot_release(&r);
+        expect_frames(st_gen(1), &f, "===");
+        st_open_ok(st_sfdir, &r); /* once */
+        assert_int_equal(r.n_losses, 0);
+        qsf_slot_release(&r);
+        unlink(st_path(st_slot, QSF_NAME_PUBLISHED));
+    }
+}
+
+/* Hostile marks (an FSN whose successor overflows, an end past the file, an
+ * FSN below its segment, a torn record) are ignored: the torn tail above. */
+static void hostile_published_marks_are_ignored(void **state) {
+    (void) state;
+    frames f;
+    make(&f, "CCCC", 1);
+    const int64_t fsn[] = {INT64_MAX, 3, -5, 3};
+    const uint64_t end[] = {SEG, UINT64_MAX, SEG, SEG};
+    for (int k = 0; k < 4; k++) {
+        write_seg(st_gen(1), 0, &f);
+        st_manifest(st_slot, 1, 0, 0);
+        flip_payload(st_gen(1), &f, 3);
+        mark(fsn[k], end[k], 0);
+        if (k == 3) /* torn: its CRC no longer matches */
+            st_patch(st_path(st_slot, QSF_NAME_PUBLISHED), 9, "\x01", 1);
+        qsf_slot_recovered r;
+        st_open_ok(st_sfdir, &r);
+        assert_int_equal(r.published_fsn, 2);
+        assert_int_equal(r.n_losses, 0);
+        qsf_slot_release(&r);
+        unlink(st_path(st_slot, QSF_NAME_PUBLISHED));
+    }
+}
+
+/* A page lost in the active segment: the bytes give only an upper bound of
+ * the frames it held (bytes / 22), and the frames after it were numbered
+ * from that bound (3 frames lost reported as "at most 6", the FSNs after
+ * inflated). The mark fixes the count. */
+static void published_mark_counts_a_gap_exactly(void **state) {
+    (void) state;
+    frames f;
+    make(&f, "CCCCCCCCCC", 1);
+    write_seg(st_gen(1), 0, &f);
+    st_manifest(st_slot, 1, 0, 0);
+    uint8_t zero[160] = {0}; /* frames 3..5 and the first bytes of 6 */
+    uint64_t from = f.off[3], to = f.off[6] + 4;
+    st_patch(st_path(st_slot, st_gen(1)), from, zero, to - from);
+    mark(9, f.off[9] + 8 + f.len[9], 0);
+    qsf_slot_recovered r;
+    st_open_ok(st_sfdir, &r);
+    assert_int_equal(r.published_fsn, 9);
+    expect_exact_loss(&r, 3, 7, 4); /* 3..6 destroyed, 7 commits their flush */
+    qsf_slot_release(&r);
 }
 
 /* A candidate must look like a stored QWP message before its CRC is
@@ -738,6 +830,9 @@ int main(void) {
         T(flush_spanning_segments_is_retired),
         T(damage_at_or_below_acked_loses_nothing),
         T(damage_at_the_end_is_a_torn_tail),
+        T(damage_below_the_published_mark_is_a_loss),
+        T(published_mark_counts_a_gap_exactly),
+        T(hostile_published_marks_are_ignored),
         T(opaque_frames_after_damage_are_not_salvaged),
         T(frame_torn_while_written_hides_no_frame),
         T(frames_past_a_torn_frame_are_kept),
