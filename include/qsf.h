@@ -232,7 +232,17 @@ QSF_API int qsf_close_report(qsf_sender *sender, qsf_close_info *info, qsf_errin
  * stays open and you may retry the column. Columns missing from a row are NULL.
  * All row calls: producer thread; errors QSF_E_VALUE (bad name/value, message says
  * which), QSF_E_STATE (call out of order), QSF_E_TOO_LARGE, QSF_E_DICT_FULL,
- * QSF_E_BUSY, plus a latched fatal error. Auto-flush may run inside qsf_at_*;
+ * QSF_E_BUSY, plus a latched fatal error. Auto-flush may run inside qsf_at_*:
+ * when it fails, qsf_at_* returns its error (as qsf_flush: QSF_E_FULL,
+ * QSF_E_NOSPC, ...; the message begins "auto-flush failed; this row was not
+ * buffered") and takes the row back. The rule: a row whose qsf_at_* returned
+ * an error is left out and never sent (retry the whole row, or give it up;
+ * there is nothing to cancel); a row whose qsf_at_* returned QSF_OK is
+ * buffered (qsf_buffered_rows counts it) until a flush publishes it or
+ * qsf_close reports it dropped. One answer per row, the one an application
+ * already acts on: "OK for the row, the flush failure reported aside" would
+ * make the usual "retry the row on error" send it twice. With transaction=on
+ * a failure that aborts the transaction takes the row with it (qsf_flush).
  * auto_flush_interval is never early, and at most one coarse clock tick late
  * (clock_getres(CLOCK_MONOTONIC_COARSE), 4 ms at HZ=250, 10 ms at most) while
  * fewer than 128 rows are buffered, at most 20 ms late from then on (the I/O
@@ -303,7 +313,9 @@ QSF_API int qsf_at_now(qsf_sender *s, qsf_errinfo *err);
  * Producer thread. */
 QSF_API void qsf_row_cancel(qsf_sender *s);
 
-/* Number of complete rows buffered and not yet flushed. Producer thread. */
+/* Number of complete rows buffered and not yet flushed: every one had QSF_OK
+ * from its qsf_at_* (a row whose auto-flush failed is not counted). Producer
+ * thread. */
 QSF_API size_t qsf_buffered_rows(const qsf_sender *s);
 
 /* Drops every buffered row (and the row being built): the application gives

@@ -177,6 +177,22 @@ static int auto_flush(qsf_sender *s, qsf_errinfo *err) {
                                 : qsf_sender_flush_locked(s, NULL, err);
 }
 
+/* The rule of include/qsf.h "Rows": a row call that returns an error leaves
+ * the row out. The auto-flush this row triggered failed, so the row is taken
+ * back; the rows accepted before it stay buffered for the next flush. (When
+ * the failure aborted a transaction the row went with it: txn_fail's message
+ * counts it among the rows given up.) */
+static int row_left_out(qsf_sender *s, int rc, qsf_errinfo *err) {
+    if (!qsf_qwp_batch_drop_last_row(s->batch) || !err)
+        return rc;
+    char cause[QSF_ERRINFO_MSG_MAX];
+    snprintf(cause, sizeof cause, "%s", err->msg);
+    return qsf_err_set(err, rc, err->flags, err->sys_errno,
+                       "auto-flush failed; this row was not buffered (the %zu rows accepted "
+                       "before it stay buffered): %.400s",
+                       qsf_qwp_batch_rows(s->batch), cause);
+}
+
 int qsf_sender_after_row(qsf_sender *s, qsf_errinfo *err) {
     const qsf_conf *c = s->conf;
     qsf_interval_row(&s->ivl);
@@ -192,7 +208,10 @@ int qsf_sender_after_row(qsf_sender *s, qsf_errinfo *err) {
             lim = mb / 10 * 9;
         due = qsf_qwp_batch_est_bytes(s->batch) >= (size_t) lim;
     }
-    return due ? auto_flush(s, err) : QSF_OK;
+    if (!due)
+        return QSF_OK;
+    int rc = auto_flush(s, err);
+    return rc == QSF_OK ? QSF_OK : row_left_out(s, rc, err);
 }
 
 QSF_API int qsf_flush(qsf_sender *s, int64_t *fsn_out, qsf_errinfo *err) {
