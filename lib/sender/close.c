@@ -152,6 +152,18 @@ static void copy_info(qsf_close_info *out, const qsf_close_info *ci) {
     out->struct_size = n;
 }
 
+/* qsf_close in a child of fork() (docs/THREADING.md "fork()"): the segments
+ * are unmapped and this process's descriptors closed, nothing else. No
+ * thread is joined (the child has none of them), no file changes, no lock is
+ * released, nothing is counted: the parent's sender owns all of it. The rest
+ * of the memory stays allocated (its locks may be held by threads that exist
+ * only in the parent). */
+static int close_in_child(qsf_sender *s, qsf_errinfo *err) {
+    qsf_ring_forsake(s->ring);
+    s->ring = NULL;
+    return qsf_sender_check_fork(s, err);
+}
+
 QSF_API int qsf_close_report(qsf_sender *s, qsf_close_info *info, qsf_errinfo *err) {
     qsf_close_info ci;
     memset(&ci, 0, sizeof ci);
@@ -160,6 +172,17 @@ QSF_API int qsf_close_report(qsf_sender *s, qsf_close_info *info, qsf_errinfo *e
         copy_info(info, &ci);
         qsf_err_clear(err);
         return QSF_OK;
+    }
+    if (qsf_guard_forked(&s->guard)) {
+        copy_info(info, &ci);
+        return close_in_child(s, err);
+    }
+    if (qsf_inbox_is_dispatcher(s->inbox) || qsf_inbox_is_dispatcher(s->events)) {
+        copy_info(info, &ci); /* refused: nothing happened, nothing is counted */
+        return qsf_err_set(err, QSF_E_STATE, 0, 0,
+                           "qsf_close called from this sender's error or event handler: it would "
+                           "free the handler's own dispatcher; close from another thread once the "
+                           "handler has returned (the sender is unchanged)");
     }
     qsf_errinfo flush_err, ring_err;
     qsf_err_clear(&flush_err);

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define NOT_ADVERTISED_FRAME 1992294u /* ~1.9 MiB when the server gives no cap */
 
@@ -22,9 +23,21 @@
 /* Producer guard                                                            */
 /* ------------------------------------------------------------------------- */
 
+int qsf_sender_check_fork(const qsf_sender *s, qsf_errinfo *err) {
+    if (!s || !qsf_guard_forked(&s->guard))
+        return QSF_OK;
+    return qsf_err_set(err, QSF_E_STATE, 0, 0,
+                       "this sender belongs to process %ld, which created it; process %ld is a "
+                       "child of fork() and may not use it (only qsf_close, which releases this "
+                       "process's copy; the parent's sender is unaffected)",
+                       (long) s->pid, (long) getpid());
+}
+
 int qsf_sender_refuse(const qsf_sender *s, qsf_errinfo *err) {
     if (!s)
         return qsf_err_set(err, QSF_E_INVAL, 0, 0, "sender is NULL");
+    if (qsf_guard_forked(&s->guard))
+        return qsf_sender_check_fork(s, err);
     return qsf_err_set(err, QSF_E_BUSY, QSF_ERRF_RETRIABLE, 0,
                        "another thread is inside a call on this sender");
 }
@@ -344,6 +357,7 @@ QSF_API int qsf_sender_from_conf(const qsf_conf *conf, qsf_sender **out, qsf_err
     qsf_backlog_init(&s->backlog);
     qsf_latch_init(&s->latch);
     qsf_guard_init(&s->guard);
+    s->pid = getpid();
     s->last_commit_fsn = -1;
     qsf_interval_init(&s->ivl, conf->auto_flush ? qsf_conf_ms(conf->auto_flush_interval) : 0);
     s->quiet_below = !conf->auto_flush            ? SIZE_MAX
@@ -405,17 +419,19 @@ QSF_API int qsf_sender_from_env(qsf_sender **out, qsf_errinfo *err) {
 /* ------------------------------------------------------------------------- */
 
 QSF_API int64_t qsf_published_fsn(const qsf_sender *s) {
-    return s ? qsf_ring_published_fsn(s->ring) : -1;
+    return qsf_sender_own(s) ? qsf_ring_published_fsn(s->ring) : -1;
 }
 
 QSF_API int64_t qsf_acked_fsn(const qsf_sender *s) {
-    return s ? qsf_ring_acked_fsn(s->ring) : -1;
+    return qsf_sender_own(s) ? qsf_ring_acked_fsn(s->ring) : -1;
 }
 
 QSF_API int qsf_wait(qsf_sender *s, int64_t fsn, int level, int64_t no_progress_timeout_ms,
                      qsf_errinfo *err) {
     if (!s)
         return qsf_err_set(err, QSF_E_INVAL, 0, 0, "sender is NULL");
+    if (qsf_guard_forked(&s->guard)) /* no I/O thread here would ever wake it */
+        return qsf_sender_check_fork(s, err);
     if (level != QSF_WAIT_OK && level != QSF_WAIT_DURABLE)
         return qsf_err_set(err, QSF_E_INVAL, 0, 0, "unknown wait level %d", level);
     if (level == QSF_WAIT_DURABLE && !s->conf->request_durable_ack)
@@ -430,6 +446,8 @@ QSF_API int qsf_wait(qsf_sender *s, int64_t fsn, int level, int64_t no_progress_
 QSF_API int qsf_pause(qsf_sender *s) {
     if (!s)
         return QSF_E_INVAL;
+    if (qsf_guard_forked(&s->guard))
+        return QSF_E_STATE;
     qsf_io_pause(s->io, true);
     return QSF_OK;
 }
@@ -437,6 +455,8 @@ QSF_API int qsf_pause(qsf_sender *s) {
 QSF_API int qsf_resume(qsf_sender *s) {
     if (!s)
         return QSF_E_INVAL;
+    if (qsf_guard_forked(&s->guard))
+        return QSF_E_STATE;
     qsf_io_pause(s->io, false);
     return QSF_OK;
 }
@@ -447,6 +467,8 @@ QSF_API int qsf_resume(qsf_sender *s) {
 
 QSF_API int qsf_poll_error_sized(qsf_sender *s, qsf_error_record *out, size_t size) {
     qsf_error_record r;
+    if (s && qsf_guard_forked(&s->guard)) /* the inbox's lock may be a parent thread's */
+        return QSF_E_STATE;
     if (!s || !out || size < sizeof out->struct_size || !qsf_inbox_poll(s->inbox, &r))
         return 0;
     r.struct_size = size < sizeof r ? size : sizeof r;
@@ -457,5 +479,7 @@ QSF_API int qsf_poll_error_sized(qsf_sender *s, qsf_error_record *out, size_t si
 QSF_API int qsf_set_error_handler(qsf_sender *s, qsf_error_handler fn, void *user) {
     if (!s)
         return QSF_E_INVAL;
+    if (qsf_guard_forked(&s->guard))
+        return QSF_E_STATE;
     return qsf_inbox_set_handler(s->inbox, fn, user);
 }
