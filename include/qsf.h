@@ -212,12 +212,14 @@ typedef struct qsf_close_info {
  *  - QSF_E_TIMEOUT: SF mode, some published frames were not acknowledged within
  *    close_flush_timeout_millis (or it was 0/-1); they stay on disk for the next
  *    sender on the slot. Likewise when a drainer had not drained its orphan
- *    slot by then: its frames stay in that slot (orphan_* in qsf_close_info);
+ *    slot by then, or an adopted orphan slot was never started: its frames
+ *    stay in that slot (orphan_* in qsf_close_info);
  *  - the ring's own close failed (SF mode: the final checkpoint, the manifest or
  *    watermark, removing a drained slot's files), with that step's code, or
  *    QSF_E_TIMEOUT when its threads did not stop within 5 s (docs/ERRORS.md §7).
- * The message of err always carries the counts; qsf_close_report returns them
- * as numbers. Producer thread. Two exceptions, which do not free the sender:
+ * The message of err always carries the counts (a message longer than
+ * QSF_ERRINFO_MSG_MAX is cut in the causes after them, and ends with
+ * " [...]"); qsf_close_report returns them as numbers. Producer thread. Two exceptions, which do not free the sender:
  * called from one of its own error or event handlers it returns QSF_E_STATE
  * and changes nothing (close it from another thread once the handler has
  * returned); in a process forked after the sender was created, see
@@ -692,7 +694,8 @@ QSF_API int64_t qsf_acked_fsn(const qsf_sender *s);
  * watermark did not advance for no_progress_timeout_ms (0 or less: checks once,
  * without waiting). Errors: QSF_E_TIMEOUT,
  * QSF_E_INVAL (fsn beyond published, or DURABLE without durable ack), a latched
- * fatal error, QSF_E_CLOSED (qsf_close stopped the I/O thread meanwhile: it
+ * fatal error (every time once latched, also for an FSN acknowledged before:
+ * docs/ERRORS.md §4), QSF_E_CLOSED (qsf_close stopped the I/O thread meanwhile: it
  * returns only after every such wait has). Any thread. */
 QSF_API int qsf_wait(qsf_sender *s, int64_t fsn, int level, int64_t no_progress_timeout_ms,
                      qsf_errinfo *err);

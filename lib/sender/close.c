@@ -79,14 +79,41 @@ static void count_unacked(qsf_sender *s, qsf_close_info *ci) {
     qsf_latch_note_loss(&s->latch, ci->frames_unacked, rows, what);
 }
 
-/* "12 frames (3456 bytes) not acknowledged, kept in the slot; ..." */
-static void describe(const qsf_close_info *ci, const char *loss_msg, const qsf_errinfo *flush_err,
-                     char *out, size_t cap) {
+/* A close message holds at most QSF_ERRINFO_MSG_MAX - 1 bytes. Its parts
+ * come in the order of importance (the terminal error's own text, bounded;
+ * the counts; then the causes), and a text that must be cut ends with
+ * CUT_MARK, cut on a UTF-8 boundary, never silently mid-text. */
+#define CUT_MARK   " [...]"
+#define TERM_ROOM  240 /* of the message, for the terminal error's own text */
+#define PARTS_ROOM 1024
+
+/* Appends `src` to out[*n..cap) (cap includes the NUL); what does not fit is
+ * cut and marked. */
+static void put_fit(char *out, size_t cap, size_t *n, const char *src) {
+    size_t room = cap - 1 - *n, len = strlen(src);
+    if (len > room) {
+        size_t mark = sizeof CUT_MARK - 1;
+        len = room > mark ? room - mark : 0;
+        while (len > 0 && ((unsigned char) src[len] & 0xC0) == 0x80)
+            len--; /* not inside a UTF-8 sequence */
+        memcpy(out + *n, src, len);
+        memcpy(out + *n + len, CUT_MARK, room - len < mark ? room - len : mark);
+        *n += len + (room - len < mark ? room - len : mark);
+    } else {
+        memcpy(out + *n, src, len);
+        *n += len;
+    }
+    out[*n] = 0;
+}
+
+/* "12 frames (3456 bytes) not acknowledged, kept in the slot for the next
+ * sender; ...": every count, nothing cut (a few hundred bytes at most). */
+static void describe_counts(const qsf_close_info *ci, bool loss, char *out, size_t cap) {
     size_t n = 0;
     out[0] = 0;
     if (ci->rows_unpublished)
-        n += (size_t) snprintf(out + n, cap - n, "%" PRIu64 " buffered rows dropped (%.200s); ",
-                               ci->rows_unpublished, flush_err->msg);
+        n += (size_t) snprintf(out + n, cap - n, "%" PRIu64 " buffered rows dropped; ",
+                               ci->rows_unpublished);
     if (n < cap && ci->txn_rows_uncommitted)
         n += (size_t) snprintf(out + n, cap - n,
                                "%" PRIu64 " rows of the open transaction not committed "
@@ -104,37 +131,75 @@ static void describe(const qsf_close_info *ci, const char *loss_msg, const qsf_e
                               " frames (%" PRIu64 " bytes) kept in them; ",
                               ci->orphan_slots_left, ci->orphan_frames_left, ci->orphan_bytes_left);
     if (n < cap && ci->orphan_slots_not_started)
-        n += (size_t) snprintf(out + n, cap - n, "%" PRIu64 " orphan slots never started; ",
+        n += (size_t) snprintf(out + n, cap - n,
+                               "%" PRIu64 " orphan slots never started, their frames kept in "
+                               "them for a later sender with drain_orphans=on; ",
                                ci->orphan_slots_not_started);
     if (n < cap && ci->frames_lost)
-        n += (size_t) snprintf(out + n, cap - n, "%" PRIu64 " frames lost (%.200s); ",
-                               ci->frames_lost, loss_msg);
-    else if (n < cap && loss_msg[0])
-        n += (size_t) snprintf(out + n, cap - n, "data lost: %.200s; ", loss_msg);
+        n += (size_t) snprintf(out + n, cap - n, "%" PRIu64 " frames lost; ", ci->frames_lost);
+    else if (n < cap && loss)
+        n += (size_t) snprintf(out + n, cap - n, "data lost; ");
     if (n >= 2 && n < cap)
         out[n - 2] = 0; /* the last "; " */
+}
+
+/* "(buffered rows: <why the flush failed>; loss: <the first loss>)", or "". */
+static void describe_causes(const qsf_close_info *ci, const char *loss_msg,
+                            const qsf_errinfo *flush_err, char *out, size_t cap) {
+    bool rows = ci->rows_unpublished && flush_err->msg[0];
+    snprintf(out, cap, "%s%s%s%s%s%s", rows || loss_msg[0] ? " (" : "",
+             rows ? "buffered rows: " : "", rows ? flush_err->msg : "",
+             rows && loss_msg[0] ? "; " : "", loss_msg[0] ? "loss: " : "",
+             loss_msg[0] ? loss_msg : "");
+    if (out[0])
+        snprintf(out + strlen(out), cap - strlen(out), ")");
+}
+
+int qsf_close_outcome(const qsf_close_info *ci, bool lost) {
+    if (lost || ci->rows_unpublished || ci->txn_rows_uncommitted)
+        return QSF_E_DATA_LOSS;
+    if (ci->frames_unacked || ci->orphan_slots_left || ci->orphan_slots_not_started)
+        return QSF_E_TIMEOUT;
+    return QSF_OK;
 }
 
 /* The contract of qsf_close (qsf.h): terminal > data loss > SF timeout > a
  * failed close of the ring > OK; every message carries the counts. */
 static int verdict(qsf_sender *s, const qsf_close_info *ci, const qsf_errinfo *flush_err,
                    int ring_rc, const qsf_errinfo *ring_err, qsf_errinfo *err) {
-    char loss_msg[QSF_ERRINFO_MSG_MAX], summary[QSF_ERRINFO_MSG_MAX];
+    char loss_msg[QSF_ERRINFO_MSG_MAX], counts[PARTS_ROOM], causes[PARTS_ROOM];
+    char msg[QSF_ERRINFO_MSG_MAX];
     uint32_t losses = qsf_latch_losses(&s->latch, NULL, NULL, loss_msg, sizeof loss_msg);
     if (!losses)
         loss_msg[0] = 0;
-    describe(ci, loss_msg, flush_err, summary, sizeof summary);
+    describe_counts(ci, losses > 0, counts, sizeof counts);
+    describe_causes(ci, loss_msg, flush_err, causes, sizeof causes);
     qsf_errinfo term;
     int code = qsf_latch_get(&s->latch, &term);
+    int outcome = qsf_close_outcome(ci, losses > 0);
+    size_t n = 0;
+    msg[0] = 0;
+    if (code) {
+        put_fit(msg, TERM_ROOM, &n, term.msg);
+        if (counts[0])
+            put_fit(msg, sizeof msg, &n, "; close: ");
+    } else if (outcome != QSF_OK)
+        put_fit(msg, sizeof msg, &n, "close: ");
+    if (code || outcome != QSF_OK) {
+        put_fit(msg, sizeof msg, &n, counts);
+        if (!code) /* a terminal error was the flush's failure: said already */
+            put_fit(msg, sizeof msg, &n, causes);
+    }
     if (code)
-        return qsf_err_set(err, code, QSF_ERRF_FATAL, term.sys_errno, "%.300s%s%.200s", term.msg,
-                           summary[0] ? "; close: " : "", summary);
-    if (losses || ci->rows_unpublished || ci->txn_rows_uncommitted)
-        return qsf_err_set(err, QSF_E_DATA_LOSS, 0, 0, "close: %s", summary);
-    if (ci->frames_unacked || ci->orphan_slots_left)
-        return qsf_err_set(err, QSF_E_TIMEOUT, 0, 0,
-                           "close: %s (close_flush_timeout_millis=%" PRId64 ")", summary,
-                           s->conf->close_flush_timeout_millis);
+        return qsf_err_set(err, code, QSF_ERRF_FATAL, term.sys_errno, "%s", msg);
+    if (outcome == QSF_E_TIMEOUT) {
+        char tmo[64];
+        snprintf(tmo, sizeof tmo, " (close_flush_timeout_millis=%" PRId64 ")",
+                 s->conf->close_flush_timeout_millis);
+        put_fit(msg, sizeof msg, &n, tmo);
+    }
+    if (outcome != QSF_OK)
+        return qsf_err_set(err, outcome, 0, 0, "%s", msg);
     if (ring_rc != QSF_OK) {
         qsf_err_copy(err, ring_err);
         return ring_rc;

@@ -161,6 +161,13 @@ void qsf_sender_stats(const qsf_sender *s, qsf_stats *st);
 /* The line of the slot recovery found, and what it repaired (recovery_line.c). */
 void qsf_sender_log_recovery(const qsf_sender *s);
 
+/* What qsf_close returns for what it found (close.c), before the latched
+ * terminal error (which outranks it) and the ring's own close: DATA_LOSS for
+ * data given up (`lost`: a loss was recorded), TIMEOUT for frames left in
+ * slots (the sender's own, orphan slots interrupted or never started), else
+ * QSF_OK. */
+int qsf_close_outcome(const qsf_close_info *ci, bool lost);
+
 /* qsf_sender_stop, then frees everything. */
 void qsf_sender_free(qsf_sender *s);
 
