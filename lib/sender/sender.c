@@ -436,8 +436,10 @@ QSF_API int qsf_wait(qsf_sender *s, int64_t fsn, int level, int64_t no_progress_
         return qsf_err_set(err, QSF_E_INVAL, 0, 0, "unknown wait level %d", level);
     if (level == QSF_WAIT_DURABLE && !s->conf->request_durable_ack)
         return qsf_err_set(err, QSF_E_INVAL, 0, 0, "QSF_WAIT_DURABLE needs request_durable_ack=on");
-    int t = qsf_latch_get(&s->latch, err); /* ERRORS.md §4: every time, even for an FSN */
-    if (t)                                 /* acknowledged before it latched */
+    /* docs/ERRORS.md §4: the latched error every time, even for an FSN
+     * acknowledged before it latched */
+    int t = qsf_latch_get(&s->latch, err);
+    if (t)
         return t;
     int64_t pub = qsf_ring_published_fsn(s->ring);
     if (fsn > pub)

@@ -1,6 +1,6 @@
 /* qsf_close called from the sender's own error or event handler (the obvious
  * reaction to a terminal record) is refused with QSF_E_STATE and changes
- * nothing (docs/THREADING.md "Handlers"): before, it freed the inbox under
+ * nothing (docs/THREADING.md "Which call from where"): before, it freed the inbox under
  * the dispatcher that called the handler, a heap-use-after-free in
  * dispatch_main under AddressSanitizer and silent heap corruption without.
  * The sender then goes on, and closes normally from the producer thread. CI
