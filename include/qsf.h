@@ -219,11 +219,11 @@ typedef struct qsf_close_info {
  *    QSF_E_TIMEOUT when its threads did not stop within 5 s (docs/ERRORS.md §7).
  * The message of err always carries the counts (a message longer than
  * QSF_ERRINFO_MSG_MAX is cut in the causes after them, and ends with
- * " [...]"); qsf_close_report returns them as numbers. Producer thread. Two exceptions, which do not free the sender:
- * called from one of its own error or event handlers it returns QSF_E_STATE
- * and changes nothing (close it from another thread once the handler has
- * returned); in a process forked after the sender was created, see
- * docs/THREADING.md "fork()". */
+ * " [...]"); qsf_close_report returns them as numbers. Producer thread.
+ * Two exceptions, which do not free the sender: called from one of its own
+ * error or event handlers it returns QSF_E_STATE and changes nothing (close
+ * it from another thread once the handler has returned); in a process
+ * forked after the sender was created, see docs/THREADING.md "fork()". */
 QSF_API int qsf_close(qsf_sender *sender, qsf_errinfo *err);
 
 /* qsf_close, and fills *info (may be NULL) with what it found. */
