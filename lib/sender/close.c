@@ -163,12 +163,31 @@ int qsf_close_outcome(const qsf_close_info *ci, bool lost) {
     return QSF_OK;
 }
 
+/* The message of a close that did not return QSF_OK, into msg (of
+ * QSF_ERRINFO_MSG_MAX bytes): the terminal error's text if one is latched
+ * (`term`), the counts, the timeout a TIMEOUT outcome ran into (`tmo`, or
+ * ""), then the causes (left out after a terminal error: it was the flush's
+ * failure, and is said already). */
+static void compose(char *msg, const qsf_errinfo *term, const char *counts, const char *tmo,
+                    const char *causes) {
+    size_t n = 0;
+    msg[0] = 0;
+    if (term)
+        put_fit(msg, counts[0] ? TERM_ROOM : QSF_ERRINFO_MSG_MAX, &n, term->msg);
+    if (counts[0] || !term)
+        put_fit(msg, QSF_ERRINFO_MSG_MAX, &n, term ? "; close: " : "close: ");
+    put_fit(msg, QSF_ERRINFO_MSG_MAX, &n, counts);
+    put_fit(msg, QSF_ERRINFO_MSG_MAX, &n, tmo);
+    if (!term)
+        put_fit(msg, QSF_ERRINFO_MSG_MAX, &n, causes);
+}
+
 /* The contract of qsf_close (qsf.h): terminal > data loss > SF timeout > a
  * failed close of the ring > OK; every message carries the counts. */
 static int verdict(qsf_sender *s, const qsf_close_info *ci, const qsf_errinfo *flush_err,
                    int ring_rc, const qsf_errinfo *ring_err, qsf_errinfo *err) {
     char loss_msg[QSF_ERRINFO_MSG_MAX], counts[PARTS_ROOM], causes[PARTS_ROOM];
-    char msg[QSF_ERRINFO_MSG_MAX];
+    char msg[QSF_ERRINFO_MSG_MAX], tmo[64] = "";
     uint32_t losses = qsf_latch_losses(&s->latch, NULL, NULL, loss_msg, sizeof loss_msg);
     if (!losses)
         loss_msg[0] = 0;
@@ -177,27 +196,13 @@ static int verdict(qsf_sender *s, const qsf_close_info *ci, const qsf_errinfo *f
     qsf_errinfo term;
     int code = qsf_latch_get(&s->latch, &term);
     int outcome = qsf_close_outcome(ci, losses > 0);
-    size_t n = 0;
-    msg[0] = 0;
-    if (code) {
-        put_fit(msg, TERM_ROOM, &n, term.msg);
-        if (counts[0])
-            put_fit(msg, sizeof msg, &n, "; close: ");
-    } else if (outcome != QSF_OK)
-        put_fit(msg, sizeof msg, &n, "close: ");
-    if (code || outcome != QSF_OK) {
-        put_fit(msg, sizeof msg, &n, counts);
-        if (!code) /* a terminal error was the flush's failure: said already */
-            put_fit(msg, sizeof msg, &n, causes);
-    }
-    if (code)
-        return qsf_err_set(err, code, QSF_ERRF_FATAL, term.sys_errno, "%s", msg);
-    if (outcome == QSF_E_TIMEOUT) {
-        char tmo[64];
+    if (!code && outcome == QSF_E_TIMEOUT)
         snprintf(tmo, sizeof tmo, " (close_flush_timeout_millis=%" PRId64 ")",
                  s->conf->close_flush_timeout_millis);
-        put_fit(msg, sizeof msg, &n, tmo);
-    }
+    if (code || outcome != QSF_OK)
+        compose(msg, code ? &term : NULL, counts, tmo, causes);
+    if (code)
+        return qsf_err_set(err, code, QSF_ERRF_FATAL, term.sys_errno, "%s", msg);
     if (outcome != QSF_OK)
         return qsf_err_set(err, outcome, 0, 0, "%s", msg);
     if (ring_rc != QSF_OK) {
