@@ -212,12 +212,18 @@ typedef struct qsf_close_info {
  *  - QSF_E_TIMEOUT: SF mode, some published frames were not acknowledged within
  *    close_flush_timeout_millis (or it was 0/-1); they stay on disk for the next
  *    sender on the slot. Likewise when a drainer had not drained its orphan
- *    slot by then: its frames stay in that slot (orphan_* in qsf_close_info);
+ *    slot by then, or an adopted orphan slot was never started: its frames
+ *    stay in that slot (orphan_* in qsf_close_info);
  *  - the ring's own close failed (SF mode: the final checkpoint, the manifest or
  *    watermark, removing a drained slot's files), with that step's code, or
  *    QSF_E_TIMEOUT when its threads did not stop within 5 s (docs/ERRORS.md §7).
- * The message of err always carries the counts; qsf_close_report returns them
- * as numbers. Producer thread. */
+ * The message of err always carries the counts (a message longer than
+ * QSF_ERRINFO_MSG_MAX is cut in the causes after them, and ends with
+ * " [...]"); qsf_close_report returns them as numbers. Producer thread.
+ * Two exceptions, which do not free the sender: called from one of its own
+ * error or event handlers it returns QSF_E_STATE and changes nothing (close
+ * it from another thread once the handler has returned); in a process
+ * forked after the sender was created, see docs/THREADING.md "fork()". */
 QSF_API int qsf_close(qsf_sender *sender, qsf_errinfo *err);
 
 /* qsf_close, and fills *info (may be NULL) with what it found. */
@@ -232,7 +238,17 @@ QSF_API int qsf_close_report(qsf_sender *sender, qsf_close_info *info, qsf_errin
  * stays open and you may retry the column. Columns missing from a row are NULL.
  * All row calls: producer thread; errors QSF_E_VALUE (bad name/value, message says
  * which), QSF_E_STATE (call out of order), QSF_E_TOO_LARGE, QSF_E_DICT_FULL,
- * QSF_E_BUSY, plus a latched fatal error. Auto-flush may run inside qsf_at_*;
+ * QSF_E_BUSY, plus a latched fatal error. Auto-flush may run inside qsf_at_*:
+ * when it fails, qsf_at_* returns its error (as qsf_flush: QSF_E_FULL,
+ * QSF_E_NOSPC, ...; the message begins "auto-flush failed; this row was not
+ * buffered") and takes the row back. The rule: a row whose qsf_at_* returned
+ * an error is left out and never sent (retry the whole row, or give it up;
+ * there is nothing to cancel); a row whose qsf_at_* returned QSF_OK is
+ * buffered (qsf_buffered_rows counts it) until a flush publishes it or
+ * qsf_close reports it dropped. One answer per row, the one an application
+ * already acts on: "OK for the row, the flush failure reported aside" would
+ * make the usual "retry the row on error" send it twice. With transaction=on
+ * a failure that aborts the transaction takes the row with it (qsf_flush).
  * auto_flush_interval is never early, and at most one coarse clock tick late
  * (clock_getres(CLOCK_MONOTONIC_COARSE), 4 ms at HZ=250, 10 ms at most) while
  * fewer than 128 rows are buffered, at most 20 ms late from then on (the I/O
@@ -306,7 +322,9 @@ QSF_API int qsf_at_now(qsf_sender *s, qsf_errinfo *err);
  * Producer thread. */
 QSF_API void qsf_row_cancel(qsf_sender *s);
 
-/* Number of complete rows buffered and not yet flushed. Producer thread. */
+/* Number of complete rows buffered and not yet flushed: every one had QSF_OK
+ * from its qsf_at_* (a row whose auto-flush failed is not counted). Producer
+ * thread. */
 QSF_API size_t qsf_buffered_rows(const qsf_sender *s);
 
 /* Drops every buffered row (and the row being built): the application gives
@@ -679,7 +697,8 @@ QSF_API int64_t qsf_acked_fsn(const qsf_sender *s);
  * watermark did not advance for no_progress_timeout_ms (0 or less: checks once,
  * without waiting). Errors: QSF_E_TIMEOUT,
  * QSF_E_INVAL (fsn beyond published, or DURABLE without durable ack), a latched
- * fatal error, QSF_E_CLOSED (qsf_close stopped the I/O thread meanwhile: it
+ * fatal error (every time once latched, also for an FSN acknowledged before:
+ * docs/ERRORS.md §4), QSF_E_CLOSED (qsf_close stopped the I/O thread meanwhile: it
  * returns only after every such wait has). Any thread. */
 QSF_API int qsf_wait(qsf_sender *s, int64_t fsn, int level, int64_t no_progress_timeout_ms,
                      qsf_errinfo *err);

@@ -115,6 +115,15 @@ static bool on_dispatcher(const qsf_inbox *ib) {
     return ib->thr_started && pthread_equal(pthread_self(), ib->thr);
 }
 
+bool qsf_inbox_is_dispatcher(qsf_inbox *ib) {
+    if (!ib)
+        return false;
+    pthread_mutex_lock(&ib->mu);
+    bool self = on_dispatcher(ib);
+    pthread_mutex_unlock(&ib->mu);
+    return self;
+}
+
 int qsf_inbox_set_fn(qsf_inbox *ib, void (*fn)(void), void *user) {
     int rc = QSF_OK;
     pthread_mutex_lock(&ib->mu);

@@ -19,6 +19,7 @@
 
 #include "qsf.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -56,6 +57,11 @@ int qsf_inbox_take(qsf_inbox *ib, void *out);
 /* Registers (or with NULL removes) the handler; starts the dispatcher on first
  * use. Returns QSF_OK or QSF_E_INTERNAL if the thread cannot start. */
 int qsf_inbox_set_fn(qsf_inbox *ib, void (*fn)(void), void *user);
+
+/* True on the inbox's dispatcher thread, i.e. inside one of its handlers:
+ * there the inbox must not be stopped or freed (the dispatcher goes on using
+ * it when the handler returns). NULL: false. */
+bool qsf_inbox_is_dispatcher(qsf_inbox *ib);
 
 uint64_t qsf_inbox_dropped(const qsf_inbox *ib);
 uint64_t qsf_inbox_delivered(const qsf_inbox *ib);

@@ -203,6 +203,7 @@ int qsf_qwp_batch_table(qsf_qwp_batch *b, const char *name, size_t len, qsf_erri
     if (!name && len)
         return qsf_err_set(err, QSF_E_INVAL, 0, 0, "table name is NULL with length %zu", len);
     b->s_ntables = b->ntables;
+    b->last = NULL; /* the snapshots below are the new row's now */
     btable *t = table_find(b, name, len, err);
     if (!t)
         return err ? err->code : QSF_E_VALUE;
@@ -211,6 +212,7 @@ int qsf_qwp_batch_table(qsf_qwp_batch *b, const char *name, size_t len, qsf_erri
     t->s_ncols = t->ncols;
     t->s_nactive = t->nactive;
     t->s_overhead = t->overhead;
+    t->s_max_row = t->max_row;
     t->row_cur = t->row_sym = 0;
     t->row_ncols = 0;
     t->cursor = 0;
@@ -538,6 +540,7 @@ static void row_commit(qsf_qwp_batch *b, btable *t, int kind, int64_t ts) {
     }
     b->rows++;
     b->cur = NULL;
+    b->last = t;
 }
 
 static int row_end(qsf_qwp_batch *b, int kind, int64_t ts, qsf_errinfo *err) {
@@ -576,6 +579,31 @@ int qsf_qwp_batch_at_now(qsf_qwp_batch *b, qsf_errinfo *err) {
     return row_end(b, TS_SERVER, 0, err);
 }
 
+/* Undoes row_commit, then cancels the row as if it were still open: the
+ * snapshots taken by its table and column calls are intact until the next
+ * table call. Encodes do not touch them; a rewound failed encode gave the row
+ * back (first_row), a successful one reset the batch (last is NULL). */
+bool qsf_qwp_batch_drop_last_row(qsf_qwp_batch *b) {
+    btable *t = b->last;
+    if (!t || b->cur || t->first_row >= t->nrows)
+        return false;
+    b->last = NULL;
+    t->nrows--;
+    b->rows--;
+    if (t->ts_kind != TS_SERVER)
+        t->ts.len -= 8;
+    t->row_off.len -= 8;
+    t->sym_off.len = t->nrows ? t->sym_off.len - 8 : 0;
+    t->max_row = t->s_max_row;
+    if (t->nrows == 0) { /* this row put the table in the batch: it was the last added */
+        t->in_batch = false;
+        b->norder--;
+    }
+    b->cur = t;
+    qsf_qwp_batch_row_cancel(b);
+    return true;
+}
+
 /* ---- reset ---- */
 
 /* Forgets the table's columns (their slots keep their buffers for reuse): the next
@@ -611,4 +639,5 @@ void qsf_qwp_batch_reset(qsf_qwp_batch *b) {
     b->norder = 0;
     b->rows = 0;
     b->est = MSG_FIXED;
+    b->last = NULL;
 }

@@ -126,6 +126,14 @@ int qsf_qwp_batch_at_nanos(qsf_qwp_batch *b, int64_t ts, qsf_errinfo *err);
 int qsf_qwp_batch_at_now(qsf_qwp_batch *b, qsf_errinfo *err);
 void qsf_qwp_batch_row_cancel(qsf_qwp_batch *b);
 
+/* Takes back the row the last at_* call completed, as a cancel of the open row
+ * would (its columns, tables and symbols go; symbols already persisted or
+ * published stay in the symbol table). Possible until the next table call and
+ * as long as no encode consumed the row for good (a reset); false, changing
+ * nothing, otherwise. The sender uses it when the auto-flush that the row
+ * triggered fails: the call reports the error and the row is not buffered. */
+bool qsf_qwp_batch_drop_last_row(qsf_qwp_batch *b);
+
 /* Complete rows buffered and not yet consumed by an encode. */
 size_t qsf_qwp_batch_rows(const qsf_qwp_batch *b);
 

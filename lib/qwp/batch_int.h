@@ -93,7 +93,7 @@ typedef struct btable {
     uint32_t row_ncols;        /* columns set in the open row */
     /* state at the start of the open row */
     uint32_t s_ncols, s_nactive;
-    uint64_t s_overhead;
+    uint64_t s_overhead, s_max_row;
 } btable;
 
 struct qsf_qwp_batch {
@@ -105,6 +105,8 @@ struct qsf_qwp_batch {
     uint32_t *order; /* tables with rows in this batch, by first appearance */
     uint32_t norder, order_cap;
     btable *cur;       /* table of the open row, NULL when none */
+    btable *last;      /* table of the row the last at_* completed, while it can be
+                          taken back (qsf_qwp_batch_drop_last_row), else NULL */
     uint32_t last_tbl; /* index of the table used last (lookup cache) */
     size_t rows;       /* complete rows not consumed */
     uint64_t est;      /* encoded-size estimate, open row included */

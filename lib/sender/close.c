@@ -79,14 +79,41 @@ static void count_unacked(qsf_sender *s, qsf_close_info *ci) {
     qsf_latch_note_loss(&s->latch, ci->frames_unacked, rows, what);
 }
 
-/* "12 frames (3456 bytes) not acknowledged, kept in the slot; ..." */
-static void describe(const qsf_close_info *ci, const char *loss_msg, const qsf_errinfo *flush_err,
-                     char *out, size_t cap) {
+/* A close message holds at most QSF_ERRINFO_MSG_MAX - 1 bytes. Its parts
+ * come in the order of importance (the terminal error's own text, bounded;
+ * the counts; then the causes), and a text that must be cut ends with
+ * CUT_MARK, cut on a UTF-8 boundary, never silently mid-text. */
+#define CUT_MARK   " [...]"
+#define TERM_ROOM  240 /* of the message, for the terminal error's own text */
+#define PARTS_ROOM 1024
+
+/* Appends `src` to out[*n..cap) (cap includes the NUL); what does not fit is
+ * cut and marked. */
+static void put_fit(char *out, size_t cap, size_t *n, const char *src) {
+    size_t room = cap - 1 - *n, len = strlen(src);
+    if (len > room) {
+        size_t mark = sizeof CUT_MARK - 1;
+        len = room > mark ? room - mark : 0;
+        while (len > 0 && ((unsigned char) src[len] & 0xC0) == 0x80)
+            len--; /* not inside a UTF-8 sequence */
+        memcpy(out + *n, src, len);
+        memcpy(out + *n + len, CUT_MARK, room - len < mark ? room - len : mark);
+        *n += len + (room - len < mark ? room - len : mark);
+    } else {
+        memcpy(out + *n, src, len);
+        *n += len;
+    }
+    out[*n] = 0;
+}
+
+/* "12 frames (3456 bytes) not acknowledged, kept in the slot for the next
+ * sender; ...": every count, nothing cut (a few hundred bytes at most). */
+static void describe_counts(const qsf_close_info *ci, bool loss, char *out, size_t cap) {
     size_t n = 0;
     out[0] = 0;
     if (ci->rows_unpublished)
-        n += (size_t) snprintf(out + n, cap - n, "%" PRIu64 " buffered rows dropped (%.200s); ",
-                               ci->rows_unpublished, flush_err->msg);
+        n += (size_t) snprintf(out + n, cap - n, "%" PRIu64 " buffered rows dropped; ",
+                               ci->rows_unpublished);
     if (n < cap && ci->txn_rows_uncommitted)
         n += (size_t) snprintf(out + n, cap - n,
                                "%" PRIu64 " rows of the open transaction not committed "
@@ -104,37 +131,80 @@ static void describe(const qsf_close_info *ci, const char *loss_msg, const qsf_e
                               " frames (%" PRIu64 " bytes) kept in them; ",
                               ci->orphan_slots_left, ci->orphan_frames_left, ci->orphan_bytes_left);
     if (n < cap && ci->orphan_slots_not_started)
-        n += (size_t) snprintf(out + n, cap - n, "%" PRIu64 " orphan slots never started; ",
+        n += (size_t) snprintf(out + n, cap - n,
+                               "%" PRIu64 " orphan slots never started, their frames kept in "
+                               "them for a later sender with drain_orphans=on; ",
                                ci->orphan_slots_not_started);
     if (n < cap && ci->frames_lost)
-        n += (size_t) snprintf(out + n, cap - n, "%" PRIu64 " frames lost (%.200s); ",
-                               ci->frames_lost, loss_msg);
-    else if (n < cap && loss_msg[0])
-        n += (size_t) snprintf(out + n, cap - n, "data lost: %.200s; ", loss_msg);
+        n += (size_t) snprintf(out + n, cap - n, "%" PRIu64 " frames lost; ", ci->frames_lost);
+    else if (n < cap && loss)
+        n += (size_t) snprintf(out + n, cap - n, "data lost; ");
     if (n >= 2 && n < cap)
         out[n - 2] = 0; /* the last "; " */
+}
+
+/* "(buffered rows: <why the flush failed>; loss: <the first loss>)", or "". */
+static void describe_causes(const qsf_close_info *ci, const char *loss_msg,
+                            const qsf_errinfo *flush_err, char *out, size_t cap) {
+    bool rows = ci->rows_unpublished && flush_err->msg[0];
+    snprintf(out, cap, "%s%s%s%s%s%s", rows || loss_msg[0] ? " (" : "",
+             rows ? "buffered rows: " : "", rows ? flush_err->msg : "",
+             rows && loss_msg[0] ? "; " : "", loss_msg[0] ? "loss: " : "",
+             loss_msg[0] ? loss_msg : "");
+    if (out[0])
+        snprintf(out + strlen(out), cap - strlen(out), ")");
+}
+
+int qsf_close_outcome(const qsf_close_info *ci, bool lost) {
+    if (lost || ci->rows_unpublished || ci->txn_rows_uncommitted)
+        return QSF_E_DATA_LOSS;
+    if (ci->frames_unacked || ci->orphan_slots_left || ci->orphan_slots_not_started)
+        return QSF_E_TIMEOUT;
+    return QSF_OK;
+}
+
+/* The message of a close that did not return QSF_OK, into msg (of
+ * QSF_ERRINFO_MSG_MAX bytes): the terminal error's text if one is latched
+ * (`term`), the counts, the timeout a TIMEOUT outcome ran into (`tmo`, or
+ * ""), then the causes (left out after a terminal error: it was the flush's
+ * failure, and is said already). */
+static void compose(char *msg, const qsf_errinfo *term, const char *counts, const char *tmo,
+                    const char *causes) {
+    size_t n = 0;
+    msg[0] = 0;
+    if (term)
+        put_fit(msg, counts[0] ? TERM_ROOM : QSF_ERRINFO_MSG_MAX, &n, term->msg);
+    if (counts[0] || !term)
+        put_fit(msg, QSF_ERRINFO_MSG_MAX, &n, term ? "; close: " : "close: ");
+    put_fit(msg, QSF_ERRINFO_MSG_MAX, &n, counts);
+    put_fit(msg, QSF_ERRINFO_MSG_MAX, &n, tmo);
+    if (!term)
+        put_fit(msg, QSF_ERRINFO_MSG_MAX, &n, causes);
 }
 
 /* The contract of qsf_close (qsf.h): terminal > data loss > SF timeout > a
  * failed close of the ring > OK; every message carries the counts. */
 static int verdict(qsf_sender *s, const qsf_close_info *ci, const qsf_errinfo *flush_err,
                    int ring_rc, const qsf_errinfo *ring_err, qsf_errinfo *err) {
-    char loss_msg[QSF_ERRINFO_MSG_MAX], summary[QSF_ERRINFO_MSG_MAX];
+    char loss_msg[QSF_ERRINFO_MSG_MAX], counts[PARTS_ROOM], causes[PARTS_ROOM];
+    char msg[QSF_ERRINFO_MSG_MAX], tmo[64] = "";
     uint32_t losses = qsf_latch_losses(&s->latch, NULL, NULL, loss_msg, sizeof loss_msg);
     if (!losses)
         loss_msg[0] = 0;
-    describe(ci, loss_msg, flush_err, summary, sizeof summary);
+    describe_counts(ci, losses > 0, counts, sizeof counts);
+    describe_causes(ci, loss_msg, flush_err, causes, sizeof causes);
     qsf_errinfo term;
     int code = qsf_latch_get(&s->latch, &term);
+    int outcome = qsf_close_outcome(ci, losses > 0);
+    if (!code && outcome == QSF_E_TIMEOUT)
+        snprintf(tmo, sizeof tmo, " (close_flush_timeout_millis=%" PRId64 ")",
+                 s->conf->close_flush_timeout_millis);
+    if (code || outcome != QSF_OK)
+        compose(msg, code ? &term : NULL, counts, tmo, causes);
     if (code)
-        return qsf_err_set(err, code, QSF_ERRF_FATAL, term.sys_errno, "%.300s%s%.200s", term.msg,
-                           summary[0] ? "; close: " : "", summary);
-    if (losses || ci->rows_unpublished || ci->txn_rows_uncommitted)
-        return qsf_err_set(err, QSF_E_DATA_LOSS, 0, 0, "close: %s", summary);
-    if (ci->frames_unacked || ci->orphan_slots_left)
-        return qsf_err_set(err, QSF_E_TIMEOUT, 0, 0,
-                           "close: %s (close_flush_timeout_millis=%" PRId64 ")", summary,
-                           s->conf->close_flush_timeout_millis);
+        return qsf_err_set(err, code, QSF_ERRF_FATAL, term.sys_errno, "%s", msg);
+    if (outcome != QSF_OK)
+        return qsf_err_set(err, outcome, 0, 0, "%s", msg);
     if (ring_rc != QSF_OK) {
         qsf_err_copy(err, ring_err);
         return ring_rc;
@@ -152,6 +222,18 @@ static void copy_info(qsf_close_info *out, const qsf_close_info *ci) {
     out->struct_size = n;
 }
 
+/* qsf_close in a child of fork() (docs/THREADING.md "fork()"): the segments
+ * are unmapped and this process's descriptors closed, nothing else. No
+ * thread is joined (the child has none of them), no file changes, no lock is
+ * released, nothing is counted: the parent's sender owns all of it. The rest
+ * of the memory stays allocated (its locks may be held by threads that exist
+ * only in the parent). */
+static int close_in_child(qsf_sender *s, qsf_errinfo *err) {
+    qsf_ring_forsake(s->ring);
+    s->ring = NULL;
+    return qsf_sender_check_fork(s, err);
+}
+
 QSF_API int qsf_close_report(qsf_sender *s, qsf_close_info *info, qsf_errinfo *err) {
     qsf_close_info ci;
     memset(&ci, 0, sizeof ci);
@@ -160,6 +242,17 @@ QSF_API int qsf_close_report(qsf_sender *s, qsf_close_info *info, qsf_errinfo *e
         copy_info(info, &ci);
         qsf_err_clear(err);
         return QSF_OK;
+    }
+    if (qsf_guard_forked(&s->guard)) {
+        copy_info(info, &ci);
+        return close_in_child(s, err);
+    }
+    if (qsf_inbox_is_dispatcher(s->inbox) || qsf_inbox_is_dispatcher(s->events)) {
+        copy_info(info, &ci); /* refused: nothing happened, nothing is counted */
+        return qsf_err_set(err, QSF_E_STATE, 0, 0,
+                           "qsf_close called from this sender's error or event handler: it would "
+                           "free the handler's own dispatcher; close from another thread once the "
+                           "handler has returned (the sender is unchanged)");
     }
     qsf_errinfo flush_err, ring_err;
     qsf_err_clear(&flush_err);

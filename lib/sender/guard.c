@@ -29,7 +29,18 @@ static void rec_release(void *p) {
     pthread_mutex_unlock(&free_mu);
 }
 
+unsigned qsf_guard_forks;
+
+/* The child of fork(), on its only thread: senders of the parent are not its
+ * own. The forking thread's record is the parent's, still named as the owner
+ * of its guards: dropped, so the fast path cannot admit this thread. */
+static void forked_child(void) {
+    qsf_guard_forks++;
+    qsf_guard_self = NULL;
+}
+
 static void setup(void) {
+    pthread_atfork(NULL, NULL, forked_child);
     long cmds = membarrier(MEMBARRIER_CMD_QUERY);
     have_membarrier = cmds > 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
                       membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0 &&
@@ -41,6 +52,7 @@ void qsf_guard_init(qsf_guard *g) {
     atomic_init(&g->owner, NULL);
     pthread_mutex_init(&g->mu, NULL);
     g->fast = have_membarrier;
+    g->forks = qsf_guard_forks;
 }
 
 void qsf_guard_destroy(qsf_guard *g) {
@@ -97,6 +109,8 @@ static bool take_over(qsf_guard *g, qsf_guard_rec *me) {
 }
 
 bool qsf_guard_enter_slow(qsf_guard *g) {
+    if (qsf_guard_forked(g)) /* its mutex may be held by a thread of the parent */
+        return false;
     if (pthread_mutex_trylock(&g->mu) != 0)
         return false;
     if (!g->fast || take_over(g, self_rec()))

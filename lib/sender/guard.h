@@ -42,10 +42,23 @@ typedef struct qsf_guard {
     _Atomic(qsf_guard_rec *) owner; /* the thread that may take the fast path, or NULL */
     pthread_mutex_t mu;             /* held by a call on the slow path */
     bool fast;                      /* membarrier is available: owners take the fast path */
+    unsigned forks;                 /* qsf_guard_forks when the guard was made */
 } qsf_guard;
 
 /* This thread's record, NULL until its first slow-path call made one. */
 extern __thread qsf_guard_rec *qsf_guard_self __attribute__((tls_model("initial-exec")));
+
+/* Counts the fork() calls this process descends from (a pthread_atfork child
+ * handler, registered with the first guard, adds one and clears the forking
+ * thread's record, so a child never takes the fast path). A guard made in
+ * another process than the caller's admits nobody: qsf_guard_forked. */
+extern unsigned qsf_guard_forks;
+
+/* True when the guard was made in another process (this one is a child of a
+ * fork() after it): every call on its sender is refused. */
+static inline bool qsf_guard_forked(const qsf_guard *g) {
+    return g->forks != qsf_guard_forks;
+}
 
 void qsf_guard_init(qsf_guard *g);
 void qsf_guard_destroy(qsf_guard *g);

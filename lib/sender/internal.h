@@ -19,6 +19,7 @@
 #include "sf/ring.h"
 
 #include <pthread.h>
+#include <sys/types.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -53,7 +54,19 @@ struct qsf_sender {
     size_t quiet_below;  /* rows under which only the interval can flush (qsf_sender_row_quiet) */
     qsf_backlog backlog; /* per-flush times and rows of what is unacknowledged */
     qsf_sender_txn txn;  /* transaction=on: the open transaction */
+    pid_t pid;           /* the process that created it (fork(): docs/THREADING.md) */
 };
+
+/* The sender as this process may use it: NULL for NULL and for a sender
+ * inherited through fork() (docs/THREADING.md "fork()"), so that the calls
+ * which cannot return QSF_E_STATE answer as for a NULL sender. */
+static inline const qsf_sender *qsf_sender_own(const qsf_sender *s) {
+    return s && !qsf_guard_forked(&s->guard) ? s : NULL;
+}
+
+/* QSF_E_STATE for a sender inherited through fork(), naming both processes;
+ * QSF_OK for a sender of this process (NULL included). */
+int qsf_sender_check_fork(const qsf_sender *s, qsf_errinfo *err);
 
 /* The refusals of qsf_sender_enter, out of line: a NULL sender or another
  * thread inside (QSF_E_BUSY), and the latched terminal error (the guard was
@@ -147,6 +160,13 @@ void qsf_sender_stats(const qsf_sender *s, qsf_stats *st);
 
 /* The line of the slot recovery found, and what it repaired (recovery_line.c). */
 void qsf_sender_log_recovery(const qsf_sender *s);
+
+/* What qsf_close returns for what it found (close.c), before the latched
+ * terminal error (which outranks it) and the ring's own close: DATA_LOSS for
+ * data given up (`lost`: a loss was recorded), TIMEOUT for frames left in
+ * slots (the sender's own, orphan slots interrupted or never started), else
+ * QSF_OK. */
+int qsf_close_outcome(const qsf_close_info *ci, bool lost);
 
 /* qsf_sender_stop, then frees everything. */
 void qsf_sender_free(qsf_sender *s);

@@ -195,7 +195,7 @@ QSF_API void qsf_row_cancel(qsf_sender *s) {
 }
 
 QSF_API size_t qsf_buffered_rows(const qsf_sender *s) {
-    return s ? qsf_qwp_batch_rows(s->batch) : 0;
+    return qsf_sender_own(s) ? qsf_qwp_batch_rows(s->batch) : 0;
 }
 
 QSF_API size_t qsf_buffer_clear(qsf_sender *s) {

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define NOT_ADVERTISED_FRAME 1992294u /* ~1.9 MiB when the server gives no cap */
 
@@ -22,9 +23,21 @@
 /* Producer guard                                                            */
 /* ------------------------------------------------------------------------- */
 
+int qsf_sender_check_fork(const qsf_sender *s, qsf_errinfo *err) {
+    if (!s || !qsf_guard_forked(&s->guard))
+        return QSF_OK;
+    return qsf_err_set(err, QSF_E_STATE, 0, 0,
+                       "this sender belongs to process %ld, which created it; process %ld is a "
+                       "child of fork() and may not use it (only qsf_close, which releases this "
+                       "process's copy; the parent's sender is unaffected)",
+                       (long) s->pid, (long) getpid());
+}
+
 int qsf_sender_refuse(const qsf_sender *s, qsf_errinfo *err) {
     if (!s)
         return qsf_err_set(err, QSF_E_INVAL, 0, 0, "sender is NULL");
+    if (qsf_guard_forked(&s->guard))
+        return qsf_sender_check_fork(s, err);
     return qsf_err_set(err, QSF_E_BUSY, QSF_ERRF_RETRIABLE, 0,
                        "another thread is inside a call on this sender");
 }
@@ -177,6 +190,22 @@ static int auto_flush(qsf_sender *s, qsf_errinfo *err) {
                                 : qsf_sender_flush_locked(s, NULL, err);
 }
 
+/* The rule of include/qsf.h "Rows": a row call that returns an error leaves
+ * the row out. The auto-flush this row triggered failed, so the row is taken
+ * back; the rows accepted before it stay buffered for the next flush. (When
+ * the failure aborted a transaction the row went with it: txn_fail's message
+ * counts it among the rows given up.) */
+static int row_left_out(qsf_sender *s, int rc, qsf_errinfo *err) {
+    if (!qsf_qwp_batch_drop_last_row(s->batch) || !err)
+        return rc;
+    char cause[QSF_ERRINFO_MSG_MAX];
+    snprintf(cause, sizeof cause, "%s", err->msg);
+    return qsf_err_set(err, rc, err->flags, err->sys_errno,
+                       "auto-flush failed; this row was not buffered (the %zu rows accepted "
+                       "before it stay buffered): %.400s",
+                       qsf_qwp_batch_rows(s->batch), cause);
+}
+
 int qsf_sender_after_row(qsf_sender *s, qsf_errinfo *err) {
     const qsf_conf *c = s->conf;
     qsf_interval_row(&s->ivl);
@@ -192,7 +221,10 @@ int qsf_sender_after_row(qsf_sender *s, qsf_errinfo *err) {
             lim = mb / 10 * 9;
         due = qsf_qwp_batch_est_bytes(s->batch) >= (size_t) lim;
     }
-    return due ? auto_flush(s, err) : QSF_OK;
+    if (!due)
+        return QSF_OK;
+    int rc = auto_flush(s, err);
+    return rc == QSF_OK ? QSF_OK : row_left_out(s, rc, err);
 }
 
 QSF_API int qsf_flush(qsf_sender *s, int64_t *fsn_out, qsf_errinfo *err) {
@@ -325,6 +357,7 @@ QSF_API int qsf_sender_from_conf(const qsf_conf *conf, qsf_sender **out, qsf_err
     qsf_backlog_init(&s->backlog);
     qsf_latch_init(&s->latch);
     qsf_guard_init(&s->guard);
+    s->pid = getpid();
     s->last_commit_fsn = -1;
     qsf_interval_init(&s->ivl, conf->auto_flush ? qsf_conf_ms(conf->auto_flush_interval) : 0);
     s->quiet_below = !conf->auto_flush            ? SIZE_MAX
@@ -386,21 +419,28 @@ QSF_API int qsf_sender_from_env(qsf_sender **out, qsf_errinfo *err) {
 /* ------------------------------------------------------------------------- */
 
 QSF_API int64_t qsf_published_fsn(const qsf_sender *s) {
-    return s ? qsf_ring_published_fsn(s->ring) : -1;
+    return qsf_sender_own(s) ? qsf_ring_published_fsn(s->ring) : -1;
 }
 
 QSF_API int64_t qsf_acked_fsn(const qsf_sender *s) {
-    return s ? qsf_ring_acked_fsn(s->ring) : -1;
+    return qsf_sender_own(s) ? qsf_ring_acked_fsn(s->ring) : -1;
 }
 
 QSF_API int qsf_wait(qsf_sender *s, int64_t fsn, int level, int64_t no_progress_timeout_ms,
                      qsf_errinfo *err) {
     if (!s)
         return qsf_err_set(err, QSF_E_INVAL, 0, 0, "sender is NULL");
+    if (qsf_guard_forked(&s->guard)) /* no I/O thread here would ever wake it */
+        return qsf_sender_check_fork(s, err);
     if (level != QSF_WAIT_OK && level != QSF_WAIT_DURABLE)
         return qsf_err_set(err, QSF_E_INVAL, 0, 0, "unknown wait level %d", level);
     if (level == QSF_WAIT_DURABLE && !s->conf->request_durable_ack)
         return qsf_err_set(err, QSF_E_INVAL, 0, 0, "QSF_WAIT_DURABLE needs request_durable_ack=on");
+    /* docs/ERRORS.md §4: the latched error every time, even for an FSN
+     * acknowledged before it latched */
+    int t = qsf_latch_get(&s->latch, err);
+    if (t)
+        return t;
     int64_t pub = qsf_ring_published_fsn(s->ring);
     if (fsn > pub)
         return qsf_err_set(err, QSF_E_INVAL, 0, 0,
@@ -411,6 +451,8 @@ QSF_API int qsf_wait(qsf_sender *s, int64_t fsn, int level, int64_t no_progress_
 QSF_API int qsf_pause(qsf_sender *s) {
     if (!s)
         return QSF_E_INVAL;
+    if (qsf_guard_forked(&s->guard))
+        return QSF_E_STATE;
     qsf_io_pause(s->io, true);
     return QSF_OK;
 }
@@ -418,6 +460,8 @@ QSF_API int qsf_pause(qsf_sender *s) {
 QSF_API int qsf_resume(qsf_sender *s) {
     if (!s)
         return QSF_E_INVAL;
+    if (qsf_guard_forked(&s->guard))
+        return QSF_E_STATE;
     qsf_io_pause(s->io, false);
     return QSF_OK;
 }
@@ -428,6 +472,8 @@ QSF_API int qsf_resume(qsf_sender *s) {
 
 QSF_API int qsf_poll_error_sized(qsf_sender *s, qsf_error_record *out, size_t size) {
     qsf_error_record r;
+    if (s && qsf_guard_forked(&s->guard)) /* the inbox's lock may be a parent thread's */
+        return QSF_E_STATE;
     if (!s || !out || size < sizeof out->struct_size || !qsf_inbox_poll(s->inbox, &r))
         return 0;
     r.struct_size = size < sizeof r ? size : sizeof r;
@@ -438,5 +484,7 @@ QSF_API int qsf_poll_error_sized(qsf_sender *s, qsf_error_record *out, size_t si
 QSF_API int qsf_set_error_handler(qsf_sender *s, qsf_error_handler fn, void *user) {
     if (!s)
         return QSF_E_INVAL;
+    if (qsf_guard_forked(&s->guard))
+        return QSF_E_STATE;
     return qsf_inbox_set_handler(s->inbox, fn, user);
 }

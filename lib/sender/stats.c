@@ -50,6 +50,7 @@ static void drain_gauges(const qsf_sender *s, qsf_stats *st) {
 }
 
 void qsf_sender_stats(const qsf_sender *s, qsf_stats *st) {
+    s = qsf_sender_own(s); /* a sender inherited through fork(): the defaults */
     memset(st, 0, sizeof *st);
     st->struct_size = sizeof *st;
     if (!s) {

@@ -179,5 +179,5 @@ int qsf_sender_txn_commit(qsf_sender *s, qsf_errinfo *err) {
 }
 
 QSF_API uint64_t qsf_txn_rows(const qsf_sender *s) {
-    return s ? s->txn.rows + qsf_qwp_batch_rows(s->batch) : 0;
+    return qsf_sender_own(s) ? s->txn.rows + qsf_qwp_batch_rows(s->batch) : 0;
 }

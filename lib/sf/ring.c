@@ -353,6 +353,16 @@ static int close_sf(qsf_ring *r, qsf_errinfo *err) {
     return rc;
 }
 
+void qsf_ring_forsake(qsf_ring *r) {
+    if (!r)
+        return;
+    free_segments(r); /* munmap and close: no byte of a file changes */
+    if (r->sf)
+        qsf_slot_release(&r->rec); /* closes only: the locks stay the parent's */
+    else
+        qsf_symdict_destroy(&r->rec.symdict);
+}
+
 int qsf_ring_close(qsf_ring *r, qsf_errinfo *err) {
     if (!r)
         return QSF_OK;

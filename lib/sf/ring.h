@@ -109,6 +109,14 @@ int qsf_ring_open(const qsf_ring_opts *opts, qsf_ring **out, qsf_recovery_report
  * cursor first. */
 int qsf_ring_close(qsf_ring *r, qsf_errinfo *err);
 
+/* In a child of fork() (docs/THREADING.md "fork()"): unmaps the segments and
+ * closes this process's copies of the slot's descriptors, and nothing else:
+ * no thread is stopped (none was copied), no file is written, truncated or
+ * removed, no lock is released (closing a copy does not release the
+ * parent's flock). The ring's own memory is not freed: locks in it may be
+ * held by threads that exist only in the parent. Use it once, then drop r. */
+void qsf_ring_forsake(qsf_ring *r);
+
 /* SF mode: writes `.failed` (one line: reason) into the slot, durably, while the
  * ring still holds the slot lock (an orphan drainer giving up on the slot).
  * QSF_E_INVAL in memory mode. */

@@ -205,6 +205,43 @@ static void cancel_leaves_no_trace(void **state) {
     qsf_qwp_msg_free(m);
 }
 
+/* The row the last at_* completed is taken back as a cancel of the open row
+ * would: its columns, its new table and its symbols go, the estimate is as
+ * before, and only until the next row starts (the sender's rule for a row
+ * whose auto-flush failed, include/qsf.h "Rows"). */
+static void the_last_row_can_be_taken_back(void **state) {
+    fx *f = *state;
+    assert_false(qsf_qwp_batch_drop_last_row(f->b)); /* nothing completed yet */
+    OK(qsf_qwp_batch_table(f->b, "keep", 4, NULL));
+    OK(qsf_qwp_batch_col_i64(f->b, "a", 1, 1, NULL));
+    OK(qsf_qwp_batch_at_micros(f->b, 10, NULL));
+    size_t est = qsf_qwp_batch_est_bytes(f->b);
+    OK(qsf_qwp_batch_table(f->b, "gone", 4, NULL)); /* a table new to the batch */
+    OK(qsf_qwp_batch_col_i64(f->b, "b", 1, 1, NULL));
+    OK(qsf_qwp_batch_symbol(f->b, "s", 1, "ghost", 5, NULL));
+    OK(qsf_qwp_batch_at_nanos(f->b, 11, NULL));
+    assert_int_equal(qsf_qwp_batch_rows(f->b), 2);
+    assert_true(qsf_qwp_batch_drop_last_row(f->b));
+    assert_false(qsf_qwp_batch_drop_last_row(f->b)); /* once */
+    assert_int_equal(qsf_qwp_batch_rows(f->b), 1);
+    assert_int_equal(qsf_qwp_batch_est_bytes(f->b), est);
+    assert_int_equal(qsf_symtab_size(f->st), 0);
+    OK(qsf_qwp_batch_table(f->b, "keep", 4, NULL)); /* a row of the kept table, taken back */
+    OK(qsf_qwp_batch_col_i64(f->b, "a", 1, 2, NULL));
+    OK(qsf_qwp_batch_at_micros(f->b, 12, NULL));
+    assert_true(qsf_qwp_batch_drop_last_row(f->b));
+    assert_int_equal(qsf_qwp_batch_est_bytes(f->b), est);
+    OK(qsf_qwp_batch_table(f->b, "keep", 4, NULL));
+    assert_false(qsf_qwp_batch_drop_last_row(f->b)); /* a new row began */
+    qsf_qwp_batch_row_cancel(f->b);
+    qsf_qwp_msg *m = qsf_qwp_msg_new();
+    const qsf_qwp_dtable *t = flush_decode(f, m, NULL);
+    assert_int_equal(qsf_qwp_msg_table_count(m), 1);
+    assert_int_equal(t->row_count, 1);
+    assert_int_equal(qsf_qwp_dcol_i64(&t->cols[0], 0), 1);
+    qsf_qwp_msg_free(m);
+}
+
 static void timestamp_kind_fixed_per_table(void **state) {
     fx *f = *state;
     OK(qsf_qwp_batch_table(f->b, "t", 1, NULL));
@@ -438,6 +475,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(max_name_len_option, setup_short_names, fx_teardown),
         cmocka_unit_test_setup_teardown(names_are_case_insensitive, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(cancel_leaves_no_trace, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(the_last_row_can_be_taken_back, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(timestamp_kind_fixed_per_table, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(max_buf_size_refuses_and_keeps_buffer, setup_small_buf,
                                         fx_teardown),

@@ -112,7 +112,11 @@ static void uniform_frames_rotate_at_the_planned_fsn(void **state) {
     append_sized(r, 20, 18, FRAME);              /* FSNs 20..37 */
     assert_int_equal(frames_in_segment(19), 18); /* room for one more, left unused */
     assert_int_equal(frames_in_segment(37), 1);
-    assert_int_equal(qsf_ring_planned_fsn(r), -1); /* used up */
+    /* the plan for 37 is used up; the spare thread may already have planned
+     * the next spare (FSN 55), at any moment from the rotation on */
+    int64_t next = qsf_ring_planned_fsn(r);
+    if (next != -1 && next <= 37)
+        fail_msg("the plan for FSN 37 was not used up: planned FSN %" PRId64, next);
     read_in_order(r, 0, 37);
     assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
 
