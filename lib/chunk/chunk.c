@@ -2,6 +2,7 @@
  * chunks"): names, the row count, and the checks every column call makes
  * before its values. The typed column calls are in chunk_cols.c. */
 #include "chunk/chunk_cols.h"
+#include "chunk/chunk_enc.h"
 
 #include "err.h"
 #include "qwp/names.h"
@@ -45,6 +46,7 @@ QSF_API void qsf_chunk_clear(qsf_chunk *c) {
 QSF_API void qsf_chunk_free(qsf_chunk *c) {
     if (!c)
         return;
+    qsf_chunk_enc_free(c);
     free(c->cols);
     free(c);
 }
