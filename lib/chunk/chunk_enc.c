@@ -137,12 +137,16 @@ static int intern_all(qsf_chunk *c, qsf_symtab *st, qsf_errinfo *err) {
         return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "chunk of table \"%.*s\": out of memory",
                            c->table_len, c->table);
     qsf_chunk_scratch *x = &c->scratch;
+    qsf_chunk_col *sym[QSF_QWP_MAX_COLUMNS];
+    for (uint32_t i = 0, n = 0; i < c->ncols; i++)
+        if (c->cols[i].type == QSF_QWP_SYMBOL)
+            sym[n++] = &c->cols[i];
     uint32_t end = 0;
     x->sym_end[0] = 0;
     for (size_t r = 0; r < c->rows; r++) {
-        for (uint32_t i = 0; nsym && i < c->ncols; i++) {
-            qsf_chunk_col *k = &c->cols[i];
-            if (k->type != QSF_QWP_SYMBOL || !qsf_chunk_valid(k, r))
+        for (size_t i = 0; i < nsym; i++) {
+            qsf_chunk_col *k = sym[i];
+            if (!qsf_chunk_valid(k, r))
                 continue;
             uint32_t id;
             int rc = row_id(c, k, st, r, &id, err);
