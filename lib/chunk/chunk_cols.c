@@ -184,17 +184,18 @@ static int64_t offset_at(const void *offs, bool wide, size_t j) {
     return wide ? ((const int64_t *) offs)[j] : ((const int32_t *) offs)[j];
 }
 
-/* The first j < n where 32-bit offsets o[j] .. o[j + 1] decrease or span more
- * than max_len, else n: a branch-free scan the compiler vectorises. */
+/* The first j < n where 32-bit offsets o[j] .. o[j + 1] (o[0] >= 0) decrease
+ * or span more than max_len (< 2^31), else n: a branch-free scan first, which
+ * the compiler vectorises: with no offset negative, a decrease wraps above
+ * max_len in unsigned 32-bit arithmetic. */
 static size_t first_bad32(const int32_t *o, size_t n, uint64_t max_len) {
     const size_t step = 256;
+    const uint32_t *u = (const uint32_t *) o, lim = (uint32_t) max_len;
     for (size_t at = 0; at < n; at += step) {
         size_t end = at + step < n ? at + step : n;
-        int bad = 0;
-        for (size_t j = at; j < end; j++) {
-            int64_t d = (int64_t) o[j + 1] - o[j];
-            bad |= (d < 0) | ((uint64_t) d > max_len);
-        }
+        uint32_t bad = 0;
+        for (size_t j = at; j < end; j++) /* a negative offset, or a decrease or span */
+            bad |= (u[j + 1] >> 31) | ((uint32_t) (u[j + 1] - u[j]) > lim);
         for (size_t j = at; bad && j < end; j++) {
             int64_t d = (int64_t) o[j + 1] - o[j];
             if (d < 0 || (uint64_t) d > max_len)
