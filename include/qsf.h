@@ -432,8 +432,8 @@ QSF_API size_t qsf_chunk_rows(const qsf_chunk *c);
 /* Fixed-width columns: BYTE, SHORT, INT, LONG, FLOAT, DOUBLE. Unsigned inputs
  * are widened to the next signed QuestDB type (u8 -> SHORT, u16 -> INT,
  * u32 -> LONG); u64 goes to LONG and a value above INT64_MAX is QSF_E_VALUE
- * naming the row. INT and LONG values equal to QuestDB's NULL sentinel
- * (INT32_MIN / INT64_MIN) are QSF_E_VALUE, as in the row API. */
+ * naming the row. Values are sent as given, as the row API sends them: an INT
+ * of INT32_MIN or a LONG of INT64_MIN reads as NULL in QuestDB. */
 QSF_API int qsf_chunk_i8(qsf_chunk *c, const char *col, size_t col_len, const int8_t *values,
                          const uint8_t *validity, size_t offset, size_t rows, qsf_errinfo *err);
 QSF_API int qsf_chunk_i16(qsf_chunk *c, const char *col, size_t col_len, const int16_t *values,

@@ -9,6 +9,7 @@
   sf        lib/sf/                            the store-and-forward substrate
   io        lib/io/                            the I/O thread; reaches sf only through sf/ring.h
   sender    lib/sender/                        the public API's glue: may use everything
+  chunk     lib/chunk/                         columns in: the chunk API over the sender's glue
   qwpdec    lib/qwpdec/                        the server-side decoder, outside libqsf:
                                                no module of libqsf may include it
 
@@ -28,6 +29,8 @@ ALLOWED = {
     "sf": {"public", "ground", "os", "services", "qwp", "sf"},
     "io": {"public", "ground", "os", "services", "qwp", "io", "sf/ring.h"},
     "sender": {"public", "ground", "os", "services", "qwp", "conf", "sf", "io", "sender"},
+    "chunk": {"public", "ground", "os", "services", "qwp", "conf", "sf", "io", "sender",
+              "chunk"},
     "qwpdec": {"public", "ground", "qwp", "qwpdec"},
 }
 GROUND = {"bytes.h", "err.h", "log.h", "crc32c.h", "crc32c.c", "err.c", "log.c", "qsf_assert.h",
