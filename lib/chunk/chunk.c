@@ -1,6 +1,7 @@
 /* The chunk object and its column bookkeeping (include/qsf.h, "Columns in:
  * chunks"): names, the row count, and the checks every column call makes
  * before its values. The typed column calls are in chunk_cols.c. */
+#include "chunk/chunk_arrow.h"
 #include "chunk/chunk_cols.h"
 
 #include "err.h"
@@ -46,6 +47,7 @@ QSF_API void qsf_chunk_free(qsf_chunk *c) {
     if (!c)
         return;
     free(c->cols);
+    qsf_arrow_types_free(c->arrow_types);
     free(c);
 }
 

@@ -82,6 +82,7 @@ struct qsf_chunk {
     size_t ts_off;
     int64_t ts_mult; /* to µs (or 1 for nanos) */
     bool ts_nanos;
+    struct qsf_arrow_types *arrow_types; /* qsf_chunk_arrow_type's table (chunk_arrow.h) */
 };
 
 /* Whether row i of the column has a value. */
