@@ -3,6 +3,7 @@
  * before its values. The typed column calls are in chunk_cols.c. */
 #include "chunk/chunk_arrow.h"
 #include "chunk/chunk_cols.h"
+#include "chunk/chunk_enc.h"
 
 #include "err.h"
 #include "qwp/names.h"
@@ -46,6 +47,7 @@ QSF_API void qsf_chunk_clear(qsf_chunk *c) {
 QSF_API void qsf_chunk_free(qsf_chunk *c) {
     if (!c)
         return;
+    qsf_chunk_enc_free(c);
     free(c->cols);
     qsf_arrow_types_free(c->arrow_types);
     free(c);

@@ -66,7 +66,33 @@ typedef struct qsf_chunk_col {
     size_t nulls; /* NULL rows */
     size_t elems; /* tensor: elements per row */
     int32_t shape[QSF_QWP_MAX_ARRAY_RANK];
+    /* encode scratch (chunk_enc.c) */
+    size_t ids_at;    /* SYMBOL: where its rows' ids start in the scratch ids */
+    size_t dict_at;   /* CSRC_SYMDICT: where its codes' ids start in the scratch dict_ids */
+    size_t enc_nulls; /* NULL rows of the frame being written */
 } qsf_chunk_col;
+
+/* What an encode needs besides the columns (chunk_enc.c), kept for reuse. */
+typedef struct qsf_chunk_scratch {
+    uint32_t *ids; /* symbol ids, `rows` per SYMBOL column (NULL rows: unused) */
+    size_t ids_cap;
+    uint32_t *dict_ids; /* a dictionary column's code -> id + 1 (0: not interned yet) */
+    size_t dict_cap;
+    uint32_t *sym_end; /* [r]: 1 + the highest id rows [0, r) reference (0: none) */
+    size_t end_cap;
+    uint64_t *cum; /* [i]: delta-section bytes of ids [base, base + i) */
+    size_t cum_cap;
+    uint64_t *ts; /* one timestamp column's values of a frame, packed */
+    size_t ts_cap;
+    uint8_t *frame; /* a frame the ring lent no room for */
+    size_t frame_cap;
+    const char **strs; /* write-ahead arguments */
+    size_t strs_cap;
+    size_t *lens;
+    size_t lens_cap;
+    size_t *cuts; /* the planned frames: rows [cuts[i], cuts[i + 1]) */
+    size_t cuts_cap;
+} qsf_chunk_scratch;
 
 struct qsf_chunk {
     char table[QSF_QWP_MAX_NAME_LEN + 1];
@@ -82,6 +108,7 @@ struct qsf_chunk {
     size_t ts_off;
     int64_t ts_mult; /* to µs (or 1 for nanos) */
     bool ts_nanos;
+    qsf_chunk_scratch scratch;
     struct qsf_arrow_types *arrow_types; /* qsf_chunk_arrow_type's table (chunk_arrow.h) */
 };
 

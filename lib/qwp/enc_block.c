@@ -216,7 +216,7 @@ static uint8_t *put_column(uint8_t *p, const bcol *c, uint32_t r0, uint32_t r1, 
     return put_values(p, c, v0, v0 + k - nulls, use_gor);
 }
 
-static uint8_t *put_name(uint8_t *p, const char *s, uint8_t len) {
+uint8_t *qsf_enc_name(uint8_t *p, const char *s, uint8_t len) {
     *p++ = len; /* names are <= 127 bytes: a one-byte varint */
     memcpy(p, s, len);
     return p + len;
@@ -236,13 +236,13 @@ uint8_t *qsf_enc_block(uint8_t *p, const enc_seg *s, bool use_gor) {
             ncols += c->enc_v1 > c->enc_v0;
         }
     }
-    p = put_name(p, t->name, t->name_len);
+    p = qsf_enc_name(p, t->name, t->name_len);
     p += qsf_put_varint(p, s->r1 - s->r0);
     p += qsf_put_varint(p, ncols + (ts ? 1 : 0));
     /* a column without a value in these rows is left out: all NULL (or false) */
     for (uint32_t i = 0; i < t->ncols; i++)
         if (t->cols[i].enc_v1 > t->cols[i].enc_v0) {
-            p = put_name(p, t->cols[i].name, t->cols[i].name_len);
+            p = qsf_enc_name(p, t->cols[i].name, t->cols[i].name_len);
             *p++ = t->cols[i].type;
         }
     if (ts) {

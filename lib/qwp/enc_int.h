@@ -35,6 +35,14 @@ void qsf_enc_header(uint8_t *p, uint8_t flags, uint16_t tables, uint32_t payload
  * returns the end. */
 uint8_t *qsf_enc_block(uint8_t *p, const enc_seg *s, bool gorilla);
 
+/* Writes a table or column name (<= 127 bytes: a one-byte varint length) at
+ * p and returns the end. */
+uint8_t *qsf_enc_name(uint8_t *p, const char *s, uint8_t len);
+
+/* The options an encode runs with: the defaults for NULL, max_frame and
+ * row_frame_max clamped to what a frame may be. */
+void qsf_enc_norm_opts(const qsf_qwp_enc_opts *in, qsf_qwp_enc_opts *o);
+
 /* Writes the values of a timestamp column (after its null section): with gorilla,
  * the encoding byte then Gorilla (when n >= 3 and every delta-of-delta fits i32)
  * or raw values; without, raw values. v holds n i64 LE values. */

@@ -373,7 +373,7 @@ static int check_rows_fit(const qsf_qwp_batch *b, size_t max_frame, qsf_errinfo 
     return QSF_OK;
 }
 
-static void norm_opts(const qsf_qwp_enc_opts *in, qsf_qwp_enc_opts *o) {
+void qsf_enc_norm_opts(const qsf_qwp_enc_opts *in, qsf_qwp_enc_opts *o) {
     if (in)
         *o = *in;
     else
@@ -458,7 +458,7 @@ int qsf_qwp_encode_placed(qsf_qwp_encoder *e, qsf_qwp_batch *b, const qsf_qwp_en
                            "a row for table \"%.*s\" is open: end or cancel it before flushing",
                            b->cur->name_len, b->cur->name);
     qsf_qwp_enc_opts o;
-    norm_opts(opts, &o);
+    qsf_enc_norm_opts(opts, &o);
     int rc = check_rows_fit(b, o.row_frame_max, err);
     const qsf_enc_cbs cb = {on_new_symbols, emit, placer, user};
     while (rc == QSF_OK && b->rows > 0)

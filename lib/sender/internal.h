@@ -116,6 +116,12 @@ void qsf_sender_set_frame_limits(qsf_sender *s);
  * caller); `stage`: the last frame carries FLAG_DEFER_COMMIT too. */
 int qsf_sender_encode(qsf_sender *s, bool stage, qsf_qwp_encode_result *res, qsf_errinfo *err);
 
+/* Where the sender's frames go (sender.c): the write-ahead into .symbol-dict
+ * (NULL in self-sufficient mode), the ring's append, and its placer; `user`
+ * is the sender. For encoders besides the row buffer's (lib/chunk). */
+void qsf_sender_frame_outputs(const qsf_sender *s, qsf_qwp_on_new_symbols_fn *on_new,
+                              qsf_qwp_emit_fn *emit, const qsf_qwp_placer **placer);
+
 /* After a failed flush: the latched terminal error if one is set (keeping
  * QSF_ERRF_IN_DOUBT from err), else rc. */
 int qsf_sender_failed(qsf_sender *s, int rc, qsf_errinfo *err);
@@ -133,6 +139,14 @@ void qsf_sender_published(qsf_sender *s, uint64_t rows);
  * any other failure aborts the whole transaction (nothing of it is ever
  * delivered) and says so in err. */
 int qsf_sender_txn_stage(qsf_sender *s, qsf_errinfo *err);
+/* An encode into the ring's open flush: `stage`, its last frame deferred too.
+ * On error it leaves the symbol table's ids as they were (the caller puts the
+ * published watermark back). */
+typedef int (*qsf_sender_encode_fn)(qsf_sender *s, void *user, bool stage,
+                                    qsf_qwp_encode_result *res, qsf_errinfo *err);
+/* As qsf_sender_txn_stage, with the frames fn encodes (lib/chunk's chunks);
+ * the row buffer must be empty (stage the rows first). */
+int qsf_sender_txn_stage_with(qsf_sender *s, qsf_sender_encode_fn fn, void *user, qsf_errinfo *err);
 int qsf_sender_txn_commit(qsf_sender *s, qsf_errinfo *err);
 uint64_t qsf_sender_txn_abandon(qsf_sender *s);
 

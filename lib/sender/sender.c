@@ -95,12 +95,21 @@ void qsf_sender_set_frame_limits(qsf_sender *s) {
     qsf_qwp_batch_set_max_row_frame(s->batch, s->eo.max_frame);
 }
 
+void qsf_sender_frame_outputs(const qsf_sender *s, qsf_qwp_on_new_symbols_fn *on_new,
+                              qsf_qwp_emit_fn *emit, const qsf_qwp_placer **placer) {
+    *on_new = s->eo.self_sufficient ? NULL : on_new_symbols;
+    *emit = emit_frame;
+    *placer = &ring_placer;
+}
+
 int qsf_sender_encode(qsf_sender *s, bool stage, qsf_qwp_encode_result *res, qsf_errinfo *err) {
     *res = (qsf_qwp_encode_result){0};
     s->eo.defer_last = stage;
-    int rc = qsf_qwp_encode_placed(s->enc, s->batch, &s->eo,
-                                   s->eo.self_sufficient ? NULL : on_new_symbols, emit_frame,
-                                   &ring_placer, s, res, err);
+    qsf_qwp_on_new_symbols_fn on_new;
+    qsf_qwp_emit_fn emit;
+    const qsf_qwp_placer *placer;
+    qsf_sender_frame_outputs(s, &on_new, &emit, &placer);
+    int rc = qsf_qwp_encode_placed(s->enc, s->batch, &s->eo, on_new, emit, placer, s, res, err);
     s->eo.defer_last = false;
     return rc;
 }

@@ -85,14 +85,22 @@ static void staged(qsf_sender *s, const qsf_qwp_encode_result *res) {
     qsf_interval_reset(&s->ivl);
 }
 
+/* The row API's encode into the ring's open flush. */
+static int encode_rows(qsf_sender *s, void *user, bool stage, qsf_qwp_encode_result *res,
+                       qsf_errinfo *err) {
+    (void) user;
+    return qsf_sender_encode(s, stage, res, err);
+}
+
 /* The first auto-flush of a transaction opens it. Until it succeeds a failure
  * is that of an ordinary flush: nothing is kept, every row stays buffered. */
-static int stage_first(qsf_sender *s, bool fresh, qsf_errinfo *err) {
+static int stage_first(qsf_sender *s, qsf_sender_encode_fn fn, void *user, bool fresh,
+                       qsf_errinfo *err) {
     int rc = txn_begin(s, fresh, err);
     if (rc != QSF_OK)
         return rc;
     qsf_qwp_encode_result res;
-    rc = qsf_sender_encode(s, true, &res, err);
+    rc = fn(s, user, true, &res, err);
     if (rc == QSF_OK) {
         staged(s, &res);
         return QSF_OK;
@@ -116,31 +124,37 @@ static int staged_fail(qsf_sender *s, const qsf_ring_mark *m, uint32_t published
     return qsf_sender_failed(s, rc, err);
 }
 
-/* Encodes the buffered rows into the open transaction (`stage`: deferred
- * only), failing as staged_fail says. */
-static int encode_more(qsf_sender *s, bool stage, qsf_qwp_encode_result *res, qsf_errinfo *err) {
+/* Encodes with fn into the open transaction (`stage`: deferred only),
+ * failing as staged_fail says. */
+static int encode_more(qsf_sender *s, qsf_sender_encode_fn fn, void *user, bool stage,
+                       qsf_qwp_encode_result *res, qsf_errinfo *err) {
     qsf_ring_mark m;
     qsf_ring_txn_mark(s->ring, &m);
     uint32_t published = qsf_symtab_published(s->symtab);
-    int rc = qsf_sender_encode(s, stage, res, err);
+    int rc = fn(s, user, stage, res, err);
     return rc == QSF_OK ? QSF_OK : staged_fail(s, &m, published, rc, err);
+}
+
+int qsf_sender_txn_stage_with(qsf_sender *s, qsf_sender_encode_fn fn, void *user,
+                              qsf_errinfo *err) {
+    qsf_sender_set_frame_limits(s);
+    if (s->txn.open) {
+        qsf_qwp_encode_result res;
+        int rc = encode_more(s, fn, user, true, &res, err);
+        if (rc == QSF_OK)
+            staged(s, &res);
+        return rc;
+    }
+    int rc = stage_first(s, fn, user, false, err);
+    if (rc == QSF_E_TOO_LARGE && qsf_ring_txn_started_behind(s->ring))
+        rc = stage_first(s, fn, user, true, err);
+    return rc == QSF_OK ? QSF_OK : qsf_sender_failed(s, rc, err);
 }
 
 int qsf_sender_txn_stage(qsf_sender *s, qsf_errinfo *err) {
     if (qsf_qwp_batch_rows(s->batch) == 0)
         return QSF_OK;
-    qsf_sender_set_frame_limits(s);
-    if (s->txn.open) {
-        qsf_qwp_encode_result res;
-        int rc = encode_more(s, true, &res, err);
-        if (rc == QSF_OK)
-            staged(s, &res);
-        return rc;
-    }
-    int rc = stage_first(s, false, err);
-    if (rc == QSF_E_TOO_LARGE && qsf_ring_txn_started_behind(s->ring))
-        rc = stage_first(s, true, err);
-    return rc == QSF_OK ? QSF_OK : qsf_sender_failed(s, rc, err);
+    return qsf_sender_txn_stage_with(s, encode_rows, NULL, err);
 }
 
 /* A transaction whose rows are all staged commits with the empty commit
@@ -166,7 +180,8 @@ int qsf_sender_txn_commit(qsf_sender *s, qsf_errinfo *err) {
     bool buffered = qsf_qwp_batch_rows(s->batch) > 0;
     if (buffered && qsf_qwp_batch_row_open(s->batch))
         return qsf_sender_encode(s, false, &res, err); /* its QSF_E_STATE, nothing written */
-    int rc = buffered ? encode_more(s, false, &res, err) : append_commit_frame(s, err);
+    int rc = buffered ? encode_more(s, encode_rows, NULL, false, &res, err)
+                      : append_commit_frame(s, err);
     if (rc != QSF_OK)
         return rc;                          /* failed as staged_fail says */
     rc = qsf_ring_txn_commit(s->ring, err); /* aborts itself if its barrier fails */
