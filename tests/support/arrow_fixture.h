@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#define AF_MAX_CHILDREN 8
+#define AF_MAX_CHILDREN 40
 
 typedef struct af_col {
     struct ArrowSchema s;
