@@ -1,4 +1,4 @@
-/* Dictionary arrays (int8/int16/int32 indices into utf8 values) become SYMBOL
+/* Dictionary arrays (8/16/32-bit indices into utf8 values) become SYMBOL
  * columns through qsf_chunk_symbol_dict: the codes and the dictionary are
  * passed as they are, the dictionary's own offset folded into its offsets
  * pointer. */
@@ -10,13 +10,20 @@
 #include <stdio.h>
 #include <string.h>
 
-static int code_bytes(qsf_arrow_kind k) {
+/* Bytes of one index; unsigned indices (DuckDB's ENUMs have uint8 ones) are
+ * passed as the signed codes of the same width, which read the same up to the
+ * signed maximum (check_unsigned). */
+static int code_bytes(qsf_arrow_kind k, bool *is_unsigned) {
+    *is_unsigned = k == QSF_AK_U8 || k == QSF_AK_U16 || k == QSF_AK_U32;
     switch (k) {
     case QSF_AK_I8:
+    case QSF_AK_U8:
         return 1;
     case QSF_AK_I16:
+    case QSF_AK_U16:
         return 2;
     case QSF_AK_I32:
+    case QSF_AK_U32:
         return 4;
     default:
         return 0;
@@ -29,6 +36,34 @@ static int64_t code_at(const void *codes, int bytes, int64_t i) {
     if (bytes == 2)
         return ((const int16_t *) codes)[i];
     return ((const int32_t *) codes)[i];
+}
+
+/* Unsigned indices above the signed maximum of their width would read as
+ * negative codes: refused by row. Only a dictionary longer than that maximum
+ * can have such codes in range, so shorter ones need no scan. */
+static int check_unsigned(const qsf_arrow_col *x, int bytes, const struct ArrowArray *da,
+                          qsf_errinfo *err) {
+    int64_t max = bytes == 1 ? INT8_MAX : bytes == 2 ? INT16_MAX : INT32_MAX;
+    if (da->length <= max + 1)
+        return QSF_OK;
+    const uint8_t *valid = x->v.a->buffers[0];
+    const void *codes = qsf_arrow_buf(x, 1);
+    for (int64_t i = 0; i < x->v.len; i++) {
+        int64_t r = x->v.off + i;
+        if (valid != NULL && !((valid[r >> 3] >> (r & 7)) & 1))
+            continue;
+        int64_t k = code_at(codes, bytes, r);
+        if (k < 0)
+            return qsf_arrow_invalid(x, err,
+                                     "row %" PRId64 ": unsigned code %" PRId64
+                                     " is above the signed maximum of its width; use signed "
+                                     "or wider indices",
+                                     i,
+                                     k & (bytes == 1   ? 0xff
+                                          : bytes == 2 ? 0xffff
+                                                       : 0xffffffff));
+    }
+    return QSF_OK;
 }
 
 /* A valid row whose code names a null dictionary entry has no symbol to send:
@@ -83,14 +118,17 @@ int qsf_arrow_add_dict(const qsf_arrow_col *x, qsf_errinfo *err) {
                                  "schema and array disagree on a dictionary (schema %" PRId64
                                  ", array %" PRId64 ")",
                                  ds != NULL, da != NULL);
-    int bytes = code_bytes(x->fmt.kind);
+    bool is_unsigned;
+    int bytes = code_bytes(x->fmt.kind, &is_unsigned);
     if (bytes == 0)
-        return qsf_arrow_refuse(x, err, "dictionary indices must be int8, int16 or int32");
+        return qsf_arrow_refuse(x, err, "dictionary indices must be 8, 16 or 32 bits");
     if (x->want != QSF_TYPE_AUTO && x->want != QSF_TYPE_SYMBOL)
         return qsf_arrow_refuse(x, err, "a dictionary array becomes SYMBOL only");
     int rc = qsf_arrow_check_array(x->v.a, 2, 0, true, &x->who, err);
     if (rc == QSF_OK)
         rc = check_dictionary(x, ds, da, err);
+    if (rc == QSF_OK && is_unsigned)
+        rc = check_unsigned(x, bytes, da, err);
     if (rc == QSF_OK)
         rc = check_null_entries(x, bytes, da, err);
     if (rc != QSF_OK)

@@ -241,7 +241,8 @@ static void variable_width(void **state) {
     same_chunks(f);
 }
 
-/* Dictionary arrays: codes of 8, 16 and 32 bits; the dictionary itself
+/* Dictionary arrays: codes of 8, 16 and 32 bits, signed and unsigned (DuckDB's
+ * ENUMs have uint8 ones); the dictionary itself
  * sliced (its offset folded into the offsets pointer). */
 static void dictionaries(void **state) {
     fx *f = *state;
@@ -252,16 +253,16 @@ static void dictionaries(void **state) {
     static const int16_t c16[N] = {0, 1, 2, 0, 1, 3, 2, 1, 0, 3};
     static const int32_t c32[N] = {0, 1, 2, 0, 1, 3, 2, 1, 0, 3};
     static const void *codes[3] = {c8, c16, c32};
-    static const char *fmts[3] = {"c", "s", "i"};
+    static const char *fmts[6] = {"c", "s", "i", "C", "S", "I"};
     static const int widths[3] = {1, 2, 4};
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 6; k++) {
         char name[8];
         snprintf(name, sizeof name, "d%d", k);
-        af_init(&a, fmts[k], name, LEN, OFF, NULLS, 2, valid, codes[k], NULL);
+        af_init(&a, fmts[k], name, LEN, OFF, NULLS, 2, valid, codes[k % 3], NULL);
         af_init(&d, "u", NULL, 4, 1, 0, 3, NULL, doffs, ddata); /* entries 1..4 */
         af_dict(&a, &d);
         OK(qsf_chunk_arrow_column(f->arrow, NULL, 0, &a.s, &a.a, &f->err));
-        TYPED(qsf_chunk_symbol_dict, name, codes[k], widths[k], doffs + 1, ddata, 4);
+        TYPED(qsf_chunk_symbol_dict, name, codes[k % 3], widths[k % 3], doffs + 1, ddata, 4);
     }
     same_chunks(f);
 }
@@ -515,7 +516,19 @@ static void bad_values(void **state) {
     af_init(&d, "u", NULL, 2, 0, 0, 3, NULL, doffs, "ab");
     af_dict(&a, &d);
     REFUSED(qsf_chunk_arrow_column(f->arrow, NULL, 0, &a.s, &a.a, &f->err), QSF_E_UNSUPPORTED,
-            "int8, int16 or int32");
+            "8, 16 or 32 bits");
+    /* unsigned indices past the signed maximum (a dictionary of 200 entries) */
+    static int32_t big_offs[201];
+    static uint8_t ucodes[3] = {1, 150, 2};
+    for (int i = 0; i <= 200; i++)
+        big_offs[i] = i;
+    static char big_data[200];
+    memset(big_data, 'x', sizeof big_data);
+    af_init(&a, "C", "c", 3, 0, 0, 2, NULL, ucodes, NULL);
+    af_init(&d, "u", NULL, 200, 0, 0, 3, NULL, big_offs, big_data);
+    af_dict(&a, &d);
+    REFUSED(qsf_chunk_arrow_column(f->arrow, NULL, 0, &a.s, &a.a, &f->err), QSF_E_VALUE, "\"C\"",
+            "row 1", "unsigned code 150");
     af_init(&a, "c", "c", 3, 0, 0, 2, NULL, codes2, NULL);
     af_init(&d, "l", NULL, 2, 0, 0, 2, NULL, i64v, NULL);
     af_dict(&a, &d);
