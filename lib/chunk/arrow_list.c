@@ -23,16 +23,50 @@ static int list_child(const qsf_arrow_col *x, const struct ArrowSchema *s,
     return QSF_OK;
 }
 
-/* No null element among the child's elements [b, e) (its own indices). */
-static int no_null_elements(const qsf_arrow_col *x, const struct ArrowArray *ca, int64_t b,
-                            int64_t e, qsf_errinfo *err) {
+/* Where view row i's elements are among the child's own indices: list
+ * offsets, or rows of `per_row` elements from `first`. */
+typedef struct {
+    const int32_t *offs;
+    int64_t first, per_row;
+} elem_map;
+
+static void row_elems(const qsf_arrow_col *x, const elem_map *m, int64_t i, int64_t *b,
+                      int64_t *e) {
+    if (m->offs != NULL) {
+        *b = m->offs[x->v.off + i];
+        *e = m->offs[x->v.off + i + 1];
+    } else {
+        *b = m->first + i * m->per_row;
+        *e = *b + m->per_row;
+    }
+}
+
+/* No null element under a valid row: a QuestDB array has no null element.
+ * Elements under a null row are never sent, and producers leave them null
+ * (DuckDB does), so a null among all the elements is looked at row by row. */
+static int no_null_elements(const qsf_arrow_col *x, const struct ArrowArray *ca, const elem_map *m,
+                            qsf_errinfo *err) {
     const uint8_t *v = ca->buffers[0];
-    if (v == NULL || e <= b || qsf_arrow_count_zeros(v, ca->offset + b, e - b) == 0)
+    if (v == NULL || x->v.len == 0)
         return QSF_OK;
-    return qsf_arrow_invalid(x, err,
-                             "a null element among list elements %" PRId64 "..%" PRId64
-                             ": QuestDB arrays have no null elements",
-                             b, e);
+    int64_t b, e, last_b, last_e;
+    row_elems(x, m, 0, &b, &e);
+    row_elems(x, m, x->v.len - 1, &last_b, &last_e);
+    if (last_e <= b || qsf_arrow_count_zeros(v, ca->offset + b, last_e - b) == 0)
+        return QSF_OK;
+    const uint8_t *valid = x->v.a->buffers[0];
+    for (int64_t i = 0; i < x->v.len; i++) {
+        int64_t r = x->v.off + i;
+        if (valid != NULL && !((valid[r >> 3] >> (r & 7)) & 1))
+            continue;
+        row_elems(x, m, i, &b, &e);
+        if (e > b && qsf_arrow_count_zeros(v, ca->offset + b, e - b) != 0)
+            return qsf_arrow_invalid(x, err,
+                                     "row %" PRId64 ": a null element (of elements %" PRId64
+                                     "..%" PRId64 "); QuestDB arrays have no null elements",
+                                     i, b);
+    }
+    return QSF_OK;
 }
 
 static int check_leaf(const qsf_arrow_col *x, const struct ArrowSchema *cs,
@@ -69,8 +103,8 @@ static int add_list(const qsf_arrow_col *x, qsf_errinfo *err) {
         return qsf_arrow_invalid(
             x, err, "list offsets reach element %" PRId64 " past the child's length %" PRId64, last,
             ca->length);
-    int64_t first = ((const int32_t *) qsf_arrow_buf(x, 1))[x->v.off];
-    rc = no_null_elements(x, ca, first, last, err);
+    elem_map m = {qsf_arrow_buf(x, 1), 0, 0};
+    rc = no_null_elements(x, ca, &m, err);
     if (rc != QSF_OK)
         return rc;
     return QSF_ARROW_CALL(qsf_chunk_f64_list, qsf_arrow_buf(x, 1),
@@ -115,7 +149,7 @@ static int add_fixlist(const qsf_arrow_col *x, qsf_errinfo *err) {
     int rank = 0;
     const struct ArrowSchema *s = x->schema;
     const struct ArrowArray *a = x->v.a;
-    int64_t start = x->v.off, end = x->v.off + x->v.len, base = 0;
+    int64_t start = x->v.off, end = x->v.off + x->v.len, base = 0, per_row = 1;
     int32_t width = x->fmt.width;
     for (;;) {
         if (rank == 32)
@@ -129,8 +163,11 @@ static int add_fixlist(const qsf_arrow_col *x, qsf_errinfo *err) {
             rc = fixlist_child(x, cs, ca, rank, &f, &nested, err);
         if (rc == QSF_OK)
             rc = fixlist_level(x, ca, width, &start, &end, err);
+        if (rc == QSF_OK && __builtin_mul_overflow(per_row, (int64_t) width, &per_row))
+            return qsf_arrow_refuse(x, err, "a DOUBLE array row of more than 2^63 elements");
+        elem_map m = {NULL, start - ca->offset, per_row};
         if (rc == QSF_OK)
-            rc = no_null_elements(x, ca, start - ca->offset, end - ca->offset, err);
+            rc = no_null_elements(x, ca, &m, err);
         if (rc != QSF_OK)
             return rc;
         shape[rank++] = width;

@@ -547,6 +547,18 @@ static void bad_values(void **state) {
     af_child(&a, &e);
     REFUSED(qsf_chunk_arrow_column(f->arrow, NULL, 0, &a.s, &a.a, &f->err), QSF_E_VALUE,
             "null element");
+    /* elements under a null row may be null (DuckDB leaves them so) */
+    static const uint8_t row1_null[1] = {0x5};
+    static const uint8_t row1_elems_null[2] = {0xC7, 0x01}; /* elements 3..5 (row 1) clear */
+    af_init(&a, "+w:3", "under_null", 3, 0, 1, 1, row1_null, NULL, NULL);
+    af_init(&e, "g", "item", 9, 0, 3, 2, row1_elems_null, f64v, NULL);
+    af_child(&a, &e);
+    OK(qsf_chunk_arrow_column(f->arrow, NULL, 0, &a.s, &a.a, &f->err));
+    af_init(&a, "+w:3", "c", 3, 0, 0, 1, NULL, NULL, NULL);
+    af_init(&e, "g", "item", 9, 0, 3, 2, row1_elems_null, f64v, NULL);
+    af_child(&a, &e);
+    REFUSED(qsf_chunk_arrow_column(f->arrow, NULL, 0, &a.s, &a.a, &f->err), QSF_E_VALUE, "\"+w:3\"",
+            "row 1", "null element");
     af_init(&a, "+w:3", "c", 2, 1, 0, 1, NULL, NULL, NULL);
     af_init(&e, "g", "item", 8, 0, 0, 2, NULL, f64v, NULL);
     af_child(&a, &e);
