@@ -62,23 +62,57 @@ static const struct fmt {
     enum lay lay;
     int width; /* bytes per value (FIXED), values per row (FIXLIST) */
 } fmts[] = {
-    {"b", L_BITS, 0},        {"c", L_FIXED, 1},       {"C", L_FIXED, 1},
-    {"s", L_FIXED, 2},       {"S", L_FIXED, 2},       {"i", L_FIXED, 4},
-    {"I", L_FIXED, 4},       {"l", L_FIXED, 8},       {"L", L_FIXED, 8},
-    {"e", L_FIXED, 2},       {"f", L_FIXED, 4},       {"g", L_FIXED, 8},
-    {"z", L_VAR32, 0},       {"Z", L_VAR64, 0},       {"u", L_VAR32, 0},
-    {"U", L_VAR64, 0},       {"vu", L_VIEW, 0},       {"vz", L_VIEW, 0},
-    {"d:10,2", L_FIXED, 16}, {"d:40,3,256", L_FIXED, 32}, {"d:9,1,32", L_FIXED, 4},
-    {"d:18,4,64", L_FIXED, 8}, {"d:5,-2", L_FIXED, 16}, {"d:90,80,256", L_FIXED, 32},
-    {"w:16", L_FIXED, 16},   {"w:32", L_FIXED, 32},   {"w:3", L_FIXED, 3},
-    {"tdD", L_FIXED, 4},     {"tdm", L_FIXED, 8},     {"tts", L_FIXED, 4},
-    {"ttn", L_FIXED, 8},     {"tss:", L_FIXED, 8},    {"tsm:UTC", L_FIXED, 8},
-    {"tsu:", L_FIXED, 8},    {"tsn:Asia/Tokyo", L_FIXED, 8}, {"tDu", L_FIXED, 8},
-    {"tiM", L_FIXED, 4},     {"+l", L_LIST, 0},       {"+L", L_LIST, 0},
-    {"+w:2", L_FIXLIST, 2},  {"+w:3", L_FIXLIST, 3},  {"+w:0", L_FIXLIST, 0},
-    {"+s", L_STRUCT, 0},     {"+m", L_LIST, 0},       {"+ud:0,1", L_NONE, 0},
-    {"+r", L_NONE, 0},       {"n", L_NONE, 0},        {"x", L_NONE, 0},
-    {"", L_NONE, 0},         {"tsu", L_FIXED, 8},     {"+w:", L_NONE, 0},
+    {"b", L_BITS, 0},
+    {"c", L_FIXED, 1},
+    {"C", L_FIXED, 1},
+    {"s", L_FIXED, 2},
+    {"S", L_FIXED, 2},
+    {"i", L_FIXED, 4},
+    {"I", L_FIXED, 4},
+    {"l", L_FIXED, 8},
+    {"L", L_FIXED, 8},
+    {"e", L_FIXED, 2},
+    {"f", L_FIXED, 4},
+    {"g", L_FIXED, 8},
+    {"z", L_VAR32, 0},
+    {"Z", L_VAR64, 0},
+    {"u", L_VAR32, 0},
+    {"U", L_VAR64, 0},
+    {"vu", L_VIEW, 0},
+    {"vz", L_VIEW, 0},
+    {"d:10,2", L_FIXED, 16},
+    {"d:40,3,256", L_FIXED, 32},
+    {"d:9,1,32", L_FIXED, 4},
+    {"d:18,4,64", L_FIXED, 8},
+    {"d:5,-2", L_FIXED, 16},
+    {"d:90,80,256", L_FIXED, 32},
+    {"w:16", L_FIXED, 16},
+    {"w:32", L_FIXED, 32},
+    {"w:3", L_FIXED, 3},
+    {"tdD", L_FIXED, 4},
+    {"tdm", L_FIXED, 8},
+    {"tts", L_FIXED, 4},
+    {"ttn", L_FIXED, 8},
+    {"tss:", L_FIXED, 8},
+    {"tsm:UTC", L_FIXED, 8},
+    {"tsu:", L_FIXED, 8},
+    {"tsn:Asia/Tokyo", L_FIXED, 8},
+    {"tDu", L_FIXED, 8},
+    {"tiM", L_FIXED, 4},
+    {"+l", L_LIST, 0},
+    {"+L", L_LIST, 0},
+    {"+w:2", L_FIXLIST, 2},
+    {"+w:3", L_FIXLIST, 3},
+    {"+w:0", L_FIXLIST, 0},
+    {"+s", L_STRUCT, 0},
+    {"+m", L_LIST, 0},
+    {"+ud:0,1", L_NONE, 0},
+    {"+r", L_NONE, 0},
+    {"n", L_NONE, 0},
+    {"x", L_NONE, 0},
+    {"", L_NONE, 0},
+    {"tsu", L_FIXED, 8},
+    {"+w:", L_NONE, 0},
 };
 #define NFMTS (sizeof fmts / sizeof fmts[0])
 
@@ -141,9 +175,10 @@ static node *build(rd *r, int depth, const struct fmt *force, int64_t *rows_out)
 /* The buffers of a node whose format is `f`, sized for offset + length. */
 static void buffers(rd *r, node *nd, const struct fmt *f, int depth) {
     int64_t span = nd->a.offset + nd->a.length;
-    int nb = f->lay == L_NONE ? 0 : f->lay == L_STRUCT || f->lay == L_FIXLIST ? 1
-                                : f->lay == L_VAR32 || f->lay == L_VAR64 || f->lay == L_VIEW ? 3
-                                                                                            : 2;
+    int nb = f->lay == L_NONE                                             ? 0
+             : f->lay == L_STRUCT || f->lay == L_FIXLIST                  ? 1
+             : f->lay == L_VAR32 || f->lay == L_VAR64 || f->lay == L_VIEW ? 3
+                                                                          : 2;
     uint8_t lie = u8(r);
     if (lie % 16 == 0) /* a wrong n_buffers: the pointer array has that many */
         nb = (nb + 1 + lie / 16) % 5;

@@ -163,11 +163,12 @@ static int add_fixlist(const qsf_arrow_col *x, qsf_errinfo *err) {
             rc = fixlist_child(x, cs, ca, rank, &f, &nested, err);
         if (rc == QSF_OK)
             rc = fixlist_level(x, ca, width, &start, &end, err);
-        if (rc == QSF_OK && __builtin_mul_overflow(per_row, (int64_t) width, &per_row))
+        if (rc != QSF_OK)
+            return rc;
+        if (__builtin_mul_overflow(per_row, (int64_t) width, &per_row))
             return qsf_arrow_refuse(x, err, "a DOUBLE array row of more than 2^63 elements");
         elem_map m = {NULL, start - ca->offset, per_row};
-        if (rc == QSF_OK)
-            rc = no_null_elements(x, ca, &m, err);
+        rc = no_null_elements(x, ca, &m, err);
         if (rc != QSF_OK)
             return rc;
         shape[rank++] = width;
