@@ -88,7 +88,8 @@ static void numpy_arrays_through_ctypes(void **state) {
         cell(sink, "readings", i, "ok", i % 3 == 0 ? "1" : "0");
         cell(sink, "readings", i, "site", sites[i % 3]);
         /* 2023-11-14T22:13:20 is 1700000000 s; one row per millisecond */
-        snprintf(want, sizeof want, "%" PRId64, (int64_t) (1700000000000000000ll + (int64_t) i * 1000000));
+        snprintf(want, sizeof want, "%" PRId64,
+                 (int64_t) (1700000000000000000ll + (int64_t) i * 1000000));
         cell(sink, "readings", i, "timestamp", want);
         char v[512];
         assert_int_equal(qsink_cell(sink, "readings", i, "vec", v, sizeof v), 0);
