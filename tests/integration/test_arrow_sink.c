@@ -225,11 +225,16 @@ static void arrow_batch(batch *b) {
 typedef struct stream_state {
     batch *b;
     int next;
-    int released; /* batches the consumer released */
+    int released;     /* batches the consumer released */
+    bool fail_schema; /* get_schema fails */
+    int fail_next;    /* get_next fails when asked for this batch (-1: never) */
+    int bad;          /* this batch claims more rows than its columns hold (-1: none) */
 } stream_state;
 
 static int st_schema(struct ArrowArrayStream *st, struct ArrowSchema *out) {
     stream_state *s = st->private_data;
+    if (s->fail_schema)
+        return 71;
     *out = s->b->top.s;
     return 0;
 }
@@ -243,6 +248,8 @@ static void st_release_batch(struct ArrowArray *a) {
 static int st_next(struct ArrowArrayStream *st, struct ArrowArray *out) {
     stream_state *s = st->private_data;
     static const int64_t cut[4] = {0, 400, 700, ROWS};
+    if (s->next == s->fail_next)
+        return 5;
     if (s->next == 3) {
         memset(out, 0, sizeof *out);
         return 0;
@@ -250,6 +257,8 @@ static int st_next(struct ArrowArrayStream *st, struct ArrowArray *out) {
     *out = s->b->top.a;
     out->offset = OFF + cut[s->next];
     out->length = cut[s->next + 1] - cut[s->next];
+    if (s->next == s->bad)
+        out->length = N;
     out->release = st_release_batch;
     out->private_data = s;
     s->next++;
@@ -257,7 +266,8 @@ static int st_next(struct ArrowArrayStream *st, struct ArrowArray *out) {
 }
 
 static const char *st_error(struct ArrowArrayStream *st) {
-    return NULL;
+    stream_state *s = st->private_data;
+    return s->fail_schema || s->next == s->fail_next ? "the producer says no" : NULL;
 }
 
 static void st_release(struct ArrowArrayStream *st) {
@@ -330,7 +340,7 @@ static void arrow_and_typed_calls_agree(void **state) {
         fail_msg("flush arrow: %s", e.msg);
     qsf_chunk_free(k);
 
-    stream_state ss = {&b, 0, 0};
+    stream_state ss = {&b, 0, 0, false, -1, -1};
     struct ArrowArrayStream st = {st_schema, st_next, st_error, st_release, &ss};
     uint64_t rows = 0;
     if (qsf_send_arrow_stream(s, "stream", 6, &st, "ts", &rows, &e) != QSF_OK)
@@ -348,9 +358,59 @@ static void arrow_and_typed_calls_agree(void **state) {
     qsink_stop(sink);
 }
 
+/* A stream that fails: at its schema, at a batch qsf refuses, at get_next.
+ * The batches published before stay published and are counted; every batch
+ * taken is released, the stream never. */
+static void stream_failures(void **state) {
+    (void) state;
+    generate();
+    qsink *sink = it_sink(NULL);
+    char conf[1024], extra[700];
+    snprintf(extra, sizeof extra, "sf_dir=%s;sender_id=arrow;", it_dir);
+    qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), extra));
+    static batch b;
+    arrow_batch(&b);
+    qsf_errinfo e;
+    uint64_t rows = 99;
+
+    stream_state ss = {&b, 0, 0, true, -1, -1};
+    struct ArrowArrayStream st = {st_schema, st_next, st_error, st_release, &ss};
+    assert_int_equal(qsf_send_arrow_stream(s, "s0", 2, &st, "ts", &rows, &e), QSF_E_VALUE);
+    assert_non_null(strstr(e.msg, "get_schema"));
+    assert_non_null(strstr(e.msg, "the producer says no"));
+    assert_int_equal(rows, 0);
+    assert_int_equal(ss.next, 0);
+
+    ss = (stream_state){&b, 0, 0, false, -1, 1};
+    assert_int_equal(qsf_send_arrow_stream(s, "s1", 2, &st, "ts", &rows, &e), QSF_E_VALUE);
+    assert_non_null(strstr(e.msg, "batch 1"));
+    assert_non_null(strstr(e.msg, "does not hold"));
+    assert_int_equal(rows, 400);
+    assert_int_equal(ss.released, 2); /* the published one and the refused one */
+    assert_int_equal(ss.next, 2);     /* nothing taken after the refusal */
+
+    ss = (stream_state){&b, 0, 0, false, 2, -1};
+    assert_int_equal(qsf_send_arrow_stream(s, "s2", 2, &st, "ts", &rows, &e), QSF_E_VALUE);
+    assert_non_null(strstr(e.msg, "get_next"));
+    assert_non_null(strstr(e.msg, "after 2 batches"));
+    assert_non_null(strstr(e.msg, "the producer says no"));
+    assert_int_equal(rows, 700);
+    assert_int_equal(ss.released, 2);
+    assert_non_null(st.release); /* never released by qsf */
+
+    assert_int_equal(qsf_send_arrow_stream(s, "s3", 2, NULL, "ts", &rows, &e), QSF_E_INVAL);
+    it_wait_acked(s, qsf_published_fsn(s));
+    assert_int_equal(qsf_close(s, &e), QSF_OK);
+    assert_int_equal(qsink_rows(sink, "s0"), 0);
+    assert_int_equal(qsink_rows(sink, "s1"), 400);
+    assert_int_equal(qsink_rows(sink, "s2"), 700);
+    qsink_stop(sink);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(arrow_and_typed_calls_agree, it_setup_dir, it_teardown_dir),
+        cmocka_unit_test_setup_teardown(stream_failures, it_setup_dir, it_teardown_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
