@@ -175,10 +175,11 @@ static node *build(rd *r, int depth, const struct fmt *force, int64_t *rows_out)
 /* The buffers of a node whose format is `f`, sized for offset + length. */
 static void buffers(rd *r, node *nd, const struct fmt *f, int depth) {
     int64_t span = nd->a.offset + nd->a.length;
-    int nb = f->lay == L_NONE                                             ? 0
-             : f->lay == L_STRUCT || f->lay == L_FIXLIST                  ? 1
-             : f->lay == L_VAR32 || f->lay == L_VAR64 || f->lay == L_VIEW ? 3
-                                                                          : 2;
+    int nb = f->lay == L_NONE                            ? 0
+             : f->lay == L_STRUCT || f->lay == L_FIXLIST ? 1
+             : f->lay == L_VAR32 || f->lay == L_VAR64    ? 3
+             : f->lay == L_VIEW                          ? 4
+                                                         : 2;
     uint8_t lie = u8(r);
     if (lie % 16 == 0) /* a wrong n_buffers: the pointer array has that many */
         nb = (nb + 1 + lie / 16) % 5;
@@ -215,6 +216,13 @@ static void buffers(rd *r, node *nd, const struct fmt *f, int depth) {
         b[2] = fill(r, (size_t) reach + 1);
     for (int i = 3; i < nb; i++)
         b[i] = fill(r, 8);
+    if (f->lay == L_VIEW && nb == 4) { /* one data buffer, its true size last */
+        static const int64_t size = 64;
+        b[2] = fill(r, (size_t) size);
+        int64_t *sz = take(sizeof size);
+        *sz = size;
+        b[3] = sz;
+    }
     if (u8(r) % 32 == 0 && nb > 1) /* a NULL data buffer */
         b[1] = NULL;
     (void) depth;

@@ -1,5 +1,5 @@
 /* The Arrow import's hold on the chunk object (lib/chunk/chunk_arrow.h): the
- * slot of the per-column type table, and the mark that lets a record batch
+ * slot of its per-chunk state, and the mark that lets a record batch
  * add all of its columns or none. */
 #include "chunk/chunk_arrow.h"
 #include "chunk/chunk_int.h"
@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-qsf_arrow_types **qsf_chunk_arrow_types(qsf_chunk *c) {
-    return &c->arrow_types;
+qsf_arrow_state **qsf_chunk_arrow_state(qsf_chunk *c) {
+    return &c->arrow;
 }
 
 /* What a record batch can change in the chunk: the columns appended (the

@@ -94,9 +94,8 @@ static int add_decimal(const qsf_arrow_col *x, qsf_errinfo *err) {
         return QSF_ARROW_CALL(qsf_chunk_decimal128, d, x->fmt.scale);
     case 256:
         return QSF_ARROW_CALL(qsf_chunk_decimal256, d, x->fmt.scale);
-    default:
-        return qsf_arrow_refuse(x, err,
-                                "decimal32: qsf takes decimal64/128/256; cast to decimal64");
+    default: /* 32 */
+        return qsf_arrow_add_converted(x, err);
     }
 }
 
@@ -142,12 +141,6 @@ static const char *refused_kind(qsf_arrow_kind k) {
     switch (k) {
     case QSF_AK_NULL:
         return "the null type has no QuestDB column type to create";
-    case QSF_AK_F16:
-        return "float16: QuestDB has no half-precision type; cast to float32";
-    case QSF_AK_UTF8VIEW:
-        return "utf8_view: not taken; cast to utf8 or large_utf8";
-    case QSF_AK_BINVIEW:
-        return "binary_view: not taken; cast to binary or large_binary";
     case QSF_AK_TIME:
         return "time32/time64: QuestDB has no time-of-day type; cast to int64";
     case QSF_AK_DURATION:
@@ -187,6 +180,9 @@ static int check_layout(const qsf_arrow_col *x, qsf_errinfo *err) {
     case QSF_AK_FIXLIST:
         nb = 1, nc = 1;
         break;
+    case QSF_AK_UTF8VIEW:
+    case QSF_AK_BINVIEW:
+        return QSF_OK; /* a variable number of buffers: arrow_convert.c */
     default:
         break;
     }
@@ -196,7 +192,7 @@ static int check_layout(const qsf_arrow_col *x, qsf_errinfo *err) {
 /* The override asked for must fit the format. */
 static int check_want(const qsf_arrow_col *x, qsf_errinfo *err) {
     qsf_arrow_kind k = x->fmt.kind;
-    bool text = k == QSF_AK_UTF8 || k == QSF_AK_LUTF8;
+    bool text = k == QSF_AK_UTF8 || k == QSF_AK_LUTF8 || k == QSF_AK_UTF8VIEW;
     bool ok = true;
     switch (x->want) {
     case QSF_TYPE_SYMBOL:
@@ -246,6 +242,10 @@ static int add_by_kind(const qsf_arrow_col *x, qsf_errinfo *err) {
     case QSF_AK_LIST:
     case QSF_AK_FIXLIST:
         return qsf_arrow_add_array(x, err);
+    case QSF_AK_F16:
+    case QSF_AK_UTF8VIEW:
+    case QSF_AK_BINVIEW:
+        return qsf_arrow_add_converted(x, err);
     default:
         return add_int(x, err);
     }

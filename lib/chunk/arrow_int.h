@@ -153,9 +153,12 @@ int qsf_arrow_invalid(const qsf_arrow_col *x, qsf_errinfo *err, const char *fmt,
 /* rc of a typed qsf_chunk_* call, its message prefixed with the Arrow format. */
 int qsf_arrow_typed(const qsf_arrow_col *x, int rc, qsf_errinfo *err);
 
-/* Dictionary arrays (arrow_dict.c) and DOUBLE arrays (arrow_list.c). */
+/* Dictionary arrays (arrow_dict.c), DOUBLE arrays (arrow_list.c), and the
+ * formats taken by conversion (arrow_convert.c: utf8_view, binary_view,
+ * float16, decimal32). */
 int qsf_arrow_add_dict(const qsf_arrow_col *x, qsf_errinfo *err);
 int qsf_arrow_add_array(const qsf_arrow_col *x, qsf_errinfo *err);
+int qsf_arrow_add_converted(const qsf_arrow_col *x, qsf_errinfo *err);
 
 /* Adds the view `v` of an array with schema `schema` as column `name`. */
 int qsf_arrow_add_column(qsf_chunk *c, const char *name, size_t name_len,

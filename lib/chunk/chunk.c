@@ -42,6 +42,7 @@ QSF_API void qsf_chunk_clear(qsf_chunk *c) {
     c->rows = 0;
     c->counted = false;
     c->has_ts = false;
+    qsf_arrow_state_clear(c->arrow); /* the converted Arrow columns' buffers */
 }
 
 QSF_API void qsf_chunk_free(qsf_chunk *c) {
@@ -49,7 +50,7 @@ QSF_API void qsf_chunk_free(qsf_chunk *c) {
         return;
     qsf_chunk_enc_free(c);
     free(c->cols);
-    qsf_arrow_types_free(c->arrow_types);
+    qsf_arrow_state_free(c->arrow);
     free(c);
 }
 

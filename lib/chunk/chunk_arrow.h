@@ -1,8 +1,9 @@
 /* What the Arrow import (lib/chunk/arrow_*.c) keeps in a chunk and needs of
  * it beyond the public typed calls: the per-column QuestDB types asked for
  * with qsf_chunk_arrow_type (kept across qsf_chunk_clear, freed with the
- * chunk), and a snapshot of the chunk's columns so that a record batch adds
- * all of its columns or none. */
+ * chunk), the buffers of converted columns (freed when the chunk is cleared),
+ * and a snapshot of the chunk's columns so that a record batch adds all of its
+ * columns or none. */
 #ifndef QSF_CHUNK_ARROW_H
 #define QSF_CHUNK_ARROW_H
 
@@ -10,15 +11,18 @@
 
 #include <stddef.h>
 
-typedef struct qsf_arrow_types qsf_arrow_types;
+typedef struct qsf_arrow_state qsf_arrow_state;
 
-/* The chunk's slot for its type table (NULL until the first
- * qsf_chunk_arrow_type). qsf_chunk_free calls qsf_arrow_types_free on it. */
-qsf_arrow_types **qsf_chunk_arrow_types(qsf_chunk *c);
-void qsf_arrow_types_free(qsf_arrow_types *t);
+/* The chunk's slot for the Arrow state (NULL until first needed).
+ * qsf_chunk_clear calls qsf_arrow_state_clear on it (the converted buffers
+ * go, the types stay), qsf_chunk_free qsf_arrow_state_free. */
+qsf_arrow_state **qsf_chunk_arrow_state(qsf_chunk *c);
+void qsf_arrow_state_clear(qsf_arrow_state *st);
+void qsf_arrow_state_free(qsf_arrow_state *st);
 
-/* The QSF_TYPE_* asked for column `name`, QSF_TYPE_AUTO when none. */
-int qsf_arrow_types_get(const qsf_arrow_types *t, const char *name, size_t len);
+/* `bytes` of memory that lives until the chunk is cleared or freed (NULL: out
+ * of memory). */
+void *qsf_arrow_scratch(qsf_chunk *c, size_t bytes);
 
 /* The chunk's columns, row count and designated timestamp as they are now
  * (NULL: out of memory). Restore forgets every column added and the

@@ -14,7 +14,7 @@
 typedef struct af_col {
     struct ArrowSchema s;
     struct ArrowArray a;
-    const void *bufs[4];
+    const void *bufs[6];
     struct ArrowSchema *sch_kids[AF_MAX_CHILDREN];
     struct ArrowArray *arr_kids[AF_MAX_CHILDREN];
 } af_col;

@@ -1,6 +1,8 @@
-/* The QuestDB type each Arrow column is asked to become: the chunk's table
- * (qsf_chunk_arrow_type), then the field's metadata ("questdb.type", the
- * arrow.uuid extension), then the default mapping of docs/ARROW.md. */
+/* What the Arrow import keeps per chunk: the QuestDB type each column is asked
+ * to become (qsf_chunk_arrow_type; then the field's metadata, "questdb.type"
+ * and the arrow.uuid extension; then the default mapping of docs/ARROW.md),
+ * and the buffers of the columns it had to convert (arrow_convert.c), which
+ * live until the chunk is cleared or freed, as borrowed buffers would. */
 #include "chunk/arrow_int.h"
 #include "chunk/chunk_arrow.h"
 
@@ -13,25 +15,62 @@
 /* Longest column name QuestDB takes, in bytes. */
 #define TYPE_NAME_MAX 127
 
-struct qsf_arrow_types {
-    size_t n, cap;
+struct qsf_arrow_state {
+    size_t n, cap; /* the type table */
     struct {
         char name[TYPE_NAME_MAX + 1];
         size_t len;
         int type;
     } * e;
+    size_t nblocks, blocks_cap; /* converted buffers */
+    void **blocks;
 };
 
-void qsf_arrow_types_free(qsf_arrow_types *t) {
+void qsf_arrow_state_clear(qsf_arrow_state *t) {
+    if (t == NULL)
+        return;
+    for (size_t i = 0; i < t->nblocks; i++)
+        free(t->blocks[i]);
+    t->nblocks = 0;
+}
+
+void qsf_arrow_state_free(qsf_arrow_state *t) {
     if (t != NULL) {
+        qsf_arrow_state_clear(t);
+        free(t->blocks);
         free(t->e);
         free(t);
     }
 }
 
+static qsf_arrow_state *state(qsf_chunk *c) {
+    qsf_arrow_state **slot = qsf_chunk_arrow_state(c);
+    if (*slot == NULL)
+        *slot = calloc(1, sizeof **slot);
+    return *slot;
+}
+
+void *qsf_arrow_scratch(qsf_chunk *c, size_t bytes) {
+    qsf_arrow_state *t = state(c);
+    if (t == NULL)
+        return NULL;
+    if (t->nblocks == t->blocks_cap) {
+        size_t cap = t->blocks_cap ? 2 * t->blocks_cap : 8;
+        void **b = realloc(t->blocks, cap * sizeof *b);
+        if (b == NULL)
+            return NULL;
+        t->blocks = b;
+        t->blocks_cap = cap;
+    }
+    void *p = malloc(bytes ? bytes : 1);
+    if (p != NULL)
+        t->blocks[t->nblocks++] = p;
+    return p;
+}
+
 /* Index of `name` (ASCII case-insensitive, as QuestDB compares column names),
  * or t->n. */
-static size_t find(const qsf_arrow_types *t, const char *name, size_t len) {
+static size_t find(const qsf_arrow_state *t, const char *name, size_t len) {
     for (size_t i = 0; i < t->n; i++) {
         if (t->e[i].len == len && strncasecmp(t->e[i].name, name, len) == 0)
             return i;
@@ -39,14 +78,14 @@ static size_t find(const qsf_arrow_types *t, const char *name, size_t len) {
     return t->n;
 }
 
-int qsf_arrow_types_get(const qsf_arrow_types *t, const char *name, size_t len) {
+static int types_get(const qsf_arrow_state *t, const char *name, size_t len) {
     if (t == NULL || name == NULL)
         return QSF_TYPE_AUTO;
     size_t i = find(t, name, len);
     return i < t->n ? t->e[i].type : QSF_TYPE_AUTO;
 }
 
-static int put(qsf_arrow_types *t, const char *col, size_t len, int type, qsf_errinfo *err) {
+static int put(qsf_arrow_state *t, const char *col, size_t len, int type, qsf_errinfo *err) {
     size_t i = find(t, col, len);
     if (i == t->n) {
         if (t->n == t->cap) {
@@ -77,10 +116,10 @@ QSF_API int qsf_chunk_arrow_type(qsf_chunk *c, const char *col, size_t col_len, 
         return qsf_err_set(err, QSF_E_INVAL, 0, 0,
                            "qsf_chunk_arrow_type: unknown QuestDB type %d for column \"%.*s\"",
                            qsf_type, (int) col_len, col);
-    qsf_arrow_types **slot = qsf_chunk_arrow_types(c);
-    if (*slot == NULL && (*slot = calloc(1, sizeof **slot)) == NULL)
+    qsf_arrow_state *t = state(c);
+    if (t == NULL)
         return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "qsf_chunk_arrow_type: out of memory");
-    return put(*slot, col, col_len, qsf_type, err);
+    return put(t, col, col_len, qsf_type, err);
 }
 
 /* The QSF_TYPE_* a "questdb.type" value names, -1 for none. */
@@ -95,7 +134,7 @@ static int type_named(const char *v, int32_t len) {
 
 int qsf_arrow_wanted_type(qsf_chunk *c, const char *name, size_t name_len,
                           const struct ArrowSchema *schema) {
-    int t = qsf_arrow_types_get(*qsf_chunk_arrow_types(c), name, name_len);
+    int t = types_get(*qsf_chunk_arrow_state(c), name, name_len);
     if (t != QSF_TYPE_AUTO)
         return t;
     const char *v;
