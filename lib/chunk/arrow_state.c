@@ -112,10 +112,13 @@ QSF_API int qsf_chunk_arrow_type(qsf_chunk *c, const char *col, size_t col_len, 
         return qsf_err_set(err, QSF_E_VALUE, 0, 0,
                            "qsf_chunk_arrow_type: column name of %zu bytes (1..%d)", col_len,
                            TYPE_NAME_MAX);
-    if (qsf_type < QSF_TYPE_AUTO || qsf_type > QSF_TYPE_IPV4)
+    if (qsf_type < QSF_TYPE_AUTO || qsf_type > QSF_TYPE_IPV4) {
+        char name[QSF_ARROW_NAME_CAP];
+        qsf_arrow_name_print(name, col, col_len);
         return qsf_err_set(err, QSF_E_INVAL, 0, 0,
-                           "qsf_chunk_arrow_type: unknown QuestDB type %d for column \"%.*s\"",
-                           qsf_type, (int) col_len, col);
+                           "qsf_chunk_arrow_type: unknown QuestDB type %d for column %s", qsf_type,
+                           name);
+    }
     qsf_arrow_state *t = state(c);
     if (t == NULL)
         return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "qsf_chunk_arrow_type: out of memory");

@@ -208,7 +208,9 @@ static void asked_types(void **state) {
     af_init(&a, "u", "sym", LEN, OFF, NULLS, 3, valid, offs, "abcdefghij");
     OK(qsf_chunk_arrow_column(f->arrow, NULL, 0, &a.s, &a.a, &f->err));
     assert_int_equal(f->arrow->cols[0].src, CSRC_SYM32);
-    assert_int_equal(qsf_chunk_arrow_type(f->arrow, "x", 1, 99, &f->err), QSF_E_INVAL);
+    assert_int_equal(qsf_chunk_arrow_type(f->arrow, "x\n", 2, 99, &f->err), QSF_E_INVAL);
+    assert_non_null(strstr(f->err.msg, "type 99 for column \"x\\n\"")); /* escaped */
+    assert_int_equal(qsf_chunk_arrow_type(f->arrow, "", 0, QSF_TYPE_UUID, &f->err), QSF_E_VALUE);
 }
 
 static void variable_width(void **state) {
