@@ -27,11 +27,11 @@ static uint64_t next(void) {
 }
 
 /* The generated table: column buffers in Arrow's layout. */
-enum { NCOLS = 31 };
+enum { NCOLS = 34 };
 static const char *const names[NCOLS] = {
-    "b",   "i8",  "i16", "i32", "i64", "u8",   "u16",   "u32",    "u64",    "f32", "f64",
-    "d32", "d64", "tss", "tsm", "tsu", "tsn",  "dec64", "dec128", "dec256", "uid", "l256",
-    "ch",  "ip",  "v",   "lv",  "bin", "lbin", "sym",   "dsym",   "lst"};
+    "b",   "i8",  "i16", "i32",  "i64", "u8",    "u16",    "u32",    "u64",   "f32",  "f64", "d32",
+    "d64", "tss", "tsm", "tsu",  "tsn", "dec64", "dec128", "dec256", "uid",   "l256", "ch",  "ip",
+    "v",   "lv",  "bin", "lbin", "sym", "dsym",  "lst",    "h16",    "dec32", "vu"};
 static uint8_t valid[NCOLS][N / 8 + 1];
 static uint8_t bits[N / 8 + 1];
 static int8_t i8v[N];
@@ -49,6 +49,15 @@ static int32_t o32[N + 1], dict_codes16[N];
 static int64_t o64[N + 1];
 static char text[N * 12];
 static int32_t lo[N + 1];
+/* the converted formats: float16, decimal32, utf8_view (and what they become) */
+static uint16_t h16v[N];
+static float h16f[N];
+static int32_t d32x[N];
+static int64_t d32w[N];
+static uint8_t views[N * 16];
+static char text2[N * 24];
+static int32_t o2[N + 1];
+static int64_t text2_size[1];
 static double elems[N * 4];
 static int64_t ts_designated[N];
 static const int32_t doffs[6] = {0, 3, 6, 11, 11, 15};
@@ -59,6 +68,46 @@ static void set_valid(uint8_t *v, int i, bool on) {
         v[i >> 3] |= (uint8_t) (1u << (i & 7));
     else
         v[i >> 3] &= (uint8_t) ~(1u << (i & 7));
+}
+
+/* The half of a small integer k (|k| < 2048: exact), and k as a float. */
+static uint16_t half_of(int k) {
+    uint16_t sign = k < 0 ? 0x8000 : 0;
+    unsigned m = (unsigned) (k < 0 ? -k : k);
+    if (m == 0)
+        return sign;
+    int e = 31 - __builtin_clz(m);
+    return (uint16_t) (sign | (unsigned) (e + 15) << 10 | ((m << (10 - e)) & 0x3ff));
+}
+
+/* Row i of vu is rows i and i + 1 of the text: up to 22 bytes, so both inline
+ * views (up to 12) and views into text2 occur. */
+static void generate_converted(void) {
+    int32_t at = 0;
+    for (int i = 0; i < N; i++) {
+        int k = (int) (next() % 4000) - 2000;
+        h16v[i] = half_of(k);
+        h16f[i] = (float) k;
+        d32x[i] = (int32_t) next();
+        d32w[i] = d32x[i];
+        int32_t end = o32[i + 2 <= N ? i + 2 : N], len = end - o32[i];
+        memcpy(text2 + at, text + o32[i], (size_t) len);
+        o2[i] = at;
+        uint8_t *v = views + 16 * i;
+        memset(v, 0, 16);
+        memcpy(v, &len, 4);
+        if (len <= 12) {
+            memcpy(v + 4, text2 + at, (size_t) len);
+        } else {
+            int32_t zero = 0;
+            memcpy(v + 4, text2 + at, 4);
+            memcpy(v + 8, &zero, 4);
+            memcpy(v + 12, &at, 4);
+        }
+        at += len;
+    }
+    o2[N] = at;
+    text2_size[0] = at;
 }
 
 static void generate(void) {
@@ -103,6 +152,7 @@ static void generate(void) {
         ts_designated[i] = 1700000000000000000ll + i * 1000 + (int64_t) (next() % 1000);
     }
     o32[N] = to;
+    generate_converted();
     o64[N] = to;
     lo[N] = lto;
     for (int i = 0; i < N * 4; i++)
@@ -152,6 +202,9 @@ static void typed_chunk(qsf_chunk *k) {
     T(qsf_chunk_symbol, 28, o32, text);
     T(qsf_chunk_symbol_dict, 29, codes16, 2, doffs, ddata, 5);
     T(qsf_chunk_f64_list, 30, lo, elems);
+    T(qsf_chunk_f32, 31, h16f);
+    T(qsf_chunk_decimal64, 32, d32w, 3);
+    T(qsf_chunk_varchar, 33, o2, text2);
     if (qsf_chunk_at(k, ts_designated, QSF_UNIT_NANOS, OFF, ROWS, &e) != QSF_OK)
         fail_msg("at: %s", e.msg);
 }
@@ -193,11 +246,14 @@ static void arrow_batch(batch *b) {
                                             "Z",
                                             "u",
                                             "s",
-                                            "+l"};
-    static const void *data[NCOLS] = {bits, i8v,    i16v, i32v, i64v, u8v,     u16v, u32v,
-                                      u64v, f32v,   f64v, d32v, tsv,  tsv,     tsv,  tsv,
-                                      tsv,  dec64v, b16,  b32,  b16,  b32,     chv,  ipv,
-                                      o32,  o64,    o32,  o64,  o32,  codes16, lo};
+                                            "+l",
+                                            "e",
+                                            "d:9,3,32",
+                                            "vu"};
+    static const void *data[NCOLS] = {bits, i8v,  i16v,    i32v, i64v, u8v,  u16v, u32v, u64v,
+                                      f32v, f64v, d32v,    tsv,  tsv,  tsv,  tsv,  tsv,  dec64v,
+                                      b16,  b32,  b16,     b32,  chv,  ipv,  o32,  o64,  o32,
+                                      o64,  o32,  codes16, lo,   h16v, d32x, views};
     memset(b, 0, sizeof *b);
     af_init(&b->top, "+s", NULL, ROWS, 0, 0, 1, NULL, NULL, NULL);
     for (int c = 0; c < NCOLS; c++) {
@@ -216,6 +272,9 @@ static void arrow_batch(batch *b) {
     af_dict(&b->cols[29], &b->dict);
     af_init(&b->item, "g", "item", N * 4, 0, 0, 2, NULL, elems, NULL);
     af_child(&b->cols[30], &b->item);
+    b->cols[33].a.n_buffers = 4; /* validity, views, one data buffer, its size */
+    b->cols[33].bufs[2] = text2;
+    b->cols[33].bufs[3] = text2_size;
     af_init(&b->cols[NCOLS], "tsn:UTC", "ts", N, 0, 0, 2, NULL, ts_designated, NULL);
     af_child(&b->top, &b->cols[NCOLS]);
     b->top.a.offset = OFF;
