@@ -90,6 +90,10 @@ static const char *sink_path(void) {
 }
 
 void sink_start(sink_proc *k) {
+    sink_start_arg(k, NULL);
+}
+
+void sink_start_arg(sink_proc *k, const char *arg) {
     int p[2];
     if (pipe(p))
         die("pipe", strerror(errno));
@@ -99,7 +103,7 @@ void sink_start(sink_proc *k) {
     posix_spawn_file_actions_adddup2(&fa, p[1], 2); /* the port line */
     posix_spawn_file_actions_addclose(&fa, p[0]);
     const char *path = sink_path();
-    char *argv[] = {(char *) path, "--port", "0", NULL};
+    char *argv[] = {(char *) path, "--port", "0", (char *) arg, NULL};
     int e = posix_spawn(&k->pid, path, &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     close(p[1]);

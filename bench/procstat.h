@@ -36,6 +36,10 @@ typedef struct sink_proc {
  * ../tools/qwp-sink/qwp-sink, or named by QSF_BENCH_SINK); exits on failure. */
 void sink_start(sink_proc *k);
 
+/* As sink_start, with one more command-line argument for the sink (NULL:
+ * none), e.g. "--ack-only". */
+void sink_start_arg(sink_proc *k, const char *arg);
+
 /* Stops the sink; returns the rows it counted (its summary line; one table). */
 long long sink_stop(sink_proc *k);
 

@@ -218,9 +218,12 @@ QSF_API int qsf_chunk_at(qsf_chunk *c, const int64_t *values, int unit, size_t o
                            "chunk of table \"%.*s\", designated timestamp: offset %zu + rows %zu "
                            "is larger than any buffer can be",
                            c->table_len, c->table, offset, rows);
-    for (size_t i = 0; i < rows; i++) {
+    uint64_t lim = (uint64_t) (INT64_MAX / mult), any = 0;
+    for (size_t i = 0; i < rows; i++) /* branch-free first: a negative value is above lim too */
+        any |= (uint64_t) values[offset + i] > lim;
+    for (size_t i = 0; any && i < rows; i++) {
         int64_t v = values[offset + i];
-        if (v < 0 || v > INT64_MAX / mult)
+        if ((uint64_t) v > lim)
             return qsf_err_set(err, QSF_E_VALUE, 0, 0,
                                "chunk of table \"%.*s\", designated timestamp: row %zu: %lld is "
                                "%s",

@@ -179,6 +179,32 @@ QSF_API int qsf_chunk_decimal256(qsf_chunk *c, const char *col, size_t col_len,
 
 /* ---- variable-width values ---- */
 
+/* Offset j of a 32- or 64-bit Arrow offsets buffer. */
+static int64_t offset_at(const void *offs, bool wide, size_t j) {
+    return wide ? ((const int64_t *) offs)[j] : ((const int32_t *) offs)[j];
+}
+
+/* The first j < n where 32-bit offsets o[j] .. o[j + 1] (o[0] >= 0) decrease
+ * or span more than max_len (< 2^31), else n: a branch-free scan first, which
+ * the compiler vectorises: with no offset negative, a decrease wraps above
+ * max_len in unsigned 32-bit arithmetic. */
+static size_t first_bad32(const int32_t *o, size_t n, uint64_t max_len) {
+    const size_t step = 256;
+    const uint32_t *u = (const uint32_t *) o, lim = (uint32_t) max_len;
+    for (size_t at = 0; at < n; at += step) {
+        size_t end = at + step < n ? at + step : n;
+        uint32_t bad = 0;
+        for (size_t j = at; j < end; j++) /* a negative offset, or a decrease or span */
+            bad |= (u[j + 1] >> 31) | ((uint32_t) (u[j + 1] - u[j]) > lim);
+        for (size_t j = at; bad && j < end; j++) {
+            int64_t d = (int64_t) o[j + 1] - o[j];
+            if (d < 0 || (uint64_t) d > max_len)
+                return j;
+        }
+    }
+    return n;
+}
+
 /* Checks Arrow offsets [off, off + n] (32- or 64-bit): none negative, none
  * decreasing, no span over max_len; *total: the bytes they span. `what`
  * names the element ("row" or "dictionary entry"). */
@@ -188,33 +214,49 @@ static int check_offsets(const qsf_chunk *c, const qsf_chunk_col *k, const void 
     *total = 0;
     if (n == 0 && !offs)
         return QSF_OK;
-    int64_t first = wide ? ((const int64_t *) offs)[off] : ((const int32_t *) offs)[off];
+    int64_t first = offset_at(offs, wide, off);
     if (first < 0)
         return qsf_chunk_col_error(c, k->name, k->name_len, QSF_E_VALUE, err,
                                    "%s 0: offset %lld is negative", what, (long long) first);
-    int64_t prev = first;
-    for (size_t j = 0; j < n; j++) {
-        int64_t e =
-            wide ? ((const int64_t *) offs)[off + j + 1] : ((const int32_t *) offs)[off + j + 1];
-        if (e < prev)
+    size_t j = wide ? 0 : first_bad32((const int32_t *) offs + off, n, max_len);
+    for (; j < n; j++) { /* 64-bit offsets, or the bad 32-bit one: which and why */
+        int64_t b = offset_at(offs, wide, off + j), e = offset_at(offs, wide, off + j + 1);
+        if (e < b)
             return qsf_chunk_col_error(c, k->name, k->name_len, QSF_E_VALUE, err,
                                        "%s %zu: offsets decrease (%lld, then %lld)", what, j,
-                                       (long long) prev, (long long) e);
-        if ((uint64_t) (e - prev) > max_len)
+                                       (long long) b, (long long) e);
+        if ((uint64_t) (e - b) > max_len)
             return qsf_chunk_col_error(c, k->name, k->name_len, QSF_E_VALUE, err,
                                        "%s %zu: %llu long, more than the %llu allowed", what, j,
-                                       (unsigned long long) (e - prev),
-                                       (unsigned long long) max_len);
-        prev = e;
+                                       (unsigned long long) (e - b), (unsigned long long) max_len);
     }
-    *total = (uint64_t) (prev - first);
+    *total = (uint64_t) (offset_at(offs, wide, off + n) - first);
     return QSF_OK;
 }
 
-/* Every valid value of an offsets + data column is UTF-8. */
+/* Whether n bytes at p are all ASCII, 8 at a time. */
+static bool all_ascii(const char *p, uint64_t n) {
+    uint64_t acc = 0, i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        acc |= w;
+    }
+    for (; i < n; i++)
+        acc |= (uint8_t) p[i];
+    return (acc & 0x8080808080808080ull) == 0;
+}
+
+/* Every valid value of an offsets + data column is UTF-8. When every byte the
+ * rows span is ASCII (offsets checked: they do not decrease), so is every
+ * value: one pass over the bytes. */
 static int check_utf8(const qsf_chunk *c, const qsf_chunk_col *k, size_t rows, qsf_errinfo *err) {
     bool wide = k->src == CSRC_VAR64 || k->src == CSRC_SYM64;
     const char *data = k->values;
+    int64_t first = offset_at(k->offs, wide, k->off),
+            last = offset_at(k->offs, wide, k->off + rows);
+    if (last == first || all_ascii(data + first, (uint64_t) (last - first)))
+        return QSF_OK;
     for (size_t i = 0; i < rows; i++) {
         uint64_t b, e;
         qsf_chunk_span(k->offs, wide, k->off + i, &b, &e);

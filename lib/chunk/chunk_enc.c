@@ -7,10 +7,20 @@
 #include "chunk/chunk_vals.h"
 #include "err.h"
 #include "qwp/enc_int.h"
+#include "qwp/strmap.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* A string of the caller's buffers and its id: the symbol table is asked
+ * once per distinct string and slot, not once per row. */
+typedef struct qsf_chunk_memo {
+    const char *s; /* NULL: empty slot */
+    uint32_t len, id;
+} qsf_chunk_memo;
+
+#define MEMO_MAX 4096
 
 /* Makes room for n elements of `size` bytes in *pp (capacity *cap). */
 static int grow(void *pp, size_t *cap, size_t n, size_t size) {
@@ -38,6 +48,7 @@ void qsf_chunk_enc_free(qsf_chunk *c) {
     free(x->strs);
     free(x->lens);
     free(x->cuts);
+    free(x->memo);
     memset(x, 0, sizeof *x);
 }
 
@@ -58,6 +69,7 @@ static int row_id(qsf_chunk *c, qsf_chunk_col *k, qsf_symtab *st, size_t r, uint
     const char *s;
     size_t len;
     uint32_t *slot = NULL;
+    qsf_chunk_memo *m = NULL;
     if (k->src == CSRC_SYMDICT) {
         size_t code = (size_t) qsf_chunk_code(k, r);
         slot = &x->dict_ids[k->dict_at + code];
@@ -67,16 +79,11 @@ static int row_id(qsf_chunk *c, qsf_chunk_col *k, qsf_symtab *st, size_t r, uint
         }
         str_at(k->offs, false, k->dict, code, &s, &len);
     } else {
-        bool wide = k->src == CSRC_SYM64;
-        str_at(k->offs, wide, k->values, k->off + r, &s, &len);
-        if (r > 0 && qsf_chunk_valid(k, r - 1)) { /* runs of one value are common */
-            const char *p;
-            size_t plen;
-            str_at(k->offs, wide, k->values, k->off + r - 1, &p, &plen);
-            if (plen == len && memcmp(p, s, len) == 0) {
-                *id = x->ids[k->ids_at + r - 1];
-                return QSF_OK;
-            }
+        str_at(k->offs, k->src == CSRC_SYM64, k->values, k->off + r, &s, &len);
+        m = &x->memo[qsf_strmap_hash(s, len) & (x->memo_slots - 1)];
+        if (m->s && m->len == len && qsf_bytes_eq(m->s, s, len)) {
+            *id = m->id;
+            return QSF_OK;
         }
     }
     int rc = qsf_symtab_intern(st, s, len, id, NULL, err);
@@ -87,6 +94,8 @@ static int row_id(qsf_chunk *c, qsf_chunk_col *k, qsf_symtab *st, size_t r, uint
     }
     if (slot)
         *slot = *id + 1;
+    if (m)
+        *m = (qsf_chunk_memo){s, (uint32_t) len, *id};
     return QSF_OK;
 }
 
@@ -105,10 +114,16 @@ static int symbol_layout(qsf_chunk *c, size_t *nsym) {
         if (k->src == CSRC_SYMDICT)
             dict += k->dict_len;
     }
+    size_t memo = 16; /* about two slots per row, at most MEMO_MAX */
+    while (memo < MEMO_MAX && memo < 2 * c->rows)
+        memo *= 2;
     if (grow(&x->ids, &x->ids_cap, *nsym * c->rows, sizeof *x->ids) ||
         grow(&x->dict_ids, &x->dict_cap, dict, sizeof *x->dict_ids) ||
-        grow(&x->sym_end, &x->end_cap, c->rows + 1, sizeof *x->sym_end))
+        grow(&x->sym_end, &x->end_cap, c->rows + 1, sizeof *x->sym_end) ||
+        grow(&x->memo, &x->memo_cap, memo, sizeof *x->memo))
         return -1;
+    x->memo_slots = memo;
+    memset(x->memo, 0, memo * sizeof *x->memo);
     if (dict)
         memset(x->dict_ids, 0, dict * sizeof *x->dict_ids);
     return 0;
@@ -122,12 +137,16 @@ static int intern_all(qsf_chunk *c, qsf_symtab *st, qsf_errinfo *err) {
         return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "chunk of table \"%.*s\": out of memory",
                            c->table_len, c->table);
     qsf_chunk_scratch *x = &c->scratch;
+    qsf_chunk_col *sym[QSF_QWP_MAX_COLUMNS];
+    for (uint32_t i = 0, n = 0; i < c->ncols; i++)
+        if (c->cols[i].type == QSF_QWP_SYMBOL)
+            sym[n++] = &c->cols[i];
     uint32_t end = 0;
     x->sym_end[0] = 0;
     for (size_t r = 0; r < c->rows; r++) {
-        for (uint32_t i = 0; nsym && i < c->ncols; i++) {
-            qsf_chunk_col *k = &c->cols[i];
-            if (k->type != QSF_QWP_SYMBOL || !qsf_chunk_valid(k, r))
+        for (size_t i = 0; i < nsym; i++) {
+            qsf_chunk_col *k = sym[i];
+            if (!qsf_chunk_valid(k, r))
                 continue;
             uint32_t id;
             int rc = row_id(c, k, st, r, &id, err);

@@ -92,6 +92,9 @@ typedef struct qsf_chunk_scratch {
     size_t lens_cap;
     size_t *cuts; /* the planned frames: rows [cuts[i], cuts[i + 1]) */
     size_t cuts_cap;
+    struct qsf_chunk_memo *memo; /* recent strings of plain-string SYMBOL columns -> id */
+    size_t memo_cap;
+    size_t memo_slots; /* slots in use this encode: a power of two */
 } qsf_chunk_scratch;
 
 struct qsf_chunk {

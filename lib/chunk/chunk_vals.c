@@ -187,11 +187,20 @@ static uint8_t *put_var(uint8_t *p, const qsf_chunk_col *k, size_t r0, size_t n,
     o += 4;
     uint64_t b, e, base;
     qsf_chunk_span(k->offs, wide, k->off + r0, &base, &e);
-    if (!nulls) { /* one copy of the bytes: the offsets are those of the column less base */
+    if (!nulls && !wide) { /* one copy of the bytes; the offsets are the column's less base */
+        const int32_t *offs = (const int32_t *) k->offs + k->off + r0 + 1;
+        for (size_t j = 0; j < n; j++) { /* little-endian host (chunk.c): stores as they are */
+            uint32_t v = (uint32_t) ((uint64_t) offs[j] - base);
+            memcpy(o + 4 * j, &v, 4);
+        }
+        e = (uint64_t) offs[n - 1];
+    }
+    if (!nulls && wide)
         for (size_t j = 0; j < n; j++, o += 4) {
             qsf_chunk_span(k->offs, wide, k->off + r0 + j, &b, &e);
             qsf_put_u32(o, (uint32_t) (e - base));
         }
+    if (!nulls) {
         if (e > base)
             memcpy(p, data + base, (size_t) (e - base));
         return p + (e - base);
@@ -214,8 +223,12 @@ static uint8_t *put_symbols(uint8_t *p, const qsf_chunk *c, const qsf_chunk_col 
                             size_t n, size_t nulls) {
     const uint32_t *ids = c->scratch.ids + k->ids_at + r0;
     for (size_t j = 0; j < n; j++)
-        if (!nulls || qsf_chunk_valid(k, r0 + j))
-            p += qsf_put_varint(p, ids[j]);
+        if (!nulls || qsf_chunk_valid(k, r0 + j)) {
+            if (ids[j] < 0x80) /* the first 128 symbols: one byte */
+                *p++ = (uint8_t) ids[j];
+            else
+                p += qsf_put_varint(p, ids[j]);
+        }
     return p;
 }
 

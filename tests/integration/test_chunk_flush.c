@@ -154,6 +154,27 @@ static void add_rows(qsf_sender *s, int64_t from, int64_t to) {
     }
 }
 
+/* The sink's benchmark mode (--ack-only) counts the rows of every frame
+ * without decoding them, of the row API's frames and of chunks alike. */
+static void sink_ack_only_counts_rows(void **state) {
+    (void) state;
+    qsink_opts o = {.max_batch = 16384, .ack_only = 1, .no_values = 1};
+    qsink *sink = it_sink(&o);
+    qsf_sender *s = sender_on(sink, "");
+    std_chunk *b = malloc(sizeof *b);
+    qsf_chunk *c;
+    qsf_errinfo e;
+    assert_int_equal(qsf_chunk_new("t", 1, &c, &e), QSF_OK);
+    add_rows(s, 0, 1000);
+    std_fill(b, c, 1000, BIG);
+    it_wait_acked(s, must_flush_chunk(s, c));
+    assert_int_equal(qsink_rows(sink, "t"), 1000 + BIG);
+    free(b);
+    qsf_chunk_free(c);
+    assert_int_equal(qsf_close(s, &e), QSF_OK);
+    qsink_stop(sink);
+}
+
 /* Rows, a chunk, rows, a chunk on one sender: every key once, in order; the
  * buffered rows go out with the chunk, in the same commit. */
 static void rows_and_chunks_interleave_in(const char *extra, int64_t commits) {
@@ -366,6 +387,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(values_and_nulls_arrive_exactly),
         cmocka_unit_test(splits_commit_once),
+        cmocka_unit_test(sink_ack_only_counts_rows),
         cmocka_unit_test_setup_teardown(rows_and_chunks_interleave, it_setup_dir, it_teardown_dir),
         cmocka_unit_test_setup_teardown(full_publishes_nothing, it_setup_dir, it_teardown_dir),
         cmocka_unit_test_setup_teardown(too_large_publishes_nothing, it_setup_dir, it_teardown_dir),

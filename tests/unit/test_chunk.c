@@ -175,6 +175,11 @@ static void var_width(void **state) {
     int32_t down[4] = {0, 3, 2, 4};
     REFUSED(f, qsf_chunk_varchar(f->c, "w", 1, down, data, NULL, 0, 3, &f->err), QSF_E_VALUE,
             "column \"w\"", "row 1", "offsets decrease");
+    qsf_chunk_clear(f->c);
+    int32_t wrap[3] = {0, INT32_MAX, INT32_MIN}; /* a span of 1 in unsigned 32 bits */
+    REFUSED(f, qsf_chunk_binary(f->c, "w", 1, wrap, data, NULL, 0, 2, &f->err), QSF_E_VALUE,
+            "column \"w\"", "row 1", "offsets decrease");
+    OK(qsf_chunk_varchar(f->c, "v", 1, offs, data, &valid, 0, 3, &f->err));
     int32_t neg[4] = {-1, 0, 1, 2};
     REFUSED(f, qsf_chunk_varchar(f->c, "w", 1, neg, data, NULL, 0, 3, &f->err), QSF_E_VALUE,
             "column \"w\"", "negative");

@@ -44,6 +44,8 @@ struct conn *conn_new(struct qsink *s, int fd, int no) {
     c->state = s->tls ? CS_TLS : CS_HTTP;
     store_init(&c->staging, !s->o.no_values || s->o.append_path, s->o.key_column);
     c->msg = msg_ctx_new(c->staging.keep_values, s->o.key_column);
+    if (c->msg)
+        msg_ctx_set_ack_only(c->msg, s->o.ack_only);
     c->rec = crec_new(s, no);
     if (s->tls && (c->ssl = SSL_new(s->tls)) != NULL)
         SSL_set_fd(c->ssl, fd);

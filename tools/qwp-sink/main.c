@@ -31,6 +31,9 @@ static const char USAGE[] =
     "  --append FILE           append committed rows to FILE as JSON lines, written\n"
     "                          (write(2)) before any OK or durable ack that covers them\n"
     "  --append-sync           ... and fdatasync'ed before it (survives a host crash)\n"
+    "  --ack-only              benchmarks: acknowledge a one-table message after reading\n"
+    "                          its header, table name and row count, without decoding or\n"
+    "                          validating it (rows are counted, nothing else is kept)\n"
     "  --key-column NAME       keep this column's values and report duplicate keys per\n"
     "                          table in the summary\n"
     "  --tls-cert PEM          serve wss with this certificate chain\n"
@@ -86,6 +89,7 @@ enum {
     O_HELP,
     O_KEY_COL,
     O_APPEND_SYNC,
+    O_ACK_ONLY,
 };
 
 static const struct option LONGOPTS[] = {
@@ -112,6 +116,7 @@ static const struct option LONGOPTS[] = {
     {"help", 0, 0, O_HELP},
     {"key-column", 1, 0, O_KEY_COL},
     {"append-sync", 0, 0, O_APPEND_SYNC},
+    {"ack-only", 0, 0, O_ACK_ONLY},
     {0, 0, 0, 0},
 };
 
@@ -195,6 +200,9 @@ static void parse_one(struct cli *c, int opt, const char *v) {
         break;
     case O_APPEND_SYNC:
         c->o.append_sync = 1;
+        break;
+    case O_ACK_ONLY:
+        c->o.ack_only = 1;
         break;
     case O_KEY_COL:
         c->o.key_column = v;

@@ -116,6 +116,10 @@ struct msg_ctx;
 struct msg_ctx *msg_ctx_new(int want_values, const char *only_column);
 void msg_ctx_free(struct msg_ctx *ctx);
 
+/* qsink_opts.ack_only: msg_decode reads a message of at most one table only
+ * as far as its table's name and row count (tables without columns). */
+void msg_ctx_set_ack_only(struct msg_ctx *ctx, int on);
+
 /* Decodes one message against the connection's dictionary. Returns QS_OK with
  * *out filled, or an error status with a message in err (NUL-terminated). A
  * failed message leaves the dictionary as it was. */

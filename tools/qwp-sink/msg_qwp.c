@@ -12,10 +12,12 @@
 #include <string.h>
 #include <strings.h>
 
+#include "qwp/peek.h"
 #include "qwpdec/decoder.h"
 
 struct msg_ctx {
     int want_values;
+    int ack_only;
     const char *only; /* with want_values 0: convert this column only */
     qsf_qwp_msg *m;
     qsf_qwp_dict *dict;
@@ -51,6 +53,10 @@ void msg_ctx_free(struct msg_ctx *c) {
     free(c->cols);
     free(c->cells);
     free(c);
+}
+
+void msg_ctx_set_ack_only(struct msg_ctx *c, int on) {
+    c->ack_only = on;
 }
 
 static int grow(void **p, size_t *cap, size_t need, size_t elem) {
@@ -160,8 +166,29 @@ static int reserve(struct msg_ctx *ctx, uint32_t nt) {
            grow((void **) &ctx->cells, &ctx->cap_cells, ncells + 1, sizeof *ctx->cells);
 }
 
+/* ack_only: the header and the one table's name and row count, nothing else
+ * read. 1 when done; 0 when the message needs the decoder (several tables, or
+ * not readable this way: the decoder then says why). */
+static int peek_only(struct msg_ctx *ctx, const uint8_t *msg, size_t len, struct msg_decoded *out) {
+    qsf_qwp_hdr h;
+    qsf_qwp_table_info t = {0};
+    if (qsf_qwp_peek_header(msg, len, &h) != QSF_QWP_PEEK_OK || h.table_count > 1 ||
+        !qsf_qwp_peek_consistent(&h, len) ||
+        (h.table_count && qsf_qwp_peek_first_table(msg, len, &t) != QSF_QWP_PEEK_OK) ||
+        grow((void **) &ctx->tables, &ctx->cap_tables, 1, sizeof *ctx->tables) != 0)
+        return 0;
+    ctx->tables[0] = (struct msg_table){
+        .name = (const char *) msg + t.name, .name_len = t.name_len, .rows = (uint32_t) t.rows};
+    out->flags = h.flags;
+    out->ntables = h.table_count;
+    out->tables = ctx->tables;
+    return 1;
+}
+
 int msg_decode(struct msg_ctx *ctx, const uint8_t *msg, size_t len, uint8_t version,
                struct msg_decoded *out, char *err, size_t errcap) {
+    if (ctx->ack_only && peek_only(ctx, msg, len, out))
+        return QS_OK;
     qsf_qwp_decode_opts o = {.version = version};
     qsf_qwp_decode_result res;
     if (qsf_qwp_decode(ctx->m, ctx->dict, msg, len, &o, &res) != 0 ||

@@ -48,6 +48,10 @@ typedef struct qsink_opts {
     const char *append_path; /* append committed rows as JSON lines to this file; they
                                 are written to it before any ack that covers them */
     int append_sync;         /* ... and fdatasync'ed before that ack */
+    int ack_only;            /* benchmarks: a message of one table is acknowledged after
+                                reading its header and its table's name and row count,
+                                without decoding or validating it (no values, no
+                                dictionary, no schema); others are decoded as usual */
 } qsink_opts;
 
 /* Starts a sink. Returns NULL on failure with a message in err (if non-NULL). */
