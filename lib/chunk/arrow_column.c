@@ -111,15 +111,10 @@ static int add_fixbin(const qsf_arrow_col *x, qsf_errinfo *err) {
         "metadata questdb.type, the arrow.uuid extension or qsf_chunk_arrow_type");
 }
 
-/* utf8 / large_utf8 / binary / large_binary: offsets checked here (the data
- * buffer's size is what the last offset says). */
+/* utf8 / large_utf8 / binary / large_binary. The typed call checks the
+ * offsets (none negative, none decreasing; the data buffer is as long as the
+ * last one says), so they are scanned once. */
 static int add_var(const qsf_arrow_col *x, qsf_errinfo *err) {
-    bool wide = x->fmt.kind == QSF_AK_LUTF8 || x->fmt.kind == QSF_AK_LBINARY;
-    int64_t last;
-    int rc = qsf_arrow_check_offsets(qsf_arrow_buf(x, 1), wide ? 8 : 4, x->v.off, x->v.len, &last,
-                                     &x->who, err);
-    if (rc != QSF_OK)
-        return rc;
     const void *o = qsf_arrow_buf(x, 1), *d = qsf_arrow_buf(x, 2);
     bool sym = x->want == QSF_TYPE_SYMBOL;
     switch (x->fmt.kind) {

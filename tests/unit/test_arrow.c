@@ -485,8 +485,8 @@ static void bad_values(void **state) {
             "column \"c\"", "\"u\"", "row 1", "decrease");
     static const int32_t neg[3] = {-1, 0, 1};
     af_init(&a, "u", "c", 2, 0, 0, 3, NULL, neg, data);
-    REFUSED(qsf_chunk_arrow_column(f->arrow, NULL, 0, &a.s, &a.a, &f->err), QSF_E_VALUE,
-            "negative offset");
+    REFUSED(qsf_chunk_arrow_column(f->arrow, NULL, 0, &a.s, &a.a, &f->err), QSF_E_VALUE, "\"u\"",
+            "is negative");
     static const int32_t o[3] = {0, 1, 3};
     static const char bad[] = "a\xc3(";
     af_init(&a, "u", "c", 2, 0, 0, 3, NULL, o, bad);
