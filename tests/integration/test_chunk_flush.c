@@ -305,6 +305,44 @@ static void too_large_publishes_nothing(void **state) {
     qsink_stop(sink);
 }
 
+/* A chunk's frames left unacknowledged in the slot are replayed by a sender
+ * that reopens it, to a new server (a new dictionary), with every symbol as
+ * written; the reopened sender goes on with the symbols it knows. */
+static void chunk_replayed_after_a_restart(void **state) {
+    (void) state;
+    qsink *sink = it_sink(NULL);
+    it_fault(sink, "stall conn=1");
+    char extra[700];
+    snprintf(extra, sizeof extra, "sf_dir=%s;sender_id=dict;close_flush_timeout_millis=100;",
+             it_dir);
+    qsf_sender *s = sender_on(sink, extra);
+    std_chunk *b = malloc(sizeof *b);
+    qsf_chunk *c;
+    qsf_errinfo e;
+    assert_int_equal(qsf_chunk_new("t", 1, &c, &e), QSF_OK);
+    std_fill(b, c, 0, 3000);
+    int64_t fsn = must_flush_chunk(s, c);
+    assert_int_equal(qsf_close(s, &e), QSF_E_TIMEOUT); /* nothing acknowledged: kept */
+    qsink_stop(sink);
+    sink = it_sink(NULL);
+    snprintf(extra, sizeof extra, "sf_dir=%s;sender_id=dict;", it_dir);
+    s = sender_on(sink, extra);
+    assert_int_equal(qsf_published_fsn(s), fsn);
+    std_fill(b, c, 3000, 100);
+    it_wait_acked(s, must_flush_chunk(s, c));
+    it_assert_rows(sink, "t", 3100, false);
+    for (int64_t r = 0; r < 3100; r += 97) {
+        char k[32], want[16];
+        cell(sink, "t", r, "k", k, sizeof k);
+        snprintf(want, sizeof want, "s%d", (int) (strtoll(k, NULL, 10) % 7));
+        expect(sink, "t", r, "sym", want);
+    }
+    free(b);
+    qsf_chunk_free(c);
+    assert_int_equal(qsf_close(s, &e), QSF_OK);
+    qsink_stop(sink);
+}
+
 /* ---- equivalence ---- */
 
 /* Every cell of every row of `a` and `b` is the same (BOOLEAN NULL and false
@@ -391,6 +429,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(rows_and_chunks_interleave, it_setup_dir, it_teardown_dir),
         cmocka_unit_test_setup_teardown(full_publishes_nothing, it_setup_dir, it_teardown_dir),
         cmocka_unit_test_setup_teardown(too_large_publishes_nothing, it_setup_dir, it_teardown_dir),
+        cmocka_unit_test_setup_teardown(chunk_replayed_after_a_restart, it_setup_dir,
+                                        it_teardown_dir),
         cmocka_unit_test_setup_teardown(random_tables_rows_equal_chunks, it_setup_dir,
                                         it_teardown_dir),
     };
