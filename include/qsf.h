@@ -597,6 +597,9 @@ QSF_API int qsf_flush_chunk(qsf_sender *s, qsf_chunk *c, int64_t *fsn_out, qsf_e
  * returned or the chunk is cleared or freed; the schema may be released as
  * soon as the call returns. qsf_send_arrow_stream releases each batch it took
  * from the stream once that batch is published or refused, never the stream.
+ * The only Arrow columns copied are the four formats no typed call takes as
+ * they are (float16, decimal32, utf8_view, binary_view): converted into
+ * buffers the chunk owns until it is cleared or freed.
  *
  * Errors: QSF_E_UNSUPPORTED (a format string qsf does not take), QSF_E_VALUE
  * (inconsistent buffers: lengths, offsets, null counts, invalid UTF-8, a

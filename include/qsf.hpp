@@ -27,6 +27,10 @@
  * (microseconds or coarser) or TIMESTAMP_NANOS (finer); and the tag types
  * below for the rest. Unsigned integers and plain char do not compile: say
  * which signed type (or char16_t) you mean.
+ *
+ * Columns in: qsf::chunk holds columns given whole (typed arrays, or Arrow
+ * arrays and record batches), sender::flush(chunk&) publishes them, and
+ * sender::send_arrow_stream() publishes an ArrowArrayStream batch by batch.
  */
 #ifndef QSF_HPP
 #define QSF_HPP
@@ -411,6 +415,225 @@ class handle {
 } // namespace detail
 
 /* ------------------------------------------------------------------------- */
+/* Columns in: chunks and Apache Arrow                                       */
+/* ------------------------------------------------------------------------- */
+
+/* A chunk of one table's rows given column by column (qsf_chunk_*, the
+ * Arrow C Data Interface import): move-only, freed on destruction. Buffers are
+ * borrowed, as in qsf.h: every array given must stay valid and unchanged until
+ * the chunk is flushed (sender::flush(chunk&) has returned), cleared or
+ * destroyed. The column calls return a qsf::status in both flavours (wrap them
+ * in qsf::check() to throw); arguments are those of the C calls, in their
+ * order: values, validity bitmap (nullptr: no null), offset, rows. */
+class chunk {
+  public:
+    chunk() noexcept = default;
+    /* qsf_chunk_new: on failure *out stays empty and the status says why */
+    static status open(std::string_view table, chunk &out) noexcept {
+        status st;
+        qsf_chunk *c = nullptr;
+        if (st.set(qsf_chunk_new(table.data(), table.size(), &c, st.c_info())))
+            out = chunk(c);
+        return st;
+    }
+#ifdef QSF_HPP_EXCEPTIONS
+    /* qsf_chunk_new, throwing qsf::error */
+    explicit chunk(std::string_view table);
+#endif
+    chunk(chunk &&o) noexcept : c_(std::exchange(o.c_, nullptr)) {}
+    chunk &operator=(chunk &&o) noexcept {
+        if (this != &o) {
+            qsf_chunk_free(c_);
+            c_ = std::exchange(o.c_, nullptr);
+        }
+        return *this;
+    }
+    chunk(const chunk &) = delete;
+    chunk &operator=(const chunk &) = delete;
+    ~chunk() {
+        qsf_chunk_free(c_);
+    }
+    /* The C handle, for the calls this header does not wrap. */
+    qsf_chunk *get() const noexcept {
+        return c_;
+    }
+    explicit operator bool() const noexcept {
+        return c_ != nullptr;
+    }
+    /* qsf_chunk_rows */
+    std::size_t rows() const noexcept {
+        return qsf_chunk_rows(c_);
+    }
+    /* qsf_chunk_clear: the buffers go back to the caller; the table and the
+     * Arrow types asked for stay */
+    void clear() noexcept {
+        qsf_chunk_clear(c_);
+    }
+
+    /* Fixed-width columns by the element type: int8_t..int64_t BYTE..LONG,
+     * uint8_t..uint64_t widened (qsf_chunk_u*), float FLOAT, double DOUBLE,
+     * bool BOOLEAN (one byte per value, qsf_chunk_bool_u8), char16_t CHAR. */
+    template <class T>
+    status column(std::string_view col, const T *values, const std::uint8_t *validity,
+                  std::size_t offset, std::size_t rows) noexcept {
+        status st;
+        return st.set(put(col, values, validity, offset, rows, st.c_info()));
+    }
+    /* qsf_chunk_bool: an Arrow boolean bitmap */
+    status bool_bits(std::string_view col, const std::uint8_t *bits, const std::uint8_t *validity,
+                     std::size_t offset, std::size_t rows) noexcept {
+        status st;
+        return st.set(
+            qsf_chunk_bool(c_, col.data(), col.size(), bits, validity, offset, rows, st.c_info()));
+    }
+    /* qsf_chunk_timestamp, unit QSF_UNIT_* */
+    status timestamp(std::string_view col, const std::int64_t *values, int unit,
+                     const std::uint8_t *validity, std::size_t offset, std::size_t rows) noexcept {
+        status st;
+        return st.set(qsf_chunk_timestamp(c_, col.data(), col.size(), values, unit, validity,
+                                          offset, rows, st.c_info()));
+    }
+    /* qsf_chunk_varchar / qsf_chunk_varchar64 (Arrow utf8 / large_utf8) */
+    status varchar(std::string_view col, const std::int32_t *offsets, const char *data,
+                   const std::uint8_t *validity, std::size_t offset, std::size_t rows) noexcept {
+        status st;
+        return st.set(qsf_chunk_varchar(c_, col.data(), col.size(), offsets, data, validity, offset,
+                                        rows, st.c_info()));
+    }
+    status varchar(std::string_view col, const std::int64_t *offsets, const char *data,
+                   const std::uint8_t *validity, std::size_t offset, std::size_t rows) noexcept {
+        status st;
+        return st.set(qsf_chunk_varchar64(c_, col.data(), col.size(), offsets, data, validity,
+                                          offset, rows, st.c_info()));
+    }
+    /* qsf_chunk_symbol / qsf_chunk_symbol64 */
+    status symbol(std::string_view col, const std::int32_t *offsets, const char *data,
+                  const std::uint8_t *validity, std::size_t offset, std::size_t rows) noexcept {
+        status st;
+        return st.set(qsf_chunk_symbol(c_, col.data(), col.size(), offsets, data, validity, offset,
+                                       rows, st.c_info()));
+    }
+    status symbol(std::string_view col, const std::int64_t *offsets, const char *data,
+                  const std::uint8_t *validity, std::size_t offset, std::size_t rows) noexcept {
+        status st;
+        return st.set(qsf_chunk_symbol64(c_, col.data(), col.size(), offsets, data, validity,
+                                         offset, rows, st.c_info()));
+    }
+    /* qsf_chunk_symbol_dict: int8_t, int16_t or int32_t codes into a
+     * dictionary of dict_len strings */
+    template <class Code>
+    status symbol_dict(std::string_view col, const Code *codes, const std::int32_t *dict_offsets,
+                       const char *dict_data, std::size_t dict_len, const std::uint8_t *validity,
+                       std::size_t offset, std::size_t rows) noexcept {
+        static_assert(std::is_same_v<Code, std::int8_t> || std::is_same_v<Code, std::int16_t> ||
+                          std::is_same_v<Code, std::int32_t>,
+                      "codes are int8_t, int16_t or int32_t");
+        status st;
+        return st.set(qsf_chunk_symbol_dict(c_, col.data(), col.size(), codes,
+                                            static_cast<int>(sizeof(Code)), dict_offsets, dict_data,
+                                            dict_len, validity, offset, rows, st.c_info()));
+    }
+    /* qsf_chunk_f64_list / qsf_chunk_f64_tensor (DOUBLE arrays) */
+    status f64_list(std::string_view col, const std::int32_t *list_offsets, const double *values,
+                    const std::uint8_t *validity, std::size_t offset, std::size_t rows) noexcept {
+        status st;
+        return st.set(qsf_chunk_f64_list(c_, col.data(), col.size(), list_offsets, values, validity,
+                                         offset, rows, st.c_info()));
+    }
+    status f64_tensor(std::string_view col, int rank, const std::int32_t *shape,
+                      const double *values, const std::uint8_t *validity, std::size_t offset,
+                      std::size_t rows) noexcept {
+        status st;
+        return st.set(qsf_chunk_f64_tensor(c_, col.data(), col.size(), rank, shape, values,
+                                           validity, offset, rows, st.c_info()));
+    }
+    /* qsf_chunk_at / qsf_chunk_at_now: the designated timestamp */
+    status at(const std::int64_t *values, int unit, std::size_t offset, std::size_t rows) noexcept {
+        status st;
+        return st.set(qsf_chunk_at(c_, values, unit, offset, rows, st.c_info()));
+    }
+    status at_now() noexcept {
+        status st;
+        return st.set(qsf_chunk_at_now(c_, st.c_info()));
+    }
+
+    /* qsf_chunk_arrow_type: column `col` becomes QSF_TYPE_* in later Arrow calls */
+    status arrow_type(std::string_view col, int qsf_type) noexcept {
+        status st;
+        return st.set(qsf_chunk_arrow_type(c_, col.data(), col.size(), qsf_type, st.c_info()));
+    }
+    /* qsf_chunk_arrow_column: the array as column `col` (empty: schema.name) */
+    status arrow_column(const ArrowSchema &schema, const ArrowArray &array,
+                        std::string_view col = {}) noexcept {
+        status st;
+        return st.set(qsf_chunk_arrow_column(c_, col.empty() ? nullptr : col.data(), col.size(),
+                                             &schema, &array, st.c_info()));
+    }
+    /* qsf_chunk_arrow_batch: a record batch (struct array), ts_col the
+     * designated timestamp (nullptr: none) */
+    status arrow_batch(const ArrowSchema &schema, const ArrowArray &array,
+                       const char *ts_col = nullptr) noexcept {
+        status st;
+        return st.set(qsf_chunk_arrow_batch(c_, &schema, &array, ts_col, st.c_info()));
+    }
+
+  private:
+    explicit chunk(qsf_chunk *c) noexcept : c_(c) {}
+    int put(std::string_view c, const std::int8_t *v, const std::uint8_t *va, std::size_t o,
+            std::size_t n, qsf_errinfo *e) noexcept {
+        return qsf_chunk_i8(c_, c.data(), c.size(), v, va, o, n, e);
+    }
+    int put(std::string_view c, const std::int16_t *v, const std::uint8_t *va, std::size_t o,
+            std::size_t n, qsf_errinfo *e) noexcept {
+        return qsf_chunk_i16(c_, c.data(), c.size(), v, va, o, n, e);
+    }
+    int put(std::string_view c, const std::int32_t *v, const std::uint8_t *va, std::size_t o,
+            std::size_t n, qsf_errinfo *e) noexcept {
+        return qsf_chunk_i32(c_, c.data(), c.size(), v, va, o, n, e);
+    }
+    int put(std::string_view c, const std::int64_t *v, const std::uint8_t *va, std::size_t o,
+            std::size_t n, qsf_errinfo *e) noexcept {
+        return qsf_chunk_i64(c_, c.data(), c.size(), v, va, o, n, e);
+    }
+    int put(std::string_view c, const std::uint8_t *v, const std::uint8_t *va, std::size_t o,
+            std::size_t n, qsf_errinfo *e) noexcept {
+        return qsf_chunk_u8(c_, c.data(), c.size(), v, va, o, n, e);
+    }
+    int put(std::string_view c, const std::uint16_t *v, const std::uint8_t *va, std::size_t o,
+            std::size_t n, qsf_errinfo *e) noexcept {
+        return qsf_chunk_u16(c_, c.data(), c.size(), v, va, o, n, e);
+    }
+    int put(std::string_view c, const std::uint32_t *v, const std::uint8_t *va, std::size_t o,
+            std::size_t n, qsf_errinfo *e) noexcept {
+        return qsf_chunk_u32(c_, c.data(), c.size(), v, va, o, n, e);
+    }
+    int put(std::string_view c, const std::uint64_t *v, const std::uint8_t *va, std::size_t o,
+            std::size_t n, qsf_errinfo *e) noexcept {
+        return qsf_chunk_u64(c_, c.data(), c.size(), v, va, o, n, e);
+    }
+    int put(std::string_view c, const float *v, const std::uint8_t *va, std::size_t o,
+            std::size_t n, qsf_errinfo *e) noexcept {
+        return qsf_chunk_f32(c_, c.data(), c.size(), v, va, o, n, e);
+    }
+    int put(std::string_view c, const double *v, const std::uint8_t *va, std::size_t o,
+            std::size_t n, qsf_errinfo *e) noexcept {
+        return qsf_chunk_f64(c_, c.data(), c.size(), v, va, o, n, e);
+    }
+    int put(std::string_view c, const bool *v, const std::uint8_t *va, std::size_t o, std::size_t n,
+            qsf_errinfo *e) noexcept {
+        static_assert(sizeof(bool) == 1, "qsf_chunk_bool_u8 reads one byte per value");
+        return qsf_chunk_bool_u8(c_, c.data(), c.size(), reinterpret_cast<const std::uint8_t *>(v),
+                                 va, o, n, e);
+    }
+    int put(std::string_view c, const char16_t *v, const std::uint8_t *va, std::size_t o,
+            std::size_t n, qsf_errinfo *e) noexcept {
+        return qsf_chunk_char(c_, c.data(), c.size(), reinterpret_cast<const std::uint16_t *>(v),
+                              va, o, n, e);
+    }
+    qsf_chunk *c_ = nullptr;
+};
+
+/* ------------------------------------------------------------------------- */
 /* The error-returning flavour                                               */
 /* ------------------------------------------------------------------------- */
 
@@ -522,6 +745,19 @@ class nothrow_sender : public detail::handle {
                 std::chrono::milliseconds no_progress = std::chrono::seconds(30)) noexcept {
         status st;
         return st.set(qsf_wait(s_, fsn, static_cast<int>(level), no_progress.count(), st.c_info()));
+    }
+    /* qsf_flush_chunk: publishes the chunk (unchanged: clear it to reuse) */
+    status flush(chunk &c, std::int64_t &fsn) noexcept {
+        status st;
+        return st.set(qsf_flush_chunk(s_, c.get(), &fsn, st.c_info()));
+    }
+    /* qsf_send_arrow_stream: every batch of the stream into `table`; rows
+     * counts the rows published (also when a later batch failed) */
+    status send_arrow_stream(std::string_view table, ArrowArrayStream &stream, const char *ts_col,
+                             std::uint64_t &rows) noexcept {
+        status st;
+        return st.set(qsf_send_arrow_stream(s_, table.data(), table.size(), &stream, ts_col, &rows,
+                                            st.c_info()));
     }
     /* qsf_close_report: the sender is closed afterwards whatever it says */
     close_report close() noexcept {
@@ -645,6 +881,26 @@ class sender : public detail::handle {
         if (!st.set(qsf_wait(s_, fsn, static_cast<int>(level), no_progress.count(), st.c_info())))
             throw error(st);
     }
+    /* qsf_flush_chunk: publishes the chunk and returns the FSN of its last
+     * frame (the chunk is unchanged: clear it to reuse) */
+    std::int64_t flush(chunk &c) {
+        status st;
+        std::int64_t fsn = -1;
+        if (!st.set(qsf_flush_chunk(s_, c.get(), &fsn, st.c_info())))
+            throw error(st);
+        return fsn;
+    }
+    /* qsf_send_arrow_stream: every batch of the stream into `table`; returns
+     * the rows published */
+    std::uint64_t send_arrow_stream(std::string_view table, ArrowArrayStream &stream,
+                                    const char *ts_col = nullptr) {
+        status st;
+        std::uint64_t rows = 0;
+        if (!st.set(qsf_send_arrow_stream(s_, table.data(), table.size(), &stream, ts_col, &rows,
+                                          st.c_info())))
+            throw error(st);
+        return rows;
+    }
     /* qsf_close_report: returns the report of a clean close, throws
      * close_error (with the report) otherwise; closed either way. */
     close_report close() {
@@ -654,6 +910,18 @@ class sender : public detail::handle {
         return r;
     }
 };
+
+/* Throws qsf::error when st is a failure: qsf::check(chunk.column(...)). */
+inline void check(const status &st) {
+    if (!st)
+        throw error(st);
+}
+
+inline chunk::chunk(std::string_view table) {
+    status st;
+    if (!st.set(qsf_chunk_new(table.data(), table.size(), &c_, st.c_info())))
+        throw error(st);
+}
 #endif
 
 } // namespace qsf

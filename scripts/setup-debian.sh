@@ -6,9 +6,13 @@ set -euo pipefail
 # reads qsf_metrics_prometheus with. g++, pkg-config and binutils (readelf, nm):
 # the install suite builds C and C++ programs against an install of qsf through
 # pkg-config and reads the installed libraries. cmake: the install suite builds
-# a CMake project against the installed CMake package.
+# a CMake project against the installed CMake package. python3-numpy:
+# examples/numpy_ctypes.py (run by the examples suite) hands NumPy arrays to the
+# chunk API. npm: scripts/fetch-duckdb.sh fetches DuckDB's libduckdb.so for the
+# Arrow tests.
 PKGS=(gcc g++ binutils meson ninja-build pkg-config libwebsockets-dev libssl-dev
-      libisal-dev libcmocka-dev clang-format openssl python3-prometheus-client cmake)
+      libisal-dev libcmocka-dev clang-format openssl python3-prometheus-client cmake
+      python3-numpy npm)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

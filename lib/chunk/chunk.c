@@ -1,6 +1,7 @@
 /* The chunk object and its column bookkeeping (include/qsf.h, "Columns in:
  * chunks"): names, the row count, and the checks every column call makes
  * before its values. The typed column calls are in chunk_cols.c. */
+#include "chunk/chunk_arrow.h"
 #include "chunk/chunk_cols.h"
 #include "chunk/chunk_enc.h"
 
@@ -41,6 +42,7 @@ QSF_API void qsf_chunk_clear(qsf_chunk *c) {
     c->rows = 0;
     c->counted = false;
     c->has_ts = false;
+    qsf_arrow_state_clear(c->arrow); /* the converted Arrow columns' buffers */
 }
 
 QSF_API void qsf_chunk_free(qsf_chunk *c) {
@@ -48,6 +50,7 @@ QSF_API void qsf_chunk_free(qsf_chunk *c) {
         return;
     qsf_chunk_enc_free(c);
     free(c->cols);
+    qsf_arrow_state_free(c->arrow);
     free(c);
 }
 

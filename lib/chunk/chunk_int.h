@@ -112,6 +112,7 @@ struct qsf_chunk {
     int64_t ts_mult; /* to µs (or 1 for nanos) */
     bool ts_nanos;
     qsf_chunk_scratch scratch;
+    struct qsf_arrow_state *arrow; /* the Arrow import's types and buffers (chunk_arrow.h) */
 };
 
 /* Whether row i of the column has a value. */
