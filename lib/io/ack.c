@@ -133,6 +133,14 @@ static qsf_verdict on_durable(qsf_io *io, const qsf_response *r) {
     int64_t fsn = qsf_durack_apply(c->dur, r);
     if (fsn == -2)
         return qsf_io_latch_violation(io, QSF_E_NOMEM, "out of memory merging a durable ack");
+    if (fsn == -3) {
+        char msg[320];
+        snprintf(msg, sizeof msg,
+                 "durable ack from %.100s names more tables no OK named than the widest OK of "
+                 "the connection did (%zu tables)",
+                 io->x.cur_host, qsf_durack_widest(c->dur));
+        return qsf_io_latch_violation(io, QSF_E_PROTOCOL, msg);
+    }
     if (fsn >= 0 && qsf_ring_acknowledge(io->ring, fsn)) {
         qsf_io_bump(&io->x.durable_trims);
         acked_advanced(io);

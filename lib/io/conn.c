@@ -21,7 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DRAINER_STREAK 16
+#define DRAINER_STREAK   16
+#define ROLE_FAST_ROUNDS 3 /* rounds of role rejections at the fixed step, then backoff */
 
 /* ---- per-connection state ---- */
 
@@ -292,8 +293,11 @@ static void round_exhausted(qsf_io *io) {
         qsf_io_set_state(io, QSF_IO_STOPPED);
         return;
     }
-    /* a round of role rejections (a primary moving) sleeps one fixed step */
-    int64_t sleep_ms = qsf_hosts_all_role_rejected(&l->hosts)
+    /* the first rounds of role rejections (a primary moving) sleep one fixed
+     * step; then they back off like any other failure (docs/PROTOCOL.md §9.4) */
+    bool roles = qsf_hosts_all_role_rejected(&l->hosts);
+    l->role_rounds = roles ? l->role_rounds + 1 : 0;
+    int64_t sleep_ms = roles && l->role_rounds <= ROLE_FAST_ROUNDS
                            ? io->o.backoff_initial_ms
                            : qsf_backoff_next(&l->backoff, false);
     report_unreachable(io, sleep_ms);
@@ -400,6 +404,7 @@ static qsf_verdict opened(qsf_io *io, const qsf_ws_hs *hs) {
     qsf_hosts_report(&l->hosts, c->host, QSF_ATTEMPT_OK);
     l->durable_gaps = 0;
     l->gap_streak = 0;
+    l->role_rounds = 0;
     if (qsf_ack_head_of_line(io) < 0)
         qsf_io_outage_over(io); /* nothing waits: otherwise only progress ends it */
     atomic_store(&io->x.max_batch, hs->max_batch);

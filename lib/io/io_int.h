@@ -152,6 +152,7 @@ typedef struct qsf_io_loop {
     int64_t down_since_ns; /* when the last connection ended */
     char down_cause[160];  /* ... with this cause: a new cause is reported again */
     int durable_gaps;      /* hosts of this round that did not grant durable ack */
+    int role_rounds;       /* rounds in a row in which every host was role-rejected (421) */
     /* a drainer's escalation budgets (qsf_io_opts.drainer) */
     int gap_streak, cap_gap_streak;
     int64_t gap_since_ns, cap_gap_since_ns;

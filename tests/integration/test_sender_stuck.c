@@ -3,7 +3,8 @@
  * acknowledges, is retried for as long as it takes, reported once per outage,
  * and the sender says it is stuck ("no progress for T") instead of giving up;
  * once the server works again everything arrives. A server that closes in
- * order without confirming anything is a failure from its first repetition.
+ * order without confirming anything is a failure from its first repetition;
+ * a cluster of replicas (HTTP 421) meets the backoff after a few rounds.
  * Each waits on what the sink and the sender count, never on a sleep. */
 #include "itest.h"
 
@@ -152,6 +153,35 @@ static void orderly_closes_after_the_catch_up_are_failures(void **state) {
     quiet_closes("close=1001 conn=1 after=1", "close=1001 conn=2+ after=1");
 }
 
+/* Every endpoint a replica (HTTP 421, role REPLICA): three rounds at the
+ * fixed reconnect_initial_backoff_millis, then the backoff of any failure.
+ * Before, every round slept 100 ms forever: about 30 upgrades in 3 s. */
+static void role_rejections_back_off_after_a_few_rounds(void **state) {
+    (void) state;
+    qsink *sink = it_sink(NULL);
+    it_fault(sink, "reject=421 role=REPLICA times=1000000");
+    qsf_sender *s = sender(sink, "initial_connect_retry=async;close_flush_timeout_millis=0;");
+    qsink_stats st;
+    for (int64_t t0 = now_ms();; it_sleep_ms(5)) {
+        qsink_get_stats(sink, &st);
+        if (st.rejected >= 1)
+            break;
+        if (now_ms() - t0 > 10000)
+            fail_msg("no upgrade attempt within 10 s");
+    }
+    int64_t first = st.rejected;
+    it_sleep_ms(3000); /* the default backoff: 100 ms doubling to 5 s */
+    qsink_get_stats(sink, &st);
+    int64_t n = st.rejected - first + 1;
+    print_message("# %lld upgrades refused with 421 in 3 s\n", (long long) n);
+    assert_true(n <= 12);
+    assert_int_equal(records(s, QSF_CAT_CONNECTION, "HTTP 421, role REPLICA", NULL), 1);
+    qsf_errinfo e;
+    qsf_close(s, &e);
+    qsf_log_set(NULL, NULL, -1);
+    qsink_stop(sink);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(a_server_that_resets_every_connection_never_ends_the_sender,
@@ -162,6 +192,8 @@ int main(void) {
                                         it_setup_dir, it_teardown_dir),
         cmocka_unit_test_setup_teardown(orderly_closes_after_the_catch_up_are_failures,
                                         it_setup_dir, it_teardown_dir),
+        cmocka_unit_test_setup_teardown(role_rejections_back_off_after_a_few_rounds, it_setup_dir,
+                                        it_teardown_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
