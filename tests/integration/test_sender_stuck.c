@@ -48,6 +48,23 @@ static void wait_stuck_warning(void) {
             fail_msg("no \"no progress for\" warning within 20 s");
 }
 
+/* The sender said it is stuck with an event too: FSNs from `from` on wait. */
+static void wait_no_progress_event(qsf_sender *s, int64_t from) {
+    qsf_event ev;
+    for (int64_t t0 = now_ms();; it_sleep_ms(10)) {
+        ev.struct_size = sizeof ev;
+        while (qsf_poll_event(s, &ev) == 1)
+            if (ev.kind == QSF_EVENT_NO_PROGRESS) {
+                assert_int_equal(ev.from_fsn, from);
+                assert_true(ev.to_fsn >= from);
+                assert_true(ev.duration_ms >= 1000); /* liveness_timeout_millis */
+                return;
+            }
+        if (now_ms() - t0 > 20000)
+            fail_msg("no NO_PROGRESS event within 20 s");
+    }
+}
+
 /* The sender is alive and well: nothing latched, a flush still works. */
 static void not_terminal(qsf_sender *s) {
     qsf_stats st;
@@ -75,6 +92,7 @@ static void a_server_that_resets_every_connection_never_ends_the_sender(void **s
     int64_t fsn = it_publish(s, "t", 0, 500, 100);
     assert_int_equal(qsink_wait_connections(sink, 12, 30000), 0);
     wait_stuck_warning();
+    wait_no_progress_event(s, 0);
     not_terminal(s);
     qsf_error_record r;
     assert_int_equal(records(s, QSF_CAT_CONNECTION, NULL, &r), 1); /* one outage, one record */
