@@ -484,6 +484,7 @@ static void on_message(void *u, const uint8_t *p, size_t n) {
         return;
     if (qsf_latch_code(io->latch))
         return; /* a server that broke the protocol (or a latched sender) is not believed */
+    qsf_live_thaw(io, qsf_io_now_ns());
     qsf_verdict v = qsf_ack_message(io, p, n);
     qsf_live_received(io, qsf_io_now_ns()); /* after the OK popped what it covers */
     qsf_conn_apply(io, v);

@@ -339,6 +339,9 @@ void qsf_progress_tick(qsf_io *io, int64_t now);
 
 /* ---- live.c ---- */
 void qsf_live_opened(qsf_io *io, int64_t now);
+/* Something arrived from a server waited for as frozen: it answers again
+ * (logged before what arrived is acted on), the ack deadline starts over. */
+void qsf_live_thaw(qsf_io *io, int64_t now);
 /* A message or a PONG arrived. */
 void qsf_live_received(qsf_io *io, int64_t now);
 /* A frame was sent. */

@@ -51,9 +51,10 @@ void qsf_live_opened(qsf_io *io, int64_t now) {
     c->ping_due = false;
 }
 
-/* The frozen server answers again: the ack deadline starts over. */
-static void thawed(qsf_io *io, int64_t now) {
+void qsf_live_thaw(qsf_io *io, int64_t now) {
     qsf_conn *c = &io->c;
+    if (!c->frozen_since_ns)
+        return;
     QSF_LOGI("connection to %s answers again after %" PRId64 " ms without a word; no frame "
              "was replayed",
              io->x.cur_host, (int64_t) ((now - c->last_rx_ns) / QSF_IO_MS));
@@ -64,8 +65,7 @@ static void thawed(qsf_io *io, int64_t now) {
 
 void qsf_live_received(qsf_io *io, int64_t now) {
     qsf_conn *c = &io->c;
-    if (c->frozen_since_ns)
-        thawed(io, now);
+    qsf_live_thaw(io, now);
     c->last_rx_ns = now;
     c->await_since_ns = answer_owed(c) ? now : 0;
 }
@@ -123,12 +123,14 @@ static qsf_verdict dead_after(qsf_io *io, const char *what, int64_t for_ns, cons
     return dead(io, msg);
 }
 
-/* The server process is silent but its host acknowledges: waited for, up to
- * frozen_server_timeout_millis since the answer was first owed. */
-static qsf_verdict frozen(qsf_io *io, int64_t now, const qsf_tcp_peer *p) {
+/* The server process is silent but its host acknowledges (`acks`; else
+ * nothing of ours waits for an ACK yet): waited for, up to
+ * frozen_server_timeout_millis since the answer was first owed. The WARN
+ * comes once the host was seen acknowledging. */
+static qsf_verdict frozen(qsf_io *io, int64_t now, const qsf_tcp_peer *p, bool acks) {
     qsf_conn *c = &io->c;
     const qsf_io_opts *o = &io->o;
-    if (!c->frozen_since_ns) {
+    if (!c->frozen_since_ns && acks) {
         c->frozen_since_ns = now;
         QSF_LOGW("connection to %s: nothing received for %" PRId64 " ms, but the server's host "
                  "still acknowledges what qsf sends (last TCP ACK %" PRId64 " ms ago): the "
@@ -171,12 +173,12 @@ static qsf_verdict silent(qsf_io *io, int64_t now) {
                      p.last_ack_ms, p.retransmits, p.probes);
             return dead(io, msg);
         }
-    } else {
-        c->gone_since_ns = 0;
-        if (k == QSF_PEER_IDLE)
-            qsf_live_request_ping(io); /* something for the peer's kernel to acknowledge */
+        return qsf_v_continue(); /* not yet two round trips of silence */
     }
-    return frozen(io, now, &p);
+    c->gone_since_ns = 0;
+    if (k == QSF_PEER_IDLE)
+        qsf_live_request_ping(io); /* something for the peer's kernel to acknowledge */
+    return frozen(io, now, &p, k == QSF_PEER_ACKS);
 }
 
 qsf_verdict qsf_live_tick(qsf_io *io, int64_t now) {
