@@ -1,6 +1,7 @@
 /* Shared test helpers (see testutil.h). */
 #include "testutil.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -9,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -104,4 +107,19 @@ bool tu_fd_path_ends_with(int fd, const char *suffix) {
     ssize_t n = readlink(link, path, sizeof path - 1);
     size_t k = strlen(suffix);
     return n >= (ssize_t) k && memcmp(path + n - k, suffix, k) == 0;
+}
+
+void tu_tcp_pair(int *client, int *server) {
+    int l = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t al = sizeof a;
+    assert_int_equal(bind(l, (struct sockaddr *) &a, sizeof a), 0);
+    assert_int_equal(listen(l, 1), 0);
+    assert_int_equal(getsockname(l, (struct sockaddr *) &a, &al), 0);
+    *client = socket(AF_INET, SOCK_STREAM, 0);
+    assert_int_equal(connect(*client, (struct sockaddr *) &a, sizeof a), 0);
+    *server = accept(l, NULL, NULL);
+    assert_true(*server >= 0);
+    close(l);
 }

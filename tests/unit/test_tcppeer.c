@@ -5,10 +5,6 @@
 
 #include "io/tcppeer.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 static qsf_tcp_peer peer(int64_t last_ack_ms, uint32_t unacked, uint32_t retrans, uint32_t probes) {
@@ -44,16 +40,8 @@ static void nothing_waiting_and_an_old_ack_says_nothing(void **state) {
 
 static void a_loopback_peer_acknowledges(void **state) {
     (void) state;
-    int l = socket(AF_INET, SOCK_STREAM, 0), c = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t al = sizeof a;
-    assert_int_equal(bind(l, (struct sockaddr *) &a, sizeof a), 0);
-    assert_int_equal(listen(l, 1), 0);
-    assert_int_equal(getsockname(l, (struct sockaddr *) &a, &al), 0);
-    assert_int_equal(connect(c, (struct sockaddr *) &a, sizeof a), 0);
-    int s = accept(l, NULL, NULL);
-    assert_true(s >= 0);
+    int c, s;
+    tu_tcp_pair(&c, &s);
     assert_int_equal(write(c, "ping", 4), 4);
     char b[4];
     assert_int_equal(read(s, b, 4), 4); /* delivered, so acknowledged */
@@ -66,7 +54,6 @@ static void a_loopback_peer_acknowledges(void **state) {
     assert_int_equal(qsf_tcp_peer_read(-1, &p), -1);
     close(s);
     close(c);
-    close(l);
 }
 
 int main(void) {
