@@ -94,6 +94,9 @@ static void a_server_that_resets_every_connection_never_ends_the_sender(void **s
     wait_stuck_warning();
     wait_no_progress_event(s, 0);
     not_terminal(s);
+    qsf_stats st;
+    qsf_stats_get(s, &st);
+    assert_true(st.oldest_unacked_age_ms >= 1000); /* the stat says it too */
     qsf_error_record r;
     assert_int_equal(records(s, QSF_CAT_CONNECTION, NULL, &r), 1); /* one outage, one record */
     assert_non_null(strstr(r.message, "lost"));
@@ -131,6 +134,27 @@ static void a_server_that_never_acknowledges_never_ends_the_sender(void **state)
     it_wait_acked(s, fsn);
     qsf_log_set(NULL, NULL, -1);
     it_close_and_check(s, sink, "t", 500, true);
+}
+
+/* transaction=on: a connection found dead with a transaction's committing
+ * frame sent and not acknowledged: the record says it may commit twice. */
+static void a_lost_commit_says_it_may_commit_twice(void **state) {
+    (void) state;
+    qsink *sink = it_sink(NULL);
+    it_fault(sink, "withhold-ok conn=1");
+    qsf_sender *s = sender(sink, FAST LIVE "ack_timeout_millis=300;transaction=on;");
+    int64_t fsn = it_publish(s, "t", 0, 100, 0); /* one transaction, one commit */
+    qsf_error_record r;
+    for (int64_t t0 = now_ms(); records(s, QSF_CAT_CONNECTION, NULL, &r) == 0; it_sleep_ms(10))
+        if (now_ms() - t0 > 20000)
+            fail_msg("no CONNECTION record within 20 s");
+    char span[64];
+    snprintf(span, sizeof span, "FSN 0..%lld were sent and not confirmed", (long long) fsn);
+    assert_non_null(strstr(r.message, span));
+    assert_non_null(strstr(r.message, "may be committed twice unless the table has DEDUP"));
+    it_wait_acked(s, fsn);
+    qsf_log_set(NULL, NULL, -1);
+    it_close_and_check(s, sink, "t", 100, true);
 }
 
 /* A server that closes in order without confirming anything (`first`: the
@@ -211,6 +235,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(orderly_closes_after_the_catch_up_are_failures,
                                         it_setup_dir, it_teardown_dir),
         cmocka_unit_test_setup_teardown(role_rejections_back_off_after_a_few_rounds, it_setup_dir,
+                                        it_teardown_dir),
+        cmocka_unit_test_setup_teardown(a_lost_commit_says_it_may_commit_twice, it_setup_dir,
                                         it_teardown_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
