@@ -4,8 +4,9 @@
  * progress for T ms" and queues a NO_PROGRESS event, at growing intervals: the
  * first after liveness_timeout_millis (15 s when that is disabled), the next
  * after twice as long again, then four times, ..., at most an hour apart.
- * Any confirmation (an OK, a durable ack, a retired flush) starts it over.
- * I/O thread, every tick, connected or not. */
+ * Any confirmation (an OK, a durable ack, a retired flush) starts it over;
+ * a paused wire and a stopped sender say nothing. I/O thread, every tick,
+ * connected or not. */
 #include "io/io_int.h"
 
 #include "events.h"
@@ -21,11 +22,14 @@ static int64_t first_step_ms(const qsf_io *io) {
     return io->o.liveness_timeout_ms > 0 ? io->o.liveness_timeout_ms : FIRST_DEFAULT_MS;
 }
 
-/* Nothing waits, or something was confirmed since the last look. */
+/* Nothing waits, something was confirmed since the last look, or nothing is
+ * expected: the wire is paused on purpose, or the sender stopped (its ERROR
+ * said why). */
 static bool progressed(qsf_io *io, int64_t now) {
     qsf_io_loop *l = &io->l;
     int64_t ok = atomic_load(&io->x.highest_ok), acked = qsf_ring_acked_fsn(io->ring);
-    if (qsf_ack_head_of_line(io) >= 0 && ok == l->seen_ok && acked == l->seen_acked)
+    bool expected = l->st != QSF_IO_PAUSED && l->st != QSF_IO_TERMINAL && l->st != QSF_IO_STOPPED;
+    if (expected && qsf_ack_head_of_line(io) >= 0 && ok == l->seen_ok && acked == l->seen_acked)
         return false;
     l->seen_ok = ok;
     l->seen_acked = acked;
