@@ -381,7 +381,12 @@ QSF_API uint64_t qsf_txn_rows(const qsf_sender *s);
  * committed" with the row count, QSF_ERRF_RETRIABLE is cleared, no row of it
  * stays buffered, and nothing of it is ever delivered; send it again. A process that dies with a
  * transaction open delivers none of it. qsf_buffer_clear abandons it;
- * qsf_close aborts it (QSF_E_DATA_LOSS, txn_rows_uncommitted).
+ * qsf_close aborts it (QSF_E_DATA_LOSS, txn_rows_uncommitted). Delivery of a
+ * committed transaction is at least once: when a connection is lost or found
+ * dead with its committing frame sent and not acknowledged, the server may
+ * have committed it and it is sent again, so it may be committed twice unless
+ * the table has DEDUP (the CONNECTION error record and its line say so, with
+ * the FSN span; a frozen server is waited for, frozen_server_timeout_millis).
  * Producer thread. */
 QSF_API int qsf_flush(qsf_sender *s, int64_t *fsn_out, qsf_errinfo *err);
 
@@ -905,6 +910,8 @@ enum {
     QSF_EVENT_BACKPRESSURE_END = 7,   /* ... and no longer */
     QSF_EVENT_PAUSED = 8,             /* qsf_pause took effect: no connection, no attempts */
     QSF_EVENT_RESUMED = 9,            /* qsf_resume: connecting again */
+    QSF_EVENT_NO_PROGRESS = 10,       /* frames wait and none was confirmed for duration_ms
+                                         (from_fsn..to_fsn); repeated at growing intervals */
 };
 
 /* A connection event. Fields are only ever appended: the caller of

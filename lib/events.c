@@ -55,8 +55,9 @@ int qsf_events_set_handler(qsf_inbox *ib, qsf_event_handler fn, void *user) {
 
 QSF_API const char *qsf_event_name(int kind) {
     static const char *const names[] = {
-        "UNKNOWN",     "CONNECTED",          "RECONNECTED",      "FAILED_OVER", "DISCONNECTED",
-        "REPLAY_DONE", "BACKPRESSURE_BEGIN", "BACKPRESSURE_END", "PAUSED",      "RESUMED",
+        "UNKNOWN",      "CONNECTED",   "RECONNECTED",        "FAILED_OVER",
+        "DISCONNECTED", "REPLAY_DONE", "BACKPRESSURE_BEGIN", "BACKPRESSURE_END",
+        "PAUSED",       "RESUMED",     "NO_PROGRESS",
     };
     return kind > 0 && kind < (int) (sizeof names / sizeof names[0]) ? names[kind] : "UNKNOWN";
 }

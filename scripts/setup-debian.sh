@@ -8,10 +8,11 @@ set -euo pipefail
 # pkg-config and reads the installed libraries. cmake: the install suite builds
 # a CMake project against the installed CMake package. python3-numpy:
 # examples/numpy_ctypes.py (run by the examples suite) hands NumPy arrays to the
-# chunk API.
+# chunk API. iproute2 (tc): the sender_frozen test makes the loopback of its own
+# network namespace drop every packet.
 PKGS=(gcc g++ binutils meson ninja-build pkg-config libwebsockets-dev libssl-dev
       libisal-dev libcmocka-dev clang-format openssl python3-prometheus-client cmake
-      python3-numpy)
+      python3-numpy iproute2)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

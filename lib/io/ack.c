@@ -102,12 +102,15 @@ static qsf_verdict on_ok(qsf_io *io, const qsf_response *r) {
         seq = c->err_wire - 1; /* never past a rejected frame (OK leapfrog) */
     if (seq < 0)
         return qsf_v_continue();
+    c->accepted = true; /* the path works: docs/PROTOCOL.md §9.3 */
     int64_t fsn = qsf_wiremap_ack(&c->map, seq);
     if (fsn < 0)
         return qsf_v_continue();
     if (fsn > atomic_load(&io->x.highest_ok)) {
         atomic_store(&io->x.highest_ok, fsn);
         qsf_backoff_progress(&io->l.backoff); /* only progress resets the backoff */
+        qsf_io_outage_over(io);               /* ... and ends the outage */
+        c->progressed = true;
     }
     qsf_live_acked(io, qsf_io_now_ns());
     qsf_poison_ok(&io->l.poison, fsn);
@@ -130,6 +133,14 @@ static qsf_verdict on_durable(qsf_io *io, const qsf_response *r) {
     int64_t fsn = qsf_durack_apply(c->dur, r);
     if (fsn == -2)
         return qsf_io_latch_violation(io, QSF_E_NOMEM, "out of memory merging a durable ack");
+    if (fsn == -3) {
+        char msg[320];
+        snprintf(msg, sizeof msg,
+                 "durable ack from %.100s names more tables no OK named than the widest OK of "
+                 "the connection did (%zu tables)",
+                 io->x.cur_host, qsf_durack_widest(c->dur));
+        return qsf_io_latch_violation(io, QSF_E_PROTOCOL, msg);
+    }
     if (fsn >= 0 && qsf_ring_acknowledge(io->ring, fsn)) {
         qsf_io_bump(&io->x.durable_trims);
         acked_advanced(io);
@@ -162,16 +173,48 @@ int64_t qsf_ack_head_of_line(const qsf_io *io) {
     return h <= qsf_ring_published_fsn(io->ring) ? h : -1;
 }
 
+/* The frame was declared poisoned: latched, with what held it up. */
+static void poisoned(qsf_io *io, int64_t fsn) {
+    const qsf_poison *p = &io->l.poison;
+    qsf_error_record r;
+    qsf_io_record_init(io, &r, QSF_CAT_PROTOCOL_VIOLATION, -1, -1, fsn, fsn);
+    if (p->losses == 0)
+        snprintf(r.message, sizeof r.message,
+                 "frame at fsn=%" PRId64 " rejected %d consecutive times with no acceptance at "
+                 "or beyond it -- poisoned frame",
+                 fsn, p->strikes);
+    else
+        snprintf(r.message, sizeof r.message,
+                 "frame at fsn=%" PRId64 " held up %d consecutive connections (%d lost with it "
+                 "the last frame sent while the server accepted others, %d rejections) with no "
+                 "acceptance at or beyond it -- poisoned frame",
+                 fsn, p->strikes, p->losses, p->strikes - p->losses);
+    qsf_io_latch(io, QSF_E_PROTOCOL, &r);
+}
+
 bool qsf_ack_strike(qsf_io *io, int64_t fsn) {
     if (fsn < 0 || !qsf_poison_strike(&io->l.poison, fsn))
         return false;
-    qsf_error_record r;
-    qsf_io_record_init(io, &r, QSF_CAT_PROTOCOL_VIOLATION, -1, -1, fsn, fsn);
-    snprintf(r.message, sizeof r.message,
-             "frame at fsn=%" PRId64 " rejected %d consecutive times with no acceptance at or "
-             "beyond it -- poisoned frame",
-             fsn, io->l.poison.strikes);
-    qsf_io_latch(io, QSF_E_PROTOCOL, &r);
+    poisoned(io, fsn);
+    return true;
+}
+
+/* A connection was lost or found dead (docs/PROTOCOL.md §9.3): a strike
+ * against the last ring frame sent on it, still unconfirmed (a frame that
+ * kills every connection it goes out on), which escalates only once the
+ * server accepted frames during the run. A path that accepts nothing (a crash
+ * loop, a proxy, a frozen or dead server) says nothing of a frame: retried
+ * forever. A loss with no ring frame unconfirmed breaks the run. Call before
+ * the connection is reset. */
+bool qsf_ack_loss(qsf_io *io) {
+    qsf_conn *c = &io->c;
+    if (!c->sent_data || c->last_sent_fsn <= atomic_load(&io->x.highest_ok)) {
+        qsf_poison_clear(&io->l.poison);
+        return false;
+    }
+    if (!qsf_poison_strike_loss(&io->l.poison, c->last_sent_fsn, c->accepted))
+        return false;
+    poisoned(io, c->last_sent_fsn);
     return true;
 }
 

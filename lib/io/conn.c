@@ -21,7 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DRAINER_STREAK 16
+#define DRAINER_STREAK   16
+#define ROLE_FAST_ROUNDS 3 /* rounds of role rejections at the fixed step, then backoff */
 
 /* ---- per-connection state ---- */
 
@@ -40,6 +41,8 @@ static void conn_reset(qsf_io *io) {
     qsf_durack_reset(c->dur);
     c->err_wire = -1;
     c->sent_data = false;
+    c->accepted = false;
+    c->progressed = false;
     c->durable = false;
     c->dict_known = 0;
     qsf_send_free_catchup(c);
@@ -290,8 +293,11 @@ static void round_exhausted(qsf_io *io) {
         qsf_io_set_state(io, QSF_IO_STOPPED);
         return;
     }
-    /* a round of role rejections (a primary moving) sleeps one fixed step */
-    int64_t sleep_ms = qsf_hosts_all_role_rejected(&l->hosts)
+    /* the first rounds of role rejections (a primary moving) sleep one fixed
+     * step; then they back off like any other failure (docs/PROTOCOL.md §9.4) */
+    bool roles = qsf_hosts_all_role_rejected(&l->hosts);
+    l->role_rounds = roles ? l->role_rounds + 1 : 0;
+    int64_t sleep_ms = roles && l->role_rounds <= ROLE_FAST_ROUNDS
                            ? io->o.backoff_initial_ms
                            : qsf_backoff_next(&l->backoff, false);
     report_unreachable(io, sleep_ms);
@@ -398,7 +404,9 @@ static qsf_verdict opened(qsf_io *io, const qsf_ws_hs *hs) {
     qsf_hosts_report(&l->hosts, c->host, QSF_ATTEMPT_OK);
     l->durable_gaps = 0;
     l->gap_streak = 0;
-    l->down_reported = false;
+    l->role_rounds = 0;
+    if (qsf_ack_head_of_line(io) < 0)
+        qsf_io_outage_over(io); /* nothing waits: otherwise only progress ends it */
     atomic_store(&io->x.max_batch, hs->max_batch);
     conn_reset(io);
     c->hs = *hs;
@@ -476,6 +484,7 @@ static void on_message(void *u, const uint8_t *p, size_t n) {
         return;
     if (qsf_latch_code(io->latch))
         return; /* a server that broke the protocol (or a latched sender) is not believed */
+    qsf_live_thaw(io, qsf_io_now_ns());
     qsf_verdict v = qsf_ack_message(io, p, n);
     qsf_live_received(io, qsf_io_now_ns()); /* after the OK popped what it covers */
     qsf_conn_apply(io, v);
@@ -500,28 +509,44 @@ static void on_writable(void *u) {
         qsf_conn_apply(io, qsf_send_some(io));
 }
 
+/* Whether an orderly close (1000/1001) counts as a lost connection: one that
+ * confirmed no frame while frames wait, right after the upgrade or after
+ * acknowledging only catch-up frames, stalls delivery in silence; the first
+ * is taken at its word (a restart), a repetition before any progress is a
+ * failure (docs/PROTOCOL.md §11.3). */
+static bool quiet_failure(qsf_io *io) {
+    if (io->c.progressed || qsf_ack_head_of_line(io) < 0)
+        return false;
+    return ++io->l.quiet_closes >= 2;
+}
+
 /* The peer closed, or the connection was lost (docs/PROTOCOL.md §9.3, §9.4, §10.2): the host is
  * demoted; an orderly close reconnects at once the first time, a loss is
- * reported and, after data was sent, counts a strike against the first frame
- * not confirmed. Either backs off while no progress is made. */
+ * reported (once per outage) and may count a strike (qsf_ack_loss). Either
+ * backs off while no progress is made. */
 static void lost(qsf_io *io, int code, const char *reason) {
     qsf_conn *c = &io->c;
     bool orderly = code == 1000 || code == 1001;
-    int64_t suspect = c->sent_data ? qsf_ack_head_of_line(io) : -1;
-    char msg[400], shown[QSF_TEXT_ESCAPED_MAX(125)]; /* a close reason is server text */
+    bool failed = !orderly || quiet_failure(io);
+    char msg[600], shown[QSF_TEXT_ESCAPED_MAX(125)]; /* a close reason is server text */
     qsf_text_escape(shown, sizeof shown, reason ? reason : "", reason ? strlen(reason) : 0);
-    snprintf(msg, sizeof msg, "connection to %.100s %s (code %d%s%.200s)", io->x.cur_host,
-             orderly ? "closed by the server" : "lost", code, shown[0] ? ": " : "", shown);
-    if (orderly) {
+    int n = snprintf(msg, sizeof msg, "connection to %.100s %s (code %d%s%.200s)", io->x.cur_host,
+                     !orderly ? "lost"
+                     : failed ? "closed by the server again before confirming any frame"
+                              : "closed by the server",
+                     code, shown[0] ? ": " : "", shown);
+    if (!failed) {
         qsf_io_end_cause(io, 0, false, QSF_LOG_INFO, msg); /* no record: notify.c logs it */
         qsf_io_set_last_error(io, msg);
     } else {
+        qsf_io_inflight_note(io, msg + n, sizeof msg - (size_t) n);
         qsf_io_bump(&io->x.connections_lost);
-        qsf_io_report_connection(io, msg); /* the record is the line of the disconnection */
+        qsf_io_report_outage(io, msg); /* the record is the line of the disconnection */
     }
+    bool poisoned = !orderly && qsf_ack_loss(io);
     conn_reset(io);
     qsf_hosts_demote(&io->l.hosts, c->host);
-    if (!orderly && qsf_ack_strike(io, suspect)) {
+    if (poisoned) {
         settle(io, QSF_WHY_TERMINAL, 0);
         return;
     }

@@ -12,7 +12,13 @@
  *
  * An OK costs one name lookup per table, a durable ack one per entry, and
  * every queued table is checked against its mark once when it is covered,
- * plus one failed check per durable ack. */
+ * plus one failed check per durable ack.
+ *
+ * Memory: names come from OKs (the tables the connection wrote) and, ahead of
+ * their OK, from durable acks ("early" names, by_ok[id] = 0). A server may
+ * name at most as many early tables as the widest OK of the connection did,
+ * in one durable ack and in all: more is a protocol violation (-3), so a
+ * server naming never-seen tables cannot grow the map without bound. */
 #include "io/durack.h"
 
 #include "os/os.h"
@@ -36,8 +42,11 @@ typedef struct queued_ok {
 struct qsf_durack {
     qsf_strmap names;
     int64_t *mark;
+    uint8_t *by_ok; /* by_ok[id]: an OK named the table */
     size_t capmark;
-    queued_ok *q; /* ring buffer of OKs */
+    size_t widest;  /* the most tables one OK of the connection named */
+    size_t n_early; /* names only durable acks named */
+    queued_ok *q;   /* ring buffer of OKs */
     size_t head, count, cap;
     ok_table *tabs; /* tables of the queued OKs, in queue order */
     size_t tabs_head, tabs_len, tabs_cap;
@@ -62,6 +71,7 @@ void qsf_durack_reset(qsf_durack *d) {
     d->head = d->count = 0;
     d->tabs_head = d->tabs_len = 0;
     d->covered = 0;
+    d->widest = d->n_early = 0;
 }
 
 void qsf_durack_free(qsf_durack *d) {
@@ -69,6 +79,7 @@ void qsf_durack_free(qsf_durack *d) {
         return;
     qsf_strmap_destroy(&d->names);
     free(d->mark);
+    free(d->by_ok);
     free(d->q);
     free(d->tabs);
     free(d->fold);
@@ -95,9 +106,26 @@ static uint32_t keyed_hash(uint64_t key, const char *s, size_t len) {
     return (uint32_t) (h ^ (h >> 32));
 }
 
+/* Room for one more name's mark. */
+static int reserve_mark(qsf_durack *d) {
+    if (d->names.count < d->capmark)
+        return 0;
+    size_t cap = d->capmark ? d->capmark * 2 : 64;
+    int64_t *m = realloc(d->mark, cap * sizeof *m);
+    if (m)
+        d->mark = m;
+    uint8_t *b = m ? realloc(d->by_ok, cap) : NULL;
+    if (!b)
+        return -1;
+    d->by_ok = b;
+    d->capmark = cap;
+    return 0;
+}
+
 /* The id of a table name (matched case-insensitively, ASCII), added with no
- * watermark when new. -1 on OOM. */
-static int64_t name_id(qsf_durack *d, const char *name, size_t n) {
+ * watermark when new. An OK's name counts as named by an OK; a durable ack's
+ * new name is early, refused (-3) past the widest OK. -1 on OOM. */
+static int64_t name_id(qsf_durack *d, const char *name, size_t n, bool ok) {
     if (n > d->fold_cap) {
         char *f = realloc(d->fold, n);
         if (!f)
@@ -112,19 +140,23 @@ static int64_t name_id(qsf_durack *d, const char *name, size_t n) {
     d->work++;
     uint32_t h = keyed_hash(d->key, d->fold, n);
     int64_t id = qsf_strmap_find(&d->names, d->fold, n, h);
-    if (id >= 0)
+    if (id >= 0) {
+        if (ok && !d->by_ok[id]) {
+            d->by_ok[id] = 1;
+            d->n_early--;
+        }
         return id;
-    if (d->names.count == d->capmark) {
-        size_t cap = d->capmark ? d->capmark * 2 : 64;
-        int64_t *m = realloc(d->mark, cap * sizeof *m);
-        if (!m)
-            return -1;
-        d->mark = m;
-        d->capmark = cap;
     }
+    if (!ok && d->n_early >= d->widest)
+        return -3;
+    if (reserve_mark(d) < 0)
+        return -1;
     id = qsf_strmap_add(&d->names, d->fold, n, h);
-    if (id >= 0)
+    if (id >= 0) {
         d->mark[id] = NO_MARK;
+        d->by_ok[id] = ok;
+        d->n_early += !ok;
+    }
     return id;
 }
 
@@ -167,8 +199,10 @@ int qsf_durack_push_ok(qsf_durack *d, int64_t ok_fsn, const qsf_response *ok) {
         return -1;
     size_t pos = 0, n = 0;
     qsf_resp_table t;
+    if (ok->table_count > d->widest)
+        d->widest = ok->table_count;
     while (qsf_response_table(ok, &pos, &t)) {
-        int64_t id = name_id(d, t.name, t.name_len);
+        int64_t id = name_id(d, t.name, t.name_len, true);
         if (id < 0)
             return -1; /* nothing of this OK is queued yet */
         d->tabs[d->tabs_len + n++] = (ok_table){(uint32_t) id, t.seq_txn};
@@ -196,9 +230,9 @@ int64_t qsf_durack_apply(qsf_durack *d, const qsf_response *dack) {
     size_t pos = 0;
     qsf_resp_table t;
     while (qsf_response_table(dack, &pos, &t)) {
-        int64_t id = name_id(d, t.name, t.name_len);
+        int64_t id = name_id(d, t.name, t.name_len, false);
         if (id < 0)
-            return -2;
+            return id == -3 ? -3 : -2;
         if (t.seq_txn > d->mark[id])
             d->mark[id] = t.seq_txn;
     }
@@ -219,4 +253,12 @@ size_t qsf_durack_pending(const qsf_durack *d) {
 
 uint64_t qsf_durack_work(const qsf_durack *d) {
     return d->work;
+}
+
+size_t qsf_durack_names(const qsf_durack *d) {
+    return d->names.count;
+}
+
+size_t qsf_durack_widest(const qsf_durack *d) {
+    return d->widest;
 }

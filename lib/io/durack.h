@@ -31,8 +31,15 @@ void qsf_durack_reset(qsf_durack *d);
 int qsf_durack_push_ok(qsf_durack *d, int64_t ok_fsn, const qsf_response *ok);
 
 /* Merges a durable ack; returns the FSN to acknowledge, or -1 if nothing popped.
- * -2 on OOM. */
+ * -2 on OOM. -3 (a protocol violation, nothing of it merged past the
+ * offending entry) when it names tables no OK named, more than the widest OK
+ * of the connection named (qsf_durack_widest), counting those earlier durable
+ * acks named that no OK named since. */
 int64_t qsf_durack_apply(qsf_durack *d, const qsf_response *dack);
+
+/* Table names kept, and the most tables one OK of the connection named. */
+size_t qsf_durack_names(const qsf_durack *d);
+size_t qsf_durack_widest(const qsf_durack *d);
 
 /* Queued OKs not yet durable. */
 size_t qsf_durack_pending(const qsf_durack *d);

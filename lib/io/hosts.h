@@ -4,9 +4,9 @@
  * (HEALTHY < UNKNOWN < TRANSIENT_REJECT < TRANSPORT_ERROR < TOPOLOGY_REJECT), ties
  * in `addr` order, the last host that worked first of all (sticky healthy). When a
  * round is exhausted the caller sleeps (backoff.h; a round in which every host
- * was role-rejected sleeps one fixed `reconnect_initial_backoff_millis` instead:
- * qsf_hosts_all_role_rejected) and a new round starts with a fresh ranking.
- * Single-threaded (the I/O thread). */
+ * was role-rejected sleeps one fixed `reconnect_initial_backoff_millis` instead,
+ * for the first three such rounds in a row: qsf_hosts_all_role_rejected) and a new round starts
+ * with a fresh ranking. Single-threaded (the I/O thread). */
 #ifndef QSF_IO_HOSTS_H
 #define QSF_IO_HOSTS_H
 

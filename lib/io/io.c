@@ -114,6 +114,7 @@ static void on_tick(void *u) {
     qsf_conn_tick(io, now);
     if (io->l.st == QSF_IO_OPEN)
         qsf_conn_apply(io, qsf_live_tick(io, now));
+    qsf_progress_tick(io, now);
     if (io->l.st == QSF_IO_OPEN) {
         qsf_send_keepalive(io, now);
         qsf_ack_retire_given_up(io);
@@ -197,6 +198,7 @@ static void loop_init(qsf_io *io, const qsf_io_opts *o) {
     l->st = QSF_IO_WAIT;
     l->prev_host = -1;
     l->highest_sent_fsn = o->recovered_published_fsn;
+    l->seen_ok = l->seen_acked = INT64_MIN; /* the first tick starts the progress watch */
     l->outage_level = QSF_LOG_INFO;
     l->down_since_ns = qsf_io_now_ns();
     qsf_hosts_init(&l->hosts, o->n_addrs);

@@ -43,6 +43,10 @@ typedef struct qsf_io_opts {
      * nothing arrived for liveness_timeout_ms while an answer is owed, or when
      * sent frames stay unacknowledged for ack_timeout_ms. */
     int64_t ping_interval_ms, liveness_timeout_ms, ack_timeout_ms;
+    /* A connection silent for liveness_timeout_ms whose peer's TCP stack still
+     * acknowledges what was sent is waited for this long in all (live.c);
+     * <= 0: dead at liveness_timeout_ms. */
+    int64_t frozen_timeout_ms;
     int64_t backoff_initial_ms, backoff_max_ms;
     int64_t reconnect_max_duration_ms; /* initial_connect_retry=on only */
     int max_frame_rejections;

@@ -9,6 +9,7 @@
  *   ack.c     what comes in: OKs, durable acks, errors, poison strikes, retirement
  *   live.c    liveness: PINGs, and the deadlines that find a connection dead
  *   report.c  error records, the terminal latch, the status line
+ *   progress.c  the "no progress for T" warning of a stuck sender
  *
  * The state of a qsf_io has three lifetimes, kept apart:
  *   qsf_io_shared  read and written by other threads too (atomics, or under mu)
@@ -146,11 +147,13 @@ typedef struct qsf_io_loop {
     qsf_hosts hosts;
     qsf_poison poison;
     qsf_backoff backoff;   /* every reconnect's delay; reset by progress only */
-    bool down_reported;    /* this outage was reported (record + WARN) */
+    bool down_reported;    /* this outage was reported (record + WARN); progress ends it */
+    int quiet_closes;      /* orderly closes in a row that confirmed nothing (conn.c) */
     int outage_level;      /* the loudest line about the outage so far: the reconnect's level */
     int64_t down_since_ns; /* when the last connection ended */
     char down_cause[160];  /* ... with this cause: a new cause is reported again */
     int durable_gaps;      /* hosts of this round that did not grant durable ack */
+    int role_rounds;       /* rounds in a row in which every host was role-rejected (421) */
     /* a drainer's escalation budgets (qsf_io_opts.drainer) */
     int gap_streak, cap_gap_streak;
     int64_t gap_since_ns, cap_gap_since_ns;
@@ -161,7 +164,11 @@ typedef struct qsf_io_loop {
     /* frames given up for a CRC mismatch (send.c), the last QSF_IO_DAMAGED_KEPT */
     int64_t damaged[QSF_IO_DAMAGED_KEPT];
     uint32_t n_damaged;
-    int64_t last_warn_ns;        /* reconnect warning throttle */
+    int64_t last_warn_ns; /* reconnect warning throttle */
+    /* the progress watch (progress.c) */
+    int64_t seen_ok, seen_acked; /* the watermarks at the last look */
+    int64_t progress_ns;         /* when they last moved, or nothing waited */
+    int64_t stuck_step_ms, stuck_next_ns;
     int64_t wm_write_ns;         /* when ackedFsn was last written to .ack-watermark */
     bool wm_pending;             /* an advance not written yet: the next tick writes it */
     const qsf_fsn_span *retired; /* flushes recovery gave up (the ring's), sorted */
@@ -174,6 +181,8 @@ typedef struct qsf_io_loop {
 typedef struct qsf_conn {
     int host; /* index into addrs of the current or last attempt, -1 before the first */
     bool durable, sent_data, cursor_ok;
+    bool accepted;         /* an OK arrived on it (docs/PROTOCOL.md §9.3) */
+    bool progressed;       /* ... and one confirmed ring frames not confirmed before */
     int64_t err_wire;      /* wireSeq of the first error on it, -1 */
     int64_t replay_target; /* frames up to it were unacknowledged at the upgrade (REPLAY_DONE) */
     int64_t replay_from;   /* the first of them (ackedFsn + 1 at the upgrade) */
@@ -185,12 +194,14 @@ typedef struct qsf_conn {
     int64_t last_send_ns;
     int64_t deadline_ns; /* of the attempt, or of our close */
     /* liveness (live.c) */
-    int64_t last_rx_ns;     /* anything received: a message or a PONG */
-    int64_t last_ping_ns;   /* our last PING */
-    int64_t await_since_ns; /* an answer is owed since then (0: none) */
-    int64_t ack_since_ns;   /* frames unacknowledged since then, without an OK (0: none) */
-    bool ping_due;          /* a PING was asked for; the next writable callback sends it */
-    uint32_t dict_known;    /* symbol ids the server knows on it */
+    int64_t last_rx_ns;      /* anything received: a message or a PONG */
+    int64_t last_ping_ns;    /* our last PING */
+    int64_t await_since_ns;  /* an answer is owed since then (0: none) */
+    int64_t ack_since_ns;    /* frames unacknowledged since then, without an OK (0: none) */
+    bool ping_due;           /* a PING was asked for; the next writable callback sends it */
+    int64_t frozen_since_ns; /* silent, its host acknowledging: waited for since (0: no) */
+    int64_t gone_since_ns;   /* silent, its host not acknowledging since (0: no) */
+    uint32_t dict_known;     /* symbol ids the server knows on it */
     qsf_wiremap map;
     qsf_durack *dur;
     qsf_ring_cursor cur;
@@ -256,6 +267,16 @@ void qsf_io_set_last_error(qsf_io *io, const char *msg);
  * category CONNECTION for the unacknowledged span (the inbox logs it at WARN)
  * and the status line's last error. */
 void qsf_io_report_connection(qsf_io *io, const char *msg);
+/* A connection was lost or found dead: reported as above once per outage
+ * (until progress); a repetition is logged at DEBUG with its DISCONNECTED
+ * event, and is the status line's last error. */
+void qsf_io_report_outage(qsf_io *io, const char *msg);
+/* Progress, or a connection with nothing to confirm: the outage is over, the
+ * next failure is reported again. */
+void qsf_io_outage_over(qsf_io *io);
+/* Appends to a lost connection's message the frames it sent that were not
+ * confirmed: the server may have committed them, and they are replayed. */
+void qsf_io_inflight_note(qsf_io *io, char *buf, size_t cap);
 /* Latches a terminal error (the record is queued before anyone can see the
  * latch) and returns the verdict that ends the connection. */
 qsf_verdict qsf_io_latch(qsf_io *io, int code, const qsf_error_record *rec);
@@ -304,14 +325,27 @@ int64_t qsf_ack_head_of_line(const qsf_io *io);
 /* A strike against fsn (none for -1); true when it escalated to poison (the
  * latch is set). */
 bool qsf_ack_strike(qsf_io *io, int64_t fsn);
+/* A connection ends lost or dead: a strike against its last frame sent, which
+ * escalates only once the server accepted frames during the run
+ * (docs/PROTOCOL.md §9.3); true when it escalated to poison. Before the
+ * connection is reset. */
+bool qsf_ack_loss(qsf_io *io);
 /* Retires the flushes recovery gave up once everything before them is acknowledged. */
 void qsf_ack_retire_given_up(qsf_io *io);
 bool qsf_ack_given_up(const qsf_io *io, int64_t fsn);
 /* A pending .ack-watermark write, if one is owed. */
 void qsf_ack_persist_pending(qsf_io *io);
 
+/* ---- progress.c ---- */
+/* Every tick: the "no progress for T" WARN and event while frames wait for
+ * confirmation and none comes. */
+void qsf_progress_tick(qsf_io *io, int64_t now);
+
 /* ---- live.c ---- */
 void qsf_live_opened(qsf_io *io, int64_t now);
+/* Something arrived from a server waited for as frozen: it answers again
+ * (logged before what arrived is acted on), the ack deadline starts over. */
+void qsf_live_thaw(qsf_io *io, int64_t now);
 /* A message or a PONG arrived. */
 void qsf_live_received(qsf_io *io, int64_t now);
 /* A frame was sent. */

@@ -44,25 +44,40 @@ int qsf_category_policy(int category) {
 void qsf_poison_init(qsf_poison *p, int max_strikes, int64_t window_ms) {
     p->max_strikes = max_strikes < 1 ? 1 : max_strikes;
     p->window_ms = window_ms < 0 ? 0 : window_ms;
-    p->suspect = -1;
-    p->strikes = 0;
+    qsf_poison_clear(p);
     p->first_ns = 0;
 }
 
-bool qsf_poison_strike(qsf_poison *p, int64_t fsn) {
+static bool strike(qsf_poison *p, int64_t fsn, bool loss, bool accepted) {
     int64_t now = QSF_OS->mono_ns();
     if (fsn != p->suspect) {
         p->suspect = fsn; /* a different frame restarts the count and the clock */
-        p->strikes = 0;
+        p->strikes = p->losses = 0;
+        p->accepted = false;
         p->first_ns = now;
     }
     p->strikes++;
-    return p->strikes >= p->max_strikes && now - p->first_ns >= p->window_ms * 1000000;
+    p->losses += loss;
+    p->accepted |= accepted;
+    return p->accepted && p->strikes >= p->max_strikes &&
+           now - p->first_ns >= p->window_ms * 1000000;
+}
+
+bool qsf_poison_strike(qsf_poison *p, int64_t fsn) {
+    return strike(p, fsn, false, true);
+}
+
+bool qsf_poison_strike_loss(qsf_poison *p, int64_t fsn, bool accepted) {
+    return strike(p, fsn, true, accepted);
+}
+
+void qsf_poison_clear(qsf_poison *p) {
+    p->suspect = -1;
+    p->strikes = p->losses = 0;
+    p->accepted = false;
 }
 
 void qsf_poison_ok(qsf_poison *p, int64_t ok_fsn) {
-    if (p->suspect >= 0 && ok_fsn >= p->suspect) {
-        p->suspect = -1;
-        p->strikes = 0;
-    }
+    if (p->suspect >= 0 && ok_fsn >= p->suspect)
+        qsf_poison_clear(p);
 }

@@ -70,6 +70,35 @@ void qsf_io_report_connection(qsf_io *io, const char *msg) {
     qsf_io_set_last_error(io, msg);
 }
 
+void qsf_io_report_outage(qsf_io *io, const char *msg) {
+    if (!io->l.down_reported) {
+        io->l.down_reported = true;
+        qsf_io_report_connection(io, msg);
+        return;
+    }
+    qsf_io_set_last_error(io, msg);
+    qsf_io_end_cause(io, QSF_E_CONNECT, false, QSF_LOG_DEBUG, msg); /* notify.c logs it */
+}
+
+void qsf_io_outage_over(qsf_io *io) {
+    io->l.down_reported = false;
+    io->l.down_cause[0] = 0;
+    io->l.quiet_closes = 0;
+}
+
+void qsf_io_inflight_note(qsf_io *io, char *buf, size_t cap) {
+    const qsf_conn *c = &io->c;
+    int64_t ok = atomic_load(&io->x.highest_ok), acked = qsf_ring_acked_fsn(io->ring);
+    int64_t from = (ok > acked ? ok : acked) + 1;
+    if (!c->sent_data || c->last_sent_fsn < from)
+        return;
+    snprintf(buf, cap,
+             "; FSN %" PRId64 "..%" PRId64 " were sent and not confirmed: the server may have "
+             "committed them, and they are sent again, so they may be committed twice unless "
+             "the table has DEDUP",
+             from, c->last_sent_fsn);
+}
+
 qsf_verdict qsf_io_latch(qsf_io *io, int code, const qsf_error_record *rec) {
     if (!qsf_latch_code(io->latch))
         qsf_io_report(io, rec, code);

@@ -168,7 +168,7 @@ static qsf_verdict lost_on_the_wire(qsf_io *io) {
     snprintf(msg, sizeof msg, "connection to %.100s lost: a frame could not be written",
              io->x.cur_host);
     qsf_io_bump(&io->x.connections_lost);
-    qsf_io_report_connection(io, msg);
+    qsf_io_report_outage(io, msg);
     return (qsf_verdict){QSF_V_RETRY, QSF_PACE_LOSS, true};
 }
 

@@ -2,6 +2,7 @@
 #include "io/ws.h"
 
 #include "io/ws_fast.h"
+#include "io/tcppeer.h"
 #include "io/ws_tls.h"
 #include "io/wsrx.h"
 
@@ -461,6 +462,12 @@ void qsf_ws_tick_in(qsf_ws *ws, int64_t us) {
     lws_sul_schedule(ws->ctx, 0, &ws->tick, tick_cb, us);
 }
 
+int qsf_ws_tcp_peer(const qsf_ws *ws, struct qsf_tcp_peer *out) {
+    if (!ws->wsi)
+        return -1;
+    return qsf_tcp_peer_read(lws_get_socket_fd(ws->wsi), out);
+}
+
 const qsf_ws_ops qsf_ws_lws = {
     .create = qsf_ws_new,
     .destroy = qsf_ws_free,
@@ -475,4 +482,5 @@ const qsf_ws_ops qsf_ws_lws = {
     .service = qsf_ws_service,
     .cancel = qsf_ws_cancel,
     .tick_in = qsf_ws_tick_in,
+    .tcp_peer = qsf_ws_tcp_peer,
 };

@@ -112,6 +112,11 @@ void qsf_ws_cancel(qsf_ws *ws);
 #define QSF_WS_SPIN_US 50
 void qsf_ws_tick_in(qsf_ws *ws, int64_t us);
 
+struct qsf_tcp_peer;
+/* What the kernel knows of the open connection's peer (io/tcppeer.h); -1
+ * when no connection is open or the system cannot say. */
+int qsf_ws_tcp_peer(const qsf_ws *ws, struct qsf_tcp_peer *out);
+
 /* Frames this ws sent on the direct path of plain connections (ws_fast.h). */
 uint64_t qsf_ws_fast_frames(const qsf_ws *ws);
 
@@ -134,6 +139,9 @@ typedef struct qsf_ws_ops {
     bool (*service)(qsf_ws *ws);
     void (*cancel)(qsf_ws *ws);
     void (*tick_in)(qsf_ws *ws, int64_t us);
+    /* What the kernel knows of the open connection's peer (io/tcppeer.h): 0,
+     * or -1 when nothing is known. NULL: nothing is ever known. */
+    int (*tcp_peer)(const qsf_ws *ws, struct qsf_tcp_peer *out);
 } qsf_ws_ops;
 
 extern const qsf_ws_ops qsf_ws_lws;

@@ -94,6 +94,7 @@ int qsf_io_conf_build(const qsf_conf *c, const qsf_recovery_report *r, qsf_io_co
         .ping_interval_ms = qsf_conf_ms(c->ping_interval_millis),
         .liveness_timeout_ms = qsf_conf_ms(c->liveness_timeout_millis),
         .ack_timeout_ms = qsf_conf_ms(c->ack_timeout_millis),
+        .frozen_timeout_ms = qsf_conf_ms(c->frozen_server_timeout_millis),
         .backoff_initial_ms = qsf_conf_ms(c->reconnect_initial_backoff_millis),
         .backoff_max_ms = qsf_conf_ms(c->reconnect_max_backoff_millis),
         .reconnect_max_duration_ms = qsf_conf_ms(c->reconnect_max_duration_millis),

@@ -219,3 +219,15 @@ int it_count_segments(const char *slot, char *lowest, size_t cap) {
     closedir(d);
     return n;
 }
+
+int it_records(qsf_sender *s, int category, const char *needle, qsf_error_record *first) {
+    qsf_error_record r;
+    int n = 0;
+    while (qsf_poll_error(s, &r) == 1) {
+        if (r.category != category || (needle && !strstr(r.message, needle)))
+            continue;
+        if (n++ == 0 && first)
+            *first = r;
+    }
+    return n;
+}

@@ -51,6 +51,9 @@ int it_teardown_dir(void **state);
 
 /* Adds a sink fault; fails the test if the line does not parse. */
 void it_fault(qsink *s, const char *line);
+/* Takes every queued error record; returns how many matched category and
+ * (when not NULL) contain `needle`, copying the first match to *first. */
+int it_records(qsf_sender *s, int category, const char *needle, qsf_error_record *first);
 
 void it_sleep_ms(int ms);
 

@@ -124,9 +124,8 @@ static void add_faults(qsink *sink, const char *faults) {
 
 /* One hostile server: its faults (separated by '|'), the cause the error
  * record and the latched error must name. */
-static void violation(const char *faults, const char *cause, const char *extra) {
+static void violation_at(qsink *sink, const char *faults, const char *cause, const char *extra) {
     scenario++;
-    qsink *sink = it_sink(NULL);
     add_faults(sink, faults);
     char conf[2048];
     sf_conf(conf, sizeof conf, NULL, qsink_port(sink), extra);
@@ -160,6 +159,10 @@ static void violation(const char *faults, const char *cause, const char *extra) 
                  (long long) st.accepted);
     replay_to_a_correct_server(sink, published, fsn, acked);
     qsink_stop(sink);
+}
+
+static void violation(const char *faults, const char *cause, const char *extra) {
+    violation_at(it_sink(NULL), faults, cause, extra);
 }
 
 /* Violations libwebsockets detects itself: it drops the connection with the
@@ -252,15 +255,16 @@ static void what_libwebsockets_hides(void **state) {
     survives(it_sink(NULL), "malformed=masked conn=1 after=3", NULL, NULL, 0, false);
 }
 
-/* A durable ack naming 65,535 tables (65,534 the sender never wrote) is
- * matched and delivery goes on. */
+/* A durable ack naming 65,535 tables (65,534 the sender never wrote, more
+ * than any OK named) is a protocol violation: the client does not keep a
+ * server's made-up names (it kept every one, 889 MB after 200 such acks). */
 static void durable_ack_naming_65535_tables(void **state) {
     (void) state;
     qsink_opts o;
     memset(&o, 0, sizeof o);
     o.durable = 1;
-    survives(it_sink(&o), "wide-durable=65535 conn=1 after=3", NULL, "request_durable_ack=on;", 0,
-             false);
+    violation_at(it_sink(&o), "wide-durable=65535 conn=1 after=3",
+                 "names more tables no OK named than the widest OK", "request_durable_ack=on;");
 }
 
 /* ---- the same over TLS: a TLS close (close_notify, then FIN) is no violation ---- */

@@ -3,6 +3,7 @@
 
 #include "sf/symdict.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -11,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -121,4 +124,19 @@ void tu_write_symdict(const char *dir, int n, const char *const *strs) {
         assert_int_equal(qsf_symdict_append(&d, 0, (uint32_t) n, strs, lens, NULL), QSF_OK);
     qsf_symdict_destroy(&d);
     close(dfd);
+}
+
+void tu_tcp_pair(int *client, int *server) {
+    int l = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t al = sizeof a;
+    assert_int_equal(bind(l, (struct sockaddr *) &a, sizeof a), 0);
+    assert_int_equal(listen(l, 1), 0);
+    assert_int_equal(getsockname(l, (struct sockaddr *) &a, &al), 0);
+    *client = socket(AF_INET, SOCK_STREAM, 0);
+    assert_int_equal(connect(*client, (struct sockaddr *) &a, sizeof a), 0);
+    *server = accept(l, NULL, NULL);
+    assert_true(*server >= 0);
+    close(l);
 }

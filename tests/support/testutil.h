@@ -39,4 +39,7 @@ size_t tu_hex(const char *hex, uint8_t *out, size_t cap);
  * /proc/self/fd): lets a syscall-table hook act on one kind of file only. */
 bool tu_fd_path_ends_with(int fd, const char *suffix);
 
+/* A connected TCP pair on 127.0.0.1 (the listener is closed). */
+void tu_tcp_pair(int *client, int *server);
+
 #endif

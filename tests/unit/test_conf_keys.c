@@ -38,6 +38,7 @@ static void defaults(void **state) {
     assert_int_equal(c->ping_interval_millis, 5000);
     assert_int_equal(c->liveness_timeout_millis, 15000);
     assert_int_equal(c->ack_timeout_millis, 30000);
+    assert_int_equal(c->frozen_server_timeout_millis, 300000);
     assert_false(c->request_durable_ack);
     assert_int_equal(c->durable_ack_keepalive_interval_millis, 200);
     assert_int_equal(c->error_inbox_capacity, 256);
@@ -121,6 +122,8 @@ static const struct edge edges[] = {
      "64-bit range"},
     {"ack_timeout_millis", "-9223372036854775809", "-9223372036854775808", I64MAX, I64OVER,
      "64-bit range"},
+    {"frozen_server_timeout_millis", "-9223372036854775809", "-9223372036854775808", I64MAX,
+     I64OVER, "64-bit range"},
     {"error_inbox_capacity", "15", "16", "1048576", "1048577", "must be between 16 and 1048576"},
     {"connection_listener_inbox_capacity", "0", "1", "1048576", "1048577",
      "must be between 1 and 1048576"},

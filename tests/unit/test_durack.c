@@ -81,32 +81,66 @@ static void durable_acks_one_table_at_a_time_cost_linear_work(void **state) {
     qsf_durack_free(d);
 }
 
-/* Durable acks naming tables no OK waits for keep their watermark: an OK that
- * arrives after its tables became durable pops at the next durable ack. */
+/* Durable acks naming tables no OK waits for yet keep their watermark (as
+ * many as the widest OK so far named): an OK that arrives after its tables
+ * became durable pops at the next durable ack. */
 static void watermarks_before_the_ok_count(void **state) {
     (void) state;
     qsf_durack *d = qsf_durack_new();
-    qsf_response ok, early, late;
+    qsf_response first, ok, early, late;
+    uint8_t *b0 = build(0x00, 0, "a", 0, 1, 100, 1, &first);
     uint8_t *b1 = build(0x02, -1, "x", 0, 1, 100, 5, &early);
-    uint8_t *b2 = build(0x00, 0, "X", 0, 1, 100, 5, &ok);
-    uint8_t *b3 = build(0x02, -1, "other", 0, 1, 1, 1, &late);
+    uint8_t *b2 = build(0x00, 1, "X", 0, 1, 100, 5, &ok);
+    uint8_t *b3 = build(0x02, -1, "a", 0, 1, 100, 1, &late);
+    assert_int_equal(qsf_durack_push_ok(d, 2, &first), 0);
     assert_int_equal(qsf_durack_apply(d, &early), -1);
     assert_int_equal(qsf_durack_push_ok(d, 3, &ok), 0);
     assert_int_equal(qsf_durack_apply(d, &late), 3);
+    free(b0);
     free(b1);
     free(b2);
     free(b3);
     qsf_durack_free(d);
 }
 
+/* A server naming never-seen tables in durable acks (200 acks of 1,000 new
+ * names each, after OKs naming one table) must not grow the client's memory:
+ * an ack naming more new tables than any OK did is a protocol violation, and
+ * the map keeps what the OKs named. Before, every name was kept (200,001). */
+static void never_seen_tables_are_a_violation_not_memory(void **state) {
+    (void) state;
+    qsf_durack *d = qsf_durack_new();
+    qsf_response ok, wide, one;
+    uint8_t *b0 = build(0x00, 0, "t", 0, 1, 1, 1, &ok);
+    assert_int_equal(qsf_durack_push_ok(d, 0, &ok), 0);
+    for (int i = 0; i < 200; i++) {
+        uint8_t *b = build(0x02, -1, "never_", i * 1000, 1, 1000, 1, &wide);
+        assert_int_equal(qsf_durack_apply(d, &wide), -3);
+        free(b);
+    }
+    assert_true(qsf_durack_names(d) <= 2);
+    /* one early name is within the widest OK; a second one in all is not */
+    uint8_t *b1 = build(0x02, -1, "early_", 0, 1, 1, 1, &one);
+    qsf_durack_reset(d);
+    assert_int_equal(qsf_durack_push_ok(d, 0, &ok), 0);
+    assert_int_equal(qsf_durack_apply(d, &one), -1);
+    free(b1);
+    b1 = build(0x02, -1, "early_", 1, 1, 1, 1, &one);
+    assert_int_equal(qsf_durack_apply(d, &one), -3);
+    free(b1);
+    free(b0);
+    qsf_durack_free(d);
+}
+
 /* An OK naming no table (a commit of nothing) waits on nothing: the first durable
- * ack pops it, also when no OK before it named a table. */
+ * ack pops it, also when no OK before it named a table (and the ack names
+ * none: a table no OK named, with no OK naming any, would be a violation). */
 static void an_ok_naming_no_table_pops_at_the_next_durable_ack(void **state) {
     (void) state;
     qsf_durack *d = qsf_durack_new();
     qsf_response ok, dack;
     uint8_t *b1 = build(0x00, 0, "t", 0, 1, 0, 0, &ok);
-    uint8_t *b2 = build(0x02, -1, "t", 0, 1, 1, 1, &dack);
+    uint8_t *b2 = build(0x02, -1, "t", 0, 1, 0, 1, &dack); /* no table: no OK named one */
     assert_int_equal(qsf_durack_push_ok(d, 4, &ok), 0);
     assert_int_equal(qsf_durack_apply(d, &dack), 4);
     assert_int_equal(qsf_durack_pending(d), 0);
@@ -118,6 +152,7 @@ static void an_ok_naming_no_table_pops_at_the_next_durable_ack(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(wide_ok_and_wide_durable_ack_cost_linear_work),
+        cmocka_unit_test(never_seen_tables_are_a_violation_not_memory),
         cmocka_unit_test(durable_acks_one_table_at_a_time_cost_linear_work),
         cmocka_unit_test(watermarks_before_the_ok_count),
         cmocka_unit_test(an_ok_naming_no_table_pops_at_the_next_durable_ack),

@@ -131,6 +131,7 @@ static void event_names(void **state) {
     (void) state;
     assert_string_equal(qsf_event_name(QSF_EVENT_CONNECTED), "CONNECTED");
     assert_string_equal(qsf_event_name(QSF_EVENT_RESUMED), "RESUMED");
+    assert_string_equal(qsf_event_name(QSF_EVENT_NO_PROGRESS), "NO_PROGRESS");
     assert_string_equal(qsf_event_name(0), "UNKNOWN");
     assert_string_equal(qsf_event_name(99), "UNKNOWN");
 }

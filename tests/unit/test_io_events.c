@@ -315,6 +315,33 @@ static void pause_and_resume(void **state) {
     expect_none();
 }
 
+/* Frames wait and none is confirmed: NO_PROGRESS after liveness_timeout_ms
+ * (15 s when disabled, as here), then twice as long again; a paused wire says
+ * nothing of it, however long it stays paused. */
+static void no_progress_while_connected_but_not_while_paused(void **state) {
+    (void) state;
+    start_open();
+    publish(2);
+    sent_on(1, 2);
+    fws_clock_advance_ms(15000);
+    fws_sync(H.f);
+    expect_connected(QSF_EVENT_CONNECTED, PORT_A, 1);
+    qsf_event ev = expect(QSF_EVENT_NO_PROGRESS);
+    assert_int_equal(ev.from_fsn, 0);
+    assert_int_equal(ev.to_fsn, 1);
+    assert_true(ev.duration_ms >= 15000);
+    fws_clock_advance_ms(15000); /* the next one is 30 s later */
+    fws_sync(H.f);
+    expect_none();
+    qsf_io_pause(H.io, true);
+    FWS_WAIT(H.f, fws_state_is(H.f, "PAUSED"));
+    fws_clock_advance_ms(60000);
+    fws_sync(H.f);
+    expect_disconnected(0, "qsf_pause");
+    expect(QSF_EVENT_PAUSED);
+    expect_none();
+}
+
 /* Attempts that fail count into the next CONNECTED; a stop while no
  * connection is open disconnects nothing. */
 static void failed_attempts_are_counted(void **state) {
@@ -384,11 +411,16 @@ static void callers_get_the_fields_both_know(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
-        T(a_loss_and_the_reconnect_that_replays), T(frames_published_in_an_outage_are_not_resends),
-        T(a_reconnect_with_nothing_to_replay),    T(a_failover_names_both_endpoints),
-        T(a_rejected_frame_is_the_cause),         T(pause_and_resume),
-        T(failed_attempts_are_counted),           T(a_tiny_inbox_counts_what_it_drops),
+        T(a_loss_and_the_reconnect_that_replays),
+        T(frames_published_in_an_outage_are_not_resends),
+        T(a_reconnect_with_nothing_to_replay),
+        T(a_failover_names_both_endpoints),
+        T(a_rejected_frame_is_the_cause),
+        T(pause_and_resume),
+        T(failed_attempts_are_counted),
+        T(a_tiny_inbox_counts_what_it_drops),
         T(callers_get_the_fields_both_know),
+        T(no_progress_while_connected_but_not_while_paused),
 #undef T
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

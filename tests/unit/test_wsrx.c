@@ -139,22 +139,6 @@ static void close_payloads_at_every_limit(void **state) {
     assert_int_equal(qsf_wsrx_close(b, 126, &code, reason, sizeof reason), -1);
 }
 
-/* A connected TCP pair on 127.0.0.1. */
-static void tcp_pair(int *client, int *server) {
-    int l = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t al = sizeof a;
-    assert_int_equal(bind(l, (struct sockaddr *) &a, sizeof a), 0);
-    assert_int_equal(listen(l, 1), 0);
-    assert_int_equal(getsockname(l, (struct sockaddr *) &a, &al), 0);
-    *client = socket(AF_INET, SOCK_STREAM, 0);
-    assert_int_equal(connect(*client, (struct sockaddr *) &a, sizeof a), 0);
-    *server = accept(l, NULL, NULL);
-    assert_true(*server >= 0);
-    close(l);
-}
-
 static void reset(int fd) {
     struct linger lg = {1, 0};
     setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
@@ -171,7 +155,7 @@ static void wait_for(int fd, short events) {
 static void a_healthy_socket_means_refused_anything_else_lost(void **state) {
     (void) state;
     int c, s;
-    tcp_pair(&c, &s);
+    tu_tcp_pair(&c, &s);
     assert_int_equal(qsf_wsrx_ended(c, false), QSF_WSRX_REFUSED); /* idle, healthy */
     assert_int_equal(qsf_wsrx_ended(c, true), QSF_WSRX_LOST);     /* TLS ended */
     assert_int_equal(write(s, "more", 4), 4);
@@ -183,13 +167,13 @@ static void a_healthy_socket_means_refused_anything_else_lost(void **state) {
     wait_for(c, POLLRDHUP);
     assert_int_equal(qsf_wsrx_ended(c, false), QSF_WSRX_LOST); /* FIN */
     close(c);
-    tcp_pair(&c, &s);
+    tu_tcp_pair(&c, &s);
     reset(s);
     wait_for(c, POLLRDHUP);
     assert_int_equal(qsf_wsrx_ended(c, false), QSF_WSRX_LOST); /* RST */
     assert_int_equal(qsf_wsrx_ended(c, false), QSF_WSRX_LOST); /* and after it was read */
     close(c);
-    tcp_pair(&c, &s);
+    tu_tcp_pair(&c, &s);
     assert_int_equal(write(s, "xy", 2), 2);
     wait_for(c, POLLIN);
     reset(s);
