@@ -213,8 +213,10 @@ typedef struct arrow_batch {
     const void *bufs[5][3], *top_bufs[1];
 } arrow_batch;
 
+/* The batch owns nothing (its buffers are the bench's columns): the release
+ * callbacks only mark the structs live, as the import requires. */
 static void arrow_release_schema(struct ArrowSchema *s) {
-    (void) s; /* static storage: nothing to free; non-NULL marks it live */
+    (void) s;
 }
 static void arrow_release_array(struct ArrowArray *a) {
     (void) a;
@@ -257,8 +259,6 @@ static void arrow_build(arrow_batch *b, const cols *c, uint64_t n) {
                                    .release = arrow_release_array};
 }
 
-/* utf8 is VARCHAR by default: "sym" is asked to be a SYMBOL once per chunk
- * (the override is kept across qsf_chunk_clear), as a program would. */
 static void arrow_chunk(qsf_chunk *k, const arrow_batch *b) {
     qsf_errinfo e;
     ADD(qsf_chunk_arrow_batch(k, &b->schema, &b->array, "ts", &e));
@@ -538,7 +538,9 @@ int main(int argc, char **argv) {
             if (qsf_chunk_new(sc->table, strlen(sc->table), &k, &row_err) != QSF_OK)
                 die("qsf_chunk_new", row_err.msg);
             sc->chunk(k, &c, chunk_rows);
-            arrow_batch ab;
+            arrow_batch ab = {0};
+            /* utf8 is VARCHAR by default: "sym" is asked to be a SYMBOL once
+             * (kept across qsf_chunk_clear), as a program would */
             if (!sc->wide) {
                 arrow_build(&ab, &c, chunk_rows);
                 if (qsf_chunk_arrow_type(k, "sym", 3, QSF_TYPE_SYMBOL, &row_err) != QSF_OK)
