@@ -20,12 +20,18 @@
  * moving the chunk path's encoded bytes costs without qsf, on this machine,
  * now: a memcpy into fresh file pages (SF; memory mode: into a reused
  * buffer), CRC32C over them, and a loopback TCP send to a reading process.
+ * The narrow-shaped schemas also run an Arrow case: the same column buffers
+ * handed as an Arrow record batch (qsf_chunk_arrow_batch) for each chunk,
+ * reported as arrow_cpu_ns_per_row and arrow_vs_typed (wide has a geohash
+ * column, which Arrow has no type for: null there).
  * One JSON object per case and round on stdout, a human line on stderr.
  *
- * Usage: bench_columns [rounds [scale [schema [mode [path]]]]] (path: rows or
- * columns alone, for a profiler; the ratios are then meaningless); the sink binary is
- * found beside this one (../tools/qwp-sink/qwp-sink) or named by
- * QSF_BENCH_SINK. Rounds alternate the row API and the chunk case by case. */
+ * Usage: bench_columns [rounds [scale [schema [mode [path]]]]] (path: rows,
+ * columns or arrow alone, for a profiler; the ratios are then meaningless);
+ * the sink binary is found beside this one (../tools/qwp-sink/qwp-sink) or
+ * named by QSF_BENCH_SINK. Each round runs per case the row API, then the
+ * typed chunk calls and the Arrow batch (odd rounds in that order, even rounds
+ * Arrow first), then the floor. */
 #include "chunk/chunk_enc.h"
 #include "crc32c.h"
 #include "floors.h"
@@ -196,6 +202,68 @@ static void narrow_chunk(qsf_chunk *k, const cols *c, uint64_t n) {
     ADD(qsf_chunk_at(k, c->ts, QSF_UNIT_MICROS, 0, n, &e));
 }
 
+/* ---- the same narrow columns as an Arrow record batch ---- */
+
+/* A record batch (struct array "+s") whose children point at the very
+ * buffers narrow_chunk passes (no copy, null_count 0, no validity): the Arrow
+ * import's cost over the typed calls is what the arrow case adds. */
+typedef struct arrow_batch {
+    struct ArrowSchema schema, fields[5], *field_ptrs[5];
+    struct ArrowArray array, kids[5], *kid_ptrs[5];
+    const void *bufs[5][3], *top_bufs[1];
+} arrow_batch;
+
+/* The batch owns nothing (its buffers are the bench's columns): the release
+ * callbacks only mark the structs live, as the import requires. */
+static void arrow_release_schema(struct ArrowSchema *s) {
+    (void) s;
+}
+static void arrow_release_array(struct ArrowArray *a) {
+    (void) a;
+}
+
+static void arrow_field(arrow_batch *b, int i, const char *name, const char *format, const void *b1,
+                        const void *b2, uint64_t n) {
+    b->fields[i] = (struct ArrowSchema){.format = format,
+                                        .name = name,
+                                        .flags = ARROW_FLAG_NULLABLE,
+                                        .release = arrow_release_schema};
+    b->bufs[i][0] = NULL;
+    b->bufs[i][1] = b1;
+    b->bufs[i][2] = b2;
+    b->kids[i] = (struct ArrowArray){.length = (int64_t) n,
+                                     .n_buffers = b2 ? 3 : 2,
+                                     .buffers = b->bufs[i],
+                                     .release = arrow_release_array};
+    b->field_ptrs[i] = &b->fields[i];
+    b->kid_ptrs[i] = &b->kids[i];
+}
+
+static void arrow_build(arrow_batch *b, const cols *c, uint64_t n) {
+    arrow_field(b, 0, "sym", "u", c->sym.offs, c->sym.data, n);
+    arrow_field(b, 1, "qty", "l", c->qty, NULL, n);
+    arrow_field(b, 2, "px", "g", c->px, NULL, n);
+    arrow_field(b, 3, "note", "u", c->note.offs, c->note.data, n);
+    arrow_field(b, 4, "ts", "tsu:", c->ts, NULL, n);
+    b->schema = (struct ArrowSchema){.format = "+s",
+                                     .name = "",
+                                     .n_children = 5,
+                                     .children = b->field_ptrs,
+                                     .release = arrow_release_schema};
+    b->top_bufs[0] = NULL;
+    b->array = (struct ArrowArray){.length = (int64_t) n,
+                                   .n_buffers = 1,
+                                   .n_children = 5,
+                                   .buffers = b->top_bufs,
+                                   .children = b->kid_ptrs,
+                                   .release = arrow_release_array};
+}
+
+static void arrow_chunk(qsf_chunk *k, const arrow_batch *b) {
+    qsf_errinfo e;
+    ADD(qsf_chunk_arrow_batch(k, &b->schema, &b->array, "ts", &e));
+}
+
 static void wide_chunk(qsf_chunk *k, const cols *c, uint64_t n) {
     qsf_errinfo e;
     ADD(qsf_chunk_symbol(k, "s1", 2, c->s1.offs, c->s1.data, NULL, 0, n, &e));
@@ -247,33 +315,68 @@ static void wait_acked(qsf_sender *s, int64_t fsn) {
         nanosleep(&(struct timespec){0, 50000}, NULL);
 }
 
-static void rows_publish(qsf_sender *s, const schema *sc, uint64_t from, uint64_t to) {
+/* The sending loops are kept out of line so that a profiler can count them
+ * alone (callgrind --toggle-collect=rows_send / chunks_send / arrow_send),
+ * without the wait for the acknowledgements. */
+__attribute__((noinline)) static int64_t rows_send(qsf_sender *s, const schema *sc, uint64_t from,
+                                                   uint64_t to) {
     for (uint64_t i = from; i < to; i++)
         if (sc->api(s, i % chunk_rows, sc->nsyms))
             die(qsf_err_name(row_err.code), row_err.msg);
     int64_t fsn;
     if (qsf_flush(s, &fsn, &row_err) != QSF_OK)
         die("flush", row_err.msg);
-    wait_acked(s, fsn);
+    return fsn;
 }
+
+/* The inputs of one case: the row API (chunk == NULL), the typed chunk calls
+ * on the column buffers, or the same buffers as an Arrow record batch. */
+typedef struct feed {
+    qsf_chunk *chunk;
+    const cols *c;
+    const arrow_batch *arrow; /* NULL: typed calls */
+} feed;
 
 /* Each flush builds its chunk from the column buffers first (the calls check
  * every value), as a program sending each batch once does. */
-static void chunks_publish(qsf_sender *s, const schema *sc, qsf_chunk *k, const cols *c,
-                           uint64_t chunks) {
+__attribute__((noinline)) static int64_t chunks_send(qsf_sender *s, const schema *sc, const feed *f,
+                                                     uint64_t chunks) {
     int64_t fsn = -1;
     for (uint64_t i = 0; i < chunks; i++) {
-        qsf_chunk_clear(k);
-        sc->chunk(k, c, chunk_rows);
-        if (qsf_flush_chunk(s, k, &fsn, &row_err) != QSF_OK)
+        qsf_chunk_clear(f->chunk);
+        sc->chunk(f->chunk, f->c, chunk_rows);
+        if (qsf_flush_chunk(s, f->chunk, &fsn, &row_err) != QSF_OK)
             die("qsf_flush_chunk", row_err.msg);
     }
+    return fsn;
+}
+
+/* The same with each chunk built by qsf_chunk_arrow_batch. */
+__attribute__((noinline)) static int64_t arrow_send(qsf_sender *s, const feed *f, uint64_t chunks) {
+    int64_t fsn = -1;
+    for (uint64_t i = 0; i < chunks; i++) {
+        qsf_chunk_clear(f->chunk);
+        arrow_chunk(f->chunk, f->arrow);
+        if (qsf_flush_chunk(s, f->chunk, &fsn, &row_err) != QSF_OK)
+            die("qsf_flush_chunk (arrow)", row_err.msg);
+    }
+    return fsn;
+}
+
+static void publish(qsf_sender *s, const schema *sc, const feed *f, uint64_t first,
+                    uint64_t chunks) {
+    int64_t fsn;
+    if (f->chunk == NULL)
+        fsn = rows_send(s, sc, first * chunk_rows, (first + chunks) * chunk_rows);
+    else if (f->arrow != NULL)
+        fsn = arrow_send(s, f, chunks);
+    else
+        fsn = chunks_send(s, sc, f, chunks);
     wait_acked(s, fsn);
 }
 
-/* One case: the row API (chunk == NULL) or chunks of the column buffers c. */
-static result run_case(const schema *sc, const char *sfdir, uint64_t rows, qsf_chunk *chunk,
-                       const cols *c) {
+/* One case: one of the three feeds, into a sink of its own. */
+static result run_case(const schema *sc, const char *sfdir, uint64_t rows, const feed *f) {
     sink_proc k;
     sink_start_arg(&k, ack_only ? "--ack-only" : NULL);
     char conf[1024];
@@ -283,17 +386,11 @@ static result run_case(const schema *sc, const char *sfdir, uint64_t rows, qsf_c
     if (qsf_sender_new(conf, strlen(conf), &s, &row_err) != QSF_OK)
         die("qsf_sender_new", row_err.msg);
     uint64_t chunks = rows / chunk_rows;
-    if (chunk) /* warm-up: connection up, buffers grown, symbols known */
-        chunks_publish(s, sc, chunk, c, 1);
-    else
-        rows_publish(s, sc, 0, chunk_rows);
+    publish(s, sc, f, 0, 1); /* warm-up: connection up, buffers grown, symbols known */
     cpu_snap c0, c1;
     cpu_take(&c0);
     int64_t t0 = clock_ns(CLOCK_MONOTONIC);
-    if (chunk)
-        chunks_publish(s, sc, chunk, c, chunks);
-    else
-        rows_publish(s, sc, chunk_rows, chunk_rows + chunks * chunk_rows);
+    publish(s, sc, f, 1, chunks);
     int64_t el = clock_ns(CLOCK_MONOTONIC) - t0;
     cpu_take(&c1);
     if (qsf_close(s, &row_err) != QSF_OK)
@@ -375,8 +472,23 @@ static floors measure_floor(qsf_chunk *k, uint64_t rows, bool sf, const char *di
     return f;
 }
 
+/* The arrow case's figures, or null where the schema has no Arrow case. */
+static void arrow_json(char *out, size_t cap, const result *a, const result *c) {
+    if (a == NULL)
+        snprintf(out, cap,
+                 "\"arrow_rows_per_s\":null,\"arrow_cpu_ns_per_row\":null,"
+                 "\"arrow_producer_ns_per_row\":null,\"arrow_vs_typed\":null");
+    else
+        snprintf(out, cap,
+                 "\"arrow_rows_per_s\":%.0f,\"arrow_cpu_ns_per_row\":%.1f,"
+                 "\"arrow_producer_ns_per_row\":%.1f,\"arrow_vs_typed\":%.3f",
+                 a->rows_per_s, a->cpu_ns, a->thread_ns[T_PRODUCER], a->cpu_ns / c->cpu_ns);
+}
+
 static void report(const schema *sc, const char *mode, int round, uint64_t rows, const result *c,
-                   const result *r, const floors *f) {
+                   const result *r, const result *a, const floors *f) {
+    char arrow[320];
+    arrow_json(arrow, sizeof arrow, a, c);
     printf("{\"bench\":\"columns\",\"schema\":\"%s\",\"mode\":\"%s\",\"sink\":\"%s\","
            "\"round\":%d,\"rows\":%llu,"
            "\"rows_per_chunk\":%llu,\"rows_per_s\":%.0f,\"cpu_ns_per_row\":%.1f,"
@@ -385,27 +497,28 @@ static void report(const schema *sc, const char *mode, int round, uint64_t rows,
            "\"row_api_rows_per_s\":%.0f,\"row_api_cpu_ns_per_row\":%.1f,"
            "\"bytes_per_row\":%.1f,\"pages_ns_per_row\":%.1f,\"crc_ns_per_row\":%.1f,"
            "\"tcp_ns_per_row\":%.1f,\"floor_ns_per_row\":%.1f,\"cpu_vs_row_api\":%.3f,"
-           "\"cpu_vs_floor\":%.2f,\"rows_per_s_vs_row_api\":%.2f}\n",
+           "\"cpu_vs_floor\":%.2f,\"rows_per_s_vs_row_api\":%.2f,%s}\n",
            sc->name, mode, ack_only ? "ack-only" : "decode", round, (unsigned long long) rows,
            (unsigned long long) chunk_rows, c->rows_per_s, c->cpu_ns, c->thread_ns[T_PRODUCER],
            c->thread_ns[T_IO], c->thread_ns[T_MGR], c->thread_ns[T_SPARE], c->thread_ns[T_OTHER],
            r->rows_per_s, r->cpu_ns, f->bytes_per_row, f->pages_ns, f->crc_ns, f->tcp_ns, f->total,
-           c->cpu_ns / r->cpu_ns, c->cpu_ns / f->total, c->rows_per_s / r->rows_per_s);
+           c->cpu_ns / r->cpu_ns, c->cpu_ns / f->total, c->rows_per_s / r->rows_per_s, arrow);
     fflush(stdout);
     fprintf(stderr,
             "%-8s %-6s r%d columns %9.0f rows/s cpu %6.1f ns/row (producer %6.1f io %5.1f) | "
             "rows %9.0f rows/s cpu %6.1f | floor %5.1f (pages %.1f crc %.1f tcp %.1f) | "
-            "cpu x%.3f of rows, x%.2f of floor, rate x%.2f\n",
+            "cpu x%.3f of rows, x%.2f of floor, rate x%.2f | arrow cpu %6.1f x%.3f of typed\n",
             sc->name, mode, round, c->rows_per_s, c->cpu_ns, c->thread_ns[T_PRODUCER],
             c->thread_ns[T_IO], r->rows_per_s, r->cpu_ns, f->total, f->pages_ns, f->crc_ns,
-            f->tcp_ns, c->cpu_ns / r->cpu_ns, c->cpu_ns / f->total, c->rows_per_s / r->rows_per_s);
+            f->tcp_ns, c->cpu_ns / r->cpu_ns, c->cpu_ns / f->total, c->rows_per_s / r->rows_per_s,
+            a ? a->cpu_ns : 0.0, a ? a->cpu_ns / c->cpu_ns : 0.0);
 }
 
 int main(int argc, char **argv) {
     int rounds = argc > 1 ? atoi(argv[1]) : 1;
     double scale = argc > 2 ? atof(argv[2]) : 1.0;
     const char *only = argc > 3 ? argv[3] : NULL, *only_mode = argc > 4 ? argv[4] : NULL;
-    const char *only_path = argc > 5 ? argv[5] : NULL; /* rows or columns: one path (profiling) */
+    const char *only_path = argc > 5 ? argv[5] : NULL; /* rows, columns or arrow (profiling) */
     ack_only = !getenv("QSF_BENCH_SINK_DECODE");
     for (int i = 0; i < 100000; i++)
         sym_len[i] = (uint8_t) snprintf(syms[i], sizeof syms[i], "SYM%06d", i);
@@ -425,19 +538,35 @@ int main(int argc, char **argv) {
             if (qsf_chunk_new(sc->table, strlen(sc->table), &k, &row_err) != QSF_OK)
                 die("qsf_chunk_new", row_err.msg);
             sc->chunk(k, &c, chunk_rows);
+            arrow_batch ab = {0};
+            /* utf8 is VARCHAR by default: "sym" is asked to be a SYMBOL once
+             * (kept across qsf_chunk_clear), as a program would */
+            if (!sc->wide) {
+                arrow_build(&ab, &c, chunk_rows);
+                if (qsf_chunk_arrow_type(k, "sym", 3, QSF_TYPE_SYMBOL, &row_err) != QSF_OK)
+                    die("qsf_chunk_arrow_type", row_err.msg);
+            }
+            feed rows_f = {NULL, &c, NULL}, typed_f = {k, &c, NULL}, arrow_f = {k, &c, &ab};
             for (int sf = 0; sf < 2; sf++) {
                 const char *mode = sf ? "sf" : "memory";
                 if (only_mode && strcmp(only_mode, mode))
                     continue;
                 char sfdir[600];
                 snprintf(sfdir, sizeof sfdir, "%s;sender_id=%s", dir, sc->name);
-                result r = {0}, ch = {0};
+                result r = {0}, ch = {0}, a = {0};
+                const char *d = sf ? sfdir : NULL;
                 if (!only_path || !strcmp(only_path, "rows"))
-                    r = run_case(sc, sf ? sfdir : NULL, rows, NULL, &c);
-                if (!only_path || !strcmp(only_path, "columns"))
-                    ch = run_case(sc, sf ? sfdir : NULL, rows, k, &c);
+                    r = run_case(sc, d, rows, &rows_f);
+                bool want_typed = !only_path || !strcmp(only_path, "columns");
+                bool want_arrow = !sc->wide && (!only_path || !strcmp(only_path, "arrow"));
+                if (want_arrow && round % 2 == 0) /* even rounds: Arrow before typed */
+                    a = run_case(sc, d, rows, &arrow_f);
+                if (want_typed)
+                    ch = run_case(sc, d, rows, &typed_f);
+                if (want_arrow && round % 2 == 1)
+                    a = run_case(sc, d, rows, &arrow_f);
                 floors f = measure_floor(k, rows, sf, dir);
-                report(sc, mode, round, rows, &ch, &r, &f);
+                report(sc, mode, round, rows, &ch, &r, sc->wide ? NULL : &a, &f);
             }
             qsf_chunk_free(k);
             cols_free(&c);

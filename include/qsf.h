@@ -408,14 +408,17 @@ QSF_API int qsf_flush(qsf_sender *s, int64_t *fsn_out, qsf_errinfo *err);
  * Rows and offsets. Every column call takes `offset` and `rows` as Arrow does:
  * row i of the call is element offset + i of `values` (bit offset + i of a
  * bitmap), so an Arrow array is passed with its own offset and NumPy data with
- * offset 0. The first column fixes the chunk's row count; a later column with
- * another count is refused with QSF_E_VALUE naming both columns and counts.
- * Naming a column twice is QSF_E_VALUE. A call that fails leaves the chunk as
- * it was before the call.
+ * offset 0. The first column (or the designated timestamp) fixes the chunk's
+ * row count; a later column with another count is refused with QSF_E_VALUE
+ * naming both columns and counts. Naming a column twice (names compare
+ * ignoring ASCII case, as QuestDB's do) is QSF_E_VALUE. A call that fails
+ * leaves the chunk as it was before the call.
  *
  * Nulls. `validity` is an Arrow validity bitmap (LSB-first, bit set = value
  * present) read at bit offset + i, or NULL when every value is present. Null
- * rows are sent as QuestDB NULLs exactly as the row API sends a missing column.
+ * rows are sent as QuestDB NULLs exactly as the row API sends a missing column
+ * (BOOLEAN, BYTE and SHORT have no NULL in QuestDB: such a row reads back as
+ * false / 0).
  *
  * Errors of every qsf_chunk_* call: QSF_E_INVAL (NULL chunk or buffer, rows
  * larger than the buffers can be), QSF_E_VALUE (bad name, a value QuestDB
@@ -438,7 +441,8 @@ QSF_API size_t qsf_chunk_rows(const qsf_chunk *c);
  * are widened to the next signed QuestDB type (u8 -> SHORT, u16 -> INT,
  * u32 -> LONG); u64 goes to LONG and a value above INT64_MAX is QSF_E_VALUE
  * naming the row. Values are sent as given, as the row API sends them: an INT
- * of INT32_MIN or a LONG of INT64_MIN reads as NULL in QuestDB. */
+ * of INT32_MIN, a LONG of INT64_MIN and a NaN FLOAT or DOUBLE are QuestDB's
+ * own NULL markers and read back as NULL. */
 QSF_API int qsf_chunk_i8(qsf_chunk *c, const char *col, size_t col_len, const int8_t *values,
                          const uint8_t *validity, size_t offset, size_t rows, qsf_errinfo *err);
 QSF_API int qsf_chunk_i16(qsf_chunk *c, const char *col, size_t col_len, const int16_t *values,
@@ -603,8 +607,9 @@ QSF_API int qsf_flush_chunk(qsf_sender *s, qsf_chunk *c, int64_t *fsn_out, qsf_e
  * soon as the call returns. qsf_send_arrow_stream releases each batch it took
  * from the stream once that batch is published or refused, never the stream.
  * The only Arrow columns copied are the four formats no typed call takes as
- * they are (float16, decimal32, utf8_view, binary_view): converted into
- * buffers the chunk owns until it is cleared or freed.
+ * they are (float16, decimal32, utf8_view, binary_view) and a dictionary asked
+ * to become VARCHAR (decoded): converted into buffers the chunk owns until it
+ * is cleared or freed.
  *
  * Errors: QSF_E_UNSUPPORTED (a format string qsf does not take), QSF_E_VALUE
  * (inconsistent buffers: lengths, offsets, null counts, invalid UTF-8, a
@@ -660,8 +665,8 @@ struct ArrowArrayStream {
 
 /* QuestDB types a column can be asked to become (qsf_chunk_arrow_type). */
 #define QSF_TYPE_AUTO    0 /* the default mapping of docs/ARROW.md */
-#define QSF_TYPE_SYMBOL  1 /* utf8 / large_utf8 / dictionary -> SYMBOL */
-#define QSF_TYPE_VARCHAR 2 /* utf8 / large_utf8 / dictionary<utf8> -> VARCHAR */
+#define QSF_TYPE_SYMBOL  1 /* utf8 / large_utf8 / utf8_view / dictionary<utf8> -> SYMBOL */
+#define QSF_TYPE_VARCHAR 2 /* utf8 / large_utf8 / utf8_view / dictionary<utf8> -> VARCHAR */
 #define QSF_TYPE_UUID    3 /* fixed_size_binary(16) -> UUID */
 #define QSF_TYPE_LONG256 4 /* fixed_size_binary(32) -> LONG256 */
 #define QSF_TYPE_CHAR    5 /* uint16 -> CHAR */

@@ -4,7 +4,8 @@
  *   float16                 -> float32
  *   decimal32               -> decimal64 (the same unscaled values)
  * The converted column starts at row 0: the validity bitmap is copied from
- * the array's offset too. These are the only Arrow columns that are copied. */
+ * the array's offset too. These and a dictionary asked to become VARCHAR
+ * (arrow_dict.c) are the only Arrow columns that are copied. */
 #include "chunk/arrow_int.h"
 #include "chunk/chunk_arrow.h"
 
@@ -23,8 +24,7 @@ static bool bit(const uint8_t *bits, int64_t i) {
     return (bits[i >> 3] >> (i & 7)) & 1;
 }
 
-/* The view's validity from bit 0 of a new bitmap (NULL stays NULL). */
-static bool copy_validity(const qsf_arrow_col *x, const uint8_t **out) {
+bool qsf_arrow_copy_validity(const qsf_arrow_col *x, const uint8_t **out) {
     const uint8_t *v = x->v.a->buffers[0];
     *out = NULL;
     if (v == NULL)
@@ -59,7 +59,7 @@ static int add_f16(const qsf_arrow_col *x, qsf_errinfo *err) {
     const uint16_t *h = qsf_arrow_buf(x, 1);
     float *f = qsf_arrow_scratch(x->c, (size_t) x->v.len * sizeof *f);
     const uint8_t *valid;
-    if (f == NULL || !copy_validity(x, &valid))
+    if (f == NULL || !qsf_arrow_copy_validity(x, &valid))
         return nomem(x, err);
     for (int64_t i = 0; i < x->v.len; i++)
         f[i] = half_to_float(h[x->v.off + i]);
@@ -71,7 +71,7 @@ static int add_dec32(const qsf_arrow_col *x, qsf_errinfo *err) {
     const int32_t *d = qsf_arrow_buf(x, 1);
     int64_t *w = qsf_arrow_scratch(x->c, (size_t) x->v.len * sizeof *w);
     const uint8_t *valid;
-    if (w == NULL || !copy_validity(x, &valid))
+    if (w == NULL || !qsf_arrow_copy_validity(x, &valid))
         return nomem(x, err);
     for (int64_t i = 0; i < x->v.len; i++)
         w[i] = d[x->v.off + i];
@@ -157,7 +157,7 @@ static int add_view(const qsf_arrow_col *x, qsf_errinfo *err) {
     int64_t *offs = qsf_arrow_scratch(x->c, ((size_t) x->v.len + 1) * sizeof *offs);
     uint8_t *data = total <= SIZE_MAX ? qsf_arrow_scratch(x->c, (size_t) total) : NULL;
     const uint8_t *valid;
-    if (offs == NULL || data == NULL || !copy_validity(x, &valid))
+    if (offs == NULL || data == NULL || !qsf_arrow_copy_validity(x, &valid))
         return nomem(x, err);
     if ((rc = gather(x, &s, a->buffers[0], offs, data, &total, err)) != QSF_OK)
         return rc;

@@ -153,6 +153,10 @@ int qsf_arrow_invalid(const qsf_arrow_col *x, qsf_errinfo *err, const char *fmt,
 /* rc of a typed qsf_chunk_* call, its message prefixed with the Arrow format. */
 int qsf_arrow_typed(const qsf_arrow_col *x, int rc, qsf_errinfo *err);
 
+/* The view's validity from bit 0 of a bitmap the chunk keeps until it is
+ * cleared (NULL stays NULL); false: out of memory. */
+bool qsf_arrow_copy_validity(const qsf_arrow_col *x, const uint8_t **out);
+
 /* Dictionary arrays (arrow_dict.c), DOUBLE arrays (arrow_list.c), and the
  * formats taken by conversion (arrow_convert.c: utf8_view, binary_view,
  * float16, decimal32). */

@@ -35,6 +35,15 @@ qsf_sender *it_sender(const char *conf) {
     return s;
 }
 
+qsf_sender *it_offline_sender(const char *id) {
+    char conf[1024], extra[800];
+    snprintf(extra, sizeof extra,
+             "sf_dir=%s;sender_id=%s;initial_connect_retry=async;close_flush_timeout_millis=0;"
+             "reconnect_initial_backoff_millis=10;reconnect_max_backoff_millis=100;",
+             it_dir, id);
+    return it_sender(it_conf(conf, sizeof conf, 1, extra));
+}
+
 static void check(int rc, const qsf_errinfo *e, const char *what) {
     if (rc != QSF_OK)
         fail_msg("%s: %s: %s", what, qsf_err_name(rc), e->msg);

@@ -20,6 +20,11 @@ const char *it_conf(char *buf, size_t cap, uint16_t port, const char *extra);
 /* Creates a sender; fails the test on error. */
 qsf_sender *it_sender(const char *conf);
 
+/* A sender of slot `id` under it_dir that cannot reach any server (port 1 of
+ * the loopback): what it publishes stays on disk, and qsf_close returns
+ * QSF_E_TIMEOUT at once with the frames kept. */
+qsf_sender *it_offline_sender(const char *id);
+
 /* Publishes rows [from, to) into table `table`: k (LONG) = row number, sym
  * (SYMBOL, 7 distinct values), v (DOUBLE), designated timestamp. Flushes every
  * `per_flush` rows (0 = leave it to auto-flush) and once at the end. Returns the

@@ -20,9 +20,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define FAST    "reconnect_initial_backoff_millis=10;reconnect_max_backoff_millis=100;"
-#define NOWHERE 1  /* nothing listens on port 1 of the loopback */
-#define PER     50 /* rows per flush: one frame each */
+#define FAST "reconnect_initial_backoff_millis=10;reconnect_max_backoff_millis=100;"
+#define PER  50 /* rows per flush: one frame each */
 
 #define out ct_out
 
@@ -44,20 +43,10 @@ static const char *slot_path(const char *id) {
     return b;
 }
 
-/* A sender of slot `id` that cannot reach any server. */
-static qsf_sender *offline_sender(const char *id) {
-    char conf[1024], extra[800];
-    snprintf(
-        extra, sizeof extra,
-        "sf_dir=%s;sender_id=%s;initial_connect_retry=async;close_flush_timeout_millis=0;" FAST,
-        it_dir, id);
-    return it_sender(it_conf(conf, sizeof conf, NOWHERE, extra));
-}
-
 /* Leaves slot `id` with rows [0, n) of table t unsent, PER rows a frame: FSN
  * f holds the keys [f * PER, (f + 1) * PER). */
 static void make_slot(const char *id, int64_t n) {
-    qsf_sender *s = offline_sender(id);
+    qsf_sender *s = it_offline_sender(id);
     it_publish(s, "t", 0, n, PER);
     qsf_errinfo e;
     assert_int_equal(qsf_close(s, &e), QSF_E_TIMEOUT); /* the tail stays on disk */
@@ -125,7 +114,7 @@ static void drain_moves_every_frame_and_empties_the_slot(void **state) {
 
 static void a_slot_in_use_is_refused_naming_its_pid(void **state) {
     (void) state;
-    qsf_sender *live = offline_sender("live");
+    qsf_sender *live = it_offline_sender("live");
     it_publish(live, "t", 0, 100, PER);
     qsink *sink = it_sink(NULL);
     char pid[32];

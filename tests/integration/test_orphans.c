@@ -27,20 +27,10 @@ static int segments(const char *slot) {
     return it_count_segments(p, NULL, 0);
 }
 
-/* A sender of slot `id` that cannot reach any server: rows stay on disk. */
-static qsf_sender *offline_sender(const char *id) {
-    char conf[1024], extra[800];
-    snprintf(
-        extra, sizeof extra,
-        "sf_dir=%s;sender_id=%s;initial_connect_retry=async;close_flush_timeout_millis=0;" FAST,
-        it_dir, id);
-    return it_sender(it_conf(conf, sizeof conf, NOWHERE, extra));
-}
-
 /* Leaves slot `id` behind holding rows [0, n) of table `table`, unsent; what
  * its close left there. */
 static qsf_close_info make_orphan(const char *id, const char *table, int64_t n) {
-    qsf_sender *s = offline_sender(id);
+    qsf_sender *s = it_offline_sender(id);
     it_publish(s, table, 0, n, 100);
     qsf_errinfo e;
     qsf_close_info ci = {.struct_size = sizeof ci};
@@ -99,7 +89,7 @@ static void orphan_slots_are_drained_and_removed(void **state) {
 static void live_and_failed_slots_are_left_alone(void **state) {
     (void) state;
     make_orphan("dead", "td", 200);
-    qsf_sender *live = offline_sender("live");
+    qsf_sender *live = it_offline_sender("live");
     it_publish(live, "tl", 0, 100, 50);
     make_orphan("bad", "tb", 100);
     char p[700];

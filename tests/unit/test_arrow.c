@@ -269,6 +269,49 @@ static void dictionaries(void **state) {
     same_chunks(f);
 }
 
+/* A dictionary asked to become VARCHAR (field metadata or
+ * qsf_chunk_arrow_type) is decoded: each valid row's entry, from a sliced
+ * dictionary, the validity from bit 0; a null row's code is not read, a valid
+ * row's code outside the dictionary is refused naming the row. */
+static void dictionary_as_varchar(void **state) {
+    fx *f = *state;
+    af_col a, d;
+    static const int32_t doffs[6] = {0, 1, 3, 6, 6, 8};
+    static const char ddata[] = "abbcccdd";
+    /* read at OFF for LEN: codes 2 0 1 3 2 1, rows 1 and 4 null */
+    static const int8_t c8[N] = {0, 1, 2, 0, 1, 3, 2, 1, 0, 3};
+    static const int16_t c16[N] = {0, 1, 2, 99, 1, 3, 99, 1, 0, 3}; /* nulls out of range */
+    char meta[64];
+    af_init(&a, "c", "v8", LEN, OFF, NULLS, 2, valid, c8, NULL);
+    a.s.metadata = af_meta(meta, "questdb.type", "varchar");
+    af_init(&d, "u", NULL, 4, 1, 0, 3, NULL, doffs, ddata); /* "bb" "ccc" "" "dd" */
+    af_dict(&a, &d);
+    OK(qsf_chunk_arrow_column(f->arrow, NULL, 0, &a.s, &a.a, &f->err));
+    OK(qsf_chunk_arrow_type(f->arrow, "v16", 3, QSF_TYPE_VARCHAR, &f->err));
+    af_init(&a, "s", "v16", LEN, OFF, NULLS, 2, valid, c16, NULL);
+    af_init(&d, "u", NULL, 4, 1, 0, 3, NULL, doffs, ddata);
+    af_dict(&a, &d);
+    OK(qsf_chunk_arrow_column(f->arrow, NULL, 0, &a.s, &a.a, &f->err));
+    static const int64_t want_offs[LEN + 1] = {0, 0, 0, 3, 5, 5, 8};
+    for (uint32_t i = 0; i < 2; i++) {
+        const qsf_chunk_col *k = &f->arrow->cols[i];
+        assert_int_equal(k->type, QSF_QWP_VARCHAR);
+        assert_int_equal(k->src, CSRC_VAR64);
+        assert_int_equal(k->off, 0);
+        assert_int_equal(k->nulls, NULLS);
+        assert_int_equal(k->validity[0], 0x2d); /* rows 0, 2, 3, 5 */
+        assert_memory_equal(k->offs, want_offs, sizeof want_offs);
+        assert_memory_equal(k->values, "cccddccc", 8);
+    }
+    static const int8_t out_of_range[N] = {0, 1, 2, 0, 1, 4, 2, 1, 0, 3};
+    af_init(&a, "c", "bad", LEN, OFF, NULLS, 2, valid, out_of_range, NULL);
+    a.s.metadata = af_meta(meta, "questdb.type", "varchar");
+    af_init(&d, "u", NULL, 4, 1, 0, 3, NULL, doffs, ddata);
+    af_dict(&a, &d);
+    REFUSED(qsf_chunk_arrow_column(f->arrow, NULL, 0, &a.s, &a.a, &f->err), QSF_E_VALUE,
+            "column \"bad\"", "\"c\"", "row 3", "code 4 is outside the dictionary");
+}
+
 /* list<float64> (child with its own offset) and fixed_size_list of rank 1
  * and 2 (every level with an offset) become DOUBLE arrays. */
 static void double_arrays(void **state) {
@@ -689,6 +732,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(asked_types, setup, teardown),
         cmocka_unit_test_setup_teardown(variable_width, setup, teardown),
         cmocka_unit_test_setup_teardown(dictionaries, setup, teardown),
+        cmocka_unit_test_setup_teardown(dictionary_as_varchar, setup, teardown),
         cmocka_unit_test_setup_teardown(double_arrays, setup, teardown),
         cmocka_unit_test_setup_teardown(record_batch, setup, teardown),
         cmocka_unit_test_setup_teardown(batch_all_or_nothing, setup, teardown),
