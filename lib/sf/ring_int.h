@@ -306,6 +306,9 @@ void qsf_ring_srcpos_close(qsf_ring *r);
 /* Commit: writes the staged position with the flush's last FSN (before its
  * barrier); an abort takes it back; after publishing, committed clears it. */
 int qsf_ring_srcpos_write(qsf_ring *r, int64_t fsn, qsf_errinfo *err);
+/* Before a frame of the open flush: a committing frame gets the position
+ * written first, with its FSN; any frame after it takes it back. */
+int qsf_ring_srcpos_before_frame(qsf_ring *r, const void *payload, size_t len, qsf_errinfo *err);
 void qsf_ring_srcpos_retract(qsf_ring *r);
 void qsf_ring_srcpos_committed(qsf_ring *r);
 /* The data barriers sync the log first (barrier.c). */

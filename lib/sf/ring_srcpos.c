@@ -1,13 +1,18 @@
 /* Source positions committed with a flush (ring.h, qsf_ring_srcpos_*; the log
  * is srcpos.h). The position staged for the next commit is written into the
- * log with the flush's last FSN after the flush's frames and before its
- * barrier, so the barrier that makes the frames durable (append mode) or the
- * checkpoint (periodic mode) syncs the position first (barrier.c); an aborted
- * flush takes its record back. Order and guarantees: docs/DURABILITY.md §9a. */
+ * log with the flush's last FSN just before the frame that commits the flush
+ * (the last one, without FLAG_DEFER_COMMIT) is written, or at the commit when
+ * no such frame was seen, always before the flush's barrier: so no crash
+ * keeps the flush without its position, the barrier that makes the frames
+ * durable (append mode) or the checkpoint (periodic mode) syncs the position
+ * first (barrier.c), and an aborted flush takes its record back. Order and
+ * guarantees: docs/DURABILITY.md §9a. */
 #include "sf/ring_int.h"
 
 #include "err.h"
 #include "log.h"
+#include "qwp/peek.h"
+#include "qwp/types.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -47,13 +52,23 @@ void qsf_ring_srcpos_unstage(qsf_ring *r) {
 }
 
 int qsf_ring_srcpos_write(qsf_ring *r, int64_t fsn, qsf_errinfo *err) {
-    r->txn.pos_written = false;
-    if (r->srcpos_pending_len == 0)
-        return QSF_OK;
+    if (r->txn.pos_written || r->srcpos_pending_len == 0)
+        return QSF_OK; /* written before the committing frame (before_frame) */
     int rc = qsf_srcpos_append(&r->srcpos, fsn, r->srcpos_pending, r->srcpos_pending_len,
                                &r->txn.pos_mark, err);
     r->txn.pos_written = rc == QSF_OK;
     return rc;
+}
+
+int qsf_ring_srcpos_before_frame(qsf_ring *r, const void *payload, size_t len, qsf_errinfo *err) {
+    if (!r->sf || r->srcpos_pending_len == 0)
+        return QSF_OK;
+    qsf_ring_srcpos_retract(r); /* a frame after the committing one: the flush goes on */
+    qsf_qwp_hdr h;
+    if (qsf_qwp_peek_header(payload, len, &h) != QSF_QWP_PEEK_OK ||
+        (h.flags & QSF_QWP_FLAG_DEFER_COMMIT))
+        return QSF_OK;
+    return qsf_ring_srcpos_write(r, r->next_fsn, err);
 }
 
 void qsf_ring_srcpos_retract(qsf_ring *r) {

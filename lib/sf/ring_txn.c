@@ -208,6 +208,7 @@ int qsf_ring_txn_rollback(qsf_ring *r, const qsf_ring_mark *m, qsf_errinfo *err)
         abort_txn(r, false, &e);
         return rc;
     }
+    qsf_ring_srcpos_retract(r); /* written only before the last frame, after any mark */
     r->next_fsn = m->fsn;
     t->nsegs = m->nsegs;
     t->last = seg;

@@ -1,9 +1,9 @@
 /* Source positions across crashes (docs/DURABILITY.md §9a). A child publishes
  * flushes of 1-4 frames; four in five carry the position "f<k>s<pid>x" (k
  * numbers the flush), the name of the table of each of their frames too. It
- * is SIGKILLed at a numbered fault point (11: the position written, the
- * flush's barrier not run; 12: the barrier done, the flush not yet
- * published) or at a random moment, five times on the same slot. After each
+ * is SIGKILLed at a numbered fault point (11: the position written, before
+ * the committing frame; 2: a frame written whole; 12: the barrier done, the
+ * flush not yet published) or at a random moment, five times on the same slot. After each
  * kill the parent opens the slot and checks the pair: the frame at the
  * position's FSN belongs to the flush the position names, and no flush after
  * it up to the last FSN recovery kept carried a position. Host loss (append
@@ -63,14 +63,14 @@ static void flush_of(qsf_ring *r, const char *name, int frames, const char *pos,
     uint8_t m[128];
     if (qsf_ring_txn_begin(r, NULL) != QSF_OK)
         _exit(3);
+    if (pos && qsf_ring_srcpos_stage(r, pos, strlen(pos), NULL) != QSF_OK) /* as the sender */
+        _exit(5);
     for (int i = 0; i < frames; i++) {
         uint8_t flags = i == frames - 1 && commits ? 0x00 : 0x01;
         size_t n = st_qwp_table(m, flags, name, 1, 60, pos ? 'P' : 'N');
         if (qsf_ring_txn_append(r, m, n, NULL, NULL) != QSF_OK)
             _exit(4);
     }
-    if (pos && qsf_ring_srcpos_stage(r, pos, strlen(pos), NULL) != QSF_OK)
-        _exit(5);
     if (qsf_ring_txn_commit(r, NULL) != QSF_OK)
         _exit(6);
 }
@@ -192,11 +192,15 @@ static void check_pair(int durability, const char *what) {
 }
 
 /* Five kills in a row on the same slot at each point and hit: a record
- * whose flush was cut must be dropped before its FSNs are used again. */
+ * whose flush was cut must be dropped before its FSNs are used again. Point
+ * 2 (a frame complete, not yet published) kills some flushes right after
+ * their committing frame: recovery keeps them, so their position must
+ * already be in the log. */
 static void kill_at_points(int durability, bool host_loss, const char *mode) {
-    static const int points[] = {QSF_FP_SRCPOS_WRITTEN, QSF_FP_FLUSH_SYNCED};
+    static const int points[] = {QSF_FP_SRCPOS_WRITTEN, QSF_FP_FLUSH_SYNCED,
+                                 QSF_FP_FRAME_CRC_WRITTEN};
     static const uint64_t nths[] = {1, 3, 17};
-    for (size_t i = 0; i < 2; i++) {
+    for (size_t i = 0; i < 3; i++) {
         for (size_t j = 0; j < 3; j++) {
             tu_rmtree(slot);
             tu_rmtree(shadow); /* after a restore the slot is its shadow: kept across rounds */
