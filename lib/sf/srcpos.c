@@ -347,3 +347,53 @@ int qsf_srcpos_compact(qsf_srcpos_log *l, int64_t acked, bool final, qsf_errinfo
     pthread_mutex_unlock(&l->mu);
     return rc;
 }
+
+/* ---- read-only view (tools) ---- */
+
+typedef struct viewer {
+    qsf_srcpos_view *v;
+    int64_t published, acked;
+} viewer;
+
+static void view_one(void *user, const qsf_srcpos_rec *rec) {
+    viewer *w = user;
+    w->v->records++;
+    if (rec->fsn > w->published) {
+        w->v->above++;
+        return;
+    }
+    w->v->has_published = true;
+    w->v->published = *rec;
+    if (rec->fsn <= w->acked) {
+        w->v->has_acked = true;
+        w->v->acked = *rec;
+    }
+}
+
+int qsf_srcpos_view_slot(const char *slot_path, int64_t published, int64_t acked,
+                         qsf_srcpos_view *v, qsf_errinfo *err) {
+    memset(v, 0, sizeof *v);
+    int dirfd = QSF_OS->openat(AT_FDCWD, slot_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+    if (dirfd < 0)
+        return qsf_err_set(err, QSF_E_IO, 0, errno, "cannot open directory %s: %s", slot_path,
+                           strerror(errno));
+    uint64_t size = 0;
+    int fd = qsf_open_regular(dirfd, QSF_NAME_SRCPOS, O_RDONLY, &size);
+    int e = errno;
+    QSF_OS->close(dirfd);
+    if (fd < 0)
+        return e == ENOENT ? QSF_OK
+                           : qsf_file_err(err, e, "cannot open", slot_path, QSF_NAME_SRCPOS);
+    v->present = true;
+    v->size = size;
+    uint8_t *img = malloc(size ? size : 1);
+    int rc = img ? qsf_read_at(fd, img, size, 0, slot_path, QSF_NAME_SRCPOS, err)
+                 : qsf_err_set(err, QSF_E_NOMEM, 0, ENOMEM, "no memory to read %s/%s", slot_path,
+                               QSF_NAME_SRCPOS);
+    QSF_OS->close(fd);
+    viewer w = {v, published, acked};
+    if (rc == QSF_OK)
+        v->valid = qsf_srcpos_parse(img, size, view_one, &w, &v->valid_end) == 0;
+    free(img);
+    return rc;
+}

@@ -103,4 +103,20 @@ int qsf_srcpos_compact(qsf_srcpos_log *l, int64_t acked, bool final, qsf_errinfo
 /* Whether the file has grown enough since the last compaction to compact. */
 bool qsf_srcpos_wants_compaction(const qsf_srcpos_log *l, int64_t acked);
 
+/* What `qsf slot inspect` shows (read-only: no lock, nothing changed). */
+typedef struct qsf_srcpos_view {
+    bool present;             /* the file exists */
+    bool valid;               /* its header is SPL1 version 1 */
+    uint64_t size, valid_end; /* bytes, and the end of the last valid record */
+    uint32_t records;         /* valid records */
+    uint32_t above;           /* records above `published`: an open drops them */
+    bool has_published, has_acked;
+    qsf_srcpos_rec published, acked; /* newest at or below published / acked */
+} qsf_srcpos_view;
+
+/* Reads <slot_path>/.source-positions. QSF_OK with v->present false when
+ * there is none; QSF_E_IO when it cannot be read (the message names it). */
+int qsf_srcpos_view_slot(const char *slot_path, int64_t published, int64_t acked,
+                         qsf_srcpos_view *v, qsf_errinfo *err);
+
 #endif
