@@ -370,30 +370,36 @@ static void view_one(void *user, const qsf_srcpos_rec *rec) {
     }
 }
 
-int qsf_srcpos_view_slot(const char *slot_path, int64_t published, int64_t acked,
-                         qsf_srcpos_view *v, qsf_errinfo *err) {
-    memset(v, 0, sizeof *v);
+int qsf_srcpos_read_slot(const char *slot_path, qsf_srcpos_fn fn, void *user, bool *present,
+                         bool *valid, uint64_t *size, uint64_t *valid_end, qsf_errinfo *err) {
+    *present = *valid = false;
+    *size = *valid_end = 0;
     int dirfd = QSF_OS->openat(AT_FDCWD, slot_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
     if (dirfd < 0)
         return qsf_err_set(err, QSF_E_IO, 0, errno, "cannot open directory %s: %s", slot_path,
                            strerror(errno));
-    uint64_t size = 0;
-    int fd = qsf_open_regular(dirfd, QSF_NAME_SRCPOS, O_RDONLY, &size);
+    int fd = qsf_open_regular(dirfd, QSF_NAME_SRCPOS, O_RDONLY, size);
     int e = errno;
     QSF_OS->close(dirfd);
     if (fd < 0)
         return e == ENOENT ? QSF_OK
                            : qsf_file_err(err, e, "cannot open", slot_path, QSF_NAME_SRCPOS);
-    v->present = true;
-    v->size = size;
-    uint8_t *img = malloc(size ? size : 1);
-    int rc = img ? qsf_read_at(fd, img, size, 0, slot_path, QSF_NAME_SRCPOS, err)
+    *present = true;
+    uint8_t *img = malloc(*size ? *size : 1);
+    int rc = img ? qsf_read_at(fd, img, *size, 0, slot_path, QSF_NAME_SRCPOS, err)
                  : qsf_err_set(err, QSF_E_NOMEM, 0, ENOMEM, "no memory to read %s/%s", slot_path,
                                QSF_NAME_SRCPOS);
     QSF_OS->close(fd);
-    viewer w = {v, published, acked};
     if (rc == QSF_OK)
-        v->valid = qsf_srcpos_parse(img, size, view_one, &w, &v->valid_end) == 0;
+        *valid = qsf_srcpos_parse(img, *size, fn, user, valid_end) == 0;
     free(img);
     return rc;
+}
+
+int qsf_srcpos_view_slot(const char *slot_path, int64_t published, int64_t acked,
+                         qsf_srcpos_view *v, qsf_errinfo *err) {
+    memset(v, 0, sizeof *v);
+    viewer w = {v, published, acked};
+    return qsf_srcpos_read_slot(slot_path, view_one, &w, &v->present, &v->valid, &v->size,
+                                &v->valid_end, err);
 }

@@ -114,6 +114,12 @@ typedef struct qsf_srcpos_view {
     qsf_srcpos_rec published, acked; /* newest at or below published / acked */
 } qsf_srcpos_view;
 
+/* Reads <slot_path>/.source-positions read-only, its records through fn.
+ * QSF_OK with *present false when there is none; *valid: its header is
+ * SPL1 version 1. */
+int qsf_srcpos_read_slot(const char *slot_path, qsf_srcpos_fn fn, void *user, bool *present,
+                         bool *valid, uint64_t *size, uint64_t *valid_end, qsf_errinfo *err);
+
 /* Reads <slot_path>/.source-positions. QSF_OK with v->present false when
  * there is none; QSF_E_IO when it cannot be read (the message names it). */
 int qsf_srcpos_view_slot(const char *slot_path, int64_t published, int64_t acked,

@@ -1,6 +1,7 @@
 /* Source positions in the qsf tool (docs/FORMAT.md §4a): `qsf slot inspect`
- * shows the position an open would report and the acknowledged one, and
- * `qsf slot drain` keeps the last position for the next sender on the slot. */
+ * shows the position an open would report and the acknowledged one, `qsf slot
+ * dump` each position beside the frame it was committed with, and `qsf slot
+ * drain` keeps the last position for the next sender on the slot. */
 #include "itest.h"
 
 #include "clitest.h"
@@ -44,6 +45,12 @@ static void inspect_and_drain_keep_the_position(void **state) {
     expect_out("source positions: 3 records");
     expect_out("published: FSN 2, 5 bytes \"row 3\" (hex 726f772033)");
     expect_out("acknowledged: none");
+    snprintf(args, sizeof args, "slot dump '%s'", path); /* beside the frame it names */
+    assert_int_equal(ct_run(it_dir, args), 0);
+    expect_out("FSN 2  ");
+    expect_out("\n  source position: 5 bytes \"row 3\" (hex 726f772033)\n");
+    if (strstr(ct_out, "source position: 5 bytes \"row 3\"") < strstr(ct_out, "FSN 2  "))
+        fail_msg("the position is not shown after FSN 2:\n%s", ct_out);
     snprintf(args, sizeof args, "slot inspect --json '%s'", path);
     assert_int_equal(ct_run(it_dir, args), 0);
     expect_out("\"source_positions\":{\"present\":true");

@@ -7,6 +7,7 @@
 #include "sf/srcpos.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 /* The position as an open sees it: the last FSN of the live chain (or -1 for
  * a slot without segments, a drained one). */
@@ -89,4 +90,49 @@ void slot_json_source_positions(json *j, const char *path, const qsf_slot_inspec
         json_one(j, "acknowledged", v.has_acked, &v.acked);
     }
     json_end_obj(j);
+}
+
+/* ---- qsf slot dump ---- */
+
+static void keep(void *user, const qsf_srcpos_rec *rec) {
+    slot_positions *p = user;
+    qsf_srcpos_rec *n = realloc(p->recs, (p->n + 1) * sizeof *n);
+    if (!n)
+        return; /* shown without it: dump says nothing it did not read */
+    p->recs = n;
+    p->recs[p->n++] = *rec;
+}
+
+void slot_positions_load(const char *path, slot_positions *p) {
+    *p = (slot_positions){0};
+    bool present, valid;
+    uint64_t size, end;
+    qsf_errinfo e;
+    (void) qsf_srcpos_read_slot(path, keep, p, &present, &valid, &size, &end, &e);
+}
+
+void slot_positions_free(slot_positions *p) {
+    free(p->recs);
+    *p = (slot_positions){0};
+}
+
+const qsf_srcpos_rec *slot_positions_at(const slot_positions *p, int64_t fsn) {
+    for (uint32_t i = p->n; i-- > 0;)
+        if (p->recs[i].fsn == fsn)
+            return &p->recs[i];
+    return NULL;
+}
+
+void slot_print_position(const qsf_srcpos_rec *r) {
+    char h[2 * QSF_SRCPOS_MAX + 1];
+    hex(h, r->bytes, r->len);
+    printf("  source position: %u bytes \"", r->len);
+    out_text(stdout, (const char *) r->bytes, r->len);
+    printf("\" (hex %s)\n", h);
+}
+
+void slot_json_position(json *j, const qsf_srcpos_rec *r) {
+    char h[2 * QSF_SRCPOS_MAX + 1];
+    hex(h, r->bytes, r->len);
+    json_str(j, "source_position_hex", h);
 }
