@@ -1,8 +1,9 @@
 /* Source positions through the public API (include/qsf.h, "Resuming your
  * source"; docs/DURABILITY.md §9a): set with a flush, reported after it and
  * after its acknowledgement, kept across a drained close and reopen, carried
- * by a transaction's commit only, dropped with the rows they covered, and
- * compacted as acknowledgements advance. */
+ * by a transaction's commit only, dropped with the rows they covered,
+ * compacted as acknowledgements advance, and kept when an orphan drainer
+ * drains the slot. */
 #include "itest.h"
 
 #include <inttypes.h>
@@ -188,6 +189,43 @@ static void the_log_is_compacted_as_acks_advance(void **state) {
     qsink_stop(sink);
 }
 
+/* A dead sender's slot drained by an orphan drainer keeps its last
+ * position for the next sender on it. */
+static void kept_when_an_orphan_drainer_drains_the_slot(void **state) {
+    (void) state;
+    char conf[1024], extra[700];
+    snprintf(extra, sizeof extra,
+             "sf_dir=%s;sender_id=dead;initial_connect_retry=async;"
+             "close_flush_timeout_millis=0;reconnect_max_backoff_millis=100;",
+             it_dir);
+    qsf_sender *s = it_sender(it_conf(conf, sizeof conf, 1, extra)); /* port 1: nobody */
+    add_ok(s, 0);
+    set_pos(s, "left behind");
+    flush_ok(s);
+    assert_int_equal(qsf_close(s, NULL), QSF_E_TIMEOUT); /* the tail stays in the slot */
+
+    qsink *sink = it_sink(NULL);
+    snprintf(extra, sizeof extra, "sf_dir=%s;sender_id=main;drain_orphans=on;", it_dir);
+    qsf_sender *m = sender_on(sink, extra);
+    qsf_stats st;
+    for (int k = 0; k < 4000; k++) { /* until the drainer is done */
+        qsf_stats_get(m, &st);
+        if (st.drainers_succeeded >= 1 && st.active_drainers == 0)
+            break;
+        it_sleep_ms(5);
+    }
+    assert_int_equal(st.drainers_succeeded, 1);
+    assert_int_equal(qsink_rows(sink, "t"), 1);
+    assert_int_equal(qsf_close(m, NULL), QSF_OK);
+
+    snprintf(extra, sizeof extra, "sf_dir=%s;sender_id=dead;", it_dir);
+    s = sender_on(sink, extra);
+    expect_pos(s, false, "left behind", -1);
+    expect_pos(s, true, "left behind", -1);
+    assert_int_equal(qsf_close(s, NULL), QSF_OK);
+    qsink_stop(sink);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(memory_mode_reports_the_last_flush_and_its_ack),
@@ -196,6 +234,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(a_transaction_carries_it_with_its_commit, it_setup_dir,
                                         it_teardown_dir),
         cmocka_unit_test_setup_teardown(the_log_is_compacted_as_acks_advance, it_setup_dir,
+                                        it_teardown_dir),
+        cmocka_unit_test_setup_teardown(kept_when_an_orphan_drainer_drains_the_slot, it_setup_dir,
                                         it_teardown_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
