@@ -120,17 +120,26 @@ static void load_one(void *user, const qsf_srcpos_rec *rec) {
         ld->rc = push(ld->l, rec);
 }
 
+/* The first position of a slot: the file is created with its header, synced,
+ * and its name made durable (dir sync) before any record goes in, once. */
 static int create_file(qsf_srcpos_log *l, qsf_errinfo *err) {
     int fd = qsf_open_regular(l->dirfd, QSF_NAME_SRCPOS, O_RDWR | O_CREAT | O_TRUNC, NULL);
     if (fd < 0)
         return qsf_file_err(err, errno, "cannot create", l->dir, QSF_NAME_SRCPOS);
-    l->fd = fd;
     uint8_t h[QSF_SRCPOS_HEADER_SIZE];
     header(h);
     int rc = qsf_write_at(fd, h, sizeof h, 0, l->dir, QSF_NAME_SRCPOS, err);
+    if (rc == QSF_OK && QSF_OS->fsync(fd) != 0)
+        rc = qsf_file_err(err, errno, "cannot sync", l->dir, QSF_NAME_SRCPOS);
+    if (rc == QSF_OK)
+        rc = qsf_fsync_dir(l->dirfd, l->dir, err);
+    if (rc != QSF_OK) {
+        QSF_OS->close(fd);
+        return rc;
+    }
+    l->fd = fd;
     l->end = l->compacted_end = QSF_SRCPOS_HEADER_SIZE;
-    l->dirty = true;
-    return rc;
+    return QSF_OK;
 }
 
 /* Reads the existing file into memory; *rewrite when it must be compacted
@@ -171,20 +180,13 @@ int qsf_srcpos_open(qsf_srcpos_log *l, int slot_dirfd, const char *slot_path, in
     int fd = qsf_open_regular(slot_dirfd, QSF_NAME_SRCPOS, O_RDWR, &size);
     if (fd < 0 && errno != ENOENT)
         return qsf_file_err(err, errno, "cannot open", slot_path, QSF_NAME_SRCPOS);
-    int rc;
-    if (fd < 0) {
-        rc = create_file(l, err);
-        if (rc == QSF_OK)
-            rc = qsf_srcpos_sync(l, err);
-        if (rc == QSF_OK)
-            rc = qsf_fsync_dir(slot_dirfd, slot_path, err);
-    } else {
-        l->fd = fd;
-        bool rewrite = false;
-        rc = load_file(l, size, limit, &rewrite, err);
-        if (rc == QSF_OK && rewrite)
-            rc = qsf_srcpos_compact(l, INT64_MIN, false, err);
-    }
+    if (fd < 0)
+        return QSF_OK; /* created by the first position (a slot that never uses one has none) */
+    l->fd = fd;
+    bool rewrite = false;
+    int rc = load_file(l, size, limit, &rewrite, err);
+    if (rc == QSF_OK && rewrite)
+        rc = qsf_srcpos_compact(l, INT64_MIN, false, err);
     if (rc != QSF_OK)
         qsf_srcpos_close(l);
     return rc;
@@ -211,8 +213,13 @@ int qsf_srcpos_append(qsf_srcpos_log *l, int64_t fsn, const void *pos, uint32_t 
     qsf_srcpos_rec rec = {.fsn = fsn, .len = len};
     memcpy(rec.bytes, pos, len);
     pthread_mutex_lock(&l->mu);
+    int rc = l->fd < 0 && l->dirfd >= 0 ? create_file(l, err) : QSF_OK;
+    if (rc != QSF_OK) {
+        pthread_mutex_unlock(&l->mu);
+        return rc;
+    }
     *mark = l->end;
-    int rc = push(l, &rec);
+    rc = push(l, &rec);
     if (rc != QSF_OK)
         rc = qsf_err_set(err, rc, 0, ENOMEM, "no memory for a source position");
     if (rc == QSF_OK && l->fd >= 0) {
@@ -325,7 +332,7 @@ int qsf_srcpos_compact(qsf_srcpos_log *l, int64_t acked, bool final, qsf_errinfo
     pthread_mutex_lock(&l->mu);
     uint32_t from = first_kept(l, acked);
     int rc = QSF_OK;
-    if (l->fd >= 0) {
+    if (l->fd >= 0) { /* without a file (memory mode, or no position yet) memory only */
         int fd = -1;
         uint64_t end = 0;
         rc = write_tmp(l, from, final, &fd, &end, err);

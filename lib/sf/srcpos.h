@@ -71,8 +71,9 @@ int qsf_srcpos_parse(const uint8_t *img, size_t len, qsf_srcpos_fn fn, void *use
 /* Memory mode: an empty log without a file. */
 void qsf_srcpos_init_memory(qsf_srcpos_log *l);
 
-/* Opens (or creates) the slot's log and keeps the records whose fsn is at or
- * below `limit`, the last FSN whose flush survived recovery. If any record
+/* Opens the slot's log, if there is one (the first append creates it), and
+ * keeps the records whose fsn is at or below `limit`, the last FSN whose
+ * flush survived recovery. If any record
  * was dropped or the tail was torn, the file is rewritten durably (compact)
  * before anything new is appended, so a later flush reusing those FSNs can
  * never be matched with an old position. */

@@ -217,6 +217,10 @@ static void kept_when_an_orphan_drainer_drains_the_slot(void **state) {
     assert_int_equal(st.drainers_succeeded, 1);
     assert_int_equal(qsink_rows(sink, "t"), 1);
     assert_int_equal(qsf_close(m, NULL), QSF_OK);
+    char path[800];
+    struct stat fs;
+    snprintf(path, sizeof path, "%s/main/.source-positions", it_dir);
+    assert_int_equal(stat(path, &fs), -1); /* a slot without positions has no file */
 
     snprintf(extra, sizeof extra, "sf_dir=%s;sender_id=dead;", it_dir);
     s = sender_on(sink, extra);
