@@ -391,6 +391,47 @@ QSF_API uint64_t qsf_txn_rows(const qsf_sender *s);
 QSF_API int qsf_flush(qsf_sender *s, int64_t *fsn_out, qsf_errinfo *err);
 
 /* ------------------------------------------------------------------------- */
+/* Resuming your source: positions committed with a flush                    */
+/* ------------------------------------------------------------------------- */
+/* A source position is the application's own bookmark in its input (a file
+ * offset, a Kafka offset, a sequence number, a cursor): 1 to
+ * QSF_SOURCE_POSITION_MAX opaque bytes, copied. qsf persists it with a flush,
+ * atomically: after a crash (SIGKILL, or a power loss in append mode) the
+ * position qsf_source_position reports is that of the last flush whose frames
+ * all survived in the slot, never that of a flush that was cut. Recipe:
+ * after opening, read the position and resume the input after it; then, for
+ * every batch, add its rows, qsf_set_source_position(end of the batch),
+ * qsf_flush. docs/DURABILITY.md §9a says what each sf_durability keeps after
+ * a power loss; README "Resuming your source" has the recipe. */
+#define QSF_SOURCE_POSITION_MAX 256
+
+/* Sets the position the next commit carries: the next qsf_flush or
+ * qsf_flush_chunk that succeeds (an automatic flush too; with
+ * transaction=on, the qsf_flush that commits the transaction). It must cover
+ * only rows added before the call: every row added until then goes in with
+ * that commit or an earlier one. A failed flush keeps it for the retry; a
+ * newer call replaces it; qsf_buffer_clear and an aborted transaction drop it
+ * (it covered rows that are gone). qsf_flush with no rows still commits it,
+ * at the published FSN. Errors: QSF_E_INVAL (NULL, 0 or more than
+ * QSF_SOURCE_POSITION_MAX bytes). Producer thread. */
+QSF_API int qsf_set_source_position(qsf_sender *s, const void *pos, size_t len, qsf_errinfo *err);
+
+/* The position of the last published flush that carried one, and *fsn the
+ * last FSN of that flush (-1 for a position kept across a drained close).
+ * Right after qsf_sender_new it is the one that survived in the slot (or, in
+ * memory mode, none). No position: QSF_OK with *len 0 and *fsn -1. cap too
+ * small: QSF_E_INVAL, *len says how many bytes it needs. Producer thread. */
+QSF_API int qsf_source_position(qsf_sender *s, void *buf, size_t cap, size_t *len, int64_t *fsn,
+                                qsf_errinfo *err);
+
+/* As qsf_source_position, for the last flush the server acknowledged: the
+ * input before it can be released upstream. It survives close and reopen
+ * like the acknowledged FSN does (a host loss may take it back a little: the
+ * watermark is synced lazily, docs/DURABILITY.md §10). Producer thread. */
+QSF_API int qsf_acked_source_position(qsf_sender *s, void *buf, size_t cap, size_t *len,
+                                      int64_t *fsn, qsf_errinfo *err);
+
+/* ------------------------------------------------------------------------- */
 /* Columns in: chunks                                                        */
 /* ------------------------------------------------------------------------- */
 /* A chunk is N rows of one table given column by column, in the memory layout

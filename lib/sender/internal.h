@@ -162,6 +162,8 @@ typedef int (*qsf_sender_encode_fn)(qsf_sender *s, void *user, bool stage,
 int qsf_sender_txn_stage_with(qsf_sender *s, qsf_sender_encode_fn fn, void *user, qsf_errinfo *err);
 int qsf_sender_txn_commit(qsf_sender *s, qsf_errinfo *err);
 uint64_t qsf_sender_txn_abandon(qsf_sender *s);
+/* srcpos.c: qsf_flush with nothing to publish commits a staged position. */
+int qsf_sender_srcpos_empty(qsf_sender *s, qsf_errinfo *err);
 
 /* Stops the drainers and the I/O thread and closes the ring (SF: a fully
  * acknowledged slot's files are removed, docs/DURABILITY.md §12); returns the ring

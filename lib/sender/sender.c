@@ -187,6 +187,8 @@ int qsf_sender_flush_locked(qsf_sender *s, int64_t *fsn_out, qsf_errinfo *err) {
         rc = qsf_sender_txn_commit(s, err);
     else if (qsf_qwp_batch_rows(s->batch) > 0)
         rc = publish_batch(s, err);
+    else
+        rc = qsf_sender_srcpos_empty(s, err);
     if (fsn_out)
         *fsn_out = qsf_ring_published_fsn(s->ring);
     return rc;

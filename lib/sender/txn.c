@@ -43,6 +43,7 @@ uint64_t qsf_sender_txn_abandon(qsf_sender *s) {
     qsf_qwp_batch_reset(s->batch);
     qsf_interval_reset(&s->ivl);
     s->txn = (qsf_sender_txn){0};
+    qsf_ring_srcpos_unstage(s->ring); /* it covered rows that are gone */
     return rows;
 }
 

@@ -54,6 +54,8 @@ static int sync_dictionary(qsf_ring *r, qsf_errinfo *err) {
 
 static int sync_written(qsf_ring *r, qsf_errinfo *err) {
     int rc = sync_dictionary(r, err);
+    if (rc == QSF_OK) /* a flush's position before its frames (ring_srcpos.c) */
+        rc = qsf_ring_srcpos_sync(r, err);
     if (rc != QSF_OK)
         return rc;
     qsf_segment *batch[BATCH];

@@ -224,6 +224,7 @@ static void wake_on_latch(void *user, int code);
 static void ring_free(qsf_ring *r) {
     qsf_latch_unsubscribe(r->latch, wake_on_latch, r);
     free_segments(r);
+    qsf_ring_srcpos_close(r);
     if (r->sf)
         qsf_slot_release(&r->rec);
     else
@@ -253,6 +254,8 @@ int qsf_ring_open(const qsf_ring_opts *opts, qsf_ring **out, qsf_recovery_report
              : qsf_err_set(err, QSF_E_INTERNAL, 0, 0, "too many subscribers of one latch");
     if (rc == QSF_OK)
         rc = r->sf ? open_sf(r, opts, report, err) : open_memory(r, report, err);
+    if (rc == QSF_OK)
+        rc = qsf_ring_srcpos_open(r, err);
     if (rc == QSF_OK) {
         r->next_fsn = atomic_load(&r->published_fsn) + 1;
         rc = qsf_spares_start(r, err);
@@ -305,6 +308,8 @@ static int close_drained(qsf_ring *r, qsf_errinfo *err) {
     if (rc == QSF_OK)
         r->persisted_acked = acked;
     pthread_mutex_unlock(&r->wm_mu);
+    if (rc == QSF_OK) /* before any segment goes: the next FSNs may start anew */
+        rc = qsf_ring_srcpos_finalize(r, err);
     if (rc == QSF_OK)
         rc = qsf_mgr_trim_all(r, err);
     if (rc == QSF_OK)

@@ -255,6 +255,19 @@ const char *qsf_ring_symdict_entry(const qsf_ring *r, uint32_t i, uint32_t *len)
 
 /* ---- gauges (any thread) ---- */
 
+/* Source positions (docs/DURABILITY.md §9a). Producer thread. stage: the
+ * position (1..256 bytes, copied) the next commit carries (QSF_E_INVAL
+ * otherwise); unstage drops it if no commit took it. commit_empty: a flush
+ * without frames records the position at publishedFsn (synced in append
+ * mode). source_position: the newest position at or below publishedFsn
+ * (acked: ackedFsn); *len 0 and *fsn -1 when there is none; QSF_E_INVAL when
+ * cap is too small (*len says how much is needed). */
+int qsf_ring_srcpos_stage(qsf_ring *r, const void *pos, size_t len, qsf_errinfo *err);
+void qsf_ring_srcpos_unstage(qsf_ring *r);
+int qsf_ring_srcpos_commit_empty(qsf_ring *r, qsf_errinfo *err);
+int qsf_ring_source_position(const qsf_ring *r, bool acked, void *buf, size_t cap, size_t *len,
+                             int64_t *fsn, qsf_errinfo *err);
+
 int64_t qsf_ring_published_fsn(const qsf_ring *r); /* -1 if none */
 int64_t qsf_ring_acked_fsn(const qsf_ring *r);     /* -1 if none */
 /* Passes the manager thread has made (tests: that an idle ring's manager sleeps). */

@@ -496,8 +496,8 @@ static int append_slow(qsf_ring *r, const void *payload, uint32_t len, int64_t *
     return rc;
 }
 
-int qsf_ring_txn_append(qsf_ring *r, const void *payload, size_t len, int64_t *fsn_out,
-                        qsf_errinfo *err) {
+static int txn_append(qsf_ring *r, const void *payload, size_t len, int64_t *fsn_out,
+                      qsf_errinfo *err) {
     if (!r->txn.open)
         return qsf_err_set(err, QSF_E_STATE, 0, 0, "ring append outside a flush");
     if (len > qsf_seg_max_payload(r->seg_bytes))
@@ -518,6 +518,19 @@ int qsf_ring_txn_append(qsf_ring *r, const void *payload, size_t len, int64_t *f
     if (w < 0)
         return err ? err->code : QSF_E_IO;
     return append_slow(r, payload, (uint32_t) len, fsn_out, err);
+}
+
+/* A staged source position goes into its log just before the frame that
+ * commits the flush (ring_srcpos.c), so that no crash can keep the flush
+ * without it; a frame that fails to go in takes it back. */
+int qsf_ring_txn_append(qsf_ring *r, const void *payload, size_t len, int64_t *fsn_out,
+                        qsf_errinfo *err) {
+    int rc = r->txn.open ? qsf_ring_srcpos_before_frame(r, payload, len, err) : QSF_OK;
+    if (rc == QSF_OK)
+        rc = txn_append(r, payload, len, fsn_out, err);
+    if (rc != QSF_OK)
+        qsf_ring_srcpos_retract(r);
+    return rc;
 }
 
 /* Memory mode only. In an SF ring the bytes of a frame being built in place

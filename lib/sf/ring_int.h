@@ -20,6 +20,7 @@
 #include "sf/recover.h"
 #include "sf/ring.h"
 #include "sf/segment.h"
+#include "sf/srcpos.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -63,6 +64,8 @@ typedef struct qsf_ring_txn {
     uint32_t nsegs;         /* segments holding frames of the flush */
     bool undo_owed;         /* the abort could not undo it (the ring is latched): close retries */
     bool fresh;             /* its first frame starts a new segment (qsf_ring_txn_begin_fresh) */
+    bool pos_written;       /* its source position is in the log (ring_srcpos.c), at pos_mark */
+    uint64_t pos_mark;
 } qsf_ring_txn;
 
 enum qsf_trim_stage { QSF_TRIM_PRE = 0, QSF_TRIM_UNLINK = 1, QSF_TRIM_POST = 2, QSF_TRIM_STAGES };
@@ -121,11 +124,17 @@ struct qsf_ring {
      * every append, the reader writes acked_fsn. */
     _Alignas(64) int64_t next_fsn; /* producer-private */
     qsf_ring_txn txn;              /* producer-private: the open flush */
-    bool rotation_owed;            /* producer-private: a rotation's barriers failed; until one
-                                      succeeds no frame may go into the active segment */
-    bool reuse_owed;               /* producer-private: the active segment was reused in place
-                                      but its manifest step failed: that step is retried before
-                                      anything else (and rotation_owed is set meanwhile) */
+    /* Source positions (ring_srcpos.c): the log, and the position the next
+     * commit carries (producer-private; length 0: none). */
+    qsf_srcpos_log srcpos;
+    bool srcpos_ready;
+    uint32_t srcpos_pending_len;
+    uint8_t srcpos_pending[QSF_SRCPOS_MAX];
+    bool rotation_owed; /* producer-private: a rotation's barriers failed; until one
+                           succeeds no frame may go into the active segment */
+    bool reuse_owed;    /* producer-private: the active segment was reused in place
+                           but its manifest step failed: that step is retried before
+                           anything else (and rotation_owed is set meanwhile) */
     _Alignas(64) _Atomic int64_t published_fsn;
     _Alignas(64) _Atomic int64_t acked_fsn;
     /* .ack-watermark follows ackedFsn within milliseconds (qsf_ring_persist_acked):
@@ -290,5 +299,21 @@ static inline bool qsf_ring_frames_by_pwrite(const qsf_ring *r) {
 bool qsf_ring_spare_from_pool_locked(qsf_ring *r);
 /* Bumps wake_gen and wakes every waiting producer: under mu. */
 void qsf_ring_wake_producers_locked(qsf_ring *r);
+
+/* ---- ring_srcpos.c ---- */
+int qsf_ring_srcpos_open(qsf_ring *r, qsf_errinfo *err);
+void qsf_ring_srcpos_close(qsf_ring *r);
+/* Commit: writes the staged position with the flush's last FSN (before its
+ * barrier); an abort takes it back; after publishing, committed clears it. */
+int qsf_ring_srcpos_write(qsf_ring *r, int64_t fsn, qsf_errinfo *err);
+/* Before a frame of the open flush: a committing frame gets the position
+ * written first, with its FSN; any frame after it takes it back. */
+int qsf_ring_srcpos_before_frame(qsf_ring *r, const void *payload, size_t len, qsf_errinfo *err);
+void qsf_ring_srcpos_retract(qsf_ring *r);
+void qsf_ring_srcpos_committed(qsf_ring *r);
+/* The data barriers sync the log first (barrier.c). */
+int qsf_ring_srcpos_sync(qsf_ring *r, qsf_errinfo *err);
+/* Drained close: the log keeps only the last position, at FSN -1. */
+int qsf_ring_srcpos_finalize(qsf_ring *r, qsf_errinfo *err);
 
 #endif

@@ -22,6 +22,7 @@
 #include "log.h"
 #include "os/os.h"
 #include "sf/sfa.h"
+#include "sf/sfio.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -161,6 +162,7 @@ static int abort_txn(qsf_ring *r, bool whole, qsf_errinfo *err) {
     if (!r->txn.open)
         return QSF_OK;
     int64_t first = r->txn.first_fsn, n = r->next_fsn - first;
+    qsf_ring_srcpos_retract(r);
     int rc = undo(r, err);
     r->txn.open = false;
     r->txn.undo_owed = rc != QSF_OK;
@@ -206,6 +208,7 @@ int qsf_ring_txn_rollback(qsf_ring *r, const qsf_ring_mark *m, qsf_errinfo *err)
         abort_txn(r, false, &e);
         return rc;
     }
+    qsf_ring_srcpos_retract(r); /* written only before the last frame, after any mark */
     r->next_fsn = m->fsn;
     t->nsegs = m->nsegs;
     t->last = seg;
@@ -230,9 +233,14 @@ int qsf_ring_txn_commit(qsf_ring *r, qsf_errinfo *err) {
         return qsf_err_set(err, QSF_E_STATE, 0, 0, "no flush is open on this ring");
     if (!r->txn.seg) {
         r->txn.open = false;
-        return QSF_OK;
+        return qsf_ring_srcpos_commit_empty(r, err);
     }
-    int rc = r->durability == QSF_DUR_APPEND ? qsf_barrier_sync_written(r, err) : QSF_OK;
+    /* the position after the frames, before the barrier that covers both */
+    int rc = qsf_ring_srcpos_write(r, r->next_fsn - 1, err);
+    if (rc == QSF_OK && r->durability == QSF_DUR_APPEND)
+        rc = qsf_barrier_sync_written(r, err);
+    if (rc == QSF_OK)
+        rc = qsf_fault_check(QSF_FP_FLUSH_SYNCED, err);
     if (rc != QSF_OK) {
         qsf_errinfo e;
         if (abort_txn(r, true, &e) != QSF_OK && err)
@@ -241,6 +249,7 @@ int qsf_ring_txn_commit(qsf_ring *r, qsf_errinfo *err) {
     }
     publish_all(r);
     r->txn.open = false;
+    qsf_ring_srcpos_committed(r);
     return QSF_OK;
 }
 

@@ -8,6 +8,7 @@
 #include "out.h"
 #include "rows.h"
 #include "slot.h"
+#include "slot_srcpos.h"
 
 #include "args.h"
 #include "err.h"
@@ -357,6 +358,7 @@ static void print_text(const report *r) {
     print_lock_and_markers(r);
     print_files(in);
     print_side_files(in);
+    slot_print_source_positions(r->path, in);
     print_pending(r);
     print_rejected(r);
     print_lines("problems", in->problems, in->nproblems);
@@ -515,6 +517,7 @@ static void print_json(const report *r) {
         json_int(&j, "last_fsn", in->last_fsn);
     }
     json_side_files(&j, in);
+    slot_json_source_positions(&j, r->path, in);
     json_int(&j, "acked_fsn", in->acked_fsn);
     json_int(&j, "commit_boundary_fsn", in->commit_boundary_fsn);
     json_bool(&j, "unreplayable", in->unreplayable);

@@ -1,0 +1,412 @@
+/* .source-positions (SPL1): layout diagram in srcpos.h; format in
+ * docs/FORMAT.md §4a, write order in docs/DURABILITY.md §9a. */
+#include "sf/srcpos.h"
+
+#include "bytes.h"
+#include "crc32c.h"
+#include "err.h"
+#include "log.h"
+#include "os/fileutil.h"
+#include "os/os.h"
+#include "sf/sfio.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TMP_NAME ".source-positions.tmp"
+
+/* Compaction waits until the file holds this much since the last one. */
+#define COMPACT_MIN_BYTES (64 * 1024)
+
+/* ---- codec ---- */
+
+size_t qsf_srcpos_encode(uint8_t *out, int64_t fsn, const void *pos, uint32_t len) {
+    qsf_put_u32(out, len);
+    qsf_put_i64(out + 4, fsn);
+    memcpy(out + 12, pos, len);
+    qsf_put_u32(out + 12 + len, qsf_crc32c(out, 12 + (size_t) len));
+    return QSF_SRCPOS_REC_FIXED + len;
+}
+
+size_t qsf_srcpos_decode(const uint8_t *p, size_t avail, qsf_srcpos_rec *out) {
+    if (avail < QSF_SRCPOS_REC_FIXED)
+        return 0;
+    uint32_t len = qsf_get_u32(p);
+    if (len == 0 || len > QSF_SRCPOS_MAX || avail < QSF_SRCPOS_REC_FIXED + (size_t) len)
+        return 0;
+    if (qsf_get_u32(p + 12 + len) != qsf_crc32c(p, 12 + (size_t) len))
+        return 0;
+    out->len = len;
+    out->fsn = qsf_get_i64(p + 4);
+    if (out->fsn < -1)
+        return 0;
+    memcpy(out->bytes, p + 12, len);
+    return QSF_SRCPOS_REC_FIXED + len;
+}
+
+static void header(uint8_t h[QSF_SRCPOS_HEADER_SIZE]) {
+    memset(h, 0, QSF_SRCPOS_HEADER_SIZE);
+    qsf_put_u32(h, QSF_SRCPOS_MAGIC);
+    qsf_put_u32(h + 4, QSF_SRCPOS_VERSION);
+}
+
+int qsf_srcpos_parse(const uint8_t *img, size_t len, qsf_srcpos_fn fn, void *user,
+                     uint64_t *valid_end) {
+    *valid_end = 0;
+    if (len < QSF_SRCPOS_HEADER_SIZE || qsf_get_u32(img) != QSF_SRCPOS_MAGIC ||
+        qsf_get_u32(img + 4) != QSF_SRCPOS_VERSION)
+        return -1;
+    size_t off = QSF_SRCPOS_HEADER_SIZE, n;
+    qsf_srcpos_rec rec;
+    while ((n = qsf_srcpos_decode(img + off, len - off, &rec)) > 0) {
+        if (fn)
+            fn(user, &rec);
+        off += n;
+    }
+    *valid_end = off;
+    return 0;
+}
+
+/* ---- in-memory records ---- */
+
+static int push(qsf_srcpos_log *l, const qsf_srcpos_rec *rec) {
+    if (l->n == l->cap) {
+        uint32_t cap = l->cap ? l->cap * 2 : 16;
+        qsf_srcpos_rec *p = realloc(l->recs, cap * sizeof *p);
+        if (!p)
+            return QSF_E_NOMEM;
+        l->recs = p;
+        l->cap = cap;
+    }
+    l->recs[l->n++] = *rec;
+    return QSF_OK;
+}
+
+static void log_init(qsf_srcpos_log *l) {
+    memset(l, 0, sizeof *l);
+    pthread_mutex_init(&l->mu, NULL);
+    l->fd = -1;
+    l->dirfd = -1;
+}
+
+void qsf_srcpos_init_memory(qsf_srcpos_log *l) {
+    log_init(l);
+}
+
+const qsf_srcpos_rec *qsf_srcpos_find(const qsf_srcpos_log *l, int64_t limit) {
+    for (uint32_t i = l->n; i-- > 0;)
+        if (l->recs[i].fsn <= limit)
+            return &l->recs[i];
+    return NULL;
+}
+
+/* ---- open ---- */
+
+typedef struct loader {
+    qsf_srcpos_log *l;
+    int64_t limit;
+    int rc;
+} loader;
+
+static void load_one(void *user, const qsf_srcpos_rec *rec) {
+    loader *ld = user;
+    if (rec->fsn > ld->limit)
+        ld->l->dropped++;
+    else if (ld->rc == QSF_OK)
+        ld->rc = push(ld->l, rec);
+}
+
+/* The first position of a slot: the file is created with its header, synced,
+ * and its name made durable (dir sync) before any record goes in, once. */
+static int create_file(qsf_srcpos_log *l, qsf_errinfo *err) {
+    int fd = qsf_open_regular(l->dirfd, QSF_NAME_SRCPOS, O_RDWR | O_CREAT | O_TRUNC, NULL);
+    if (fd < 0)
+        return qsf_file_err(err, errno, "cannot create", l->dir, QSF_NAME_SRCPOS);
+    uint8_t h[QSF_SRCPOS_HEADER_SIZE];
+    header(h);
+    int rc = qsf_write_at(fd, h, sizeof h, 0, l->dir, QSF_NAME_SRCPOS, err);
+    if (rc == QSF_OK && QSF_OS->fsync(fd) != 0)
+        rc = qsf_file_err(err, errno, "cannot sync", l->dir, QSF_NAME_SRCPOS);
+    if (rc == QSF_OK)
+        rc = qsf_fsync_dir(l->dirfd, l->dir, err);
+    if (rc != QSF_OK) {
+        QSF_OS->close(fd);
+        return rc;
+    }
+    l->fd = fd;
+    l->end = l->compacted_end = QSF_SRCPOS_HEADER_SIZE;
+    return QSF_OK;
+}
+
+/* Reads the existing file into memory; *rewrite when it must be compacted
+ * before use (records dropped, torn tail, wrong header). */
+static int load_file(qsf_srcpos_log *l, uint64_t size, int64_t limit, bool *rewrite,
+                     qsf_errinfo *err) {
+    uint8_t *img = malloc(size ? size : 1);
+    if (!img)
+        return qsf_err_set(err, QSF_E_NOMEM, 0, ENOMEM, "no memory to read %s/%s", l->dir,
+                           QSF_NAME_SRCPOS);
+    int rc = qsf_read_at(l->fd, img, size, 0, l->dir, QSF_NAME_SRCPOS, err);
+    loader ld = {l, limit, QSF_OK};
+    uint64_t valid = 0;
+    if (rc == QSF_OK && qsf_srcpos_parse(img, size, load_one, &ld, &valid) != 0) {
+        QSF_LOGW("%s/%s: not a source-position log (%" PRIu64 " bytes); starting it anew", l->dir,
+                 QSF_NAME_SRCPOS, size);
+        valid = 0;
+    }
+    free(img);
+    if (rc == QSF_OK && ld.rc != QSF_OK)
+        rc = qsf_err_set(err, ld.rc, 0, 0, "no memory for the records of %s/%s", l->dir,
+                         QSF_NAME_SRCPOS);
+    if (l->dropped)
+        QSF_LOGI("%s/%s: %" PRIu32 " position(s) above FSN %" PRId64
+                 " dropped: their flushes did not survive",
+                 l->dir, QSF_NAME_SRCPOS, l->dropped, limit);
+    *rewrite = valid == 0 || valid != size || l->dropped > 0;
+    l->end = l->compacted_end = valid;
+    return rc;
+}
+
+int qsf_srcpos_open(qsf_srcpos_log *l, int slot_dirfd, const char *slot_path, int64_t limit,
+                    qsf_errinfo *err) {
+    log_init(l);
+    l->dirfd = slot_dirfd;
+    snprintf(l->dir, sizeof l->dir, "%s", slot_path);
+    uint64_t size = 0;
+    int fd = qsf_open_regular(slot_dirfd, QSF_NAME_SRCPOS, O_RDWR, &size);
+    if (fd < 0 && errno != ENOENT)
+        return qsf_file_err(err, errno, "cannot open", slot_path, QSF_NAME_SRCPOS);
+    if (fd < 0)
+        return QSF_OK; /* created by the first position (a slot that never uses one has none) */
+    l->fd = fd;
+    bool rewrite = false;
+    int rc = load_file(l, size, limit, &rewrite, err);
+    if (rc == QSF_OK && rewrite)
+        rc = qsf_srcpos_compact(l, INT64_MIN, false, err);
+    if (rc != QSF_OK)
+        qsf_srcpos_close(l);
+    return rc;
+}
+
+void qsf_srcpos_close(qsf_srcpos_log *l) {
+    if (l->fd >= 0)
+        QSF_OS->close(l->fd);
+    l->fd = -1;
+    free(l->recs);
+    l->recs = NULL;
+    l->n = l->cap = 0;
+    pthread_mutex_destroy(&l->mu);
+}
+
+/* ---- append, retract, sync ---- */
+
+int qsf_srcpos_append(qsf_srcpos_log *l, int64_t fsn, const void *pos, uint32_t len, uint64_t *mark,
+                      qsf_errinfo *err) {
+    if (len == 0 || len > QSF_SRCPOS_MAX)
+        return qsf_err_set(err, QSF_E_INVAL, 0, 0,
+                           "source position of %" PRIu32 " bytes: it must be 1..%d bytes", len,
+                           QSF_SRCPOS_MAX);
+    qsf_srcpos_rec rec = {.fsn = fsn, .len = len};
+    memcpy(rec.bytes, pos, len);
+    pthread_mutex_lock(&l->mu);
+    int rc = l->fd < 0 && l->dirfd >= 0 ? create_file(l, err) : QSF_OK;
+    if (rc != QSF_OK) {
+        pthread_mutex_unlock(&l->mu);
+        return rc;
+    }
+    *mark = l->end;
+    rc = push(l, &rec);
+    if (rc != QSF_OK)
+        rc = qsf_err_set(err, rc, 0, ENOMEM, "no memory for a source position");
+    if (rc == QSF_OK && l->fd >= 0) {
+        uint8_t buf[QSF_SRCPOS_REC_FIXED + QSF_SRCPOS_MAX];
+        size_t n = qsf_srcpos_encode(buf, fsn, pos, len);
+        rc = qsf_write_at(l->fd, buf, n, l->end, l->dir, QSF_NAME_SRCPOS, err);
+        if (rc == QSF_OK) {
+            l->end += n;
+            l->dirty = true;
+        } else
+            l->n--;
+    }
+    pthread_mutex_unlock(&l->mu);
+    return rc == QSF_OK ? qsf_fault_check(QSF_FP_SRCPOS_WRITTEN, err) : rc;
+}
+
+int qsf_srcpos_retract(qsf_srcpos_log *l, uint64_t mark, bool sync, qsf_errinfo *err) {
+    pthread_mutex_lock(&l->mu);
+    if (l->n > 0)
+        l->n--;
+    int rc = QSF_OK;
+    if (l->fd >= 0 && l->end > mark) {
+        uint8_t zeros[QSF_SRCPOS_REC_FIXED + QSF_SRCPOS_MAX] = {0};
+        rc = qsf_write_at(l->fd, zeros, (size_t) (l->end - mark), mark, l->dir, QSF_NAME_SRCPOS,
+                          err);
+        if (rc == QSF_OK)
+            l->end = mark;
+        if (rc == QSF_OK && sync && QSF_OS->fdatasync(l->fd) != 0)
+            rc = qsf_file_err(err, errno, "cannot sync", l->dir, QSF_NAME_SRCPOS);
+    }
+    pthread_mutex_unlock(&l->mu);
+    return rc;
+}
+
+int qsf_srcpos_sync(qsf_srcpos_log *l, qsf_errinfo *err) {
+    pthread_mutex_lock(&l->mu);
+    int rc = QSF_OK;
+    if (l->fd >= 0 && l->dirty) {
+        if (QSF_OS->fdatasync(l->fd) == 0)
+            l->dirty = false;
+        else
+            rc = qsf_err_set(err, QSF_E_DURABILITY, QSF_ERRF_RETRIABLE, errno,
+                             "fdatasync of %s/%s failed: %s", l->dir, QSF_NAME_SRCPOS,
+                             strerror(errno));
+    }
+    pthread_mutex_unlock(&l->mu);
+    return rc;
+}
+
+/* ---- compaction ---- */
+
+/* Index of the first record to keep: the newest at or below acked (or 0). */
+static uint32_t first_kept(const qsf_srcpos_log *l, int64_t acked) {
+    uint32_t keep = 0;
+    for (uint32_t i = 0; i < l->n; i++)
+        if (l->recs[i].fsn <= acked)
+            keep = i;
+    return keep;
+}
+
+bool qsf_srcpos_wants_compaction(const qsf_srcpos_log *l, int64_t acked) {
+    if (l->fd < 0)
+        return l->n > 64 && first_kept(l, acked) > l->n / 2;
+    uint64_t grown = l->end - l->compacted_end;
+    return grown >= COMPACT_MIN_BYTES && first_kept(l, acked) > 0;
+}
+
+/* Writes the records [from, n) (or, `final`, the last one at FSN -1) into the
+ * temporary file and syncs it. */
+static int write_tmp(qsf_srcpos_log *l, uint32_t from, bool final, int *fd_out, uint64_t *end,
+                     qsf_errinfo *err) {
+    int fd = qsf_open_regular(l->dirfd, TMP_NAME, O_RDWR | O_CREAT | O_TRUNC, NULL);
+    if (fd < 0)
+        return qsf_file_err(err, errno, "cannot create", l->dir, TMP_NAME);
+    uint8_t h[QSF_SRCPOS_HEADER_SIZE];
+    header(h);
+    int rc = qsf_write_at(fd, h, sizeof h, 0, l->dir, TMP_NAME, err);
+    uint64_t off = QSF_SRCPOS_HEADER_SIZE;
+    uint8_t buf[QSF_SRCPOS_REC_FIXED + QSF_SRCPOS_MAX];
+    for (uint32_t i = final && l->n ? l->n - 1 : from; rc == QSF_OK && i < l->n; i++) {
+        const qsf_srcpos_rec *r = &l->recs[i];
+        size_t n = qsf_srcpos_encode(buf, final ? -1 : r->fsn, r->bytes, r->len);
+        rc = qsf_write_at(fd, buf, n, off, l->dir, TMP_NAME, err);
+        off += n;
+    }
+    if (rc == QSF_OK && QSF_OS->fsync(fd) != 0)
+        rc = qsf_file_err(err, errno, "cannot sync", l->dir, TMP_NAME);
+    if (rc != QSF_OK) {
+        QSF_OS->close(fd);
+        QSF_OS->unlinkat(l->dirfd, TMP_NAME, 0);
+        return rc;
+    }
+    *fd_out = fd;
+    *end = off;
+    return QSF_OK;
+}
+
+static void drop_front(qsf_srcpos_log *l, uint32_t from, bool final) {
+    if (final && l->n > 0) {
+        l->recs[0] = l->recs[l->n - 1];
+        l->recs[0].fsn = -1;
+        l->n = 1;
+        return;
+    }
+    memmove(l->recs, l->recs + from, (l->n - from) * sizeof *l->recs);
+    l->n -= from;
+}
+
+int qsf_srcpos_compact(qsf_srcpos_log *l, int64_t acked, bool final, qsf_errinfo *err) {
+    pthread_mutex_lock(&l->mu);
+    uint32_t from = first_kept(l, acked);
+    int rc = QSF_OK;
+    if (l->fd >= 0) { /* without a file (memory mode, or no position yet) memory only */
+        int fd = -1;
+        uint64_t end = 0;
+        rc = write_tmp(l, from, final, &fd, &end, err);
+        if (rc == QSF_OK && QSF_OS->renameat(l->dirfd, TMP_NAME, l->dirfd, QSF_NAME_SRCPOS) != 0) {
+            rc = qsf_file_err(err, errno, "cannot rename into place", l->dir, TMP_NAME);
+            QSF_OS->close(fd);
+            QSF_OS->unlinkat(l->dirfd, TMP_NAME, 0);
+        }
+        if (rc == QSF_OK) {
+            QSF_OS->close(l->fd);
+            l->fd = fd;
+            l->end = l->compacted_end = end;
+            l->dirty = false;
+            rc = qsf_fsync_dir(l->dirfd, l->dir, err);
+        }
+    }
+    if (rc == QSF_OK)
+        drop_front(l, from, final);
+    pthread_mutex_unlock(&l->mu);
+    return rc;
+}
+
+/* ---- read-only view (tools) ---- */
+
+typedef struct viewer {
+    qsf_srcpos_view *v;
+    int64_t published, acked;
+} viewer;
+
+static void view_one(void *user, const qsf_srcpos_rec *rec) {
+    viewer *w = user;
+    w->v->records++;
+    if (rec->fsn > w->published) {
+        w->v->above++;
+        return;
+    }
+    w->v->has_published = true;
+    w->v->published = *rec;
+    if (rec->fsn <= w->acked) {
+        w->v->has_acked = true;
+        w->v->acked = *rec;
+    }
+}
+
+int qsf_srcpos_read_slot(const char *slot_path, qsf_srcpos_fn fn, void *user, bool *present,
+                         bool *valid, uint64_t *size, uint64_t *valid_end, qsf_errinfo *err) {
+    *present = *valid = false;
+    *size = *valid_end = 0;
+    int dirfd = QSF_OS->openat(AT_FDCWD, slot_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+    if (dirfd < 0)
+        return qsf_err_set(err, QSF_E_IO, 0, errno, "cannot open directory %s: %s", slot_path,
+                           strerror(errno));
+    int fd = qsf_open_regular(dirfd, QSF_NAME_SRCPOS, O_RDONLY, size);
+    int e = errno;
+    QSF_OS->close(dirfd);
+    if (fd < 0)
+        return e == ENOENT ? QSF_OK
+                           : qsf_file_err(err, e, "cannot open", slot_path, QSF_NAME_SRCPOS);
+    *present = true;
+    uint8_t *img = malloc(*size ? *size : 1);
+    int rc = img ? qsf_read_at(fd, img, *size, 0, slot_path, QSF_NAME_SRCPOS, err)
+                 : qsf_err_set(err, QSF_E_NOMEM, 0, ENOMEM, "no memory to read %s/%s", slot_path,
+                               QSF_NAME_SRCPOS);
+    QSF_OS->close(fd);
+    if (rc == QSF_OK)
+        *valid = qsf_srcpos_parse(img, *size, fn, user, valid_end) == 0;
+    free(img);
+    return rc;
+}
+
+int qsf_srcpos_view_slot(const char *slot_path, int64_t published, int64_t acked,
+                         qsf_srcpos_view *v, qsf_errinfo *err) {
+    memset(v, 0, sizeof *v);
+    viewer w = {v, published, acked};
+    return qsf_srcpos_read_slot(slot_path, view_one, &w, &v->present, &v->valid, &v->size,
+                                &v->valid_end, err);
+}

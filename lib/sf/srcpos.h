@@ -1,0 +1,129 @@
+/* .source-positions (SPL1): the application's source positions, each tied to
+ * the FSN of the flush it was committed with (docs/FORMAT.md §4a;
+ * docs/DURABILITY.md §9a).
+ *
+ *   offset 0   header, 16 bytes
+ *     0  u32  magic "SPL1" (53 50 4C 31 = 0x314C5053)
+ *     4  u32  version 1
+ *     8  u64  reserved, 0
+ *   offset 16  records, back to back, oldest first
+ *     0  u32  len, 1..256
+ *     4  i64  fsn: the last FSN of the flush (for a flush without frames,
+ *             publishedFsn when it was committed; -1 after a drained close)
+ *    12  len  the position's bytes, opaque
+ *  12+len u32 CRC-32C of bytes [0, 12 + len) of the record
+ *
+ * The log ends at the first record that does not validate (a torn write, or
+ * the zeros an aborted flush's record was overwritten with). A record counts
+ * only if its flush survived: the newest record whose fsn is at or below the
+ * last FSN recovery kept (and below any FSN it gave up) is the position.
+ *
+ * One producer appends, retracts and compacts; the data barriers (producer in
+ * append mode, manager in periodic mode) sync. `mu` orders them. In memory
+ * mode (no slot directory) fd is -1 and only the in-memory records exist. */
+#ifndef QSF_SRCPOS_H
+#define QSF_SRCPOS_H
+
+#include "qsf.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define QSF_SRCPOS_MAGIC       0x314C5053u /* "SPL1" */
+#define QSF_SRCPOS_VERSION     1u
+#define QSF_SRCPOS_HEADER_SIZE 16
+#define QSF_SRCPOS_MAX         256 /* QSF_SOURCE_POSITION_MAX */
+#define QSF_SRCPOS_REC_FIXED   16  /* len + fsn + CRC */
+#define QSF_NAME_SRCPOS        ".source-positions"
+
+typedef struct qsf_srcpos_rec {
+    int64_t fsn;
+    uint32_t len;
+    uint8_t bytes[QSF_SRCPOS_MAX];
+} qsf_srcpos_rec;
+
+typedef struct qsf_srcpos_log {
+    pthread_mutex_t mu;
+    int fd;    /* -1: memory only */
+    int dirfd; /* the slot directory (not owned) */
+    char dir[1024];
+    uint64_t end;           /* file offset after the last record */
+    uint64_t compacted_end; /* end right after the last compaction */
+    bool dirty;             /* written since the last sync */
+    qsf_srcpos_rec *recs;   /* oldest first */
+    uint32_t n, cap;
+    uint32_t dropped; /* records dropped at open (above what recovery kept) */
+} qsf_srcpos_log;
+
+/* Encodes one record into out (QSF_SRCPOS_REC_FIXED + len bytes). */
+size_t qsf_srcpos_encode(uint8_t *out, int64_t fsn, const void *pos, uint32_t len);
+
+/* Parses the record at p (avail bytes): its size, or 0 if none validates. */
+size_t qsf_srcpos_decode(const uint8_t *p, size_t avail, qsf_srcpos_rec *out);
+
+/* Walks a whole file image: 0 and the records through fn (in order), or -1
+ * if the header is wrong. *valid_end gets the end of the last valid record. */
+typedef void (*qsf_srcpos_fn)(void *user, const qsf_srcpos_rec *rec);
+int qsf_srcpos_parse(const uint8_t *img, size_t len, qsf_srcpos_fn fn, void *user,
+                     uint64_t *valid_end);
+
+/* Memory mode: an empty log without a file. */
+void qsf_srcpos_init_memory(qsf_srcpos_log *l);
+
+/* Opens the slot's log, if there is one (the first append creates it), and
+ * keeps the records whose fsn is at or below `limit`, the last FSN whose
+ * flush survived recovery. If any record
+ * was dropped or the tail was torn, the file is rewritten durably (compact)
+ * before anything new is appended, so a later flush reusing those FSNs can
+ * never be matched with an old position. */
+int qsf_srcpos_open(qsf_srcpos_log *l, int slot_dirfd, const char *slot_path, int64_t limit,
+                    qsf_errinfo *err);
+void qsf_srcpos_close(qsf_srcpos_log *l);
+
+/* Appends a record (a write, no sync). *mark gets what qsf_srcpos_retract
+ * needs to take it back. Then the numbered fault point QSF_FP_SRCPOS_WRITTEN. */
+int qsf_srcpos_append(qsf_srcpos_log *l, int64_t fsn, const void *pos, uint32_t len, uint64_t *mark,
+                      qsf_errinfo *err);
+/* Takes back the record appended at mark (its flush was aborted): zeroed in
+ * the file, durably when `sync`, and dropped from memory. */
+int qsf_srcpos_retract(qsf_srcpos_log *l, uint64_t mark, bool sync, qsf_errinfo *err);
+
+/* fdatasync of the log if it was written since the last sync. */
+int qsf_srcpos_sync(qsf_srcpos_log *l, qsf_errinfo *err);
+
+/* The newest record with fsn <= limit, or NULL. */
+const qsf_srcpos_rec *qsf_srcpos_find(const qsf_srcpos_log *l, int64_t limit);
+
+/* Rewrites the log (temporary file, fsync, rename, directory sync) keeping
+ * the newest record at or below `acked` and every record above it; with
+ * `final`, only the newest record, renumbered to FSN -1 (a drained close: the
+ * next FSNs may start anew). Without a file, only the memory is trimmed. */
+int qsf_srcpos_compact(qsf_srcpos_log *l, int64_t acked, bool final, qsf_errinfo *err);
+
+/* Whether the file has grown enough since the last compaction to compact. */
+bool qsf_srcpos_wants_compaction(const qsf_srcpos_log *l, int64_t acked);
+
+/* What `qsf slot inspect` shows (read-only: no lock, nothing changed). */
+typedef struct qsf_srcpos_view {
+    bool present;             /* the file exists */
+    bool valid;               /* its header is SPL1 version 1 */
+    uint64_t size, valid_end; /* bytes, and the end of the last valid record */
+    uint32_t records;         /* valid records */
+    uint32_t above;           /* records above `published`: an open drops them */
+    bool has_published, has_acked;
+    qsf_srcpos_rec published, acked; /* newest at or below published / acked */
+} qsf_srcpos_view;
+
+/* Reads <slot_path>/.source-positions read-only, its records through fn.
+ * QSF_OK with *present false when there is none; *valid: its header is
+ * SPL1 version 1. */
+int qsf_srcpos_read_slot(const char *slot_path, qsf_srcpos_fn fn, void *user, bool *present,
+                         bool *valid, uint64_t *size, uint64_t *valid_end, qsf_errinfo *err);
+
+/* Reads <slot_path>/.source-positions. QSF_OK with v->present false when
+ * there is none; QSF_E_IO when it cannot be read (the message names it). */
+int qsf_srcpos_view_slot(const char *slot_path, int64_t published, int64_t acked,
+                         qsf_srcpos_view *v, qsf_errinfo *err);
+
+#endif
