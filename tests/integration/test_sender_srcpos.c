@@ -230,6 +230,49 @@ static void kept_when_an_orphan_drainer_drains_the_slot(void **state) {
     qsink_stop(sink);
 }
 
+/* qsf_flush_chunk commits the position like qsf_flush: with a chunk's rows,
+ * with an empty chunk, and inside a transaction's commit; an SF reopen
+ * reports the last one. */
+static void a_chunk_flush_carries_it(void **state) {
+    (void) state;
+    qsink *sink = it_sink(NULL);
+    char extra[700];
+    snprintf(extra, sizeof extra, "sf_dir=%s;sender_id=c;sf_durability=append;", it_dir);
+    qsf_sender *s = sender_on(sink, extra);
+    qsf_chunk *c = NULL;
+    qsf_errinfo e;
+    assert_int_equal(qsf_chunk_new("t", 1, &c, &e), QSF_OK);
+    static const int64_t k[3] = {1, 2, 3};
+    assert_int_equal(qsf_chunk_i64(c, "k", 1, k, NULL, 0, 3, &e), QSF_OK);
+    set_pos(s, "batch 7");
+    int64_t fsn = -1;
+    assert_int_equal(qsf_flush_chunk(s, c, &fsn, &e), QSF_OK);
+    expect_pos(s, false, "batch 7", fsn);
+    qsf_chunk_clear(c); /* no rows: the position still commits, at the published FSN */
+    set_pos(s, "batch 8");
+    int64_t same = -1;
+    assert_int_equal(qsf_flush_chunk(s, c, &same, &e), QSF_OK);
+    assert_int_equal(same, fsn);
+    expect_pos(s, false, "batch 8", fsn);
+    it_wait_acked(s, fsn);
+    assert_int_equal(qsf_close(s, NULL), QSF_OK);
+
+    snprintf(extra, sizeof extra, "sf_dir=%s;sender_id=c;sf_durability=append;transaction=on;",
+             it_dir);
+    s = sender_on(sink, extra);
+    expect_pos(s, false, "batch 8", -1);
+    assert_int_equal(qsf_chunk_i64(c, "k", 1, k, NULL, 0, 3, &e), QSF_OK);
+    set_pos(s, "batch 9");
+    assert_int_equal(qsf_flush_chunk(s, c, &fsn, &e), QSF_OK);
+    expect_pos(s, false, "batch 9", fsn);
+    it_wait_acked(s, fsn);
+    expect_pos(s, true, "batch 9", fsn);
+    assert_int_equal(qsf_close(s, NULL), QSF_OK);
+    qsf_chunk_free(c);
+    assert_int_equal(qsink_rows(sink, "t"), 6);
+    qsink_stop(sink);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(memory_mode_reports_the_last_flush_and_its_ack),
@@ -239,6 +282,7 @@ int main(void) {
                                         it_teardown_dir),
         cmocka_unit_test_setup_teardown(the_log_is_compacted_as_acks_advance, it_setup_dir,
                                         it_teardown_dir),
+        cmocka_unit_test_setup_teardown(a_chunk_flush_carries_it, it_setup_dir, it_teardown_dir),
         cmocka_unit_test_setup_teardown(kept_when_an_orphan_drainer_drains_the_slot, it_setup_dir,
                                         it_teardown_dir),
     };
