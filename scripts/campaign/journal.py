@@ -13,7 +13,12 @@ journal, one after another) and a state:
 
 FSNs are only comparable inside one slot lifetime (an "epoch"): a producer
 that opens the slot and finds a published FSN below one seen before (the slot
-was quarantined and started over) starts a new epoch."""
+was quarantined and started over) starts a new epoch.
+
+Each successful open is followed by a "positions" record: the source
+positions qsf reported (every flush carries the text of its last id), kept
+with the number of flushes begun before that open (positions.py checks
+them)."""
 
 import re
 
@@ -23,6 +28,7 @@ BEGIN = re.compile(r"^(\S+) begin flush ids \[(\d+),(\d+)\] rows (\d+) big ([01]
 RETURN = re.compile(
     r"^(\S+) flush \[(\d+),(\d+)\] returned (-?\d+) fsn (-?\d+) flags (\d+)(?: us (\d+))?$")
 OPEN = re.compile(r"^(\S+) open returned (-?\d+) published (-?\d+) acked (-?\d+)$")
+POSITIONS = re.compile(r"^(\S+) positions published (\S+) fsn (-?\d+) acked (\S+) fsn (-?\d+)$")
 
 
 class Flush:
@@ -54,10 +60,28 @@ class Flush:
             self.index, self.producer, self.first, self.last, ret, self.state)
 
 
+class Positions:
+    """What one producer's open reported: each position is the last id of the
+    flush it names (an int), None for none, or the journal's token for bytes
+    that are not an id or a failed call."""
+
+    def __init__(self, producer, flushes_before, published, pub_fsn, acked, acked_fsn):
+        self.producer, self.flushes_before = producer, flushes_before
+        self.published, self.pub_fsn = _position(published), pub_fsn
+        self.acked, self.acked_fsn = _position(acked), acked_fsn
+
+
+def _position(token):
+    if token == "none":
+        return None
+    return int(token) if token.isdigit() else token
+
+
 class Journal:
     def __init__(self):
         self.flushes = []
         self.opens = {}  # producer -> (code, published, acked)
+        self.positions = []  # Positions, in journal order
         self.epoch_of = {}  # producer -> epoch
         self.garbage = 0  # lines that are none of the records (a torn write)
 
@@ -123,6 +147,11 @@ def parse(text):
         m = OPEN.match(line)
         if m:
             _open(j, state, m)
+            continue
+        m = POSITIONS.match(line)
+        if m:
+            j.positions.append(Positions(m.group(1), len(j.flushes), m.group(2),
+                                         int(m.group(3)), m.group(4), int(m.group(5))))
             continue
         if line.endswith(" close after error"):
             f = state.get("open_flush")

@@ -15,16 +15,21 @@ Counts, all in rows (ids):
     premature_acks      ids persisted as acknowledged before a kill whose first
                         commit came after that kill
     corrupt             committed rows whose values differ from what the
-                        producer wrote for that id"""
+                        producer wrote for that id
+
+and bad_positions: source positions an open reported that are not those of
+the last flush that survived the kill before it (positions.py)."""
 
 import bisect
 import json
 import re
 from collections import Counter
 
+from . import positions
+
 TS_BASE_US = 1700000000000000
 FAILURES = ("lost", "ghost_rows", "reordered", "dups_outside_window", "premature_acks",
-            "corrupt")
+            "corrupt", "bad_positions")
 
 
 def expected_values(i):
@@ -173,11 +178,13 @@ def _window(j, kills, first, copies, v, details):
                                "watermark %d" % (i, f.describe(), k["producer"], k["watermark"]))
 
 
-def judge(j, ids, corrupt, kills):
+def judge(j, ids, corrupt, kills, trial=None):
     """kills: [{"producer", "watermark" (FSN or None), "lines" (rows in the
-    sink's file once the producer was dead)}] in kill order."""
+    sink's file once the producer was dead), "kind" (optional)}] in kill
+    order; trial: its number, for the position failures' details."""
     v = Counter({k: 0 for k in FAILURES + ("in_doubt_flushes", "in_doubt_published",
-                                           "in_doubt_all", "in_doubt_partial")})
+                                           "in_doubt_all", "in_doubt_partial",
+                                           "position_checks", "positions_in_doubt")})
     v["corrupt"] = corrupt
     details = []
     counts = Counter(ids)
@@ -187,6 +194,7 @@ def judge(j, ids, corrupt, kills):
     _ghosts(j, index, counts, v, details)
     _reordered(ids, v, details)
     _window(j, kills, first, copies, v, details)
+    positions.check(j, counts, kills, v, details, trial)
     v["dups"] = len(ids) - len(counts)
     v["flushes"] = len(j.flushes)
     v["flush_errors"] = sum(1 for f in j.flushes if f.code not in (None, 0))

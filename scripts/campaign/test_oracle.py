@@ -35,6 +35,84 @@ def kill(w, lines, who="p1"):
     return {"producer": who, "watermark": w, "lines": lines}
 
 
+def opened(who, pub="none", acked="none", pub_fsn=-1, acked_fsn=-1):
+    """The open and positions records of a producer that reopened the slot."""
+    return "%s open returned 0 published %d acked %d\n%s positions published %s fsn %d " \
+           "acked %s fsn %d\n" % (who, pub_fsn, acked_fsn, who, pub, pub_fsn, acked, acked_fsn)
+
+
+# p1: two ok flushes (last ids 3 and 6), killed inside a third ([7,9]); p2 opens
+KILLED_IN_FLUSH = opened("p1") + flush(1, 3, fsn=0) + flush(4, 6, fsn=1) + flush(7, 9)
+P1_KILLED = [kill(None, 9, "p1")]
+
+
+def positions(text, ids, kills=P1_KILLED):
+    """bad_positions, position_checks and the details of a run."""
+    v, details = oracle.judge(journal.parse(text), list(ids), 0, list(kills), trial=4)
+    return v["bad_positions"], v["position_checks"], details
+
+
+class Positions(unittest.TestCase):
+    def test_the_last_surviving_flush_passes(self):
+        cut = KILLED_IN_FLUSH + opened("p2", "6", "3", 1, 0)
+        self.assertEqual(positions(cut, range(1, 7))[:2], (0, 2))
+        kept = KILLED_IN_FLUSH + opened("p2", "9", "6", 2, 1)
+        self.assertEqual(positions(kept, range(1, 10))[:2], (0, 2))
+
+    def test_a_position_at_the_first_open(self):
+        self.assertEqual(positions(opened("p1", "3") + flush(1, 3, fsn=0), range(1, 4), [])[0], 1)
+
+    def test_a_flush_that_was_cut(self):
+        bad, _, details = positions(KILLED_IN_FLUSH + opened("p2", "9", "6", 2, 1), range(1, 7))
+        self.assertEqual(bad, 1)
+        self.assertIn("trial 4, after the kill of p1", details[-1])
+        self.assertIn("p2 opened with source position 9 (fsn 2), acknowledged 6", details[-1])
+        self.assertIn("frames were cut", details[-1])
+
+    def test_older_than_the_last_ok_flush(self):
+        bad, _, details = positions(KILLED_IN_FLUSH + opened("p2", "3", "3", 0, 0), range(1, 7))
+        self.assertEqual(bad, 1)
+        self.assertIn("older than flush #1", details[-1])
+        self.assertEqual(positions(KILLED_IN_FLUSH + opened("p2"), range(1, 7))[0], 1)
+
+    def test_older_than_an_in_doubt_flush_that_survived(self):
+        text = KILLED_IN_FLUSH + opened("p2", "6", "6", 1, 1)
+        self.assertEqual(positions(text, range(1, 10))[0], 1)
+
+    def test_a_flush_begun_after_the_open(self):
+        text = opened("p1") + flush(1, 3, fsn=0) + opened("p2", "6") + flush(4, 6, fsn=1, who="p2")
+        bad, _, details = positions(text, range(1, 7), [kill(None, 3, "p1")])
+        self.assertEqual(bad, 1)
+        self.assertIn("names flush #1 of p2 ids [4,6]", details[-1])
+        self.assertIn("begun after this open", details[-1])
+
+    def test_a_flush_that_failed(self):
+        text = opened("p1") + flush(1, 3, fsn=0) + flush(4, 6, code=-8, fsn=0) + \
+            opened("p2", "6", "3", 0, 0)
+        bad, _, details = positions(text, range(1, 4))
+        self.assertEqual(bad, 1)
+        self.assertIn("which failed", details[-1])
+
+    def test_bytes_that_are_no_position(self):
+        text = opened("p1") + flush(1, 3, fsn=0) + opened("p2", "bad:ff00", "3", 0, 0)
+        self.assertEqual(positions(text, range(1, 4))[0], 1)
+        text = opened("p1") + flush(1, 3, fsn=0) + opened("p2", "17", "3", 0, 0)
+        self.assertEqual(positions(text, range(1, 4))[0], 1)
+
+    def test_acknowledged_ahead_of_published(self):
+        bad, _, details = positions(KILLED_IN_FLUSH + opened("p2", "6", "9", 1, 2), range(1, 7))
+        self.assertEqual(bad, 1)
+        self.assertIn("ahead of the published", details[-1])
+        bad, _, details = positions(KILLED_IN_FLUSH + opened("p2", "9", "12"), range(1, 10))
+        self.assertEqual(bad, 1)
+        self.assertIn("the acknowledged position 12 names no flush", details[-1])
+
+    def test_position_failures_fail_the_trial(self):
+        v = judge(KILLED_IN_FLUSH + opened("p2", "3"), range(1, 7), P1_KILLED)
+        self.assertIn("bad_positions", oracle.FAILURES)
+        self.assertEqual(v["bad_positions"], 1)
+
+
 class Oracle(unittest.TestCase):
     def assertCounts(self, v, **want):
         for k in oracle.FAILURES + ("dups",):

@@ -192,7 +192,7 @@ class Trial:
             self.stats["kills_in_big_flush"] += " big 1 " in last[-1] + " "
         self.rows_seen.new()
         self._inspect(prod["name"])
-        k = {"producer": prod["name"],
+        k = {"producer": prod["name"], "kind": prod["kill"],
              "watermark": slotfiles.read_watermark(os.path.join(self.sf, "camp")),
              "lines": self.rows_seen.count}
         self.kills.append(k)
@@ -249,7 +249,7 @@ class Trial:
             self.sink.kill()
         j = journal.parse(self._journal_text())
         ids, corrupt = oracle.read_rows(self.rows) if os.path.exists(self.rows) else ([], 0)
-        verdict, details = oracle.judge(j, ids, corrupt, self.kills)
+        verdict, details = oracle.judge(j, ids, corrupt, self.kills, self.p["trial"])
         verdict.update({k: v for k, v in self.stats.items()})
         verdict["kills"] = len(self.kills)
         verdict["drain_retries"] = max(0, len(self.stats["drain_rcs"]) - 1)

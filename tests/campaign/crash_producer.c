@@ -9,6 +9,7 @@
  * survives a kill at any later moment:
  *
  *   <name> open returned <code> published <fsn> acked <fsn>
+ *   <name> positions published <pos> fsn <f> acked <pos> fsn <f>   (after an open)
  *   <name> begin flush ids [a,b] rows <n> big <0|1> us <t>         before qsf_flush
  *   <name> flush [a,b] returned <code> fsn <f> flags <x> us <t>     after it
  *                                       (t: CLOCK_MONOTONIC in microseconds)
@@ -26,6 +27,12 @@
  * calls qsf_close first: close flushes the rows the failed flush left buffered
  * (and may commit a deferred group it left open), so that flush is then in
  * doubt whatever its flags said.
+ *
+ * Every flush carries a source position: the decimal text of its last id.
+ * Right after a successful open the program journals the published and the
+ * acknowledged position qsf reports (<pos>: the id, "none" when there is
+ * none, "bad:<hex>" for bytes that are not an id, "error:<code>" when the
+ * call failed), so the oracle can check which flush they name.
  *
  * Ids continue the journal: the first id is one past the highest id any
  * earlier "begin" record named, whether that flush returned or not. Every
@@ -201,6 +208,50 @@ static void buffer_rows(const struct opts *o, qsf_sender *s, int64_t a, int64_t 
     }
 }
 
+/* The flush of rows up to last carries "<last>" as its source position. */
+static void stage_position(const struct opts *o, qsf_sender *s, int64_t last) {
+    char pos[24];
+    int n = snprintf(pos, sizeof pos, "%" PRId64, last);
+    qsf_errinfo e = {0};
+    if (qsf_set_source_position(s, pos, (size_t) n, &e) != QSF_OK) {
+        fprintf(stderr, "crash-producer %s: source position %s: %s\n", o->name, pos, e.msg);
+        _exit(5);
+    }
+}
+
+/* One position as a journal token (see the journal's description above). */
+static void position_token(int rc, const unsigned char *p, size_t len, char *out, size_t cap) {
+    size_t digits = 0;
+    while (digits < len && p[digits] >= '0' && p[digits] <= '9')
+        digits++;
+    if (rc != QSF_OK)
+        snprintf(out, cap, "error:%d", rc);
+    else if (len == 0)
+        snprintf(out, cap, "none");
+    else if (digits == len && len < 20)
+        snprintf(out, cap, "%.*s", (int) len, (const char *) p);
+    else {
+        int n = snprintf(out, cap, "bad:");
+        for (size_t i = 0; i < len && (size_t) n + 3 < cap; i++)
+            n += snprintf(out + n, cap - (size_t) n, "%02x", p[i]);
+    }
+}
+
+/* Journals the positions the slot reported at the open. */
+static void journal_positions(const struct opts *o, qsf_sender *s) {
+    unsigned char buf[QSF_SOURCE_POSITION_MAX];
+    char pub[2 * QSF_SOURCE_POSITION_MAX + 8], ack[sizeof pub];
+    size_t len = 0;
+    int64_t pfsn = -1, afsn = -1;
+    qsf_errinfo e = {0};
+    int rc = qsf_source_position(s, buf, sizeof buf, &len, &pfsn, &e);
+    position_token(rc, buf, len, pub, sizeof pub);
+    len = 0;
+    rc = qsf_acked_source_position(s, buf, sizeof buf, &len, &afsn, &e);
+    position_token(rc, buf, len, ack, sizeof ack);
+    jr(o, "positions published %s fsn %" PRId64 " acked %s fsn %" PRId64, pub, pfsn, ack, afsn);
+}
+
 /* One flush of n rows from *next on. The begin record goes right before
  * qsf_flush: nothing of these rows is published earlier, so a kill while they
  * are being buffered leaves nothing to account for (the next producer numbers
@@ -212,6 +263,7 @@ static int one_flush(const struct opts *o, qsf_sender *s, int64_t *next, long n,
                      int kill_in_it) {
     int64_t a = *next, b = a + n - 1;
     buffer_rows(o, s, a, b);
+    stage_position(o, s, b);
     jr(o, "begin flush ids [%" PRId64 ",%" PRId64 "] rows %ld big %d us %lld", a, b, n, big,
        mono_us());
     *next = b + 1;
@@ -379,6 +431,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "crash-producer %s: open: %s\n", o.name, e.msg);
         return 2;
     }
+    journal_positions(&o, s);
     journal_errors(&o, s);
     return o.drain ? drain(&o, s) : publish(&o, s, next);
 }
