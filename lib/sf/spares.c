@@ -6,8 +6,8 @@
  * manifest syncs, unmapping freed segments) takes milliseconds at a time.
  * While the manager did both, a producer filling a 16 MiB segment in 5 ms
  * found no spare ready at 19 of 64 rotations (median) and waited for one
- * (docs/BENCHMARKS.md, "append, fifth pass (2026-12-01)"). A memory-mode ring's spares come
- * from its pool or malloc; its manager provisions them in its own passes.
+ * (measured when spares got this thread; docs/BENCHMARKS.md, "append"). A memory-mode ring's spares
+ * come from its pool or malloc; its manager provisions them in its own passes.
  *
  * The spare thread owns next_gen, create_backoff and the creation log's
  * timing; it writes r->spare and plan_fsn under mu. It
