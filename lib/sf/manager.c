@@ -20,32 +20,32 @@
 #define IDLE_MAX_NS       ((int64_t) 64 * 1000000)
 #define SYNC_RETRY_MAX_NS ((int64_t) 1000000000)
 
-/* ---- backoff ---- */
+/* ---- retry delay of a failing step ---- */
 
-bool qsf_backoff_due(const qsf_backoff *b, int64_t now) {
+bool qsf_retry_due(const qsf_retry *b, int64_t now) {
     return now >= b->next_ns;
 }
 
-void qsf_backoff_result(qsf_backoff *b, bool ok, int64_t now) {
+void qsf_retry_result(qsf_retry *b, bool ok, int64_t now) {
     if (ok) {
         b->delay_ns = 0;
         b->next_ns = 0;
         return;
     }
-    b->delay_ns = b->delay_ns ? b->delay_ns * 2 : QSF_BACKOFF_MIN_NS;
-    if (b->delay_ns > QSF_BACKOFF_MAX_NS)
-        b->delay_ns = QSF_BACKOFF_MAX_NS;
+    b->delay_ns = b->delay_ns ? b->delay_ns * 2 : QSF_RETRY_MIN_NS;
+    if (b->delay_ns > QSF_RETRY_MAX_NS)
+        b->delay_ns = QSF_RETRY_MAX_NS;
     b->next_ns = now + b->delay_ns;
 }
 
 /* ---- trim (docs/DURABILITY.md §7) ---- */
 
 static bool stage_due(const qsf_ring *r, int stage, int64_t now) {
-    return qsf_backoff_due(&r->trim_backoff[stage], now);
+    return qsf_retry_due(&r->trim_retry[stage], now);
 }
 
 static void stage_result(qsf_ring *r, int stage, bool ok, int64_t now) {
-    qsf_backoff_result(&r->trim_backoff[stage], ok, now);
+    qsf_retry_result(&r->trim_retry[stage], ok, now);
 }
 
 /* Under mu: detaches up to 64 trimmable sealed segments from the head of the
