@@ -361,10 +361,6 @@ int64_t qsf_io_max_batch(const qsf_io *io) {
     return atomic_load(&((qsf_io *) io)->x.max_batch);
 }
 
-bool qsf_io_durable(const qsf_io *io) {
-    return io->o.request_durable_ack;
-}
-
 static int64_t watermark(qsf_io *io, int level) {
     return level == QSF_WAIT_DURABLE ? qsf_ring_acked_fsn(io->ring) : qsf_io_highest_ok(io);
 }

@@ -78,10 +78,6 @@ void qsf_qwp_batch_set_max_row_frame(qsf_qwp_batch *b, size_t max_row_frame) {
     b->opts.max_row_frame = max_row_frame;
 }
 
-qsf_symtab *qsf_qwp_batch_symtab(const qsf_qwp_batch *b) {
-    return b->symtab;
-}
-
 size_t qsf_qwp_batch_rows(const qsf_qwp_batch *b) {
     return b->rows;
 }

@@ -440,10 +440,6 @@ int qsf_seg_rebase(qsf_segment *s, int64_t base_seq, const char *dir_path, qsf_e
     return QSF_OK;
 }
 
-void qsf_seg_stamp_flags(qsf_segment *s, uint8_t flags) {
-    qsf_sfa_set_flags(s->base, flags);
-}
-
 static int sync_fail(const qsf_segment *s, const char *dir_path, const char *what, uint64_t from,
                      uint64_t to, qsf_errinfo *err) {
     int e = errno;

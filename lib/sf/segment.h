@@ -195,9 +195,6 @@ static inline int64_t qsf_seg_end_fsn(const qsf_segment *s) {
  * <dir_path>/<name> and the offset. QSF_E_INTERNAL once a frame was written. */
 int qsf_seg_rebase(qsf_segment *s, int64_t base_seq, const char *dir_path, qsf_errinfo *err);
 
-/* Sets the header's flags byte. */
-void qsf_seg_stamp_flags(qsf_segment *s, uint8_t flags);
-
 /* msync(MS_SYNC) of the header page, then fdatasync; sets header_durable. A
  * header_cold segment's header page is then dropped from the page cache (see
  * qsf_seg_create_file), unless its frames go by pwrite (frames_by_pwrite):
