@@ -2,6 +2,7 @@
  * layout in batch_int.h). Typed column calls live in batch_cols.c; this file holds
  * the machinery every one of them goes through. */
 #include "qwp/batch_int.h"
+#include "grow.h"
 #include "qwp/batch_put.h"
 
 #include "bytes.h"
@@ -489,12 +490,10 @@ static int row_reserve(qsf_qwp_batch *b, btable *t, qsf_errinfo *err) {
         qsf_buf_reserve(&t->sym_off, t->sym_off.len ? 8 : 16) != 0)
         goto nomem;
     if (!t->in_batch && b->norder == b->order_cap) {
-        uint32_t n = b->order_cap ? b->order_cap * 2 : 8;
-        uint32_t *o = realloc(b->order, (size_t) n * sizeof *o);
+        uint32_t *o = qsf_grow(b->order, &b->order_cap, 8);
         if (!o)
             goto nomem;
         b->order = o;
-        b->order_cap = n;
     }
     return QSF_OK;
 nomem:

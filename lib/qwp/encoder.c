@@ -2,6 +2,7 @@
  * new symbols, the delta section and emission (see encoder.h). Table blocks and
  * column values are written by enc_block.c. */
 #include "qwp/encoder.h"
+#include "grow.h"
 
 #include "bytes.h"
 #include "err.h"
@@ -112,12 +113,10 @@ static uint32_t seg_fit(const btable *t, uint32_t r0, uint32_t max_k, uint64_t a
 
 static int seg_push(qsf_qwp_encoder *e, btable *t, uint32_t r0, uint32_t r1) {
     if (e->nsegs == e->segs_cap) {
-        uint32_t n = e->segs_cap ? e->segs_cap * 2 : 16;
-        enc_seg *s = realloc(e->segs, (size_t) n * sizeof *s);
+        enc_seg *s = qsf_grow(e->segs, &e->segs_cap, 16);
         if (!s)
             return -1;
         e->segs = s;
-        e->segs_cap = n;
     }
     e->segs[e->nsegs++] = (enc_seg){t, r0, r1};
     return 0;

@@ -1,5 +1,6 @@
 /* String -> dense id map (see strmap.h). */
 #include "qwp/strmap.h"
+#include "grow.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
@@ -52,12 +53,10 @@ static int rehash(qsf_strmap *m) {
 /* Room for one more entry and a record of rec bytes. */
 static int reserve(qsf_strmap *m, uint64_t rec) {
     if (m->count == m->entries_cap) {
-        uint32_t n = m->entries_cap ? m->entries_cap * 2 : 16;
-        qsf_strmap_entry *e = realloc(m->entries, (size_t) n * sizeof *e);
+        qsf_strmap_entry *e = qsf_grow(m->entries, &m->entries_cap, 16);
         if (!e)
             return -1;
         m->entries = e;
-        m->entries_cap = n;
     }
     if (m->arena_len + rec > ARENA_MAX)
         return -1;

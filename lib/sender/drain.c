@@ -1,5 +1,6 @@
 /* Orphan adoption: the scan and the drainer pool (see drain.h). */
 #include "sender/drain.h"
+#include "grow.h"
 #include "sender/losses.h"
 
 #include "err.h"
@@ -67,12 +68,10 @@ static bool is_candidate(qsf_drainers *d, int sf_dirfd, const char *name, const 
 
 static int add_name(qsf_drainers *d, const char *name, int *cap) {
     if (d->n == *cap) {
-        int ncap = *cap ? *cap * 2 : 8;
-        char **p = realloc(d->names, (size_t) ncap * sizeof *p);
+        char **p = qsf_grow(d->names, cap, 8);
         if (!p)
             return QSF_E_NOMEM;
         d->names = p;
-        *cap = ncap;
     }
     char *copy = strdup(name);
     if (!copy)
