@@ -34,29 +34,20 @@ static inline void *qsf_grow_step(void *arr, size_t elem, size_t cap, size_t fir
     return p;
 }
 
-static inline void *qsf_grow_u32(void *arr, size_t elem, uint32_t *cap, size_t first) {
-    size_t n;
-    void *p = qsf_grow_step(arr, elem, *cap, first, UINT32_MAX, &n);
-    if (p)
-        *cap = (uint32_t) n;
-    return p;
-}
+/* The step for one capacity type T of at most MAX (a negative int capacity
+ * reads as above any MAX, so it is refused too). */
+#define QSF_GROW_FOR(name, T, MAX)                                                                 \
+    static inline void *name(void *arr, size_t elem, T *cap, size_t first) {                       \
+        size_t n;                                                                                  \
+        void *p = qsf_grow_step(arr, elem, (size_t) *cap, first, (MAX), &n);                       \
+        if (p)                                                                                     \
+            *cap = (T) n;                                                                          \
+        return p;                                                                                  \
+    }
 
-static inline void *qsf_grow_int(void *arr, size_t elem, int *cap, size_t first) {
-    size_t n;
-    void *p = *cap < 0 ? NULL : qsf_grow_step(arr, elem, (size_t) *cap, first, INT_MAX, &n);
-    if (p)
-        *cap = (int) n;
-    return p;
-}
-
-static inline void *qsf_grow_size(void *arr, size_t elem, size_t *cap, size_t first) {
-    size_t n;
-    void *p = qsf_grow_step(arr, elem, *cap, first, SIZE_MAX, &n);
-    if (p)
-        *cap = n;
-    return p;
-}
+QSF_GROW_FOR(qsf_grow_u32, uint32_t, UINT32_MAX)
+QSF_GROW_FOR(qsf_grow_int, int, INT_MAX)
+QSF_GROW_FOR(qsf_grow_size, size_t, SIZE_MAX)
 
 /* qsf_grow(arr, capp, first): arr an array of any element type, capp a
  * pointer to its capacity. */
