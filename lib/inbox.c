@@ -64,11 +64,13 @@ void qsf_inbox_put(qsf_inbox *ib, const void *item) {
         atomic_fetch_add(&ib->dropped, 1);
     }
     memcpy(slot(ib, ib->head + ib->count++), item, ib->kind->item_size);
+    qsf_assert(ib->count <= ib->cap);
     pthread_cond_broadcast(&ib->cv);
     pthread_mutex_unlock(&ib->mu);
 }
 
 static bool take_locked(qsf_inbox *ib, void *out) {
+    qsf_assert_held(&ib->mu);
     if (!ib->count)
         return false;
     memcpy(out, slot(ib, ib->head), ib->kind->item_size);

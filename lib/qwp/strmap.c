@@ -1,5 +1,6 @@
 /* String -> dense id map (see strmap.h). */
 #include "qwp/strmap.h"
+#include "qsf_assert.h"
 #include "grow.h"
 
 #include <stdbool.h>
@@ -135,6 +136,7 @@ void qsf_strmap_truncate(qsf_strmap *m, uint32_t count) {
         }
         m->arena_len = e->off;
     }
+    qsf_assert(m->linked <= m->count); /* LIFO: only the newest entries went */
 }
 
 void qsf_strmap_clear(qsf_strmap *m) {

@@ -1,5 +1,6 @@
 /* Orphan adoption: the scan and the drainer pool (see drain.h). */
 #include "sender/drain.h"
+#include "qsf_assert.h"
 #include "grow.h"
 #include "sender/losses.h"
 
@@ -228,6 +229,7 @@ static int drain_one(qsf_drainers *d, const char *name) {
  * while the close's time lasts: the pool was started with the sender, and a
  * close that comes before a thread got to run must not leave its slot. */
 static const char *take_locked(qsf_drainers *d, bool first) {
+    qsf_assert_held(&d->mu);
     if (d->next >= d->n)
         return NULL;
     if (atomic_load(&d->stop) && (!first || past_deadline(d)))

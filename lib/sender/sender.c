@@ -1,6 +1,7 @@
 /* Public API glue: sender lifecycle, flush, wait, pause, close, stats, errors
  * (docs/ERRORS.md §2, §5, §6; docs/PROTOCOL.md §8.8, §10.5, §12). */
 #include "sender/internal.h"
+#include "qsf_assert.h"
 #include "sender/losses.h"
 
 #include "err.h"
@@ -182,6 +183,7 @@ static int publish_batch(qsf_sender *s, qsf_errinfo *err) {
 }
 
 int qsf_sender_flush_locked(qsf_sender *s, int64_t *fsn_out, qsf_errinfo *err) {
+    qsf_assert(qsf_guard_held(&s->guard)); /* the producer, inside the guard */
     int rc = QSF_OK;
     if (s->txn.open)
         rc = qsf_sender_txn_commit(s, err);
@@ -216,6 +218,7 @@ static int row_left_out(qsf_sender *s, int rc, qsf_errinfo *err) {
 }
 
 int qsf_sender_after_row(qsf_sender *s, qsf_errinfo *err) {
+    qsf_assert(qsf_guard_held(&s->guard));
     const qsf_conf *c = s->conf;
     qsf_interval_row(&s->ivl);
     if (!c->auto_flush)

@@ -3,6 +3,7 @@
  * segment's published offset (acquire), so a seek that races the producer
  * sees exactly the published frames (docs/PROTOCOL.md §8.1, step 5). */
 #include "sf/ring_int.h"
+#include "qsf_assert.h"
 
 #include "sf/segfmt.h"
 #include "sf/sfa.h"
@@ -13,6 +14,7 @@
  * entered: an aborted flush may take them back. NULL when fsn is below the
  * head. */
 static qsf_segment *find_segment_locked(qsf_ring *r, int64_t fsn, int64_t pub) {
+    qsf_assert_held(&r->mu);
     qsf_segment *s = r->head;
     if (!s || fsn < s->base_seq)
         return NULL;
@@ -74,12 +76,14 @@ int qsf_ring_cursor_next(qsf_ring *r, qsf_ring_cursor *c, const uint8_t **payloa
         }
         if (c->offset < end) {
             c->offset = qsf_seg_frame_at(s, c->offset, payload, len);
+            qsf_assert(c->offset <= end); /* a published frame ends at or before published_off */
             *fsn = c->next_fsn++;
             return 1;
         }
         if (sealed == UINT64_MAX)
             return 0;
         qsf_segment *nx = atomic_load_explicit(&s->next, memory_order_acquire);
+        qsf_assert(nx != NULL); /* linked before it was sealed */
         /* Pin the next segment before unpinning this one: the manager trims
          * oldest first and stops at a pinned segment, so nx stays mapped. */
         atomic_fetch_add(&nx->pins, 1);
@@ -100,6 +104,7 @@ void qsf_ring_cursor_skip_read(qsf_ring *r, qsf_ring_cursor *c) {
         if (epoch != c->epoch || c->offset < end || sealed == UINT64_MAX)
             return; /* frames to read (or reused): cursor_next's business */
         qsf_segment *nx = atomic_load_explicit(&s->next, memory_order_acquire);
+        qsf_assert(nx != NULL);
         atomic_fetch_add(&nx->pins, 1); /* as in cursor_next: pin the next first */
         atomic_fetch_sub(&s->pins, 1);
         c->seg = s = nx;

@@ -4,6 +4,7 @@
  * (docs/DURABILITY.md §8). It ticks every 1 ms (or the sync interval if shorter) or when woken,
  * and backs off to IDLE_MAX_NS while the ring stays still (next_wait). */
 #include "sf/ring_int.h"
+#include "qsf_assert.h"
 
 #include "err.h"
 #include "log.h"
@@ -51,6 +52,7 @@ static void stage_result(qsf_ring *r, int stage, bool ok, int64_t now) {
 /* Under mu: detaches up to 64 trimmable sealed segments from the head of the
  * chain (oldest first, stopping at a pinned or unacknowledged one) into cand[]. */
 static int detach_trimmable_locked(qsf_ring *r, qsf_segment **cand, bool ignore_pins) {
+    qsf_assert_held(&r->mu);
     int64_t acked = qsf_ring_acked_fsn(r);
     int n = 0;
     qsf_segment *s = r->head;
@@ -419,6 +421,7 @@ uint64_t qsf_ring_manager_passes(const qsf_ring *r) {
 }
 
 void qsf_mgr_kick_locked(qsf_ring *r) {
+    qsf_assert_held(&r->mu);
     r->mgr_kick = true;
     pthread_cond_signal(&r->mgr_cv);
 }

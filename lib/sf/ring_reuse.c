@@ -21,6 +21,7 @@
  * above it: the slot starts fresh (docs/FORMAT.md §6.8); after step 3 it
  * is an ordinary slot. Nothing unacknowledged is ever lost. */
 #include "sf/ring_int.h"
+#include "qsf_assert.h"
 
 #include "err.h"
 #include "log.h"
@@ -30,6 +31,7 @@
 #include <stdio.h>
 
 bool qsf_ring_reusable_locked(const qsf_ring *r) {
+    qsf_assert_held(&r->mu);
     const qsf_segment *a = r->active;
     if (r->reuse_owed) /* reused, its manifest step failed: retried, spare or not */
         return !r->rotating && !r->planning;

@@ -32,6 +32,7 @@
  * rather than waste the segment's tail. Not used with periodic durability:
  * there the rotation must wait for the segment's checkpoint anyway. */
 #include "sf/ring_int.h"
+#include "qsf_assert.h"
 
 #include "log.h"
 #include "os/os.h"
@@ -47,6 +48,7 @@
  * only pays when the producer is far from the end (a paced producer, right
  * after a rotation), not when it is racing to it. */
 static int64_t predict_end_fsn_locked(const qsf_ring *r, const qsf_segment *a) {
+    qsf_assert_held(&r->mu);
     if (r->frame_bytes_avg == 0 ||
         atomic_load_explicit(&a->published_off, memory_order_relaxed) > a->size / 2)
         return -1;

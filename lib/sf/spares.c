@@ -15,6 +15,7 @@
  * producer found none, a trim gave bytes back), at most IDLE_NS, or until a
  * failed creation's backoff ends. */
 #include "sf/ring_int.h"
+#include "qsf_assert.h"
 
 #include "err.h"
 #include "log.h"
@@ -151,6 +152,7 @@ bool qsf_spares_stop(qsf_ring *r) {
 }
 
 void qsf_spares_kick_locked(qsf_ring *r) {
+    qsf_assert_held(&r->mu);
     if (r->sf) { /* nothing to wake once it stopped: close creates no spare */
         r->spares_kick = true;
         pthread_cond_signal(&r->spares_cv);
