@@ -73,6 +73,8 @@ static void publish_all(qsf_ring *r) {
 static int zero_frames(qsf_ring *r, qsf_segment *s, uint64_t off, uint64_t frames, bool sync,
                        qsf_errinfo *err) {
     uint64_t end = s->append_off;
+    qsf_assert_held(&r->sync_mu); /* no barrier marks the zeros durable meanwhile */
+    qsf_assert(off >= atomic_load(&s->published_off)); /* only unpublished frames are taken back */
     if (end <= off)
         return QSF_OK;
     qsf_seg_unwrite(s, off, frames);

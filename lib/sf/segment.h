@@ -26,6 +26,7 @@
 #define QSF_SEGMENT_H
 
 #include "qsf.h"
+#include "qsf_assert.h"
 #include "sf/segfmt.h"
 
 #include <stdatomic.h>
@@ -157,12 +158,14 @@ void qsf_seg_unplace(qsf_segment *s, uint64_t cap);
 
 /* Makes every written frame visible to the reader (release). Producer only. */
 static inline void qsf_seg_publish(qsf_segment *s) {
+    qsf_assert(s->append_off >= atomic_load_explicit(&s->published_off, memory_order_relaxed));
     atomic_store_explicit(&s->published_off, s->append_off, memory_order_release);
 }
 
 /* Publishes, then seals: no frame will ever follow; the reader may move on to
  * s->next once it has read up to here. Producer only. */
 static inline void qsf_seg_seal(qsf_segment *s) {
+    qsf_assert(s->append_off >= atomic_load_explicit(&s->published_off, memory_order_relaxed));
     qsf_seg_publish(s);
     atomic_store_explicit(&s->sealed_off, s->append_off, memory_order_release);
 }
