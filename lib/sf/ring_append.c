@@ -167,6 +167,8 @@ static int try_rotate(qsf_ring *r, uint64_t *gen) {
         return blocked == 2 ? TRY_PLANNING : TRY_WAIT;
     }
     qsf_segment *sp = r->spare;
+    qsf_assert(!r->rotating && sp != a);       /* one rotation at a time, into another segment */
+    qsf_assert(atomic_load(&a->next) == NULL); /* the active segment is the chain's last */
     r->rotating = true;
     pthread_mutex_unlock(&r->mu);
 
@@ -187,6 +189,7 @@ static int try_rotate(qsf_ring *r, uint64_t *gen) {
         pthread_mutex_unlock(&r->mu);
         return TRY_WAIT;
     }
+    qsf_assert(r->spare == sp); /* nobody replaces a spare while it is rotated into */
     r->spare = NULL;
     r->rotate_err[0] = 0;
     if (a->frame_count > 0)

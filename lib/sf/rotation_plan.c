@@ -81,7 +81,8 @@ void qsf_plan_rotation(qsf_ring *r) {
         pthread_mutex_unlock(&r->mu);
         return;
     }
-    r->planning = true; /* the producer leaves the spare alone meanwhile */
+    qsf_assert(!r->planning); /* one planner: the spare thread */
+    r->planning = true;       /* the producer leaves the spare alone meanwhile */
     pthread_mutex_unlock(&r->mu);
 
     qsf_errinfo e;
@@ -94,6 +95,7 @@ void qsf_plan_rotation(qsf_ring *r) {
         qsf_seg_prefault(sp, 0, SPARE_PREFAULT); /* still planning: no one else touches it */
 
     pthread_mutex_lock(&r->mu);
+    qsf_assert(r->planning && r->spare == sp); /* nobody took or replaced it meanwhile */
     r->planning = false;
     if (rc == QSF_OK)
         atomic_store(&r->plan_fsn, x);
