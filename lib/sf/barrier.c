@@ -71,7 +71,7 @@ static int sync_written(qsf_ring *r, qsf_errinfo *err) {
             rc = sync_one(r, batch[i], err);
         pthread_mutex_lock(&r->mu);
         for (int i = 0; i < n; i++)
-            atomic_fetch_sub(&batch[i]->pins, 1);
+            qsf_seg_unpin(batch[i]);
         n = rc == QSF_OK && next ? collect_dirty_locked(r, next, batch, &next) : 0;
         pthread_mutex_unlock(&r->mu);
     }

@@ -87,7 +87,7 @@ int qsf_ring_cursor_next(qsf_ring *r, qsf_ring_cursor *c, const uint8_t **payloa
         /* Pin the next segment before unpinning this one: the manager trims
          * oldest first and stops at a pinned segment, so nx stays mapped. */
         atomic_fetch_add(&nx->pins, 1);
-        atomic_fetch_sub(&s->pins, 1);
+        qsf_seg_unpin(s);
         c->seg = s = nx;
         c->offset = QSF_SFA_HEADER_SIZE;
         c->epoch = atomic_load_explicit(&nx->epoch, memory_order_acquire);
@@ -106,7 +106,7 @@ void qsf_ring_cursor_skip_read(qsf_ring *r, qsf_ring_cursor *c) {
         qsf_segment *nx = atomic_load_explicit(&s->next, memory_order_acquire);
         qsf_assert(nx != NULL);
         atomic_fetch_add(&nx->pins, 1); /* as in cursor_next: pin the next first */
-        atomic_fetch_sub(&s->pins, 1);
+        qsf_seg_unpin(s);
         c->seg = s = nx;
         c->offset = QSF_SFA_HEADER_SIZE;
         c->epoch = atomic_load_explicit(&nx->epoch, memory_order_acquire);
@@ -121,6 +121,6 @@ bool qsf_ring_frame_intact(const uint8_t *payload, uint32_t len) {
 void qsf_ring_cursor_release(qsf_ring *r, qsf_ring_cursor *c) {
     (void) r;
     if (c->seg)
-        atomic_fetch_sub(&((qsf_segment *) c->seg)->pins, 1);
+        qsf_seg_unpin((qsf_segment *) c->seg);
     c->seg = NULL;
 }

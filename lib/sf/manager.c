@@ -66,8 +66,10 @@ static int detach_trimmable_locked(qsf_ring *r, qsf_segment **cand, bool ignore_
         cand[n++] = s;
         s = atomic_load(&s->next);
     }
-    if (n > 0)
+    if (n > 0) {
+        qsf_assert(r->npending + n <= QSF_MAX_TRIMS_PER_PASS);
         r->head = s; /* still live: their bytes are owned until release_pending */
+    }
     return n;
 }
 
@@ -120,9 +122,12 @@ static int trim_unlink(qsf_ring *r, qsf_errinfo *e) {
 static void release_pending(qsf_ring *r) {
     pthread_mutex_lock(&r->mu);
     uint64_t bytes = 0;
-    for (int i = 0; i < r->npending; i++)
+    for (int i = 0; i < r->npending; i++) {
+        qsf_assert(!r->sf || r->pending[i]->unlinked); /* gone from the disk first */
         bytes += r->pending[i]->size;
+    }
     int n = r->npending;
+    qsf_assert(r->live >= (uint32_t) n); /* pending segments still count as live */
     qsf_segment *done[QSF_MAX_TRIMS_PER_PASS];
     memcpy(done, r->pending, (size_t) n * sizeof done[0]);
     r->npending = 0;

@@ -42,6 +42,8 @@ bool qsf_ring_reusable_locked(const qsf_ring *r) {
 
 /* Steps 1 and 2. */
 static int reset_active(qsf_ring *r, qsf_segment *a, int64_t base, qsf_errinfo *err) {
+    qsf_assert(!r->txn.seg); /* no frame of the open flush is in it */
+    qsf_assert(qsf_ring_acked_fsn(r) >= qsf_ring_published_fsn(r)); /* every frame acknowledged */
     uint64_t end = a->append_off;
     int rc = qsf_ring_persist_acked(r, err);
     if (rc == QSF_OK)

@@ -156,6 +156,13 @@ uint8_t *qsf_seg_place(qsf_segment *s, uint64_t cap);
 void qsf_seg_write_placed(qsf_segment *s, uint32_t len);
 void qsf_seg_unplace(qsf_segment *s, uint64_t cap);
 
+/* Drops a pin taken on s (a cursor's or a barrier's): never one not taken. */
+static inline void qsf_seg_unpin(qsf_segment *s) {
+    int was = atomic_fetch_sub(&s->pins, 1);
+    qsf_assert(was > 0);
+    (void) was;
+}
+
 /* Makes every written frame visible to the reader (release). Producer only. */
 static inline void qsf_seg_publish(qsf_segment *s) {
     qsf_assert(s->append_off >= atomic_load_explicit(&s->published_off, memory_order_relaxed));
