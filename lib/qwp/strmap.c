@@ -81,6 +81,7 @@ static int64_t append(qsf_strmap *m, const char *s, size_t len, uint32_t hash, b
     if (len > UINT32_MAX || m->count >= UINT32_MAX - 1 || reserve(m, rec) != 0)
         return -1;
     uint32_t id = m->count++, len32 = (uint32_t) len;
+    qsf_assert(m->count <= m->entries_cap && m->arena_len + rec <= m->arena_cap); /* reserved */
     qsf_strmap_entry *e = &m->entries[id];
     e->off = m->arena_len;
     e->hash = hash;
@@ -93,6 +94,8 @@ static int64_t append(qsf_strmap *m, const char *s, size_t len, uint32_t hash, b
         memcpy(r + 8, s, len);
     m->arena_len += rec;
     if (link) {
+        /* at most half full, so a probe always ends at an empty slot */
+        qsf_assert(2 * ((uint64_t) m->linked + 1) <= (uint64_t) m->slot_mask + 1);
         slot_put(m->slots, m->slot_mask, hash, e->off);
         m->linked++;
     }
