@@ -134,6 +134,8 @@ static int no_spare_cause_locked(qsf_ring *r) {
  * mode must first make the full segment durable. */
 static int rotation_blocked_locked(qsf_ring *r, qsf_segment *a) {
     qsf_assert_held(&r->mu);
+    /* one rotation at a time, from the chain's last segment into another */
+    qsf_assert(!r->rotating && !atomic_load(&a->next) && r->spare != a);
     qsf_ring_spare_from_pool_locked(r);
     if (!r->spare) {
         r->stall_cause = no_spare_cause_locked(r);
@@ -167,8 +169,6 @@ static int try_rotate(qsf_ring *r, uint64_t *gen) {
         return blocked == 2 ? TRY_PLANNING : TRY_WAIT;
     }
     qsf_segment *sp = r->spare;
-    qsf_assert(!r->rotating && sp != a);       /* one rotation at a time, into another segment */
-    qsf_assert(atomic_load(&a->next) == NULL); /* the active segment is the chain's last */
     r->rotating = true;
     pthread_mutex_unlock(&r->mu);
 
