@@ -1,5 +1,5 @@
-/* The kernel's share of a row (bench_rows, docs/BENCHMARKS.md "rows, third
- * pass"): what any client pays to move a row's encoded bytes, measured without
+/* The kernel's share of a row (bench_rows, docs/BENCHMARKS.md "rows"):
+ * what any client pays to move a row's encoded bytes, measured without
  * qsf on this machine in the same run. */
 #include "floors.h"
 

@@ -359,9 +359,12 @@ QSF_API uint64_t qsf_txn_rows(const qsf_sender *s);
  * sf_append_deadline_millis; the message names the cause); QSF_E_TOO_LARGE (not
  * retriable: the rows need more of the ring than sf_max_total_bytes allows;
  * the message gives the sizes; flush fewer rows at a time, or give these up
- * with qsf_buffer_clear); QSF_E_DURABILITY (append mode: the barrier failed;
- * QSF_ERRF_IN_DOUBT only when even undoing the frames could not be made
- * durable, so a host crash could still bring them back); QSF_E_NOSPC or
+ * with qsf_buffer_clear); QSF_E_DURABILITY (append mode: the barrier failed
+ * and the flush was undone; QSF_ERRF_IN_DOUBT only when even undoing the
+ * frames could not be made durable, so a host crash could still bring them
+ * back; periodic mode, retriable: a periodic checkpoint failed and no flush
+ * publishes until the manager's retry of it succeeds; frames published before
+ * stay published); QSF_E_NOSPC or
  * QSF_E_IO (append mode, retriable: a frame could not be written to its
  * segment file, which the message names); a latched fatal error.
  * A process that dies inside qsf_flush delivers all of that flush or none of it.

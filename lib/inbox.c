@@ -64,11 +64,13 @@ void qsf_inbox_put(qsf_inbox *ib, const void *item) {
         atomic_fetch_add(&ib->dropped, 1);
     }
     memcpy(slot(ib, ib->head + ib->count++), item, ib->kind->item_size);
+    qsf_assert(ib->count <= ib->cap);
     pthread_cond_broadcast(&ib->cv);
     pthread_mutex_unlock(&ib->mu);
 }
 
 static bool take_locked(qsf_inbox *ib, void *out) {
+    qsf_assert_held(&ib->mu);
     if (!ib->count)
         return false;
     memcpy(out, slot(ib, ib->head), ib->kind->item_size);
@@ -84,6 +86,10 @@ int qsf_inbox_take(qsf_inbox *ib, void *out) {
     return got ? 1 : 0;
 }
 
+static bool on_dispatcher(const qsf_inbox *ib) {
+    return ib->thr_started && pthread_equal(pthread_self(), ib->thr);
+}
+
 /* The dispatcher: one item at a time, outside the lock, so a handler is never
  * re-entered and a slow one only delays later items. */
 static void *dispatch_main(void *arg) {
@@ -97,6 +103,7 @@ static void *dispatch_main(void *arg) {
             break;
         void (*fn)(void) = ib->fn;
         void *user = ib->user;
+        qsf_assert(!ib->calling && on_dispatcher(ib)); /* one call at a time, on this thread */
         take_locked(ib, item);
         ib->calling = true;
         pthread_mutex_unlock(&ib->mu);
@@ -109,10 +116,6 @@ static void *dispatch_main(void *arg) {
     }
     pthread_mutex_unlock(&ib->mu);
     return NULL;
-}
-
-static bool on_dispatcher(const qsf_inbox *ib) {
-    return ib->thr_started && pthread_equal(pthread_self(), ib->thr);
 }
 
 bool qsf_inbox_is_dispatcher(qsf_inbox *ib) {

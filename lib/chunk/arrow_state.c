@@ -4,6 +4,7 @@
  * and the buffers of the columns it had to convert (arrow_convert.c), which
  * live until the chunk is cleared or freed, as borrowed buffers would. */
 #include "chunk/arrow_int.h"
+#include "grow.h"
 #include "chunk/chunk_arrow.h"
 
 #include "err.h"
@@ -55,12 +56,10 @@ void *qsf_arrow_scratch(qsf_chunk *c, size_t bytes) {
     if (t == NULL)
         return NULL;
     if (t->nblocks == t->blocks_cap) {
-        size_t cap = t->blocks_cap ? 2 * t->blocks_cap : 8;
-        void **b = realloc(t->blocks, cap * sizeof *b);
+        void **b = qsf_grow(t->blocks, &t->blocks_cap, 8);
         if (b == NULL)
             return NULL;
         t->blocks = b;
-        t->blocks_cap = cap;
     }
     void *p = malloc(bytes ? bytes : 1);
     if (p != NULL)
@@ -89,12 +88,10 @@ static int put(qsf_arrow_state *t, const char *col, size_t len, int type, qsf_er
     size_t i = find(t, col, len);
     if (i == t->n) {
         if (t->n == t->cap) {
-            size_t cap = t->cap ? 2 * t->cap : 4;
-            void *e = realloc(t->e, cap * sizeof t->e[0]);
+            void *e = qsf_grow(t->e, &t->cap, 4);
             if (e == NULL)
                 return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "qsf_chunk_arrow_type: out of memory");
             t->e = e;
-            t->cap = cap;
         }
         memcpy(t->e[i].name, col, len);
         t->e[i].len = len;

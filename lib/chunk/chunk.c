@@ -2,6 +2,7 @@
  * chunks"): names, the row count, and the checks every column call makes
  * before its values. The typed column calls are in chunk_cols.c. */
 #include "chunk/chunk_arrow.h"
+#include "grow.h"
 #include "chunk/chunk_cols.h"
 #include "chunk/chunk_enc.h"
 
@@ -157,13 +158,11 @@ int qsf_chunk_col_begin(qsf_chunk *c, const char *col, size_t col_len, const voi
 
 int qsf_chunk_col_add(qsf_chunk *c, const qsf_chunk_col *col, size_t rows, qsf_errinfo *err) {
     if (c->ncols == c->cols_cap) {
-        uint32_t n = c->cols_cap ? c->cols_cap * 2 : 8;
-        qsf_chunk_col *p = realloc(c->cols, (size_t) n * sizeof *p);
+        qsf_chunk_col *p = qsf_grow(c->cols, &c->cols_cap, 8);
         if (!p)
             return qsf_chunk_col_error(c, col->name, col->name_len, QSF_E_NOMEM, err,
                                        "out of memory");
         c->cols = p;
-        c->cols_cap = n;
     }
     qsf_chunk_col *dst = &c->cols[c->ncols++];
     *dst = *col;

@@ -1,6 +1,7 @@
 /* A chunk -> frames: symbols, planning and emission (see chunk_enc.h). The
  * column values are written by chunk_vals.c. */
 #include "chunk/chunk_enc.h"
+#include "qsf_assert.h"
 
 #include "bytes.h"
 #include "chunk/chunk_cols.h"
@@ -234,6 +235,7 @@ static int plan(enc_ctx *e, size_t *nframes, qsf_errinfo *err) {
                                    (unsigned long long) frame_bound(e, r0, 1, published), cap);
             k = lo;
         }
+        qsf_assert(k > 0 && frame_bound(e, r0, k, published) <= cap); /* each frame fits */
         uint32_t end = x->sym_end[r0 + k];
         published = end > published ? end : published;
         r0 += k;
@@ -241,6 +243,7 @@ static int plan(enc_ctx *e, size_t *nframes, qsf_errinfo *err) {
             return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "chunk: out of memory");
         x->cuts[++f] = r0;
     }
+    qsf_assert(x->cuts[f] == c->rows); /* the frames cover every row */
     *nframes = f;
     size_t most = 0; /* rows of the largest frame: the timestamp scratch holds them */
     for (size_t i = 0; i < f; i++)
@@ -334,6 +337,7 @@ static size_t build(enc_ctx *e, uint8_t *f, size_t r0, size_t r1, bool last) {
 static int emit_one(enc_ctx *e, size_t r0, size_t r1, bool last, qsf_qwp_encode_result *res,
                     qsf_errinfo *err) {
     qsf_chunk_scratch *x = &e->c->scratch;
+    qsf_assert(r0 < r1 && r1 <= e->c->rows && res->rows_consumed == r0); /* frames in row order */
     uint32_t end = x->sym_end[r1];
     int rc = write_ahead(e, end, err);
     if (rc != QSF_OK)
@@ -379,6 +383,7 @@ static int encode(enc_ctx *e, qsf_qwp_encode_result *res, qsf_errinfo *err) {
     const size_t *cuts = e->c->scratch.cuts;
     for (size_t i = 0; i < nframes && rc == QSF_OK; i++)
         rc = emit_one(e, cuts[i], cuts[i + 1], i + 1 == nframes, res, err);
+    qsf_assert(rc != QSF_OK || res->rows_consumed == e->c->rows);
     return rc;
 }
 

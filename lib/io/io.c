@@ -131,7 +131,7 @@ static void on_tick(void *u) {
  * waits for an acknowledgement (qsf_io_wait: qsf_wait, close): that is who
  * gains the scheduler wake-up it saves. A sender streaming with nobody
  * waiting sleeps between events; its spinning cost the I/O thread about half
- * its CPU (docs/BENCHMARKS.md, "Seventh pass (2026-12-02)"). */
+ * its CPU (docs/BENCHMARKS.md, "rows"). */
 static bool wants_spin(void *u) {
     qsf_io *io = u;
     if (atomic_load_explicit(&io->x.waiters, memory_order_relaxed) == 0)
@@ -361,10 +361,6 @@ uint64_t qsf_io_empty_waits(const qsf_io *io) {
 
 int64_t qsf_io_max_batch(const qsf_io *io) {
     return atomic_load(&((qsf_io *) io)->x.max_batch);
-}
-
-bool qsf_io_durable(const qsf_io *io) {
-    return io->o.request_durable_ack;
 }
 
 static int64_t watermark(qsf_io *io, int level) {

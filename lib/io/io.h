@@ -100,8 +100,6 @@ uint64_t qsf_io_empty_waits(const qsf_io *io);
  * work, which it does only while someone waits for an acknowledgement. */
 uint64_t qsf_io_spins(const qsf_io *io);
 
-bool qsf_io_durable(const qsf_io *io);
-
 /* Waits until the watermark of `level` (OK: highestOkFsn, DURABLE: ackedFsn)
  * reaches fsn. The timeout counts time without progress (qsf_wait), or from the
  * start when `absolute` (close drain). */

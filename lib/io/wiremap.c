@@ -1,5 +1,6 @@
 /* FIFO of wireSeq runs (see wiremap.h). */
 #include "io/wiremap.h"
+#include "qsf_assert.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,7 @@ int qsf_wiremap_cover(qsf_wiremap *m, int64_t fsn) {
     qsf_wire_run *last = m->count ? at(m, m->count - 1) : NULL;
     if (!last || last->first_fsn < 0 || last->first_wire + last->n != m->next_wire)
         return -1;
+    qsf_assert(fsn > last->first_fsn + last->n - 1); /* it stands for a later FSN */
     if (last->n == 1) {
         last->first_fsn = fsn;
         return 0;

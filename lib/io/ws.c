@@ -388,10 +388,6 @@ int qsf_ws_send_binary_from(qsf_ws *ws, uint8_t *buf, const uint8_t *src, size_t
     return n < 0 || (size_t) n < len ? -1 : 0;
 }
 
-int qsf_ws_send_binary(qsf_ws *ws, uint8_t *buf, size_t len) {
-    return qsf_ws_send_binary_from(ws, buf, buf + LWS_PRE, len);
-}
-
 uint64_t qsf_ws_fast_frames(const qsf_ws *ws) {
     return ws->fast.frames;
 }

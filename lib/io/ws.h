@@ -74,14 +74,10 @@ int qsf_ws_connect(qsf_ws *ws, const char *host, int port, qsf_errinfo *err);
 /* True while an attempt or a connection exists. */
 bool qsf_ws_active(const qsf_ws *ws);
 
-/* In on_writable only: sends buf[pre .. pre+len) as one binary message (FIN=1).
- * buf must have qsf_ws_pre() writable bytes in front of the payload. Returns 0, or
- * -1 when the connection failed. */
-int qsf_ws_send_binary(qsf_ws *ws, uint8_t *buf, size_t len);
-
-/* The same for a payload stored elsewhere (src[0..len), left untouched): it is
- * copied into buf[pre ..) (which must hold qsf_ws_pre() + len bytes), masked in
- * the same pass on the direct path. */
+/* In on_writable only: sends src[0..len) (left untouched) as one binary message
+ * (FIN=1). It is copied into buf[pre ..) (which must hold qsf_ws_pre() + len
+ * bytes; src may already be buf + pre), masked in the same pass on the direct
+ * path. Returns 0, or -1 when the connection failed. */
 int qsf_ws_send_binary_from(qsf_ws *ws, uint8_t *buf, const uint8_t *src, size_t len);
 int qsf_ws_send_ping(qsf_ws *ws);
 

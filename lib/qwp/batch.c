@@ -2,6 +2,8 @@
  * layout in batch_int.h). Typed column calls live in batch_cols.c; this file holds
  * the machinery every one of them goes through. */
 #include "qwp/batch_int.h"
+#include "qsf_assert.h"
+#include "grow.h"
 #include "qwp/batch_put.h"
 
 #include "bytes.h"
@@ -76,10 +78,6 @@ void qsf_qwp_batch_free(qsf_qwp_batch *b) {
 
 void qsf_qwp_batch_set_max_row_frame(qsf_qwp_batch *b, size_t max_row_frame) {
     b->opts.max_row_frame = max_row_frame;
-}
-
-qsf_symtab *qsf_qwp_batch_symtab(const qsf_qwp_batch *b) {
-    return b->symtab;
 }
 
 size_t qsf_qwp_batch_rows(const qsf_qwp_batch *b) {
@@ -375,6 +373,7 @@ static void bits_fill(uint8_t *bm, uint32_t from, uint32_t to, int one) {
 
 /* Marks rows [c->nrows, r) NULL and row r non-null. */
 static void col_cover(bcol *c, uint32_t r) {
+    qsf_assert(r >= c->nrows); /* rows >= nrows are NULL: covering only moves forward */
     if (r > c->nrows && !c->has_bitmap) {
         bits_fill(c->bitmap.p, 0, c->nrows, 0);
         c->has_bitmap = true;
@@ -410,6 +409,8 @@ void qsf_batch_col_commit_slow(qsf_qwp_batch *b, bcol *c, const qsf_colval *v, u
 /* ---- ending and dropping rows ---- */
 
 static void col_undo(bcol *c) {
+    qsf_assert(c->s_nrows <= c->nrows &&
+               c->s_nvals <= c->nvals); /* a snapshot of this row's start */
     c->nrows = c->s_nrows;
     c->nvals = c->s_nvals;
     c->nulls = c->s_nulls;
@@ -493,12 +494,10 @@ static int row_reserve(qsf_qwp_batch *b, btable *t, qsf_errinfo *err) {
         qsf_buf_reserve(&t->sym_off, t->sym_off.len ? 8 : 16) != 0)
         goto nomem;
     if (!t->in_batch && b->norder == b->order_cap) {
-        uint32_t n = b->order_cap ? b->order_cap * 2 : 8;
-        uint32_t *o = realloc(b->order, (size_t) n * sizeof *o);
+        uint32_t *o = qsf_grow(b->order, &b->order_cap, 8);
         if (!o)
             goto nomem;
         b->order = o;
-        b->order_cap = n;
     }
     return QSF_OK;
 nomem:
@@ -507,6 +506,7 @@ nomem:
 }
 
 static void put_u64_at(qsf_buf *buf, uint64_t v) {
+    qsf_assert(buf->cap - buf->len >= 8); /* row_reserve made room */
     memcpy(buf->p + buf->len, &v, 8);
     buf->len += 8;
 }
@@ -520,6 +520,7 @@ static void row_commit(qsf_qwp_batch *b, btable *t, int kind, int64_t ts) {
         b->est += TS_COL_OVERHEAD;
     }
     if (kind != TS_SERVER) {
+        qsf_assert(t->ts.cap - t->ts.len >= 8);
         qsf_put_i64(t->ts.p + t->ts.len, ts);
         t->ts.len += 8;
         t->row_cur += 8;
@@ -535,6 +536,7 @@ static void row_commit(qsf_qwp_batch *b, btable *t, int kind, int64_t ts) {
         b->est += t->nactive; /* a new bitmap / boolean byte per column */
     t->nrows++;
     if (!t->in_batch) {
+        qsf_assert(b->norder < b->order_cap);
         t->in_batch = true;
         b->order[b->norder++] = (uint32_t) (t - b->tables);
     }
@@ -587,6 +589,7 @@ bool qsf_qwp_batch_drop_last_row(qsf_qwp_batch *b) {
     btable *t = b->last;
     if (!t || b->cur || t->first_row >= t->nrows)
         return false;
+    qsf_assert(b->rows > 0 && t->in_batch);
     b->last = NULL;
     t->nrows--;
     b->rows--;

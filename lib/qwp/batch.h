@@ -70,9 +70,6 @@ void qsf_qwp_batch_free(qsf_qwp_batch *b);
 /* Updates max_row_frame (e.g. after a server advertised a new cap). */
 void qsf_qwp_batch_set_max_row_frame(qsf_qwp_batch *b, size_t max_row_frame);
 
-/* The symbol table the batch interns into. */
-qsf_symtab *qsf_qwp_batch_symtab(const qsf_qwp_batch *b);
-
 /* ---- row calls: same contract as the public qsf_* of the same name ---- */
 int qsf_qwp_batch_table(qsf_qwp_batch *b, const char *name, size_t len, qsf_errinfo *err);
 int qsf_qwp_batch_symbol(qsf_qwp_batch *b, const char *col, size_t col_len, const char *val,

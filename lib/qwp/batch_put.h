@@ -9,6 +9,7 @@
 #define QSF_QWP_BATCH_PUT_H
 
 #include "bytes.h"
+#include "qsf_assert.h"
 #include "qwp/batch_int.h"
 #include "qwp/symtab.h"
 
@@ -153,6 +154,7 @@ static inline int qsf_batch_col_begin(qsf_qwp_batch *b, const char *name, size_t
 static inline void qsf_batch_col_commit(qsf_qwp_batch *b, bcol *c, const qsf_colval *v,
                                         uint64_t wire, uint64_t sym_bytes) {
     btable *t = b->cur;
+    qsf_assert(t && c->nrows <= t->nrows); /* an open row; a column once per row */
     if (!c->type || c->nrows != t->nrows || c->has_bitmap) {
         qsf_batch_col_commit_slow(b, c, v, wire, sym_bytes);
         return;

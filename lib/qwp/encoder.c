@@ -2,6 +2,8 @@
  * new symbols, the delta section and emission (see encoder.h). Table blocks and
  * column values are written by enc_block.c. */
 #include "qwp/encoder.h"
+#include "qsf_assert.h"
+#include "grow.h"
 
 #include "bytes.h"
 #include "err.h"
@@ -111,13 +113,12 @@ static uint32_t seg_fit(const btable *t, uint32_t r0, uint32_t max_k, uint64_t a
 }
 
 static int seg_push(qsf_qwp_encoder *e, btable *t, uint32_t r0, uint32_t r1) {
+    qsf_assert(t->first_row <= r0 && r0 < r1 && r1 <= t->nrows); /* pending rows only */
     if (e->nsegs == e->segs_cap) {
-        uint32_t n = e->segs_cap ? e->segs_cap * 2 : 16;
-        enc_seg *s = realloc(e->segs, (size_t) n * sizeof *s);
+        enc_seg *s = qsf_grow(e->segs, &e->segs_cap, 16);
         if (!s)
             return -1;
         e->segs = s;
-        e->segs_cap = n;
     }
     e->segs[e->nsegs++] = (enc_seg){t, r0, r1};
     return 0;
@@ -184,8 +185,10 @@ static uint64_t plan_size(qsf_qwp_encoder *e, const qsf_qwp_batch *b, bool self_
     n += qsf_varint_len(start) + qsf_varint_len(e->delta_count);
     for (uint32_t id = start; id < start + e->delta_count; id++) {
         const char *s = NULL;
-        size_t len = 0; /* ids below the table's size: always found */
-        qsf_symtab_get(b->symtab, id, &s, &len);
+        size_t len = 0;
+        int found = qsf_symtab_get(b->symtab, id, &s, &len);
+        qsf_assert(found == QSF_OK); /* ids below the table's size */
+        (void) found;
         n += qsf_varint_len(len) + len;
     }
     return n;
@@ -286,8 +289,10 @@ static uint8_t *write_delta(const qsf_qwp_encoder *e, const qsf_symtab *st, uint
     p += qsf_put_varint(p, e->delta_count);
     for (uint32_t id = e->delta_start; id < e->delta_start + e->delta_count; id++) {
         const char *s = NULL;
-        size_t len = 0; /* ids below the table's size: always found */
-        qsf_symtab_get(st, id, &s, &len);
+        size_t len = 0;
+        int found = qsf_symtab_get(st, id, &s, &len);
+        qsf_assert(found == QSF_OK); /* ids below the table's size */
+        (void) found;
         p += qsf_put_varint(p, len);
         memcpy(p, s, len);
         p += len;

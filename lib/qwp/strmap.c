@@ -1,5 +1,7 @@
 /* String -> dense id map (see strmap.h). */
 #include "qwp/strmap.h"
+#include "qsf_assert.h"
+#include "grow.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
@@ -52,12 +54,10 @@ static int rehash(qsf_strmap *m) {
 /* Room for one more entry and a record of rec bytes. */
 static int reserve(qsf_strmap *m, uint64_t rec) {
     if (m->count == m->entries_cap) {
-        uint32_t n = m->entries_cap ? m->entries_cap * 2 : 16;
-        qsf_strmap_entry *e = realloc(m->entries, (size_t) n * sizeof *e);
+        qsf_strmap_entry *e = qsf_grow(m->entries, &m->entries_cap, 16);
         if (!e)
             return -1;
         m->entries = e;
-        m->entries_cap = n;
     }
     if (m->arena_len + rec > ARENA_MAX)
         return -1;
@@ -81,6 +81,7 @@ static int64_t append(qsf_strmap *m, const char *s, size_t len, uint32_t hash, b
     if (len > UINT32_MAX || m->count >= UINT32_MAX - 1 || reserve(m, rec) != 0)
         return -1;
     uint32_t id = m->count++, len32 = (uint32_t) len;
+    qsf_assert(m->count <= m->entries_cap && m->arena_len + rec <= m->arena_cap); /* reserved */
     qsf_strmap_entry *e = &m->entries[id];
     e->off = m->arena_len;
     e->hash = hash;
@@ -93,6 +94,8 @@ static int64_t append(qsf_strmap *m, const char *s, size_t len, uint32_t hash, b
         memcpy(r + 8, s, len);
     m->arena_len += rec;
     if (link) {
+        /* at most half full, so a probe always ends at an empty slot */
+        qsf_assert(2 * ((uint64_t) m->linked + 1) <= (uint64_t) m->slot_mask + 1);
         slot_put(m->slots, m->slot_mask, hash, e->off);
         m->linked++;
     }
@@ -136,6 +139,7 @@ void qsf_strmap_truncate(qsf_strmap *m, uint32_t count) {
         }
         m->arena_len = e->off;
     }
+    qsf_assert(m->linked <= m->count); /* LIFO: only the newest entries went */
 }
 
 void qsf_strmap_clear(qsf_strmap *m) {

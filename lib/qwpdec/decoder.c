@@ -92,11 +92,6 @@ void qsf_qwp_dict_free(qsf_qwp_dict *d) {
     free(d);
 }
 
-void qsf_qwp_dict_reset(qsf_qwp_dict *d) {
-    qsf_darena_reset(&d->strings);
-    d->n = 0;
-}
-
 uint32_t qsf_qwp_dict_size(const qsf_qwp_dict *d) {
     return d ? d->n : 0;
 }

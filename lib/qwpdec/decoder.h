@@ -33,8 +33,6 @@ typedef struct qsf_qwp_dict qsf_qwp_dict;
 /* Creates an empty dictionary (NULL when out of memory). */
 qsf_qwp_dict *qsf_qwp_dict_new(void);
 void qsf_qwp_dict_free(qsf_qwp_dict *d);
-/* Empties it (a new connection). Invalidates symbol pointers of earlier results. */
-void qsf_qwp_dict_reset(qsf_qwp_dict *d);
 uint32_t qsf_qwp_dict_size(const qsf_qwp_dict *d);
 /* Entry id (< size): bytes and length; false when id is out of range. Pointers stay
  * valid until reset/free (redefinitions add new storage, they never overwrite). */

@@ -1,5 +1,6 @@
 /* Per-flush record of the unacknowledged backlog (see backlog.h). */
 #include "sender/backlog.h"
+#include "qsf_assert.h"
 
 #include <string.h>
 
@@ -14,6 +15,7 @@ void qsf_backlog_destroy(qsf_backlog *b) {
 
 void qsf_backlog_published(qsf_backlog *b, int64_t last_fsn, uint64_t rows, int64_t ns) {
     pthread_mutex_lock(&b->mu);
+    qsf_assert(b->count == 0 || last_fsn >= b->fsn[(b->head + b->count - 1) % QSF_BACKLOG_SLOTS]);
     b->rows_published += rows;
     if (b->count == QSF_BACKLOG_SLOTS) { /* keep the oldest: they define the age */
         int last = (b->head + b->count - 1) % QSF_BACKLOG_SLOTS;
@@ -31,6 +33,7 @@ void qsf_backlog_published(qsf_backlog *b, int64_t last_fsn, uint64_t rows, int6
 
 /* Under mu: drops the records wholly at or below acked. */
 static void drop_acked_locked(qsf_backlog *b, int64_t acked) {
+    qsf_assert_held(&b->mu);
     while (b->count && b->fsn[b->head] <= acked) {
         b->rows_acked = b->rows[b->head];
         b->head = (b->head + 1) % QSF_BACKLOG_SLOTS;

@@ -2,6 +2,7 @@
  * application exactly what was left behind (docs/ERRORS.md §6, and the
  * contract in include/qsf.h). */
 #include "sender/internal.h"
+#include "qsf_assert.h"
 
 #include "err.h"
 #include "log.h"
@@ -16,6 +17,7 @@
  * completed and is not counted. With transaction=on nothing is published: the
  * open transaction (staged and buffered rows) is aborted and counted. */
 static int close_flush(qsf_sender *s, qsf_close_info *ci, qsf_errinfo *err) {
+    qsf_assert(qsf_guard_held(&s->guard));
     if (qsf_qwp_batch_row_open(s->batch))
         qsf_qwp_batch_row_cancel(s->batch);
     if (s->conf->transaction) { /* only qsf_flush commits: close gives it up */

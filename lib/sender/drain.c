@@ -1,5 +1,7 @@
 /* Orphan adoption: the scan and the drainer pool (see drain.h). */
 #include "sender/drain.h"
+#include "qsf_assert.h"
+#include "grow.h"
 #include "sender/losses.h"
 
 #include "err.h"
@@ -67,12 +69,10 @@ static bool is_candidate(qsf_drainers *d, int sf_dirfd, const char *name, const 
 
 static int add_name(qsf_drainers *d, const char *name, int *cap) {
     if (d->n == *cap) {
-        int ncap = *cap ? *cap * 2 : 8;
-        char **p = realloc(d->names, (size_t) ncap * sizeof *p);
+        char **p = qsf_grow(d->names, cap, 8);
         if (!p)
             return QSF_E_NOMEM;
         d->names = p;
-        *cap = ncap;
     }
     char *copy = strdup(name);
     if (!copy)
@@ -229,6 +229,7 @@ static int drain_one(qsf_drainers *d, const char *name) {
  * while the close's time lasts: the pool was started with the sender, and a
  * close that comes before a thread got to run must not leave its slot. */
 static const char *take_locked(qsf_drainers *d, bool first) {
+    qsf_assert_held(&d->mu);
     if (d->next >= d->n)
         return NULL;
     if (atomic_load(&d->stop) && (!first || past_deadline(d)))

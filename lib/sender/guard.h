@@ -29,6 +29,7 @@
 #ifndef QSF_GUARD_H
 #define QSF_GUARD_H
 
+#include "qsf_assert.h"
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -90,6 +91,18 @@ static inline void qsf_guard_leave_fast(void) {
 static inline bool qsf_guard_enter(qsf_guard *g) {
     return qsf_guard_enter_fast(g) || qsf_guard_enter_slow(g);
 }
+
+#ifdef QSF_ASSERTS
+/* Whether this thread is inside a call on g, by either path (qsf_assert only:
+ * "producer thread, inside the guard"). */
+static inline bool qsf_guard_held(qsf_guard *g) {
+    qsf_guard_rec *me = qsf_guard_self;
+    if (me && atomic_load_explicit(&me->in, memory_order_relaxed) &&
+        atomic_load_explicit(&g->owner, memory_order_relaxed) == me)
+        return true;
+    return qsf_mutex_held(&g->mu);
+}
+#endif
 
 /* Leaves after a successful qsf_guard_enter, on the same thread. */
 static inline void qsf_guard_leave(qsf_guard *g) {

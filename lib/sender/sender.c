@@ -1,6 +1,7 @@
 /* Public API glue: sender lifecycle, flush, wait, pause, close, stats, errors
  * (docs/ERRORS.md §2, §5, §6; docs/PROTOCOL.md §8.8, §10.5, §12). */
 #include "sender/internal.h"
+#include "qsf_assert.h"
 #include "sender/losses.h"
 
 #include "err.h"
@@ -116,6 +117,7 @@ void qsf_sender_frame_outputs(const qsf_sender *s, qsf_qwp_on_new_symbols_fn *on
 }
 
 int qsf_sender_encode(qsf_sender *s, bool stage, qsf_qwp_encode_result *res, qsf_errinfo *err) {
+    qsf_assert(qsf_guard_held(&s->guard)); /* the row buffer is the producer's */
     *res = (qsf_qwp_encode_result){0};
     s->eo.defer_last = stage;
     qsf_qwp_on_new_symbols_fn on_new;
@@ -161,6 +163,8 @@ void qsf_sender_published(qsf_sender *s, uint64_t rows) {
     if (!qsf_qwp_batch_row_open(s->batch))
         qsf_qwp_batch_reset(s->batch);
     qsf_interval_reset(&s->ivl);
+    qsf_assert(qsf_guard_held(&s->guard));
+    qsf_assert(qsf_ring_published_fsn(s->ring) >= s->last_commit_fsn); /* never moves back */
     s->last_commit_fsn = qsf_ring_published_fsn(s->ring);
     qsf_backlog_published(&s->backlog, s->last_commit_fsn, rows, QSF_OS->mono_ns());
     qsf_io_wake(s->io);
@@ -182,6 +186,7 @@ static int publish_batch(qsf_sender *s, qsf_errinfo *err) {
 }
 
 int qsf_sender_flush_locked(qsf_sender *s, int64_t *fsn_out, qsf_errinfo *err) {
+    qsf_assert(qsf_guard_held(&s->guard)); /* the producer, inside the guard */
     int rc = QSF_OK;
     if (s->txn.open)
         rc = qsf_sender_txn_commit(s, err);
@@ -218,6 +223,7 @@ static int row_left_out(qsf_sender *s, int rc, qsf_errinfo *err) {
 }
 
 int qsf_sender_after_row(qsf_sender *s, qsf_errinfo *err) {
+    qsf_assert(qsf_guard_held(&s->guard));
     const qsf_conf *c = s->conf;
     qsf_interval_row(&s->ivl);
     if (!c->auto_flush)

@@ -24,6 +24,7 @@
  * retried; any other failure aborts it whole, and the application starts it
  * again. */
 #include "sender/internal.h"
+#include "qsf_assert.h"
 
 #include "err.h"
 #include "qwp/encoder.h"
@@ -72,6 +73,7 @@ static int txn_fail(qsf_sender *s, int rc, qsf_errinfo *err) {
 /* Opens the ring's flush for the transaction, remembering the symbols'
  * watermark to go back to. */
 static int txn_begin(qsf_sender *s, bool fresh, qsf_errinfo *err) {
+    qsf_assert(!s->txn.open); /* the first auto-flush opens it, once */
     int rc = fresh ? qsf_ring_txn_begin_fresh(s->ring, err) : qsf_ring_txn_begin(s->ring, err);
     if (rc == QSF_OK)
         s->txn = (qsf_sender_txn){.open = true, .published0 = qsf_symtab_published(s->symtab)};
@@ -80,6 +82,7 @@ static int txn_begin(qsf_sender *s, bool fresh, qsf_errinfo *err) {
 
 /* The rows of an encode are in the transaction: the row buffer is free. */
 static void staged(qsf_sender *s, const qsf_qwp_encode_result *res) {
+    qsf_assert(s->txn.open);
     s->txn.rows += res->rows_consumed;
     s->txn.frames += res->frames;
     qsf_qwp_batch_reset(s->batch);
@@ -129,6 +132,7 @@ static int staged_fail(qsf_sender *s, const qsf_ring_mark *m, uint32_t published
  * failing as staged_fail says. */
 static int encode_more(qsf_sender *s, qsf_sender_encode_fn fn, void *user, bool stage,
                        qsf_qwp_encode_result *res, qsf_errinfo *err) {
+    qsf_assert(s->txn.open); /* into the open transaction only */
     qsf_ring_mark m;
     qsf_ring_txn_mark(s->ring, &m);
     uint32_t published = qsf_symtab_published(s->symtab);
@@ -138,6 +142,7 @@ static int encode_more(qsf_sender *s, qsf_sender_encode_fn fn, void *user, bool 
 
 int qsf_sender_txn_stage_with(qsf_sender *s, qsf_sender_encode_fn fn, void *user,
                               qsf_errinfo *err) {
+    qsf_assert(s->conf->transaction && qsf_guard_held(&s->guard));
     qsf_sender_set_frame_limits(s);
     if (s->txn.open) {
         qsf_qwp_encode_result res;
@@ -176,6 +181,7 @@ static int append_commit_frame(qsf_sender *s, qsf_errinfo *err) {
  * With every row staged the commit goes ahead and the row stays open
  * (qsf_sender_published), the first of the next transaction. */
 int qsf_sender_txn_commit(qsf_sender *s, qsf_errinfo *err) {
+    qsf_assert(s->txn.open && qsf_guard_held(&s->guard));
     qsf_sender_set_frame_limits(s);
     qsf_qwp_encode_result res = {0};
     bool buffered = qsf_qwp_batch_rows(s->batch) > 0;

@@ -7,6 +7,7 @@
  * sync_mu keeps an abort from zeroing frames while a barrier is under way (a
  * sync finishing after the zeroing would mark the zeroed range durable). */
 #include "sf/ring_int.h"
+#include "qsf_assert.h"
 
 #include "err.h"
 
@@ -16,6 +17,7 @@
  * are not all durable. Returns how many; *resume is where to continue. */
 static int collect_dirty_locked(qsf_ring *r, qsf_segment *from, qsf_segment **out,
                                 qsf_segment **resume) {
+    qsf_assert_held(&r->mu);
     int n = 0;
     qsf_segment *s = from;
     for (; s && n < BATCH; s = atomic_load(&s->next)) {
@@ -30,6 +32,8 @@ static int collect_dirty_locked(qsf_ring *r, qsf_segment *from, qsf_segment **ou
 }
 
 static int sync_one(qsf_ring *r, qsf_segment *s, qsf_errinfo *err) {
+    qsf_assert_held(&r->sync_mu);          /* barriers never run beside an abort's zeroing */
+    qsf_assert(atomic_load(&s->pins) > 0); /* collect_dirty_locked pinned it */
     uint64_t from = atomic_load(&s->durable_off);
     uint64_t to = atomic_load_explicit(&s->written_off, memory_order_acquire);
     int rc = qsf_seg_sync_range(s, from, to, r->rec.slot.path, err);
@@ -53,6 +57,7 @@ static int sync_dictionary(qsf_ring *r, qsf_errinfo *err) {
 }
 
 static int sync_written(qsf_ring *r, qsf_errinfo *err) {
+    qsf_assert_held(&r->sync_mu);
     int rc = sync_dictionary(r, err);
     if (rc == QSF_OK) /* a flush's position before its frames (ring_srcpos.c) */
         rc = qsf_ring_srcpos_sync(r, err);
@@ -68,7 +73,7 @@ static int sync_written(qsf_ring *r, qsf_errinfo *err) {
             rc = sync_one(r, batch[i], err);
         pthread_mutex_lock(&r->mu);
         for (int i = 0; i < n; i++)
-            atomic_fetch_sub(&batch[i]->pins, 1);
+            qsf_seg_unpin(batch[i]);
         n = rc == QSF_OK && next ? collect_dirty_locked(r, next, batch, &next) : 0;
         pthread_mutex_unlock(&r->mu);
     }

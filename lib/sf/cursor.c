@@ -3,6 +3,7 @@
  * segment's published offset (acquire), so a seek that races the producer
  * sees exactly the published frames (docs/PROTOCOL.md §8.1, step 5). */
 #include "sf/ring_int.h"
+#include "qsf_assert.h"
 
 #include "sf/segfmt.h"
 #include "sf/sfa.h"
@@ -13,6 +14,7 @@
  * entered: an aborted flush may take them back. NULL when fsn is below the
  * head. */
 static qsf_segment *find_segment_locked(qsf_ring *r, int64_t fsn, int64_t pub) {
+    qsf_assert_held(&r->mu);
     qsf_segment *s = r->head;
     if (!s || fsn < s->base_seq)
         return NULL;
@@ -74,16 +76,18 @@ int qsf_ring_cursor_next(qsf_ring *r, qsf_ring_cursor *c, const uint8_t **payloa
         }
         if (c->offset < end) {
             c->offset = qsf_seg_frame_at(s, c->offset, payload, len);
+            qsf_assert(c->offset <= end); /* a published frame ends at or before published_off */
             *fsn = c->next_fsn++;
             return 1;
         }
         if (sealed == UINT64_MAX)
             return 0;
         qsf_segment *nx = atomic_load_explicit(&s->next, memory_order_acquire);
+        qsf_assert(nx != NULL); /* linked before it was sealed */
         /* Pin the next segment before unpinning this one: the manager trims
          * oldest first and stops at a pinned segment, so nx stays mapped. */
         atomic_fetch_add(&nx->pins, 1);
-        atomic_fetch_sub(&s->pins, 1);
+        qsf_seg_unpin(s);
         c->seg = s = nx;
         c->offset = QSF_SFA_HEADER_SIZE;
         c->epoch = atomic_load_explicit(&nx->epoch, memory_order_acquire);
@@ -100,8 +104,9 @@ void qsf_ring_cursor_skip_read(qsf_ring *r, qsf_ring_cursor *c) {
         if (epoch != c->epoch || c->offset < end || sealed == UINT64_MAX)
             return; /* frames to read (or reused): cursor_next's business */
         qsf_segment *nx = atomic_load_explicit(&s->next, memory_order_acquire);
+        qsf_assert(nx != NULL);
         atomic_fetch_add(&nx->pins, 1); /* as in cursor_next: pin the next first */
-        atomic_fetch_sub(&s->pins, 1);
+        qsf_seg_unpin(s);
         c->seg = s = nx;
         c->offset = QSF_SFA_HEADER_SIZE;
         c->epoch = atomic_load_explicit(&nx->epoch, memory_order_acquire);
@@ -116,6 +121,6 @@ bool qsf_ring_frame_intact(const uint8_t *payload, uint32_t len) {
 void qsf_ring_cursor_release(qsf_ring *r, qsf_ring_cursor *c) {
     (void) r;
     if (c->seg)
-        atomic_fetch_sub(&((qsf_segment *) c->seg)->pins, 1);
+        qsf_seg_unpin((qsf_segment *) c->seg);
     c->seg = NULL;
 }

@@ -4,6 +4,7 @@
  * (docs/DURABILITY.md §8). It ticks every 1 ms (or the sync interval if shorter) or when woken,
  * and backs off to IDLE_MAX_NS while the ring stays still (next_wait). */
 #include "sf/ring_int.h"
+#include "qsf_assert.h"
 
 #include "err.h"
 #include "log.h"
@@ -20,37 +21,38 @@
 #define IDLE_MAX_NS       ((int64_t) 64 * 1000000)
 #define SYNC_RETRY_MAX_NS ((int64_t) 1000000000)
 
-/* ---- backoff ---- */
+/* ---- retry delay of a failing step ---- */
 
-bool qsf_backoff_due(const qsf_backoff *b, int64_t now) {
+bool qsf_retry_due(const qsf_retry *b, int64_t now) {
     return now >= b->next_ns;
 }
 
-void qsf_backoff_result(qsf_backoff *b, bool ok, int64_t now) {
+void qsf_retry_result(qsf_retry *b, bool ok, int64_t now) {
     if (ok) {
         b->delay_ns = 0;
         b->next_ns = 0;
         return;
     }
-    b->delay_ns = b->delay_ns ? b->delay_ns * 2 : QSF_BACKOFF_MIN_NS;
-    if (b->delay_ns > QSF_BACKOFF_MAX_NS)
-        b->delay_ns = QSF_BACKOFF_MAX_NS;
+    b->delay_ns = b->delay_ns ? b->delay_ns * 2 : QSF_RETRY_MIN_NS;
+    if (b->delay_ns > QSF_RETRY_MAX_NS)
+        b->delay_ns = QSF_RETRY_MAX_NS;
     b->next_ns = now + b->delay_ns;
 }
 
 /* ---- trim (docs/DURABILITY.md §7) ---- */
 
 static bool stage_due(const qsf_ring *r, int stage, int64_t now) {
-    return qsf_backoff_due(&r->trim_backoff[stage], now);
+    return qsf_retry_due(&r->trim_retry[stage], now);
 }
 
 static void stage_result(qsf_ring *r, int stage, bool ok, int64_t now) {
-    qsf_backoff_result(&r->trim_backoff[stage], ok, now);
+    qsf_retry_result(&r->trim_retry[stage], ok, now);
 }
 
 /* Under mu: detaches up to 64 trimmable sealed segments from the head of the
  * chain (oldest first, stopping at a pinned or unacknowledged one) into cand[]. */
 static int detach_trimmable_locked(qsf_ring *r, qsf_segment **cand, bool ignore_pins) {
+    qsf_assert_held(&r->mu);
     int64_t acked = qsf_ring_acked_fsn(r);
     int n = 0;
     qsf_segment *s = r->head;
@@ -64,8 +66,10 @@ static int detach_trimmable_locked(qsf_ring *r, qsf_segment **cand, bool ignore_
         cand[n++] = s;
         s = atomic_load(&s->next);
     }
-    if (n > 0)
+    if (n > 0) {
+        qsf_assert(r->npending + n <= QSF_MAX_TRIMS_PER_PASS);
         r->head = s; /* still live: their bytes are owned until release_pending */
+    }
     return n;
 }
 
@@ -118,9 +122,12 @@ static int trim_unlink(qsf_ring *r, qsf_errinfo *e) {
 static void release_pending(qsf_ring *r) {
     pthread_mutex_lock(&r->mu);
     uint64_t bytes = 0;
-    for (int i = 0; i < r->npending; i++)
+    for (int i = 0; i < r->npending; i++) {
+        qsf_assert(!r->sf || r->pending[i]->unlinked); /* gone from the disk first */
         bytes += r->pending[i]->size;
+    }
     int n = r->npending;
+    qsf_assert(r->live >= (uint32_t) n); /* pending segments still count as live */
     qsf_segment *done[QSF_MAX_TRIMS_PER_PASS];
     memcpy(done, r->pending, (size_t) n * sizeof done[0]);
     r->npending = 0;
@@ -419,6 +426,7 @@ uint64_t qsf_ring_manager_passes(const qsf_ring *r) {
 }
 
 void qsf_mgr_kick_locked(qsf_ring *r) {
+    qsf_assert_held(&r->mu);
     r->mgr_kick = true;
     pthread_cond_signal(&r->mgr_cv);
 }

@@ -2,6 +2,7 @@
  * failure latches. The producer path is in ring_append.c, the reader in
  * cursor.c, the manager in manager.c, data barriers in barrier.c. */
 #include "sf/ring_int.h"
+#include "qsf_assert.h"
 
 #include "err.h"
 #include "log.h"
@@ -24,6 +25,7 @@ int64_t qsf_ring_now_ns(void) {
 /* ---- accounting (all under mu) ---- */
 
 bool qsf_ring_spare_fits_locked(const qsf_ring *r) {
+    qsf_assert_held(&r->mu);
     if (r->live + (r->spare ? 1u : 0u) < QSF_MIN_LIVE_SEGMENTS)
         return true;
     uint64_t owned = atomic_load(&r->owned_bytes) + atomic_load(&r->dict_bytes);
@@ -31,11 +33,13 @@ bool qsf_ring_spare_fits_locked(const qsf_ring *r) {
 }
 
 void qsf_ring_wake_producers_locked(qsf_ring *r) {
+    qsf_assert_held(&r->mu);
     r->wake_gen++;
     pthread_cond_broadcast(&r->space_cv);
 }
 
 bool qsf_ring_spare_from_pool_locked(qsf_ring *r) {
+    qsf_assert_held(&r->mu);
     if (r->spare || r->rotating || r->npool == 0)
         return false;
     qsf_segment *s = r->pool[--r->npool];
@@ -48,6 +52,8 @@ bool qsf_ring_spare_from_pool_locked(qsf_ring *r) {
 }
 
 void qsf_ring_release_bytes_locked(qsf_ring *r, uint64_t bytes) {
+    qsf_assert(atomic_load(&r->owned_bytes) >= bytes); /* only owned bytes are given back */
+    qsf_assert_held(&r->mu);
     atomic_fetch_sub(&r->owned_bytes, bytes);
     qsf_ring_wake_producers_locked(r);
 }

@@ -3,6 +3,7 @@
  * docs/ERRORS.md §3). A flush is published all at once, and undone on abort,
  * in ring_txn.c. */
 #include "sf/ring_int.h"
+#include "qsf_assert.h"
 
 #include "err.h"
 #include "log.h"
@@ -36,6 +37,8 @@ static void maybe_early_wake(qsf_ring *r, qsf_segment *a) {
 /* The frame just written at `off` in s belongs to the open flush: its FSN
  * assigned, where the flush started remembered for an abort. */
 static void frame_joins_txn(qsf_ring *r, qsf_segment *s, uint64_t off, int64_t *fsn_out) {
+    qsf_assert(r->txn.open && s == r->active); /* frames go into the active segment, in a flush */
+    qsf_assert(!r->txn.seg || r->next_fsn >= r->txn.first_fsn);
     qsf_ring_txn *t = &r->txn;
     if (!t->seg) {
         t->seg = s;
@@ -110,6 +113,7 @@ static int rotation_barriers(qsf_ring *r, qsf_segment *a, qsf_segment *sp, qsf_e
  * blaming acknowledgements would be false (every published frame may be
  * acknowledged already). */
 static bool acked_segments_owned_locked(qsf_ring *r) {
+    qsf_assert_held(&r->mu);
     int64_t acked = qsf_ring_acked_fsn(r);
     uint64_t unacked = 0;
     for (qsf_segment *s = r->head; s; s = atomic_load_explicit(&s->next, memory_order_acquire))
@@ -119,6 +123,7 @@ static bool acked_segments_owned_locked(qsf_ring *r) {
 }
 
 static int no_spare_cause_locked(qsf_ring *r) {
+    qsf_assert_held(&r->mu);
     if (qsf_ring_spare_fits_locked(r))
         return r->create_err[0] ? QSF_STALL_CREATE : QSF_STALL_SPARE;
     return acked_segments_owned_locked(r) ? QSF_STALL_TRIM : QSF_STALL_SPACE;
@@ -128,6 +133,9 @@ static int no_spare_cause_locked(qsf_ring *r) {
  * into yet (2 while the spare thread writes the spare's planned header), or periodic
  * mode must first make the full segment durable. */
 static int rotation_blocked_locked(qsf_ring *r, qsf_segment *a) {
+    qsf_assert_held(&r->mu);
+    /* one rotation at a time, from the chain's last segment into another */
+    qsf_assert(!r->rotating && !atomic_load(&a->next) && r->spare != a);
     qsf_ring_spare_from_pool_locked(r);
     if (!r->spare) {
         r->stall_cause = no_spare_cause_locked(r);
@@ -181,6 +189,7 @@ static int try_rotate(qsf_ring *r, uint64_t *gen) {
         pthread_mutex_unlock(&r->mu);
         return TRY_WAIT;
     }
+    qsf_assert(r->spare == sp); /* nobody replaces a spare while it is rotated into */
     r->spare = NULL;
     r->rotate_err[0] = 0;
     if (a->frame_count > 0)
@@ -547,6 +556,7 @@ uint8_t *qsf_ring_txn_place(qsf_ring *r, size_t cap) {
 }
 
 void qsf_ring_txn_append_placed(qsf_ring *r, size_t len, int64_t *fsn_out) {
+    qsf_assert(!r->sf && r->txn.open); /* placed frames: memory mode only (qsf_ring_txn_place) */
     qsf_segment *a = r->active;
     uint64_t off = a->append_off;
     (void) QSF_FAULT_POINT(QSF_FP_FRAME_PLACED);
@@ -556,5 +566,6 @@ void qsf_ring_txn_append_placed(qsf_ring *r, size_t len, int64_t *fsn_out) {
 }
 
 void qsf_ring_txn_unplace(qsf_ring *r, size_t cap) {
+    qsf_assert(!r->sf && r->txn.open);
     qsf_seg_unplace(r->active, cap);
 }

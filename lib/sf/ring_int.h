@@ -25,17 +25,19 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-/* Backoff of one trim stage (docs/DURABILITY.md §7): 4 ms doubling to 1.024 s. */
-typedef struct qsf_backoff {
+/* The retry delay of one failing disk step, a trim stage (docs/DURABILITY.md §7)
+ * or a spare's creation: 4 ms doubling to 1.024 s, no jitter. (The reconnect
+ * delay with jitter is io/backoff.h, qsf_backoff.) */
+typedef struct qsf_retry {
     int64_t next_ns;  /* do not try before this monotonic time */
     int64_t delay_ns; /* 0 after a success */
-} qsf_backoff;
+} qsf_retry;
 
 /* A backpressure episode this long is logged at WARN when no hook is set. */
 #define QSF_RING_EPISODE_LONG_NS ((int64_t) 5 * 1000000000)
 
-#define QSF_BACKOFF_MIN_NS ((int64_t) 4 * 1000000)
-#define QSF_BACKOFF_MAX_NS ((int64_t) 1024 * 1000000)
+#define QSF_RETRY_MIN_NS ((int64_t) 4 * 1000000)
+#define QSF_RETRY_MAX_NS ((int64_t) 1024 * 1000000)
 
 /* Memory mode keeps trimmed buffers (still counted as owned, so the pool never
  * takes the ring past its cap) to become spares again: a fresh buffer costs
@@ -187,13 +189,13 @@ struct qsf_ring {
     _Atomic uint64_t mgr_passes; /* qsf_ring_manager_passes */
     bool sync_requested;         /* under mu: rotation asked for a checkpoint */
     int64_t next_sync_ns;        /* periodic checkpoint due */
-    qsf_backoff trim_backoff[QSF_TRIM_STAGES];
+    qsf_retry trim_retry[QSF_TRIM_STAGES];
 
     /* spares (spares.c): the spare thread with a slot directory, else the
      * manager, owns these three */
     int64_t last_create_log_ns;
     bool create_logged;
-    qsf_backoff create_backoff; /* spare creation after a failure: 4 ms doubling to 1.024 s */
+    qsf_retry create_retry; /* spare creation after a failure: 4 ms doubling to 1.024 s */
     pthread_t spares;
     bool spares_started; /* the thread runs: open and close only */
     bool spares_stop;    /* under mu */
@@ -275,10 +277,10 @@ int qsf_ring_latched_error(qsf_ring *r, qsf_errinfo *err);
  * segment's published frames end before it. */
 uint64_t qsf_ring_offset_of(const qsf_segment *s, int64_t fsn);
 
-/* Backoff bookkeeping (manager.c): a failed attempt doubles the delay from 4 ms
+/* Retry bookkeeping (manager.c): a failed attempt doubles the delay from 4 ms
  * to 1.024 s, a success clears it. */
-bool qsf_backoff_due(const qsf_backoff *b, int64_t now);
-void qsf_backoff_result(qsf_backoff *b, bool ok, int64_t now);
+bool qsf_retry_due(const qsf_retry *b, int64_t now);
+void qsf_retry_result(qsf_retry *b, bool ok, int64_t now);
 
 /* ---- ring.c helpers used by the others ---- */
 int64_t qsf_ring_now_ns(void);

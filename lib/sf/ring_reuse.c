@@ -21,6 +21,7 @@
  * above it: the slot starts fresh (docs/FORMAT.md §6.8); after step 3 it
  * is an ordinary slot. Nothing unacknowledged is ever lost. */
 #include "sf/ring_int.h"
+#include "qsf_assert.h"
 
 #include "err.h"
 #include "log.h"
@@ -30,6 +31,7 @@
 #include <stdio.h>
 
 bool qsf_ring_reusable_locked(const qsf_ring *r) {
+    qsf_assert_held(&r->mu);
     const qsf_segment *a = r->active;
     if (r->reuse_owed) /* reused, its manifest step failed: retried, spare or not */
         return !r->rotating && !r->planning;
@@ -40,6 +42,8 @@ bool qsf_ring_reusable_locked(const qsf_ring *r) {
 
 /* Steps 1 and 2. */
 static int reset_active(qsf_ring *r, qsf_segment *a, int64_t base, qsf_errinfo *err) {
+    qsf_assert(!r->txn.seg); /* no frame of the open flush is in it */
+    qsf_assert(qsf_ring_acked_fsn(r) >= qsf_ring_published_fsn(r)); /* every frame acknowledged */
     uint64_t end = a->append_off;
     int rc = qsf_ring_persist_acked(r, err);
     if (rc == QSF_OK)

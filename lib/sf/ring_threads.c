@@ -2,6 +2,7 @@
  * spares.c) share: sleeping on their condition variable until kicked, stopped
  * or timed out, and being stopped and joined by close. */
 #include "sf/ring_int.h"
+#include "qsf_assert.h"
 
 #include <time.h>
 
@@ -11,6 +12,7 @@
 
 void qsf_ring_thread_wait(qsf_ring *r, pthread_cond_t *cv, const bool *kick, const bool *stop,
                           int64_t wait_ns) {
+    qsf_assert_held(&r->mu);
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     int64_t ns = ts.tv_nsec + wait_ns;

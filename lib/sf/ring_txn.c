@@ -17,6 +17,7 @@
  * the latch is set: the frames stay unpublished, and the next recovery
  * removes them as the aborted flush they are. */
 #include "sf/ring_int.h"
+#include "qsf_assert.h"
 
 #include "err.h"
 #include "log.h"
@@ -32,6 +33,8 @@ int qsf_ring_txn_begin(qsf_ring *r, qsf_errinfo *err) {
         return qsf_err_set(err, QSF_E_STATE, 0, 0, "a flush is already open on this ring");
     if (qsf_latch_code(r->latch) || atomic_load_explicit(&r->dur_latched, memory_order_relaxed))
         return qsf_ring_latched_error(r, err);
+    /* Between flushes every FSN written is published: aborts give theirs back. */
+    qsf_assert(r->next_fsn == qsf_ring_published_fsn(r) + 1);
     r->txn = (qsf_ring_txn){.open = true, .first_fsn = r->next_fsn};
     return QSF_OK;
 }
@@ -50,9 +53,14 @@ bool qsf_ring_txn_started_behind(const qsf_ring *r) {
 /* Seals every segment the flush filled and publishes the active one, in chain
  * order, then publishedFsn: a reader that sees the FSN also sees the frame. */
 static void publish_all(qsf_ring *r) {
+    qsf_assert(r->txn.open && r->txn.seg);
+    qsf_assert(r->next_fsn - 1 >= qsf_ring_published_fsn(r)); /* publishedFsn never moves back */
     qsf_segment *s = r->txn.seg;
-    for (; s != r->active; s = atomic_load_explicit(&s->next, memory_order_relaxed))
+    for (; s != r->active; s = atomic_load_explicit(&s->next, memory_order_relaxed)) {
+        /* A segment of the flush before the active one: linked, not sealed yet. */
+        qsf_assert(atomic_load(&s->next) && atomic_load(&s->sealed_off) == UINT64_MAX);
         qsf_seg_seal(s);
+    }
     qsf_seg_publish(r->active);
     atomic_store_explicit(&r->published_fsn, r->next_fsn - 1, memory_order_release);
     if (atomic_load_explicit(&r->mgr_dozing, memory_order_relaxed)) {
@@ -66,6 +74,8 @@ static void publish_all(qsf_ring *r) {
 static int zero_frames(qsf_ring *r, qsf_segment *s, uint64_t off, uint64_t frames, bool sync,
                        qsf_errinfo *err) {
     uint64_t end = s->append_off;
+    qsf_assert_held(&r->sync_mu); /* no barrier marks the zeros durable meanwhile */
+    qsf_assert(off >= atomic_load(&s->published_off)); /* only unpublished frames are taken back */
     if (end <= off)
         return QSF_OK;
     qsf_seg_unwrite(s, off, frames);
@@ -97,6 +107,7 @@ static void drop_segment(qsf_ring *r, qsf_segment *s) {
 /* Undoes the rotation from prev into s (the active one), whose frames all
  * belong to the flush: steps 1 and 2 of the diagram. */
 static int unrotate(qsf_ring *r, qsf_segment *prev, qsf_segment *s, qsf_errinfo *err) {
+    qsf_assert(s == r->active && atomic_load(&prev->next) == s);
     int rc = zero_frames(r, s, QSF_SFA_HEADER_SIZE, s->frame_count, true, err);
     if (rc == QSF_OK && r->sf) {
         pthread_mutex_lock(&r->mf_mu);
@@ -202,6 +213,7 @@ int qsf_ring_txn_rollback(qsf_ring *r, const qsf_ring_mark *m, qsf_errinfo *err)
     if (!t->open)
         return qsf_err_set(err, QSF_E_STATE, 0, 0, "no flush is open on this ring");
     qsf_segment *seg = (qsf_segment *) m->seg;
+    qsf_assert(m->fsn >= t->first_fsn && m->fsn <= r->next_fsn); /* a mark of this flush */
     int rc = seg ? undo_to(r, seg, m->off, m->frames, err) : undo(r, err);
     if (rc != QSF_OK) {
         qsf_errinfo e;
@@ -235,6 +247,7 @@ int qsf_ring_txn_commit(qsf_ring *r, qsf_errinfo *err) {
         r->txn.open = false;
         return qsf_ring_srcpos_commit_empty(r, err);
     }
+    qsf_assert(r->txn.last == r->active && r->next_fsn > r->txn.first_fsn);
     /* the position after the frames, before the barrier that covers both */
     int rc = qsf_ring_srcpos_write(r, r->next_fsn - 1, err);
     if (rc == QSF_OK && r->durability == QSF_DUR_APPEND)

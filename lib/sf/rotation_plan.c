@@ -32,6 +32,7 @@
  * rather than waste the segment's tail. Not used with periodic durability:
  * there the rotation must wait for the segment's checkpoint anyway. */
 #include "sf/ring_int.h"
+#include "qsf_assert.h"
 
 #include "log.h"
 #include "os/os.h"
@@ -47,6 +48,7 @@
  * only pays when the producer is far from the end (a paced producer, right
  * after a rotation), not when it is racing to it. */
 static int64_t predict_end_fsn_locked(const qsf_ring *r, const qsf_segment *a) {
+    qsf_assert_held(&r->mu);
     if (r->frame_bytes_avg == 0 ||
         atomic_load_explicit(&a->published_off, memory_order_relaxed) > a->size / 2)
         return -1;
@@ -79,7 +81,8 @@ void qsf_plan_rotation(qsf_ring *r) {
         pthread_mutex_unlock(&r->mu);
         return;
     }
-    r->planning = true; /* the producer leaves the spare alone meanwhile */
+    qsf_assert(!r->planning); /* one planner: the spare thread */
+    r->planning = true;       /* the producer leaves the spare alone meanwhile */
     pthread_mutex_unlock(&r->mu);
 
     qsf_errinfo e;
@@ -92,6 +95,7 @@ void qsf_plan_rotation(qsf_ring *r) {
         qsf_seg_prefault(sp, 0, SPARE_PREFAULT); /* still planning: no one else touches it */
 
     pthread_mutex_lock(&r->mu);
+    qsf_assert(r->planning && r->spare == sp); /* nobody took or replaced it meanwhile */
     r->planning = false;
     if (rc == QSF_OK)
         atomic_store(&r->plan_fsn, x);

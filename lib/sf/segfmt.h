@@ -78,13 +78,9 @@ void qsf_sfa_header_encode(uint8_t out[QSF_SFA_HEADER_SIZE], uint8_t flags, int6
 /* Decodes 24 header bytes into *h (always filled) and classifies them. */
 int qsf_sfa_header_decode(const uint8_t in[QSF_SFA_HEADER_SIZE], qsf_sfa_header *h);
 
-/* Header fields rewritten in place (rebasing, reuse, MANIFEST_REQUIRED). */
+/* The header field rewritten in place (rebasing, reuse). */
 static inline void qsf_sfa_set_base_seq(uint8_t *header, int64_t base_seq) {
     qsf_put_i64(header + QSF_SFA_AT_BASE_SEQ, base_seq);
-}
-
-static inline void qsf_sfa_set_flags(uint8_t *header, uint8_t flags) {
-    header[QSF_SFA_AT_FLAGS] = flags;
 }
 
 /* The stored fields of the frame envelope at f (at least 8 readable bytes). */

@@ -1,5 +1,6 @@
 /* Segment objects for both backings (see segment.h). */
 #include "sf/segment.h"
+#include "qsf_assert.h"
 
 #include "bytes.h"
 #include "crc32c.h"
@@ -272,6 +273,8 @@ uint8_t *qsf_seg_place(qsf_segment *s, uint64_t cap) {
 /* The frame at off, its CRC stored, is written: the producer's offset moves
  * past it (not published yet). */
 static void frame_written(qsf_segment *s, uint64_t off, uint32_t len) {
+    qsf_assert(atomic_load(&s->sealed_off) == UINT64_MAX); /* sealed: no frame follows */
+    qsf_assert(off + QSF_SFA_FRAME_OVERHEAD + len <= s->size);
     (void) QSF_FAULT_POINT(QSF_FP_FRAME_CRC_WRITTEN);
     s->append_off = off + QSF_SFA_FRAME_OVERHEAD + len;
     s->frame_count++;
@@ -438,10 +441,6 @@ int qsf_seg_rebase(qsf_segment *s, int64_t base_seq, const char *dir_path, qsf_e
     }
     s->base_seq = base_seq;
     return QSF_OK;
-}
-
-void qsf_seg_stamp_flags(qsf_segment *s, uint8_t flags) {
-    qsf_sfa_set_flags(s->base, flags);
 }
 
 static int sync_fail(const qsf_segment *s, const char *dir_path, const char *what, uint64_t from,

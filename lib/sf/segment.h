@@ -26,6 +26,7 @@
 #define QSF_SEGMENT_H
 
 #include "qsf.h"
+#include "qsf_assert.h"
 #include "sf/segfmt.h"
 
 #include <stdatomic.h>
@@ -155,14 +156,23 @@ uint8_t *qsf_seg_place(qsf_segment *s, uint64_t cap);
 void qsf_seg_write_placed(qsf_segment *s, uint32_t len);
 void qsf_seg_unplace(qsf_segment *s, uint64_t cap);
 
+/* Drops a pin taken on s (a cursor's or a barrier's): never one not taken. */
+static inline void qsf_seg_unpin(qsf_segment *s) {
+    int was = atomic_fetch_sub(&s->pins, 1);
+    qsf_assert(was > 0);
+    (void) was;
+}
+
 /* Makes every written frame visible to the reader (release). Producer only. */
 static inline void qsf_seg_publish(qsf_segment *s) {
+    qsf_assert(s->append_off >= atomic_load_explicit(&s->published_off, memory_order_relaxed));
     atomic_store_explicit(&s->published_off, s->append_off, memory_order_release);
 }
 
 /* Publishes, then seals: no frame will ever follow; the reader may move on to
  * s->next once it has read up to here. Producer only. */
 static inline void qsf_seg_seal(qsf_segment *s) {
+    qsf_assert(s->append_off >= atomic_load_explicit(&s->published_off, memory_order_relaxed));
     qsf_seg_publish(s);
     atomic_store_explicit(&s->sealed_off, s->append_off, memory_order_release);
 }
@@ -194,9 +204,6 @@ static inline int64_t qsf_seg_end_fsn(const qsf_segment *s) {
  * with pwrite in SF mode (see qsf_seg_create_file), errors naming
  * <dir_path>/<name> and the offset. QSF_E_INTERNAL once a frame was written. */
 int qsf_seg_rebase(qsf_segment *s, int64_t base_seq, const char *dir_path, qsf_errinfo *err);
-
-/* Sets the header's flags byte. */
-void qsf_seg_stamp_flags(qsf_segment *s, uint8_t flags);
 
 /* msync(MS_SYNC) of the header page, then fdatasync; sets header_durable. A
  * header_cold segment's header page is then dropped from the page cache (see

@@ -1,6 +1,7 @@
 /* What a directory is to qsf (slotdir.h): one listing of it, and one of each
  * subdirectory when it holds no slot files itself. */
 #include "sf/slotdir.h"
+#include "grow.h"
 
 #include "err.h"
 #include "os/os.h"
@@ -128,12 +129,10 @@ typedef struct names {
 
 static int push_name(names *ns, const char *name) {
     if (ns->n == ns->cap) {
-        uint32_t cap = ns->cap ? ns->cap * 2 : 16;
-        char **v = realloc(ns->v, cap * sizeof *v);
+        char **v = qsf_grow(ns->v, &ns->cap, 16);
         if (!v)
             return QSF_E_NOMEM;
         ns->v = v;
-        ns->cap = cap;
     }
     char *c = strdup(name);
     if (!c)

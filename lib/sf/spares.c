@@ -6,15 +6,16 @@
  * manifest syncs, unmapping freed segments) takes milliseconds at a time.
  * While the manager did both, a producer filling a 16 MiB segment in 5 ms
  * found no spare ready at 19 of 64 rotations (median) and waited for one
- * (docs/BENCHMARKS.md, "append, fifth pass (2026-12-01)"). A memory-mode ring's spares come
- * from its pool or malloc; its manager provisions them in its own passes.
+ * (measured when spares got this thread; docs/BENCHMARKS.md, "append"). A memory-mode ring's spares
+ * come from its pool or malloc; its manager provisions them in its own passes.
  *
- * The spare thread owns next_gen, create_backoff and the creation log's
+ * The spare thread owns next_gen, create_retry and the creation log's
  * timing; it writes r->spare and plan_fsn under mu. It
  * sleeps until kicked (qsf_spares_kick_locked: a rotation took the spare, the
  * producer found none, a trim gave bytes back), at most IDLE_NS, or until a
  * failed creation's backoff ends. */
 #include "sf/ring_int.h"
+#include "qsf_assert.h"
 
 #include "err.h"
 #include "log.h"
@@ -69,12 +70,12 @@ static void provision_spare(qsf_ring *r) {
     bool need = !r->spare && !r->rotating && qsf_ring_spare_fits_locked(r);
     pthread_mutex_unlock(&r->mu);
     int64_t now = qsf_ring_now_ns();
-    if (!need || !qsf_backoff_due(&r->create_backoff, now))
+    if (!need || !qsf_retry_due(&r->create_retry, now))
         return; /* a full disk is not asked again every millisecond */
     qsf_segment *s;
     qsf_errinfo e;
     int rc = create_spare(r, &s, &e);
-    qsf_backoff_result(&r->create_backoff, rc == QSF_OK, now);
+    qsf_retry_result(&r->create_retry, rc == QSF_OK, now);
     if (rc != QSF_OK) {
         note_create_failure(r, &e);
         return;
@@ -108,9 +109,9 @@ void qsf_spares_pass(qsf_ring *r) {
  * needed yet, however long ago the backoff ended (the trim that makes room
  * kicks): waiting 0 ms for it spun the thread. */
 static int64_t idle_wait_ns(qsf_ring *r) {
-    if (r->spare || r->create_backoff.next_ns == 0 || !qsf_ring_spare_fits_locked(r))
+    if (r->spare || r->create_retry.next_ns == 0 || !qsf_ring_spare_fits_locked(r))
         return IDLE_NS;
-    int64_t left = r->create_backoff.next_ns - qsf_ring_now_ns();
+    int64_t left = r->create_retry.next_ns - qsf_ring_now_ns();
     return left <= 0 ? 0 : left < IDLE_NS ? left : IDLE_NS;
 }
 
@@ -151,6 +152,7 @@ bool qsf_spares_stop(qsf_ring *r) {
 }
 
 void qsf_spares_kick_locked(qsf_ring *r) {
+    qsf_assert_held(&r->mu);
     if (r->sf) { /* nothing to wake once it stopped: close creates no spare */
         r->spares_kick = true;
         pthread_cond_signal(&r->spares_cv);

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The layering of lib/ (docs/ARCHITECTURE.md): which module may include which.
 
-  ground    bytes.h err.h log.h crc32c.h qsf_assert.h text.h seglimits.h   (nothing but qsf.h)
+  ground    bytes.h err.h log.h crc32c.h qsf_assert.h text.h seglimits.h grow.h   (nothing but qsf.h)
   os        lib/os/                            the syscall table
   services  latch.h inbox.h                    a sender's shared state
   qwp       lib/qwp/                           the wire format
@@ -34,7 +34,7 @@ ALLOWED = {
     "qwpdec": {"public", "ground", "qwp", "qwpdec"},
 }
 GROUND = {"bytes.h", "err.h", "log.h", "crc32c.h", "crc32c.c", "err.c", "log.c", "qsf_assert.h",
-          "qsf_assert.c", "text.h", "text.c", "seglimits.h"}
+          "qsf_assert.c", "text.h", "text.c", "seglimits.h", "grow.h"}
 
 
 def module_of(rel):

@@ -7,6 +7,7 @@
  *   error    [status][i64 seq][u16 len][message <= 1024 bytes]
  *   durable  [02][u16 n]{u16 len, name, i64 seqTxn} x n */
 #include "sink_int.h"
+#include "grow.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,12 +22,10 @@ static void rec_frame(struct conn *c, int64_t seq, const uint8_t *p, size_t len)
     if (c->sink->o.no_frame_log)
         return;
     if (r->n == r->cap) {
-        size_t ncap = r->cap ? r->cap * 2 : 64;
-        struct frec *nf = realloc(r->f, ncap * sizeof *nf);
+        struct frec *nf = qsf_grow(r->f, &r->cap, 64);
         if (!nf)
             return;
         r->f = nf;
-        r->cap = ncap;
     }
     struct frec *f = &r->f[r->n++];
     memset(f, 0, sizeof *f);
@@ -174,12 +173,10 @@ void ack_end_of_read(struct conn *c) {
 
 static void record_error(struct qsink *s, int conn, int64_t seq, uint8_t status, const char *m) {
     if (s->nerrs == s->caperrs) {
-        size_t ncap = s->caperrs ? s->caperrs * 2 : 16;
-        qsink_error *n = realloc(s->errs, ncap * sizeof *n);
+        qsink_error *n = qsf_grow(s->errs, &s->caperrs, 16);
         if (!n)
             return;
         s->errs = n;
-        s->caperrs = ncap;
     }
     qsink_error *e = &s->errs[s->nerrs++];
     e->conn = conn;

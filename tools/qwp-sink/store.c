@@ -1,5 +1,6 @@
 /* Rows per table (see store.h for the layout). */
 #include "store.h"
+#include "grow.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -289,12 +290,10 @@ static int log_commit(struct store *s, struct stable *t, int64_t now_ms) {
     if (!s->log_commits)
         return 0;
     if (t->ncommits == t->capcommits) {
-        size_t ncap = t->capcommits ? t->capcommits * 2 : 16;
-        struct scommit *n = realloc(t->commits, ncap * sizeof *n);
+        struct scommit *n = qsf_grow(t->commits, &t->capcommits, 16);
         if (!n)
             return -1;
         t->commits = n;
-        t->capcommits = ncap;
     }
     t->commits[t->ncommits++] = (struct scommit){t->seq_txn, now_ms};
     return 0;
