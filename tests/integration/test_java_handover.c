@@ -64,7 +64,9 @@ static void java_slot_after_an_ack_replays_nothing_acknowledged(void **state) {
     char conf[1024], extra[700];
     snprintf(extra, sizeof extra, "sf_dir=%s;sender_id=java;" FAST, it_dir);
     qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), extra));
-    assert_int_equal(qsf_acked_fsn(s), 19);
+    /* at least 19 at once; the I/O thread may already have had 20..29
+     * acknowledged by the time this reads it */
+    assert_true(qsf_acked_fsn(s) >= 19);
     it_wait_acked(s, 29);
     assert_int_equal(qsink_rows(sink, "t"), 10); /* FSN 20..29 only */
     char v[32];
