@@ -324,6 +324,8 @@ static void drop_front(qsf_srcpos_log *l, uint32_t from, bool final) {
         l->n = 1;
         return;
     }
+    if (from == 0)
+        return; /* nothing to drop (and recs may still be NULL: memmove needs a pointer) */
     memmove(l->recs, l->recs + from, (l->n - from) * sizeof *l->recs);
     l->n -= from;
 }
