@@ -41,6 +41,20 @@ static int64_t code_at(const void *codes, int bytes, int64_t i) {
     return ((const int32_t *) codes)[i];
 }
 
+/* Moves *i (a row of the call) to the next valid row at or after it and gives
+ * that row's code in *k; false when no valid row is left. */
+static bool next_valid_code(const qsf_arrow_col *x, int bytes, int64_t *i, int64_t *k) {
+    const uint8_t *valid = x->v.a->buffers[0];
+    for (; *i < x->v.len; (*i)++) {
+        int64_t r = x->v.off + *i;
+        if (valid == NULL || ((valid[r >> 3] >> (r & 7)) & 1)) {
+            *k = code_at(qsf_arrow_buf(x, 1), bytes, r);
+            return true;
+        }
+    }
+    return false;
+}
+
 /* Unsigned indices above the signed maximum of their width would read as
  * negative codes: refused by row. Only a dictionary longer than that maximum
  * can have such codes in range, so shorter ones need no scan. */
@@ -49,13 +63,8 @@ static int check_unsigned(const qsf_arrow_col *x, int bytes, const struct ArrowA
     int64_t max = bytes == 1 ? INT8_MAX : bytes == 2 ? INT16_MAX : INT32_MAX;
     if (da->length <= max + 1)
         return QSF_OK;
-    const uint8_t *valid = x->v.a->buffers[0];
-    const void *codes = qsf_arrow_buf(x, 1);
-    for (int64_t i = 0; i < x->v.len; i++) {
-        int64_t r = x->v.off + i;
-        if (valid != NULL && !((valid[r >> 3] >> (r & 7)) & 1))
-            continue;
-        int64_t k = code_at(codes, bytes, r);
+    int64_t k;
+    for (int64_t i = 0; next_valid_code(x, bytes, &i, &k); i++) {
         if (k < 0)
             return qsf_arrow_invalid(x, err,
                                      "row %" PRId64 ": unsigned code %" PRId64
@@ -76,13 +85,8 @@ static int check_null_entries(const qsf_arrow_col *x, int bytes, const struct Ar
     const uint8_t *dv = da->buffers[0];
     if (dv == NULL || qsf_arrow_count_zeros(dv, da->offset, da->length) == 0)
         return QSF_OK;
-    const uint8_t *valid = x->v.a->buffers[0];
-    const void *codes = qsf_arrow_buf(x, 1);
-    for (int64_t i = 0; i < x->v.len; i++) {
-        int64_t r = x->v.off + i;
-        if (valid != NULL && !((valid[r >> 3] >> (r & 7)) & 1))
-            continue;
-        int64_t k = code_at(codes, bytes, r);
+    int64_t k;
+    for (int64_t i = 0; next_valid_code(x, bytes, &i, &k); i++) {
         if (k < 0 || k >= da->length)
             continue;
         int64_t bit = da->offset + k;
