@@ -120,15 +120,25 @@ static void load_one(void *user, const qsf_srcpos_rec *rec) {
         ld->rc = push(ld->l, rec);
 }
 
+/* Creates (or truncates) `name` in the slot and writes the log's header into
+ * it. *fd is -1 when the file could not be opened; otherwise it is the open
+ * file, also when writing the header failed (the caller closes it). */
+static int begin_file(qsf_srcpos_log *l, const char *name, int *fd, qsf_errinfo *err) {
+    *fd = qsf_open_regular(l->dirfd, name, O_RDWR | O_CREAT | O_TRUNC, NULL);
+    if (*fd < 0)
+        return qsf_file_err(err, errno, "cannot create", l->dir, name);
+    uint8_t h[QSF_SRCPOS_HEADER_SIZE];
+    header(h);
+    return qsf_write_at(*fd, h, sizeof h, 0, l->dir, name, err);
+}
+
 /* The first position of a slot: the file is created with its header, synced,
  * and its name made durable (dir sync) before any record goes in, once. */
 static int create_file(qsf_srcpos_log *l, qsf_errinfo *err) {
-    int fd = qsf_open_regular(l->dirfd, QSF_NAME_SRCPOS, O_RDWR | O_CREAT | O_TRUNC, NULL);
+    int fd;
+    int rc = begin_file(l, QSF_NAME_SRCPOS, &fd, err);
     if (fd < 0)
-        return qsf_file_err(err, errno, "cannot create", l->dir, QSF_NAME_SRCPOS);
-    uint8_t h[QSF_SRCPOS_HEADER_SIZE];
-    header(h);
-    int rc = qsf_write_at(fd, h, sizeof h, 0, l->dir, QSF_NAME_SRCPOS, err);
+        return rc;
     if (rc == QSF_OK && QSF_OS->fsync(fd) != 0)
         rc = qsf_file_err(err, errno, "cannot sync", l->dir, QSF_NAME_SRCPOS);
     if (rc == QSF_OK)
@@ -291,12 +301,10 @@ bool qsf_srcpos_wants_compaction(const qsf_srcpos_log *l, int64_t acked) {
  * temporary file and syncs it. */
 static int write_tmp(qsf_srcpos_log *l, uint32_t from, bool final, int *fd_out, uint64_t *end,
                      qsf_errinfo *err) {
-    int fd = qsf_open_regular(l->dirfd, TMP_NAME, O_RDWR | O_CREAT | O_TRUNC, NULL);
+    int fd;
+    int rc = begin_file(l, TMP_NAME, &fd, err);
     if (fd < 0)
-        return qsf_file_err(err, errno, "cannot create", l->dir, TMP_NAME);
-    uint8_t h[QSF_SRCPOS_HEADER_SIZE];
-    header(h);
-    int rc = qsf_write_at(fd, h, sizeof h, 0, l->dir, TMP_NAME, err);
+        return rc;
     uint64_t off = QSF_SRCPOS_HEADER_SIZE;
     uint8_t buf[QSF_SRCPOS_REC_FIXED + QSF_SRCPOS_MAX];
     for (uint32_t i = final && l->n ? l->n - 1 : from; rc == QSF_OK && i < l->n; i++) {
