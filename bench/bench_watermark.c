@@ -13,8 +13,7 @@
 #include "qsf.h"
 #include "sink.h"
 
-#include "bytes.h"
-#include "crc32c.h"
+#include "sf/sidefile.h"
 
 #include <fcntl.h>
 #include <inttypes.h>
@@ -42,22 +41,12 @@ static void check(int rc, const qsf_errinfo *e, const char *what) {
     }
 }
 
-/* The value of the newest valid AKW1 record, -1 if none (docs/FORMAT.md §3.2). */
+/* The value the file holds in either form, -1 if none (docs/FORMAT.md §3.2). */
 static int64_t read_watermark(int fd) {
     uint8_t b[8192];
-    if (pread(fd, b, sizeof b, 0) != (ssize_t) sizeof b)
-        return -1;
-    int64_t best = 0, fsn = -1;
-    for (int half = 0; half < 2; half++) {
-        const uint8_t *r = b + half * 4096;
-        int64_t gen = qsf_get_i64(r + 8);
-        if (qsf_get_u32(r) == 0x31574B41 && gen > best &&
-            qsf_crc32c(r, 60) == qsf_get_u32(r + 60)) {
-            best = gen;
-            fsn = qsf_get_i64(r + 16);
-        }
-    }
-    return fsn;
+    ssize_t n = pread(fd, b, sizeof b, 0);
+    int64_t gen, fsn;
+    return n > 0 && qsf_akw_read_image(b, (uint64_t) n, &gen, &fsn) == 0 ? fsn : -1;
 }
 
 typedef struct sampler {

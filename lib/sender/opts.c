@@ -5,6 +5,7 @@
 #include "err.h"
 #include "io/ws_tls.h"
 #include "qsf.h"
+#include "sf/sidefile.h"
 
 #include <libwebsockets.h>
 #include <limits.h>
@@ -23,6 +24,8 @@ qsf_ring_opts qsf_ring_opts_from_conf(const qsf_conf *c, const char *sender_id) 
                                                                             : QSF_DUR_MEMORY,
         .sync_interval_ms = qsf_conf_ms(c->sf_sync_interval_millis),
         .append_deadline_ms = qsf_conf_ms(c->sf_append_deadline_millis),
+        .wm_form = c->sf_ack_watermark_form == QSF_CONF_SF_ACK_WATERMARK_FORM_DUAL ? QSF_WM_DUAL
+                                                                                   : QSF_WM_JAVA16,
     };
 }
 

@@ -18,12 +18,12 @@
  * held. */
 int qsf_slot_acquire_path(const char *slot_path, qsf_slot *s, qsf_errinfo *err);
 
-/* Locks and recovers the slot at slot_path (qsf_slot_open_sized otherwise).
+/* Locks and recovers the slot at slot_path (qsf_slot_open_formed otherwise).
  * Errors: those of qsf_slot_acquire_path and of recovery; QSF_E_INVAL when
  * the slot holds no segment (nothing to open; nothing is created);
  * QSF_E_CORRUPT when it cannot be replayed (the reason; nothing is moved or
  * marked, though recovery's repairs may have been made). */
 int qsf_slot_open_operator(const char *slot_path, int durability, uint64_t segment_bytes,
-                           qsf_slot_recovered *out, qsf_errinfo *err);
+                           int wm_form, qsf_slot_recovered *out, qsf_errinfo *err);
 
 #endif

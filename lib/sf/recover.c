@@ -92,9 +92,9 @@ int64_t qsf_rc_seed_acked(int64_t lowest_base, int64_t published, int64_t waterm
 
 static int seed_watermark(qsf_slot_recovered *out, qsf_errinfo *err) {
     qsf_slot *s = &out->slot;
-    int rc = qsf_watermark_open(s->dirfd, s->path, &out->watermark, err);
+    int rc = qsf_watermark_open(s->dirfd, s->path, out->wm_form, &out->watermark, err);
     if (rc == QSF_OK && out->watermark.fd < 0) { /* none yet: trim needs one */
-        rc = qsf_watermark_create(s->dirfd, s->path, &out->watermark, err);
+        rc = qsf_watermark_create(s->dirfd, s->path, out->wm_form, &out->watermark, err);
         if (rc == QSF_OK)
             rc = qsf_fsync_dir(s->dirfd, s->path, err);
     }

@@ -65,6 +65,7 @@ typedef struct qsf_slot_recovered {
                                     it are the aborted tail. -1 if none */
     uint64_t next_generation;    /* next "sf-<gen>.sfa" counter: max(gen) + 1, fresh = 1 */
     qsf_watermark watermark;     /* open (fd >= 0) after success */
+    int wm_form;                 /* enum qsf_wm_form of a .ack-watermark this open creates */
     qsf_manifest manifest;       /* open after success; generation >= 1 */
     qsf_symdict symdict;         /* entries; fd -1 and self_sufficient when unusable */
     bool fresh;                  /* no segments were recovered: a fresh slot was made */
@@ -102,6 +103,13 @@ int qsf_slot_open_sized(const char *sf_dir, const char *sender_id, int durabilit
  * (with the reason) and the open fails with QSF_E_CORRUPT. */
 int qsf_slot_adopt_sized(const char *sf_dir, const char *sender_id, int durability,
                          uint64_t segment_bytes, qsf_slot_recovered *out, qsf_errinfo *err);
+
+/* The runtime's open: qsf_slot_adopt_sized when `adopt`, qsf_slot_open_sized
+ * otherwise, creating a .ack-watermark in `wm_form` (an enum qsf_wm_form;
+ * those two create the default QSF_WM_JAVA16). */
+int qsf_slot_open_formed(const char *sf_dir, const char *sender_id, int durability,
+                         uint64_t segment_bytes, int wm_form, bool adopt, qsf_slot_recovered *out,
+                         qsf_errinfo *err);
 
 /* qsf_slot_open_sized with QSF_SLOT_DEFAULT_SEGMENT_BYTES. */
 int qsf_slot_open(const char *sf_dir, const char *sender_id, int durability,

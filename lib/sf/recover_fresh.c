@@ -1,6 +1,6 @@
 /* Fresh start (docs/FORMAT.md §6.21) and the create barrier sequence (docs/DURABILITY.md §4):
  *
- *   1. .ack-watermark: stale one removed, new 8192 zero bytes (O_EXCL, fsync)
+ *   1. .ack-watermark: stale one removed, new zero bytes of out->wm_form (O_EXCL, fsync)
  *   2. .symbol-dict: created or truncated, 8-byte header
  *   3. sf-initial.sfa: O_EXCL + posix_fallocate, header (flags 0, baseSeq 0) by pwrite
  *   4. sync header (fsync), dir fsync
@@ -85,7 +85,7 @@ int qsf_rc_fresh_start(qsf_slot_recovered *out, uint64_t segment_bytes, qsf_erri
     if (segment_bytes < QSF_SFA_MIN_SEGMENT)
         return qsf_err_set(err, QSF_E_INVAL, 0, 0, "segment size %llu is below the %d-byte minimum",
                            (unsigned long long) segment_bytes, QSF_SFA_MIN_SEGMENT);
-    int rc = qsf_watermark_create(s->dirfd, s->path, &out->watermark, err);
+    int rc = qsf_watermark_create(s->dirfd, s->path, out->wm_form, &out->watermark, err);
     if (rc == QSF_OK)
         rc = qsf_symdict_create(&out->symdict, s->dirfd, s->path, err);
     int fd = -1;

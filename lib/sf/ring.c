@@ -184,10 +184,10 @@ static int open_sf(qsf_ring *r, const qsf_ring_opts *o, qsf_recovery_report *rep
         qsf_seg_check_size_limit(o->segment_bytes, o->slot_path ? o->slot_path : o->sf_dir, err);
     if (rc != QSF_OK)
         return rc;
-    rc = o->slot_path
-             ? qsf_slot_open_operator(o->slot_path, o->durability, o->segment_bytes, &r->rec, err)
-             : (o->adopt ? qsf_slot_adopt_sized : qsf_slot_open_sized)(
-                   o->sf_dir, o->sender_id, o->durability, o->segment_bytes, &r->rec, err);
+    rc = o->slot_path ? qsf_slot_open_operator(o->slot_path, o->durability, o->segment_bytes,
+                                               o->wm_form, &r->rec, err)
+                      : qsf_slot_open_formed(o->sf_dir, o->sender_id, o->durability,
+                                             o->segment_bytes, o->wm_form, o->adopt, &r->rec, err);
     if (rc != QSF_OK)
         return rc;
     for (uint32_t i = 0; i < r->rec.segment_count; i++) {

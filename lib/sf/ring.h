@@ -38,6 +38,7 @@ typedef struct qsf_ring_opts {
     int durability;             /* enum qsf_durability */
     int64_t sync_interval_ms;   /* periodic mode */
     int64_t append_deadline_ms; /* backpressure deadline; 0 = fail at once */
+    int wm_form; /* enum qsf_wm_form of a .ack-watermark the open creates (sf_ack_watermark_form) */
     qsf_latch *latch; /* the owner's terminal latch: a latched error fails appends and wakes
                          producers waiting for space; NULL: the ring keeps its own */
     bool adopt;       /* an orphan drainer's open: an unreplayable slot is marked .failed and the

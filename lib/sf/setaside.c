@@ -112,7 +112,7 @@ static void audit_line(sa *a, int64_t at_us) {
 
 static int open_and_plan(sa *a, const char *slot_path, qsf_errinfo *err) {
     int rc = qsf_slot_open_operator(slot_path, QSF_DUR_APPEND, QSF_SLOT_DEFAULT_SEGMENT_BYTES,
-                                    &a->rec, err);
+                                    QSF_WM_JAVA16, &a->rec, err);
     if (rc != QSF_OK)
         return rc;
     rc_state *st = &a->st;

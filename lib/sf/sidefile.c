@@ -199,12 +199,17 @@ static void wm_init(qsf_watermark *wm, const char *dir) {
     wm->fsn = -1;
 }
 
+/* Size of a new file of that form. */
+static uint64_t wm_form_size(int form) {
+    return form == QSF_WM_DUAL ? QSF_DUAL_FILE_SIZE : QSF_AKW_COMPACT_SIZE;
+}
+
 /* A file of neither known size is never trusted: it is cut to zero,
- * preallocated to 8192 zero bytes and synced. */
-static int wm_reset(int fd, const char *dir, qsf_errinfo *err) {
+ * preallocated to the zero bytes of a new file of `form` and synced. */
+static int wm_reset(int fd, const char *dir, int form, qsf_errinfo *err) {
     if (QSF_OS->ftruncate(fd, 0) != 0)
         return qsf_file_err(err, errno, "cannot reset", dir, QSF_NAME_WATERMARK);
-    int e = QSF_OS->fallocate(fd, 0, QSF_DUAL_FILE_SIZE);
+    int e = QSF_OS->fallocate(fd, 0, (off_t) wm_form_size(form));
     if (e != 0)
         return qsf_file_err(err, e, "cannot preallocate", dir, QSF_NAME_WATERMARK);
     return fd_sync(fd, dir, QSF_NAME_WATERMARK, err);
@@ -238,7 +243,8 @@ static int wm_open_compact(qsf_watermark *wm, qsf_errinfo *err) {
     return QSF_OK;
 }
 
-int qsf_watermark_open(int slot_dirfd, const char *slot_path, qsf_watermark *wm, qsf_errinfo *err) {
+int qsf_watermark_open(int slot_dirfd, const char *slot_path, int form, qsf_watermark *wm,
+                       qsf_errinfo *err) {
     wm_init(wm, slot_path);
     uint64_t size = 0;
     int fd, rc = dual_open(slot_dirfd, slot_path, QSF_NAME_WATERMARK, &fd, &size, err);
@@ -248,11 +254,13 @@ int qsf_watermark_open(int slot_dirfd, const char *slot_path, qsf_watermark *wm,
     if (size == QSF_AKW_COMPACT_SIZE) {
         rc = wm_open_compact(wm, err);
     } else if (size != QSF_DUAL_FILE_SIZE) {
-        QSF_LOGW("resetting %s/%s: size %llu is neither %d nor %d (damaged; not trusted)",
-                 slot_path, QSF_NAME_WATERMARK, (unsigned long long) size, QSF_DUAL_FILE_SIZE,
-                 QSF_AKW_COMPACT_SIZE);
+        QSF_LOGW("resetting %s/%s to %llu zero bytes: size %llu is neither %d nor %d (damaged; "
+                 "not trusted)",
+                 slot_path, QSF_NAME_WATERMARK, (unsigned long long) wm_form_size(form),
+                 (unsigned long long) size, QSF_DUAL_FILE_SIZE, QSF_AKW_COMPACT_SIZE);
         wm->reset = true;
-        rc = wm_reset(fd, slot_path, err);
+        wm->compact = form != QSF_WM_DUAL;
+        rc = wm_reset(fd, slot_path, form, err);
     } else {
         uint8_t img[QSF_DUAL_FILE_SIZE];
         rc = dual_read(fd, img, slot_path, QSF_NAME_WATERMARK, err);
@@ -266,14 +274,14 @@ int qsf_watermark_open(int slot_dirfd, const char *slot_path, qsf_watermark *wm,
     return rc;
 }
 
-int qsf_watermark_create(int slot_dirfd, const char *slot_path, qsf_watermark *wm,
+int qsf_watermark_create(int slot_dirfd, const char *slot_path, int form, qsf_watermark *wm,
                          qsf_errinfo *err) {
     wm_init(wm, slot_path);
     int rc = qsf_unlink_quiet(slot_dirfd, slot_path, QSF_NAME_WATERMARK, err);
     if (rc != QSF_OK)
         return rc;
     int fd;
-    rc = qsf_create_prealloc(slot_dirfd, slot_path, QSF_NAME_WATERMARK, QSF_DUAL_FILE_SIZE, &fd,
+    rc = qsf_create_prealloc(slot_dirfd, slot_path, QSF_NAME_WATERMARK, wm_form_size(form), &fd,
                              err);
     if (rc != QSF_OK)
         return rc;
@@ -284,6 +292,7 @@ int qsf_watermark_create(int slot_dirfd, const char *slot_path, qsf_watermark *w
         return rc;
     }
     wm->fd = fd;
+    wm->compact = form != QSF_WM_DUAL;
     return QSF_OK;
 }
 

@@ -80,6 +80,11 @@ int qsf_sfm_pick(const uint8_t file[8192], int64_t *generation, int64_t *head_ba
 
 /* ---- .ack-watermark handle ---- */
 
+/* Form of a .ack-watermark qsf creates (connect-string key
+ * sf_ack_watermark_form, docs/FORMAT.md §3.2); a file that has a form keeps it.
+ * JAVA16 is the default (0): the 16-byte form the Java client 1.3.x reads. */
+enum qsf_wm_form { QSF_WM_JAVA16 = 0, QSF_WM_DUAL = 1 };
+
 typedef struct qsf_watermark {
     int fd;             /* -1 when closed */
     int64_t generation; /* of the last record read or written; 0 = none yet */
@@ -94,18 +99,21 @@ typedef struct qsf_watermark {
  * handle stays closed (fd -1, present false) and QSF_OK. A 16-byte file (the
  * Java client's form) is read and kept: compact = true, and every later write
  * is a 16-byte write, so that client can take the slot back. A file of any
- * other size than 8192 or 16 is reset (truncated, preallocated to 8192 zero
- * bytes, synced) and treated as absent (reset = true). A record at generation INT64_MAX is
+ * other size than 8192 or 16 is reset (truncated, preallocated to the zero
+ * bytes of `form`, an enum qsf_wm_form, synced) and treated as absent
+ * (reset = true). A record at generation INT64_MAX is
  * renumbered to generation 2 with the same value (two synced record writes) so
  * later writes can advance. Errors: QSF_E_IO / QSF_E_NOSPC / QSF_E_DURABILITY
  * with the path (operational: a read error is never "absent"). */
-int qsf_watermark_open(int slot_dirfd, const char *slot_path, qsf_watermark *wm, qsf_errinfo *err);
+int qsf_watermark_open(int slot_dirfd, const char *slot_path, int form, qsf_watermark *wm,
+                       qsf_errinfo *err);
 
 /* Fresh slot (or a slot that has none): removes a stale file, creates a new one
- * with O_EXCL, preallocated to 8192 zero bytes, fsynced; no record yet
- * (generation 0, fsn -1). The caller fsyncs the directory. Errors: QSF_E_NOSPC,
- * QSF_E_IO, QSF_E_UNSUPPORTED, QSF_E_DURABILITY (fsync); no partial file is left. */
-int qsf_watermark_create(int slot_dirfd, const char *slot_path, qsf_watermark *wm,
+ * with O_EXCL in `form` (an enum qsf_wm_form): 16 zero bytes (the Java client's
+ * "no value yet"; compact = true) or 8192, fsynced; no value yet (generation 0,
+ * fsn -1). The caller fsyncs the directory. Errors: QSF_E_NOSPC, QSF_E_IO,
+ * QSF_E_UNSUPPORTED, QSF_E_DURABILITY (fsync); no partial file is left. */
+int qsf_watermark_create(int slot_dirfd, const char *slot_path, int form, qsf_watermark *wm,
                          qsf_errinfo *err);
 
 /* Record write of fsn (>= -1) with generation + 1 (no fsync); in the 16-byte

@@ -40,8 +40,10 @@ void qsf_rc_drop_pass(qsf_slot_recovered *out) {
     qsf_symdict_destroy(&out->symdict);
     free_results(out);
     qsf_slot s = out->slot;
+    int form = out->wm_form;
     memset(out, 0, sizeof *out);
     out->slot = s;
+    out->wm_form = form;
     handles_init(out);
 }
 
@@ -115,11 +117,12 @@ static int give_up_slot(const qsf_slot *slot, const char *reason, qsf_errinfo *e
     return qsf_err_set(err, QSF_E_CORRUPT, 0, 0, "slot %s: %s; marked .failed", slot->path, why);
 }
 
-static int open_slot(const char *sf_dir, const char *sender_id, int durability,
-                     uint64_t segment_bytes, bool adopt, qsf_slot_recovered *out,
-                     qsf_errinfo *err) {
+int qsf_slot_open_formed(const char *sf_dir, const char *sender_id, int durability,
+                         uint64_t segment_bytes, int wm_form, bool adopt, qsf_slot_recovered *out,
+                         qsf_errinfo *err) {
     memset(out, 0, sizeof *out);
     handles_init(out);
+    out->wm_form = wm_form;
     /* Gone since the scan: acquiring it would create it again. */
     if (adopt && !slot_dir_exists(sf_dir, sender_id))
         return qsf_err_set(err, QSF_E_INVAL, 0, 0, "slot %s/%s is gone", sf_dir, sender_id);
@@ -142,12 +145,14 @@ static int open_slot(const char *sf_dir, const char *sender_id, int durability,
 
 int qsf_slot_open_sized(const char *sf_dir, const char *sender_id, int durability,
                         uint64_t segment_bytes, qsf_slot_recovered *out, qsf_errinfo *err) {
-    return open_slot(sf_dir, sender_id, durability, segment_bytes, false, out, err);
+    return qsf_slot_open_formed(sf_dir, sender_id, durability, segment_bytes, QSF_WM_JAVA16, false,
+                                out, err);
 }
 
 int qsf_slot_adopt_sized(const char *sf_dir, const char *sender_id, int durability,
                          uint64_t segment_bytes, qsf_slot_recovered *out, qsf_errinfo *err) {
-    return open_slot(sf_dir, sender_id, durability, segment_bytes, true, out, err);
+    return qsf_slot_open_formed(sf_dir, sender_id, durability, segment_bytes, QSF_WM_JAVA16, true,
+                                out, err);
 }
 
 int qsf_slot_open(const char *sf_dir, const char *sender_id, int durability,

@@ -84,8 +84,9 @@ static int holds_segments(const qsf_slot *s, qsf_errinfo *err) {
 }
 
 int qsf_slot_open_operator(const char *slot_path, int durability, uint64_t segment_bytes,
-                           qsf_slot_recovered *out, qsf_errinfo *err) {
+                           int wm_form, qsf_slot_recovered *out, qsf_errinfo *err) {
     memset(out, 0, sizeof *out);
+    out->wm_form = wm_form;
     out->watermark.fd = out->manifest.fd = -1;
     out->watermark.fsn = -1;
     qsf_symdict_init(&out->symdict);

@@ -8,12 +8,20 @@
     record:  0 magic "AKW1" | 4 u32 version 1 | 8 i64 generation | 16 i64 fsn |
              ... zero ... | 60 u32 crc32c over bytes [0, 60)
 
-The valid record with the higher generation wins; none valid means absent."""
+The valid record with the higher generation wins; none valid means absent.
+
+The Java client's 16-byte form (what qsf creates by default,
+sf_ack_watermark_form=java16):
+
+    0 magic "AKW1" | 4 four zero bytes | 8 i64 fsn | 16
+
+A value needs the magic, the zeros and fsn >= -1; otherwise it is absent."""
 
 import os
 import struct
 
 WATERMARK_SIZE = 8192
+JAVA_FORM_SIZE = 16
 RECORD_OFFSETS = (0, 4096)
 
 
@@ -48,15 +56,26 @@ def _record(rec):
     return generation, fsn
 
 
+def _java_form(data):
+    """The fsn of the 16-byte form, or None."""
+    if data[:8] != b"AKW1\0\0\0\0":
+        return None
+    (fsn,) = struct.unpack_from("<q", data, 8)
+    return fsn if fsn >= -1 else None
+
+
 def read_watermark(slot_dir):
-    """The acknowledged FSN persisted in <slot_dir>/.ack-watermark, or None when
-    the file is missing, has another size or holds no valid record."""
+    """The acknowledged FSN persisted in <slot_dir>/.ack-watermark (either
+    form), or None when the file is missing, has another size or holds no
+    valid value."""
     path = os.path.join(slot_dir, ".ack-watermark")
     try:
         with open(path, "rb") as f:
             data = f.read()
     except FileNotFoundError:
         return None
+    if len(data) == JAVA_FORM_SIZE:
+        return _java_form(data)
     if len(data) != WATERMARK_SIZE:
         return None
     best = None

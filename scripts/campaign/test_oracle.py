@@ -12,7 +12,7 @@ import unittest
 sys.dont_write_bytecode = True  # nothing written into the source tree
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from campaign import journal, oracle  # noqa: E402
+from campaign import journal, oracle, slotfiles  # noqa: E402
 
 OPEN = "p1 open returned 0 published -1 acked -1\n"
 
@@ -203,6 +203,36 @@ class Oracle(unittest.TestCase):
         finally:
             os.unlink(f.name)
         self.assertEqual((ids, corrupt), ([1, 2, 3], 2))
+
+class Watermark(unittest.TestCase):
+    """The watermark a killed producer left, in either form qsf writes."""
+
+    def read(self, data):
+        with tempfile.TemporaryDirectory() as d:
+            if data is not None:
+                with open(os.path.join(d, ".ack-watermark"), "wb") as f:
+                    f.write(data)
+            return slotfiles.read_watermark(d)
+
+    def test_java_form(self):
+        self.assertEqual(self.read(bytes.fromhex("414B573100000000" "1300000000000000")), 19)
+        self.assertIsNone(self.read(bytes(16)))  # created, no value yet
+        self.assertIsNone(self.read(bytes.fromhex("414B573101000000" "1300000000000000")))
+
+    def test_dual_form(self):
+        rec = bytearray(64)
+        rec[0:4] = b"AKW1"
+        rec[4:8] = (1).to_bytes(4, "little")
+        rec[8:16] = (3).to_bytes(8, "little")
+        rec[16:24] = (41).to_bytes(8, "little")
+        rec[60:64] = slotfiles.crc32c(bytes(rec[:60])).to_bytes(4, "little")
+        img = bytearray(8192)
+        img[4096:4160] = rec
+        self.assertEqual(self.read(bytes(img)), 41)
+        self.assertIsNone(self.read(bytes(8192)))
+        self.assertIsNone(self.read(bytes(24)))
+        self.assertIsNone(self.read(None))
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

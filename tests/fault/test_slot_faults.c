@@ -91,7 +91,7 @@ static void enospc_creating_fresh_slot(void **state) {
     assert_false(st_exists(st_path(st_slot, "sf-initial.sfa")));
     assert_false(st_exists(st_path(st_slot, QSF_NAME_MANIFEST)));
     /* the watermark is the first file created */
-    falloc_fail_size = 8192;
+    falloc_fail_size = QSF_AKW_COMPACT_SIZE; /* the default form: the Java client's 16 bytes */
     assert_int_equal(qsf_slot_open_sized(st_sfdir, "default", QSF_DUR_MEMORY, SEG, &r, &e),
                      QSF_E_NOSPC);
     assert_false(st_exists(st_path(st_slot, QSF_NAME_WATERMARK)));

@@ -3,10 +3,9 @@
  * docs/FORMAT.md §6). */
 #include "itest.h"
 
-#include "bytes.h"
-#include "crc32c.h"
 #include "log.h"
 #include "os/os.h"
+#include "sf/sidefile.h"
 
 #include <inttypes.h>
 #include <pthread.h>
@@ -448,7 +447,8 @@ static int slow_watermark_fsync(int fd) {
     return fsync(fd);
 }
 
-/* The value a reopening sender would read from <slot>/.ack-watermark. */
+/* The value a reopening sender would read from <slot>/.ack-watermark, in
+ * either form (-1 when none). */
 static int64_t persisted_watermark(const char *slot) {
     char p[800];
     snprintf(p, sizeof p, "%s/.ack-watermark", slot);
@@ -457,17 +457,8 @@ static int64_t persisted_watermark(const char *slot) {
     size_t n = f ? fread(b, 1, sizeof b, f) : 0;
     if (f)
         fclose(f);
-    int64_t best_gen = 0, fsn = -1;
-    for (int half = 0; n == sizeof b && half < 2; half++) {
-        const uint8_t *r = b + half * 4096;
-        int64_t gen = qsf_get_i64(r + 8);
-        if (qsf_get_u32(r) == 0x31574B41 && qsf_crc32c(r, 60) == qsf_get_u32(r + 60) &&
-            gen > best_gen) {
-            best_gen = gen;
-            fsn = qsf_get_i64(r + 16);
-        }
-    }
-    return fsn;
+    int64_t gen, fsn;
+    return qsf_akw_read_image(b, n, &gen, &fsn) == 0 ? fsn : -1;
 }
 
 /* The persisted watermark follows the acknowledgements while the manager is

@@ -11,9 +11,11 @@
 #include "sf/segfmt.h"
 #include "sf/sidefile.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static uint8_t *fixture(const char *name, size_t *len) {
     return tu_read_hex_file(st_fixture_path(name), len);
@@ -100,8 +102,10 @@ static void golden_files_are_the_java_fixtures(void **state) {
 }
 
 /* The Java client's 16-byte .ack-watermark as ../shared/interop/README.md
- * states it for FSN 19 is qsf's golden file, and qsf reads it as FSN 19
- * (tests/unit/test_legacy_slot.c recovers a slot with it). */
+ * states it for FSN 19 is qsf's golden file, qsf reads it as FSN 19
+ * (tests/unit/test_legacy_slot.c recovers a slot with it), and a watermark
+ * qsf creates in its default form holds these very bytes once FSN 19 is
+ * written: the file the Java client reads. */
 static void java_16_byte_watermark_is_the_golden_file(void **state) {
     (void) state;
     size_t n, gn;
@@ -121,6 +125,17 @@ static void java_16_byte_watermark_is_the_golden_file(void **state) {
     assert_int_equal(qsf_akw_read_image(want, sizeof want, &g, &fsn), 0);
     assert_int_equal(fsn, 19);
     free(readme);
+    int dfd = open(st_slot, O_RDONLY | O_DIRECTORY);
+    assert_true(dfd >= 0);
+    qsf_watermark wm;
+    assert_int_equal(qsf_watermark_create(dfd, st_slot, QSF_WM_JAVA16, &wm, NULL), QSF_OK);
+    assert_int_equal(qsf_watermark_write(&wm, 19, NULL), QSF_OK);
+    qsf_watermark_close(&wm);
+    close(dfd);
+    uint8_t *file = tu_read_file(st_path(st_slot, QSF_NAME_WATERMARK), &n);
+    assert_int_equal(n, sizeof want);
+    assert_memory_equal(file, want, sizeof want);
+    free(file);
 }
 
 int main(void) {

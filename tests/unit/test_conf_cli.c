@@ -71,6 +71,7 @@ static void check_good_string(void **state) {
     assert_non_null(strstr(r->out, "\nsf_durability=periodic  (set)\n"));
     assert_non_null(strstr(r->out, "\nsf_max_total_bytes=10g  (default; SF-mode default 10g)\n"));
     assert_non_null(strstr(r->out, "\nrequest_timeout=30000  (default)\n"));
+    assert_non_null(strstr(r->out, "\nsf_ack_watermark_form=java16  (default)\n"));
     assert_string_equal(r->err, "");
 }
 
@@ -114,6 +115,11 @@ static void check_bad_string(void **state) {
     assert_int_equal(r->status, 2);
     assert_non_null(strstr(r->err, "sf_max_segment_bytes: '2g' at position 32 must be between 33 "
                                    "and 2147483647 bytes"));
+    const char *form[] = {"conf", "check", "ws::addr=a;sf_ack_watermark_form=foo;", NULL};
+    r = run_qsf(NULL, form);
+    assert_int_equal(r->status, 2);
+    assert_non_null(strstr(r->err, "sf_ack_watermark_form: 'foo' at position 33 is not one of: "
+                                   "java16, dual"));
 }
 
 static void secrets_are_redacted(void **state) {

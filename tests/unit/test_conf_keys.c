@@ -380,6 +380,20 @@ static void durability_words(void **state) {
     expect_rejected("sf_durability", "fsync", "is not one of: memory, periodic, append, flush");
 }
 
+/* sf_ack_watermark_form (qsf only): java16 by default, dual on request, and
+ * nothing else. */
+static void watermark_form_words(void **state) {
+    (void) state;
+    conf_expect("ws::addr=a;sf_dir=/d;", sf_ack_watermark_form,
+                QSF_CONF_SF_ACK_WATERMARK_FORM_JAVA16);
+    conf_expect("ws::addr=a;sf_dir=/d;sf_ack_watermark_form=dual;", sf_ack_watermark_form,
+                QSF_CONF_SF_ACK_WATERMARK_FORM_DUAL);
+    conf_expect("ws::addr=a;sf_dir=/d;sf_ack_watermark_form=java16;", sf_ack_watermark_form,
+                QSF_CONF_SF_ACK_WATERMARK_FORM_JAVA16);
+    expect_rejected("sf_ack_watermark_form", "foo", "is not one of: java16, dual");
+    expect_rejected("sf_ack_watermark_form", "DUAL", "is not one of: java16, dual");
+}
+
 static void or_off_values(void **state) {
     (void) state;
     qsf_conf *c = conf_ok("ws::addr=a;auto_flush_rows=off;auto_flush_interval=off;"
@@ -449,6 +463,7 @@ int main(void) {
         cmocka_unit_test(initial_connect_retry_words),
         cmocka_unit_test(enums_are_case_sensitive),
         cmocka_unit_test(durability_words),
+        cmocka_unit_test(watermark_form_words),
         cmocka_unit_test(or_off_values),
         cmocka_unit_test(strings),
     };

@@ -152,23 +152,42 @@ static void watermark_reads_and_writes_the_golden_records(void **state) {
     int dfd = slot_dir();
     qsf_watermark wm;
     place_records(QSF_NAME_WATERMARK, "qsf-ack-watermark-gen1.hex", NULL);
-    assert_int_equal(qsf_watermark_open(dfd, st_slot, &wm, NULL), QSF_OK);
+    assert_int_equal(qsf_watermark_open(dfd, st_slot, QSF_WM_DUAL, &wm, NULL), QSF_OK);
     assert_true(wm.present);
     assert_int_equal(wm.generation, 1);
     assert_int_equal(wm.fsn, 41);
     qsf_watermark_close(&wm);
     place_records(QSF_NAME_WATERMARK, "qsf-ack-watermark-gen1.hex", "qsf-ack-watermark-gen2.hex");
-    assert_int_equal(qsf_watermark_open(dfd, st_slot, &wm, NULL), QSF_OK);
+    assert_int_equal(qsf_watermark_open(dfd, st_slot, QSF_WM_DUAL, &wm, NULL), QSF_OK);
     assert_int_equal(wm.generation, 2);
     assert_int_equal(wm.fsn, -1);
     qsf_watermark_close(&wm);
     unlink(st_path(st_slot, QSF_NAME_WATERMARK));
-    assert_int_equal(qsf_watermark_create(dfd, st_slot, &wm, NULL), QSF_OK);
+    assert_int_equal(qsf_watermark_create(dfd, st_slot, QSF_WM_DUAL, &wm, NULL), QSF_OK);
     assert_int_equal(qsf_watermark_write(&wm, 41, NULL), QSF_OK);
     expect_records(QSF_NAME_WATERMARK, "qsf-ack-watermark-gen1.hex", NULL);
     assert_int_equal(qsf_watermark_write(&wm, -1, NULL), QSF_OK);
     qsf_watermark_close(&wm);
     expect_records(QSF_NAME_WATERMARK, "qsf-ack-watermark-gen1.hex", "qsf-ack-watermark-gen2.hex");
+    close(dfd);
+}
+
+/* A watermark created in the default form and written with FSN 19 is the
+ * golden 16-byte file of the Java client. */
+static void java_form_watermark_writes_the_golden_bytes(void **state) {
+    (void) state;
+    int dfd = slot_dir();
+    qsf_watermark wm;
+    assert_int_equal(qsf_watermark_create(dfd, st_slot, QSF_WM_JAVA16, &wm, NULL), QSF_OK);
+    assert_int_equal(qsf_watermark_write(&wm, 19, NULL), QSF_OK);
+    qsf_watermark_close(&wm);
+    size_t n, gn;
+    uint8_t *got = tu_read_file(st_path(st_slot, QSF_NAME_WATERMARK), &n);
+    uint8_t *want = st_golden("java-ack-watermark-fsn19.hex", &gn);
+    assert_int_equal(n, gn);
+    assert_memory_equal(got, want, gn);
+    free(got);
+    free(want);
     close(dfd);
 }
 
@@ -209,6 +228,7 @@ int main(void) {
         T(symbol_dict_writer_writes_the_golden_bytes),
         T(records_decode_as_documented),
         T(watermark_reads_and_writes_the_golden_records),
+        T(java_form_watermark_writes_the_golden_bytes),
         T(manifest_reads_and_writes_the_golden_records),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

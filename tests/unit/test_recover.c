@@ -55,6 +55,32 @@ static void expect_dict(const qsf_symdict *d, int n, const char *const *want) {
 
 /* ---- fresh start ---- */
 
+/* sf_ack_watermark_form=dual: a fresh slot's watermark is the 8192-byte
+ * form, and so is one made again for a slot that lost its file. */
+static void fresh_slot_in_the_dual_form(void **state) {
+    (void) state;
+    qsf_slot_recovered r;
+    qsf_errinfo e;
+    assert_int_equal(
+        qsf_slot_open_formed(st_sfdir, "default", QSF_DUR_MEMORY, SEG, QSF_WM_DUAL, false, &r, &e),
+        QSF_OK);
+    assert_true(r.fresh);
+    assert_false(r.watermark.compact);
+    qsf_slot_release(&r);
+    assert_int_equal(st_size(st_path(st_slot, QSF_NAME_WATERMARK)), QSF_DUAL_FILE_SIZE);
+    assert_int_equal(unlink(st_path(st_slot, QSF_NAME_WATERMARK)), 0);
+    assert_int_equal(
+        qsf_slot_open_formed(st_sfdir, "default", QSF_DUR_MEMORY, SEG, QSF_WM_DUAL, false, &r, &e),
+        QSF_OK);
+    qsf_slot_release(&r);
+    assert_int_equal(st_size(st_path(st_slot, QSF_NAME_WATERMARK)), QSF_DUAL_FILE_SIZE);
+    /* the default makes the missing file again in the Java client's form */
+    assert_int_equal(unlink(st_path(st_slot, QSF_NAME_WATERMARK)), 0);
+    st_open_ok(st_sfdir, &r);
+    qsf_slot_release(&r);
+    assert_int_equal(st_size(st_path(st_slot, QSF_NAME_WATERMARK)), QSF_AKW_COMPACT_SIZE);
+}
+
 static void fresh_slot_layout(void **state) {
     (void) state;
     rmdir(st_slot);
@@ -77,7 +103,8 @@ static void fresh_slot_layout(void **state) {
     qsf_slot_release(&r);
     assert_int_equal(st_size(st_path(st_slot, QSF_NAME_INITIAL)), SEG);
     assert_int_equal(hdr_flags(QSF_NAME_INITIAL), F);
-    assert_int_equal(st_size(st_path(st_slot, QSF_NAME_WATERMARK)), 8192);
+    /* the default form: the Java client's 16 bytes, no value yet */
+    assert_int_equal(st_size(st_path(st_slot, QSF_NAME_WATERMARK)), QSF_AKW_COMPACT_SIZE);
     assert_int_equal(st_size(st_path(st_slot, QSF_NAME_SYMDICT)), 8);
     expect_manifest(1, 0, 0);
     /* reopening recovers the empty slot instead of starting over */
@@ -194,7 +221,7 @@ static void collapsed_manifest_starts_empty(void **state) {
     size_t n;
     uint8_t *img = tu_read_file(st_path(st_slot, QSF_NAME_WATERMARK), &n);
     int64_t g, f;
-    assert_int_equal(qsf_akw_pick(img, &g, &f), -1); /* stale watermark removed */
+    assert_int_equal(qsf_akw_read_image(img, n, &g, &f), -1); /* stale watermark removed */
     free(img);
 }
 
@@ -796,6 +823,7 @@ int main(void) {
 #define T(f) cmocka_unit_test_setup_teardown(f, st_setup, st_teardown)
     const struct CMUnitTest tests[] = {
         T(fresh_slot_layout),
+        T(fresh_slot_in_the_dual_form),
         T(recovers_manifest_chain),
         T(gap_in_legacy_slot_names_both_fsns),
         T(gap_in_manifest_slot),

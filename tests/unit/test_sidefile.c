@@ -116,7 +116,7 @@ static void watermark_writes_alternate_slots(void **state) {
     int dfd = dirfd_of();
     qsf_watermark wm;
     qsf_errinfo e;
-    assert_int_equal(qsf_watermark_create(dfd, dir, &wm, &e), QSF_OK);
+    assert_int_equal(qsf_watermark_create(dfd, dir, QSF_WM_DUAL, &wm, &e), QSF_OK);
     assert_int_equal(st_size(st_path(dir, QSF_NAME_WATERMARK)), 8192);
     assert_int_equal(qsf_watermark_write(&wm, 41, &e), QSF_OK);
     assert_int_equal(qsf_watermark_write(&wm, -1, &e), QSF_OK);
@@ -128,7 +128,7 @@ static void watermark_writes_alternate_slots(void **state) {
     expect_record(img + 4096, AKW_G1 Z36 "FB ED A3 DE");
     expect_record(img, AKW_G2 Z36 "0D 79 92 58");
     free(img);
-    assert_int_equal(qsf_watermark_open(dfd, dir, &wm, &e), QSF_OK);
+    assert_int_equal(qsf_watermark_open(dfd, dir, QSF_WM_DUAL, &wm, &e), QSF_OK);
     assert_true(wm.present);
     assert_int_equal(wm.generation, 2);
     assert_int_equal(wm.fsn, -1);
@@ -136,7 +136,7 @@ static void watermark_writes_alternate_slots(void **state) {
     assert_int_equal(qsf_watermark_write(&wm, 100, &e), QSF_OK);
     assert_int_equal(qsf_watermark_write(&wm, 7, &e), QSF_OK);
     qsf_watermark_close(&wm);
-    assert_int_equal(qsf_watermark_open(dfd, dir, &wm, &e), QSF_OK);
+    assert_int_equal(qsf_watermark_open(dfd, dir, QSF_WM_DUAL, &wm, &e), QSF_OK);
     assert_int_equal(wm.generation, 4);
     assert_int_equal(wm.fsn, 7);
     qsf_watermark_close(&wm);
@@ -148,7 +148,7 @@ static void open_compact(const uint8_t *bytes, bool present, int64_t fsn, qsf_wa
     tu_write_file(st_path(dir, QSF_NAME_WATERMARK), bytes, 16);
     int dfd = dirfd_of();
     qsf_errinfo e;
-    assert_int_equal(qsf_watermark_open(dfd, dir, wm, &e), QSF_OK);
+    assert_int_equal(qsf_watermark_open(dfd, dir, QSF_WM_DUAL, wm, &e), QSF_OK);
     close(dfd);
     assert_false(wm->reset);
     assert_true(wm->compact);
@@ -207,19 +207,70 @@ static void java_16_byte_watermark_without_value(void **state) {
     assert_int_equal(qsf_akw_read_image(want, 17, &g, &f), -1);
 }
 
-/* Neither 8192 nor 16 bytes: reset to 8192 zero bytes, never trusted. */
-static void other_sized_watermark_is_reset(void **state) {
+/* A watermark qsf creates in the default form is the Java client's 16 bytes:
+ * zero until the first write gives it the magic and a value. */
+static void created_watermark_is_the_java_form(void **state) {
     (void) state;
-    uint8_t odd[24] = {0x41, 0x4B, 0x57, 0x31, 0, 0, 0, 0, 99};
-    tu_write_file(st_path(dir, QSF_NAME_WATERMARK), odd, sizeof odd);
     int dfd = dirfd_of();
     qsf_watermark wm;
     qsf_errinfo e;
-    assert_int_equal(qsf_watermark_open(dfd, dir, &wm, &e), QSF_OK);
-    assert_true(wm.reset);
-    assert_false(wm.compact);
+    assert_int_equal(qsf_watermark_create(dfd, dir, QSF_WM_JAVA16, &wm, &e), QSF_OK);
+    assert_true(wm.compact);
     assert_false(wm.present);
-    assert_int_equal(wm.fsn, -1);
+    uint8_t zero[16] = {0};
+    expect_file16(zero);
+    assert_int_equal(qsf_watermark_write(&wm, 300, &e), QSF_OK);
+    assert_int_equal(qsf_watermark_sync(&wm, &e), QSF_OK);
+    qsf_watermark_close(&wm);
+    uint8_t want[16] = {0x41, 0x4B, 0x57, 0x31, 0, 0, 0, 0, 0x2C, 0x01};
+    expect_file16(want);
+    /* a file that has a form keeps it, whatever form a new one would get */
+    open_compact(want, true, 300, &wm);
+    qsf_watermark_close(&wm);
+    st_watermark(dir, 3, 30);
+    assert_int_equal(qsf_watermark_open(dfd, dir, QSF_WM_JAVA16, &wm, &e), QSF_OK);
+    assert_false(wm.compact);
+    assert_int_equal(wm.fsn, 30);
+    assert_int_equal(qsf_watermark_write(&wm, 31, &e), QSF_OK);
+    qsf_watermark_close(&wm);
+    assert_int_equal(st_size(st_path(dir, QSF_NAME_WATERMARK)), 8192);
+    close(dfd);
+}
+
+/* Opens a planted 24-byte watermark (neither known size) with `form`: it is
+ * reset, holds no value, and is kept in that form. */
+static void open_other_sized(int form, qsf_watermark *wm) {
+    uint8_t odd[24] = {0x41, 0x4B, 0x57, 0x31, 0, 0, 0, 0, 99};
+    tu_write_file(st_path(dir, QSF_NAME_WATERMARK), odd, sizeof odd);
+    int dfd = dirfd_of();
+    assert_int_equal(qsf_watermark_open(dfd, dir, form, wm, NULL), QSF_OK);
+    close(dfd);
+    assert_true(wm->reset);
+    assert_int_equal(wm->compact, form == QSF_WM_JAVA16);
+    assert_false(wm->present);
+    assert_int_equal(wm->fsn, -1);
+}
+
+/* Damaged in the default form: reset to the Java client's 16 zero bytes, kept
+ * in that form by the next write. */
+static void other_sized_watermark_is_reset_to_the_java_form(void **state) {
+    (void) state;
+    qsf_watermark wm;
+    open_other_sized(QSF_WM_JAVA16, &wm);
+    uint8_t zero[16] = {0};
+    expect_file16(zero);
+    assert_int_equal(qsf_watermark_write(&wm, 7, NULL), QSF_OK);
+    qsf_watermark_close(&wm);
+    uint8_t want[16] = {0x41, 0x4B, 0x57, 0x31, 0, 0, 0, 0, 7};
+    expect_file16(want);
+}
+
+/* Neither 8192 nor 16 bytes, in the dual form: reset to 8192 zero bytes,
+ * never trusted. */
+static void other_sized_watermark_is_reset(void **state) {
+    (void) state;
+    qsf_watermark wm;
+    open_other_sized(QSF_WM_DUAL, &wm);
     qsf_watermark_close(&wm);
     size_t n;
     uint8_t *img = tu_read_file(st_path(dir, QSF_NAME_WATERMARK), &n);
@@ -227,7 +278,6 @@ static void other_sized_watermark_is_reset(void **state) {
     for (size_t i = 0; i < n; i++)
         assert_int_equal(img[i], 0);
     free(img);
-    close(dfd);
 }
 
 static void missing_files_are_absent(void **state) {
@@ -236,7 +286,7 @@ static void missing_files_are_absent(void **state) {
     qsf_watermark wm;
     qsf_manifest m;
     qsf_errinfo e;
-    assert_int_equal(qsf_watermark_open(dfd, dir, &wm, &e), QSF_OK);
+    assert_int_equal(qsf_watermark_open(dfd, dir, QSF_WM_DUAL, &wm, &e), QSF_OK);
     assert_int_equal(wm.fd, -1);
     assert_false(wm.present);
     assert_int_equal(qsf_manifest_open(dfd, dir, &m, &e), QSF_OK);
@@ -384,7 +434,7 @@ static void symlinked_watermark_is_refused(void **state) {
     int dfd = dirfd_of();
     qsf_watermark wm;
     qsf_errinfo e;
-    assert_int_equal(qsf_watermark_open(dfd, dir, &wm, &e), QSF_E_IO);
+    assert_int_equal(qsf_watermark_open(dfd, dir, QSF_WM_DUAL, &wm, &e), QSF_E_IO);
     assert_non_null(strstr(e.msg, "symbolic link"));
     close(dfd);
 }
@@ -401,7 +451,7 @@ static void generation_at_int64_max_is_renumbered(void **state) {
     qsf_watermark wm;
     qsf_manifest m;
     qsf_errinfo e;
-    assert_int_equal(qsf_watermark_open(dfd, dir, &wm, &e), QSF_OK);
+    assert_int_equal(qsf_watermark_open(dfd, dir, QSF_WM_DUAL, &wm, &e), QSF_OK);
     assert_true(wm.present);
     assert_int_equal(wm.fsn, 5);
     assert_int_equal(qsf_watermark_write(&wm, 7, &e), QSF_OK);
@@ -410,7 +460,7 @@ static void generation_at_int64_max_is_renumbered(void **state) {
     assert_int_equal(m.active_base, 3);
     assert_int_equal(qsf_manifest_write(&m, 0, 9, NULL, &e), QSF_OK);
     qsf_manifest_close(&m);
-    assert_int_equal(qsf_watermark_open(dfd, dir, &wm, &e), QSF_OK);
+    assert_int_equal(qsf_watermark_open(dfd, dir, QSF_WM_DUAL, &wm, &e), QSF_OK);
     assert_int_equal(wm.fsn, 7);
     assert_true(wm.generation < INT64_MAX);
     qsf_watermark_close(&wm);
@@ -432,6 +482,9 @@ int main(void) {
         cmocka_unit_test_setup_teardown(java_16_byte_watermark_is_read_and_kept, setup, teardown),
         cmocka_unit_test_setup_teardown(java_16_byte_watermark_without_value, setup, teardown),
         cmocka_unit_test_setup_teardown(other_sized_watermark_is_reset, setup, teardown),
+        cmocka_unit_test_setup_teardown(created_watermark_is_the_java_form, setup, teardown),
+        cmocka_unit_test_setup_teardown(other_sized_watermark_is_reset_to_the_java_form, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(missing_files_are_absent, setup, teardown),
         cmocka_unit_test_setup_teardown(manifest_create_and_forward_only_updates, setup, teardown),
         cmocka_unit_test_setup_teardown(manifest_debris_is_set_aside, setup, teardown),

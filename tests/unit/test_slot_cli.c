@@ -50,6 +50,23 @@ static void clean_slot_verifies(void **state) {
     assert_int_equal(run_slot_cmd("inspect"), 0);
 }
 
+/* The watermark's form shows: the Java client's 16 bytes, before and after
+ * they hold a value. */
+static void java_form_watermark_shows_its_form(void **state) {
+    (void) state;
+    one_frame_slot();
+    uint8_t b[16] = {0};
+    tu_write_file(st_path(st_slot, QSF_NAME_WATERMARK), b, sizeof b);
+    assert_int_equal(run_slot_cmd("inspect"), 0);
+    assert_non_null(strstr(out, "watermark: 16-byte form, no value yet\n"));
+    memcpy(b, "AKW1", 4);
+    tu_write_file(st_path(st_slot, QSF_NAME_WATERMARK), b, sizeof b);
+    assert_int_equal(run_slot_cmd("inspect"), 0);
+    assert_non_null(strstr(out, "watermark: 16-byte form, fsn 0\n"));
+    assert_int_equal(run_slot_cmd("inspect --json"), 0);
+    assert_non_null(strstr(out, "\"watermark\":{\"present\":true,\"size\":16,\"valid\":true"));
+}
+
 static void repairs_fail_verify_but_not_inspect(void **state) {
     (void) state;
     const char *a[] = {"one"};
@@ -262,6 +279,7 @@ int main(int argc, char **argv) {
 #define T(f) cmocka_unit_test_setup_teardown(f, st_setup, st_teardown)
     const struct CMUnitTest tests[] = {
         T(clean_slot_verifies),
+        T(java_form_watermark_shows_its_form),
         T(repairs_fail_verify_but_not_inspect),
         T(broken_chain_and_bad_usage),
         T(hostile_file_names_are_escaped),

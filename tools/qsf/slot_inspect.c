@@ -229,8 +229,9 @@ static void print_side_files(const qsf_slot_inspection *in) {
     else if (in->watermark_size != 8192 && in->watermark_size != 16)
         printf("watermark: %llu bytes (damaged, not trusted)\n",
                (unsigned long long) in->watermark_size);
-    else if (!in->watermark_valid)
-        printf("watermark: no valid record\n");
+    else if (!in->watermark_valid) /* 16 zero bytes: made by a client, not written yet */
+        printf("watermark: %s\n",
+               in->watermark_size == 16 ? "16-byte form, no value yet" : "no valid record");
     else if (in->watermark_size == 16)
         printf("watermark: 16-byte form, fsn %lld\n", (long long) in->watermark_fsn);
     else
@@ -399,6 +400,8 @@ static void json_side_files(json *j, const qsf_slot_inspection *in) {
     json_end_obj(j);
     json_obj(j, "watermark");
     json_bool(j, "present", in->watermark_present);
+    if (in->watermark_present) /* the form: 16 (the Java client's) or 8192 (dual-slot) */
+        json_uint(j, "size", in->watermark_size);
     json_bool(j, "valid", in->watermark_valid);
     if (in->watermark_valid) {
         json_int(j, "generation", in->watermark_generation);
