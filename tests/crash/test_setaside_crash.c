@@ -14,8 +14,8 @@
 #include "log.h"
 #include "os/os.h"
 #include "sf/recover.h"
-#include "sf/rejected.h"
-#include "sf/setaside.h"
+#include "sfops/rejected.h"
+#include "sfops/setaside.h"
 
 #include <fcntl.h>
 #include <signal.h>

@@ -12,6 +12,8 @@
   chunk     lib/chunk/                         columns in: the chunk API over the sender's glue
   qwpdec    lib/qwpdec/                        the server-side decoder, outside libqsf:
                                                no module of libqsf may include it
+  sfops     lib/sfops/                         the qsf CLI's operator tooling, outside
+                                               libqsf: no module of libqsf may include it
 
 A module includes only modules listed for it below, so no two modules depend on
 each other (no cycle). Prints TAP; exit 1 on a forbidden include."""
@@ -32,6 +34,7 @@ ALLOWED = {
     "chunk": {"public", "ground", "os", "services", "qwp", "conf", "sf", "io", "sender",
               "chunk"},
     "qwpdec": {"public", "ground", "qwp", "qwpdec"},
+    "sfops": {"public", "ground", "os", "services", "qwp", "sf", "sfops"},
 }
 GROUND = {"bytes.h", "err.h", "log.h", "crc32c.h", "crc32c.c", "err.c", "log.c", "qsf_assert.h",
           "qsf_assert.c", "text.h", "text.c", "seglimits.h", "grow.h"}

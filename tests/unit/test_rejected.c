@@ -7,7 +7,7 @@
 
 #include "sftest.h"
 
-#include "sf/rejected.h"
+#include "sfops/rejected.h"
 #include "sf/segfmt.h"
 
 #include <fcntl.h>

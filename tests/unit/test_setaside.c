@@ -9,8 +9,8 @@
 
 #include "os/os.h"
 #include "sf/recover.h"
-#include "sf/rejected.h"
-#include "sf/setaside.h"
+#include "sfops/rejected.h"
+#include "sfops/setaside.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -12,9 +12,9 @@
 #include "args.h"
 #include "err.h"
 #include "qwp/peek.h"
-#include "sf/dump.h"
-#include "sf/rejected.h"
-#include "sf/slotdir.h"
+#include "sfops/dump.h"
+#include "sfops/rejected.h"
+#include "sfops/slotdir.h"
 
 #include <fcntl.h>
 #include <inttypes.h>

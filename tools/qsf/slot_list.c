@@ -8,8 +8,8 @@
 
 #include "args.h"
 #include "err.h"
-#include "sf/dump.h"
-#include "sf/slotdir.h"
+#include "sfops/dump.h"
+#include "sfops/slotdir.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

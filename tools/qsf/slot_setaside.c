@@ -11,8 +11,8 @@
 
 #include "args.h"
 #include "err.h"
-#include "sf/dump.h"
-#include "sf/setaside.h"
+#include "sfops/dump.h"
+#include "sfops/setaside.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

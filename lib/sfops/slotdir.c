@@ -1,6 +1,6 @@
 /* What a directory is to qsf (slotdir.h): one listing of it, and one of each
  * subdirectory when it holds no slot files itself. */
-#include "sf/slotdir.h"
+#include "sfops/slotdir.h"
 #include "grow.h"
 
 #include "err.h"
@@ -100,24 +100,6 @@ int qsf_dir_kind(const char *path, int *kind, uint32_t *slots, qsf_errinfo *err)
     *kind = kind_of_listing(&l);
     *slots = *kind == QSF_DIR_GROUP_ROOT ? l.subs : 0;
     return rc;
-}
-
-bool qsf_slot_dir_name(const char *name, bool *quarantined) {
-    static const char mark[] = ".unreplayable-";
-    *quarantined = false;
-    const char *dot = strstr(name, mark);
-    if (!dot)
-        return name[0] != '.' && qsf_sender_id_check(name, NULL) == QSF_OK;
-    const char *n = dot + sizeof mark - 1;
-    size_t digits = strspn(n, "0123456789");
-    char id[QSF_SLOT_NAME_MAX + 1];
-    size_t idlen = (size_t) (dot - name);
-    if (digits == 0 || digits > 2 || n[digits] != '\0' || idlen == 0 || idlen > QSF_SLOT_NAME_MAX)
-        return false;
-    memcpy(id, name, idlen);
-    id[idlen] = '\0';
-    *quarantined = true;
-    return qsf_sender_id_check(id, NULL) == QSF_OK;
 }
 
 /* ---- the slots of a group root ---- */

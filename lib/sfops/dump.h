@@ -8,7 +8,7 @@
 #define QSF_DUMP_H
 
 #include "qsf.h"
-#include "sf/inspect.h"
+#include "sfops/inspect.h"
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -21,7 +21,7 @@
 #ifndef QSF_OPENABLE_H
 #define QSF_OPENABLE_H
 
-#include "sf/inspect.h"
+#include "sfops/inspect.h"
 
 /* Checks the slot at slot_path against what an open of it needs, given the
  * inspection's plan (in: verdict QSF_OK, files listed). The first need that is

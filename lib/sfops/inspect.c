@@ -1,16 +1,16 @@
 /* Read-only slot inspection (inspect.h): runs the recovery scan and chain rules
  * in dry-run mode on a private copy of the state and reads the side files
  * without the handles that would repair them. */
-#include "sf/inspect.h"
+#include "sfops/inspect.h"
 
 #include "bytes.h"
 #include "err.h"
 #include "os/os.h"
-#include "recover_int.h"
-#include "sf/openable.h"
+#include "sf/recover_int.h"
+#include "sfops/openable.h"
 #include "sf/sfio.h"
 #include "sf/sidefile.h"
-#include "sf/slotdir.h"
+#include "sfops/slotdir.h"
 
 #include <errno.h>
 #include <fcntl.h>

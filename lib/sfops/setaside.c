@@ -2,14 +2,14 @@
  * plan of recovery over it (dry run: it was just recovered, so nothing is left
  * to repair), the checks of the span, then the record, the rewrite and the
  * DONE record. */
-#include "sf/setaside.h"
+#include "sfops/setaside.h"
 
 #include "err.h"
 #include "log.h"
 #include "os/os.h"
 #include "qwp/types.h"
 #include "qwp/utf8.h"
-#include "recover_int.h"
+#include "sf/recover_int.h"
 #include "sf/operator.h"
 #include "sf/segfmt.h"
 #include "sf/sfio.h"

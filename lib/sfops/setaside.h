@@ -27,7 +27,7 @@
 #define QSF_SETASIDE_H
 
 #include "qsf.h"
-#include "sf/rejected.h"
+#include "sfops/rejected.h"
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -31,10 +31,6 @@ enum qsf_dir_kind {
  * opened or listed. */
 int qsf_dir_kind(const char *path, int *kind, uint32_t *slots, qsf_errinfo *err);
 
-/* Whether `name` is a slot directory name: a sender_id, or a sender_id followed
- * by ".unreplayable-<N>" (a quarantined slot). *quarantined says which. */
-bool qsf_slot_dir_name(const char *name, bool *quarantined);
-
 /* The slot and drained-slot subdirectories of the group root sf_dir, sorted by
  * name: *names is a malloc'd array of malloc'd strings (free with
  * qsf_group_names_free). QSF_E_IO when sf_dir cannot be listed, QSF_E_NOMEM. */

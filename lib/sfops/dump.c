@@ -1,12 +1,12 @@
 /* Read-only walk over a slot's frames (dump.h), riding on the inspection's
  * dry-run state: the chain walk of recovery (recover_walk.c) with the plan's
  * verdict on each FSN. */
-#include "sf/dump.h"
+#include "sfops/dump.h"
 
 #include "err.h"
 #include "os/os.h"
 #include "qwp/peek.h"
-#include "recover_int.h"
+#include "sf/recover_int.h"
 #include "sf/segfmt.h"
 #include "sf/sfio.h"
 
