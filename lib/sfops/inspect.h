@@ -8,6 +8,7 @@
 
 #include "qsf.h"
 #include "sf/recover.h"
+#include "sf/recover_view.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -69,13 +70,13 @@ typedef struct qsf_slot_inspection {
  * including an unsupported segment version, is in out->verdict. */
 int qsf_slot_inspect(const char *slot_path, qsf_slot_inspection *out, qsf_errinfo *err);
 
-/* The same, then fn with recovery's dry-run state of the slot (the chain, the
- * flushes given up, the interrupted one, the dictionary rebuilt so far) before
- * it is freed: for read-only walks over the frames (sf/dump.h). fn is not
- * called when the directory is no slot; its error is returned. */
-struct rc_state;
-typedef int (*qsf_inspect_visit_fn)(struct rc_state *st, qsf_slot_inspection *in, void *user,
-                                    qsf_errinfo *err);
+/* The same, then fn with recovery's dry-run plan of the slot (sf/recover_view.h:
+ * the chain, the flushes given up, the interrupted one, the dictionary rebuilt
+ * so far) and the slot's handles before they are freed: for read-only walks
+ * over the frames (sfops/dump.h). fn is not called when the directory is no
+ * slot; its error is returned. */
+typedef int (*qsf_inspect_visit_fn)(qsf_rv *v, const qsf_slot *slot, qsf_slot_inspection *in,
+                                    void *user, qsf_errinfo *err);
 int qsf_slot_inspect_with(const char *slot_path, qsf_slot_inspection *in, qsf_inspect_visit_fn fn,
                           void *user, qsf_errinfo *err);
 
