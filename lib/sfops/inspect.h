@@ -49,7 +49,7 @@ typedef struct qsf_slot_inspection {
     uint64_t aborted_frames; /* frames of an interrupted flush an open would cut */
     uint32_t debris;         /* files an open would remove as holding no data */
     bool manifest_mismatch;  /* the manifest's bounds contradict the segments */
-    /* What the directory is (enum qsf_dir_kind, sf/slotdir.h); a group root or
+    /* What the directory is (enum qsf_dir_kind, sfops/slotdir.h); a group root or
      * a directory without slot files is no slot: verdict QSF_E_INVAL, nothing
      * else filled in. group_slots: the slots under a group root. */
     int dir_kind;

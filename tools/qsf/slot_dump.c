@@ -1,5 +1,5 @@
 /* qsf slot dump SLOT [--from FSN] [--limit N] [--rows] [--json] [--rejected]:
- * the frames of a slot in FSN order as recovery reads them (sf/dump.h), with
+ * the frames of a slot in FSN order as recovery reads them (sfops/dump.h), with
  * what an open does with each, and with --rows their tables and rows. Read
  * only, like inspect. */
 #include "cmd.h"
