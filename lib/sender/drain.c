@@ -1,13 +1,13 @@
 /* Orphan adoption: the scan and the drainer pool (see drain.h). */
 #include "sender/drain.h"
 #include "qsf_assert.h"
-#include "grow.h"
 #include "sender/losses.h"
 
 #include "err.h"
 #include "inbox.h"
 #include "io/io.h"
 #include "log.h"
+#include "os/dirlist.h"
 #include "os/os.h"
 #include "sender/opts.h"
 #include "sender/replay.h"
@@ -67,22 +67,9 @@ static bool is_candidate(qsf_drainers *d, int sf_dirfd, const char *name, const 
     return orphan && qsf_sender_id_check(name, NULL) == QSF_OK;
 }
 
-static int add_name(qsf_drainers *d, const char *name, int *cap) {
-    if (d->n == *cap) {
-        char **p = qsf_grow(d->names, cap, 8);
-        if (!p)
-            return QSF_E_NOMEM;
-        d->names = p;
-    }
-    char *copy = strdup(name);
-    if (!copy)
-        return QSF_E_NOMEM;
-    d->names[d->n++] = copy;
-    return QSF_OK;
-}
-
-static int cmp_name(const void *a, const void *b) {
-    return strcmp(*(char *const *) a, *(char *const *) b);
+static bool keep_candidate(int sf_dirfd, const struct dirent *e, void *arg) {
+    qsf_drainers *d = arg;
+    return is_candidate(d, sf_dirfd, e->d_name, d->conf->sender_id);
 }
 
 /* Lists the candidates into d->names (sorted, so the order does not depend on
@@ -97,15 +84,13 @@ static void scan(qsf_drainers *d) {
             QSF_OS->close(fd);
         return;
     }
-    int cap = 0, sfd = dirfd(dh);
-    struct dirent *e;
-    while ((e = QSF_OS->readdir(dh)) != NULL)
-        if (is_candidate(d, sfd, e->d_name, d->conf->sender_id) && add_name(d, e->d_name, &cap)) {
-            QSF_LOGW("drain_orphans: out of memory listing %s; adopting %d slots", dir, d->n);
-            break;
-        }
+    uint32_t n = 0;
+    /* A read error of the listing ends it: the slots listed before it are
+     * adopted. */
+    if (qsf_dir_list_sorted(dh, keep_candidate, d, &d->names, &n) != 0 && errno == ENOMEM)
+        QSF_LOGW("drain_orphans: out of memory listing %s; adopting %u slots", dir, n);
+    d->n = (int) n;
     QSF_OS->closedir(dh);
-    qsort(d->names, (size_t) d->n, sizeof *d->names, cmp_name);
 }
 
 /* ---- one drainer ---- */
@@ -260,9 +245,7 @@ static void *drainer_main(void *arg) {
 /* ---- the pool ---- */
 
 static void pool_free(qsf_drainers *d) {
-    for (int i = 0; i < d->n; i++)
-        free(d->names[i]);
-    free(d->names);
+    qsf_dir_names_free(d->names, (uint32_t) d->n);
     free(d->threads);
     pthread_mutex_destroy(&d->mu);
     free(d);

@@ -41,6 +41,24 @@ int qsf_sender_id_check(const char *id, qsf_errinfo *err) {
     return QSF_OK;
 }
 
+bool qsf_slot_dir_name(const char *name, bool *quarantined) {
+    static const char mark[] = ".unreplayable-";
+    *quarantined = false;
+    const char *dot = strstr(name, mark);
+    if (!dot)
+        return name[0] != '.' && qsf_sender_id_check(name, NULL) == QSF_OK;
+    const char *n = dot + sizeof mark - 1;
+    size_t digits = strspn(n, "0123456789");
+    char id[QSF_SLOT_NAME_MAX + 1];
+    size_t idlen = (size_t) (dot - name);
+    if (digits == 0 || digits > 2 || n[digits] != '\0' || idlen == 0 || idlen > QSF_SLOT_NAME_MAX)
+        return false;
+    memcpy(id, name, idlen);
+    id[idlen] = '\0';
+    *quarantined = true;
+    return qsf_sender_id_check(id, NULL) == QSF_OK;
+}
+
 /* ---- locks ---- */
 
 /* "<pid>" from <dir>/<name>.pid (at most 64 bytes, digits only), or "unknown". */

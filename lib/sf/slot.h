@@ -42,6 +42,10 @@ typedef struct qsf_slot {
  * Otherwise QSF_E_INVAL naming the id and the first bad byte position. */
 int qsf_sender_id_check(const char *id, qsf_errinfo *err);
 
+/* Whether `name` is a slot directory name: a sender_id, or a sender_id followed
+ * by ".unreplayable-<N>" (a quarantined slot). *quarantined says which. */
+bool qsf_slot_dir_name(const char *name, bool *quarantined);
+
 /* Validates sender_id (NULL = "default"), creates sf_dir (one level, 0700; its
  * parent must exist) and .slot-locks/, takes the logical lock, creates the slot
  * directory (0700) and takes the slot lock, writing both .pid files. The logical

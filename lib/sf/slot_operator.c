@@ -5,7 +5,7 @@
 #include "os/os.h"
 #include "recover_int.h"
 #include "sf/sfa.h"
-#include "sf/slotdir.h"
+#include "sf/slot.h"
 
 #include <errno.h>
 #include <fcntl.h>

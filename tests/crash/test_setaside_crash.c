@@ -1,4 +1,4 @@
-/* A set-aside (sf/setaside.h) killed after each of its writes, syncs,
+/* A set-aside (sfops/setaside.h) killed after each of its writes, syncs,
  * renames and unlinks in turn, by a process crash (the page cache survives)
  * and by a host loss (only what was synced survives: shadow.h). After every
  * one: the slot opens with nothing lost or damaged; the flush FSN 1..4 is
@@ -14,8 +14,8 @@
 #include "log.h"
 #include "os/os.h"
 #include "sf/recover.h"
-#include "sf/rejected.h"
-#include "sf/setaside.h"
+#include "sfops/rejected.h"
+#include "sfops/setaside.h"
 
 #include <fcntl.h>
 #include <signal.h>

@@ -9,7 +9,7 @@
 
 #include "clitest.h"
 
-#include "sf/rejected.h"
+#include "sfops/rejected.h"
 
 #include <fcntl.h>
 #include <inttypes.h>

@@ -5,7 +5,7 @@
 #include "sftest.h"
 
 #include "os/os.h"
-#include "sf/inspect.h"
+#include "sfops/inspect.h"
 #include "sf/symdict.h"
 
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-/* <slot>/.rejected (sf/rejected.h): qsf writes exactly the bytes of
+/* <slot>/.rejected (sfops/rejected.h): qsf writes exactly the bytes of
  * tests/golden/qsf-rejected.hex for the documented records and reads them back
  * as documented; a record that does not validate is never written after, and
  * the message names the offset; a .rejected.tmp left by an interrupted append
@@ -7,7 +7,7 @@
 
 #include "sftest.h"
 
-#include "sf/rejected.h"
+#include "sfops/rejected.h"
 #include "sf/segfmt.h"
 
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-/* Setting frames aside (sf/setaside.h): the frames go to .rejected, byte for
+/* Setting frames aside (sfops/setaside.h): the frames go to .rejected, byte for
  * byte, with an audit line; the slot then retires them at every open (never
  * sent); only whole flushes above the acknowledged watermark can be set
  * aside; an interrupted set-aside is finished by running it again, without a
@@ -9,8 +9,8 @@
 
 #include "os/os.h"
 #include "sf/recover.h"
-#include "sf/rejected.h"
-#include "sf/setaside.h"
+#include "sfops/rejected.h"
+#include "sfops/setaside.h"
 
 #include <errno.h>
 #include <fcntl.h>

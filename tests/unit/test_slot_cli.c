@@ -4,7 +4,7 @@
 #include "testutil.h"
 
 #include "clitest.h"
-#include "sf/rejected.h"
+#include "sfops/rejected.h"
 #include "sftest.h"
 
 #include <stdio.h>

@@ -8,7 +8,7 @@
 #include "log.h"
 #include "os/os.h"
 #include "sf/sfa.h"
-#include "sf/slotdir.h"
+#include "sfops/slotdir.h"
 
 #include <fcntl.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* Stored frames decoded into tables and rows (lib/qwpdec, the decoder a server
  * uses), their symbols resolved through the slot's dictionary: the entries a
- * walk gives (sf/dump.h: .symbol-dict and what the frames' delta sections add)
+ * walk gives (sfops/dump.h: .symbol-dict and what the frames' delta sections add)
  * and each frame's own delta section. */
 #ifndef QSF_TOOL_ROWS_H
 #define QSF_TOOL_ROWS_H

@@ -3,8 +3,8 @@
 #ifndef QSF_TOOL_SLOT_H
 #define QSF_TOOL_SLOT_H
 
-#include "sf/inspect.h"
-#include "sf/lockstate.h"
+#include "sfops/inspect.h"
+#include "sfops/lockstate.h"
 
 #include <stdbool.h>
 #include <stdint.h>

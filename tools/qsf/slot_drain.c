@@ -15,10 +15,10 @@
 #include "conf/conf.h"
 #include "sender/opts.h"
 #include "sender/replay.h"
-#include "sf/dump.h"
+#include "sfops/dump.h"
 #include "sf/ring.h"
 #include "sf/sfa.h"
-#include "sf/slotdir.h"
+#include "sfops/slotdir.h"
 #include "text.h"
 
 #include <errno.h>

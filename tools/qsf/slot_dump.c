@@ -1,5 +1,5 @@
 /* qsf slot dump SLOT [--from FSN] [--limit N] [--rows] [--json] [--rejected]:
- * the frames of a slot in FSN order as recovery reads them (sf/dump.h), with
+ * the frames of a slot in FSN order as recovery reads them (sfops/dump.h), with
  * what an open does with each, and with --rows their tables and rows. Read
  * only, like inspect. */
 #include "cmd.h"
@@ -12,9 +12,9 @@
 #include "args.h"
 #include "err.h"
 #include "qwp/peek.h"
-#include "sf/dump.h"
-#include "sf/rejected.h"
-#include "sf/slotdir.h"
+#include "sfops/dump.h"
+#include "sfops/rejected.h"
+#include "sfops/slotdir.h"
 
 #include <fcntl.h>
 #include <inttypes.h>

@@ -1,5 +1,5 @@
 /* qsf slot inspect | verify SLOT [--json]: what an open of the slot would
- * find, repair or fail on (sf/inspect.h), who holds its lock, what is left to
+ * find, repair or fail on (sfops/inspect.h), who holds its lock, what is left to
  * send (frames, bytes, tables and rows, how old), why it was given up
  * (.failed) and what was set aside (.rejected). Read only: no lock is taken,
  * no file changes; safe next to a running sender. */
@@ -12,9 +12,9 @@
 
 #include "args.h"
 #include "err.h"
-#include "sf/dump.h"
-#include "sf/rejected.h"
-#include "sf/slotdir.h"
+#include "sfops/dump.h"
+#include "sfops/rejected.h"
+#include "sfops/slotdir.h"
 
 #include <fcntl.h>
 #include <inttypes.h>

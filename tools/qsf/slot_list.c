@@ -8,8 +8,9 @@
 
 #include "args.h"
 #include "err.h"
-#include "sf/dump.h"
-#include "sf/slotdir.h"
+#include "os/dirlist.h"
+#include "sfops/dump.h"
+#include "sfops/slotdir.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -186,7 +187,7 @@ static int run_list(int argc, char **argv) {
         return not_a_group(sf_dir, kind);
     entry *v = calloc(n ? n : 1, sizeof *v);
     if (!v) {
-        qsf_group_names_free(names, n);
+        qsf_dir_names_free(names, n);
         fprintf(stderr, "qsf slot list: out of memory\n");
         return QSF_EXIT_FAIL;
     }
@@ -198,7 +199,7 @@ static int run_list(int argc, char **argv) {
     else
         print_text(sf_dir, v, n, now);
     free(v);
-    qsf_group_names_free(names, n);
+    qsf_dir_names_free(names, n);
     return QSF_EXIT_OK;
 }
 

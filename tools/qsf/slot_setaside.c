@@ -1,5 +1,5 @@
 /* qsf slot set-aside SLOT --fsn A[..B] --reason TEXT [--json]: the explicit
- * way past frames the server rejects for good (sf/setaside.h). The frames
+ * way past frames the server rejects for good (sfops/setaside.h). The frames
  * are copied into <slot>/.rejected with an audit line (who, when, why, the FSN
  * span, the rows), durably, and only then replaced in the slot, which then
  * continues after them. Nothing else ever drops a frame. */
@@ -11,8 +11,8 @@
 
 #include "args.h"
 #include "err.h"
-#include "sf/dump.h"
-#include "sf/setaside.h"
+#include "sfops/dump.h"
+#include "sfops/setaside.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

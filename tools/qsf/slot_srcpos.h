@@ -3,7 +3,7 @@
 #define QSF_TOOL_SLOT_SRCPOS_H
 
 #include "json.h"
-#include "sf/inspect.h"
+#include "sfops/inspect.h"
 #include "sf/srcpos.h"
 
 void slot_print_source_positions(const char *path, const qsf_slot_inspection *in);

@@ -1,12 +1,12 @@
 /* Read-only walk over a slot's frames (dump.h), riding on the inspection's
  * dry-run state: the chain walk of recovery (recover_walk.c) with the plan's
  * verdict on each FSN. */
-#include "sf/dump.h"
+#include "sfops/dump.h"
 
 #include "err.h"
 #include "os/os.h"
 #include "qwp/peek.h"
-#include "recover_int.h"
+#include "sf/recover_view.h"
 #include "sf/segfmt.h"
 #include "sf/sfio.h"
 
@@ -29,20 +29,21 @@ typedef struct walk {
     uint64_t shown;
     uint8_t *buf; /* payload copy */
     size_t cap;
-    int user_rc; /* what the caller's callback returned */
+    int user_rc;              /* what the caller's callback returned */
+    int64_t cut_from, cut_to; /* the interrupted flush an open cuts (from > to: none) */
 } walk;
 
-static int state_of(const rc_state *st, const qsf_slot_inspection *in, int64_t fsn) {
-    if (fsn <= in->acked_fsn)
+static int state_of(const qsf_rv *v, const walk *w, int64_t fsn) {
+    if (fsn <= w->in->acked_fsn)
         return QSF_FRAME_ACKED;
-    if (st->cut.from <= st->cut.to && fsn >= st->cut.from)
+    if (w->cut_from <= w->cut_to && fsn >= w->cut_from)
         return QSF_FRAME_CUT;
-    return qsf_rc_given_up(st, fsn) ? QSF_FRAME_RETIRED : QSF_FRAME_PENDING;
+    return qsf_rv_given_up(v, fsn) ? QSF_FRAME_RETIRED : QSF_FRAME_PENDING;
 }
 
 /* The payload of an intact frame into w->buf, checked against its CRC: the
  * file may have changed since the scan. */
-static int read_payload(walk *w, rc_reader *r, const rc_slot *s, qsf_errinfo *err) {
+static int read_payload(walk *w, const qsf_rv_frame *s, qsf_errinfo *err) {
     if (s->len > w->cap) {
         uint8_t *nb = realloc(w->buf, s->len);
         if (!nb)
@@ -51,26 +52,26 @@ static int read_payload(walk *w, rc_reader *r, const rc_slot *s, qsf_errinfo *er
         w->cap = s->len;
     }
     uint8_t env[QSF_SFA_FRAME_OVERHEAD];
-    int rc = qsf_read_at(r->fd, env, sizeof env, s->off, r->dir, r->name, err);
+    int rc = qsf_read_at(s->fd, env, sizeof env, s->off, s->dir, s->segment, err);
     if (rc == QSF_OK && s->len)
-        rc = qsf_read_at(r->fd, w->buf, s->len, s->off + sizeof env, r->dir, r->name, err);
+        rc = qsf_read_at(s->fd, w->buf, s->len, s->off + sizeof env, s->dir, s->segment, err);
     if (rc == QSF_OK && (qsf_sfa_frame_len(env) != s->len ||
                          qsf_sfa_frame_crc(w->buf, s->len) != qsf_sfa_frame_stored_crc(env)))
         rc = qsf_err_set(err, QSF_E_IO, 0, 0,
                          "frame FSN %lld in %s/%s changed while it was read (a live sender)",
-                         (long long) s->fsn, r->dir, r->name);
+                         (long long) s->fsn, s->dir, s->segment);
     return rc;
 }
 
-static int describe(rc_reader *r, const rc_slot *s, qsf_dump_frame *f, qsf_errinfo *err) {
+static int describe(const qsf_rv_frame *s, qsf_dump_frame *f, qsf_errinfo *err) {
     const uint8_t *p;
     size_t got;
-    int rc = qsf_rc_read(r, s->off, QSF_SFA_FRAME_OVERHEAD, &p, &got, err);
+    int rc = qsf_rv_envelope(s, &p, &got, err);
     if (rc != QSF_OK)
         return rc;
     f->crc = got == QSF_SFA_FRAME_OVERHEAD ? qsf_sfa_frame_stored_crc(p) : 0;
-    rc_frame_kind k;
-    rc = qsf_rc_frame_kind_of(r, s, &k, err);
+    qsf_rv_kind k;
+    rc = qsf_rv_frame_kind(s, &k, err);
     f->qwp = k.qwp;
     f->flags = k.flags;
     f->tables = k.tables;
@@ -79,19 +80,19 @@ static int describe(rc_reader *r, const rc_slot *s, qsf_dump_frame *f, qsf_errin
     return rc;
 }
 
-static int on_slot(rc_state *st, rc_reader *r, const rc_slot *s, void *user, qsf_errinfo *err) {
+static int on_slot(qsf_rv *v, const qsf_rv_frame *s, void *user, qsf_errinfo *err) {
     walk *w = user;
     if (w->o->limit && w->shown >= w->o->limit)
         return STOP;
     qsf_dump_frame f = {.fsn = s->fsn,
-                        .state = state_of(st, w->in, s->fsn),
+                        .state = state_of(v, w, s->fsn),
                         .intact = s->intact,
-                        .segment = s->seg->info.name,
+                        .segment = s->segment,
                         .offset = s->off,
                         .len = s->intact ? s->len : 0};
-    int rc = s->intact ? describe(r, s, &f, err) : QSF_OK;
+    int rc = s->intact ? describe(s, &f, err) : QSF_OK;
     if (rc == QSF_OK && s->intact && w->o->payloads) {
-        rc = read_payload(w, r, s, err);
+        rc = read_payload(w, s, err);
         f.payload = w->buf;
     }
     if (rc != QSF_OK)
@@ -101,11 +102,11 @@ static int on_slot(rc_state *st, rc_reader *r, const rc_slot *s, void *user, qsf
     return w->user_rc ? STOP : QSF_OK;
 }
 
-static int feed_dict(const rc_state *st, const qsf_walk_opts *o) {
-    uint32_t n = qsf_rc_dict_known(st);
+static int feed_dict(const qsf_rv *v, const qsf_walk_opts *o) {
+    uint32_t n = qsf_rv_dict_known(v);
     for (uint32_t id = 0; o->dict && id < n; id++) {
         uint32_t len = 0;
-        const char *s = qsf_rc_dict_entry(st, id, &len);
+        const char *s = qsf_rv_dict_entry(v, id, &len);
         int rc = s ? o->dict(o->user, id, s, len) : 0;
         if (rc)
             return rc;
@@ -115,39 +116,41 @@ static int feed_dict(const rc_state *st, const qsf_walk_opts *o) {
 
 /* ---- times ---- */
 
-static int64_t created_of(const rc_state *st, const rc_seg *s) {
+static int64_t created_of(const qsf_slot *slot, const qsf_rv_file *s) {
     uint8_t h[QSF_SFA_HEADER_SIZE];
     qsf_sfa_header hd;
-    int fd = qsf_open_regular(st->out->slot.dirfd, s->info.name, O_RDONLY, NULL);
+    int fd = qsf_open_regular(slot->dirfd, s->info.name, O_RDONLY, NULL);
     bool ok = fd >= 0 && qsf_read_at(fd, h, sizeof h, 0, "", "", NULL) == QSF_OK;
     if (fd >= 0)
         QSF_OS->close(fd);
     return ok && qsf_sfa_header_decode(h, &hd) == QSF_SFA_OK ? hd.created_micros : -1;
 }
 
-static int64_t mtime_of(const rc_state *st, const rc_seg *s) {
+static int64_t mtime_of(const qsf_slot *slot, const qsf_rv_file *s) {
     struct stat sb;
-    if (fstatat(st->out->slot.dirfd, s->info.name, &sb, AT_SYMLINK_NOFOLLOW) != 0)
+    if (fstatat(slot->dirfd, s->info.name, &sb, AT_SYMLINK_NOFOLLOW) != 0)
         return -1;
     return (int64_t) sb.st_mtim.tv_sec * 1000000 + sb.st_mtim.tv_nsec / 1000;
 }
 
-static const rc_seg *holding(const rc_state *st, int64_t fsn) {
-    for (uint32_t i = 0; i < st->ndata; i++) {
-        const rc_seg *s = st->data[i];
+/* The chain's segment holding fsn; the active one when none does. */
+static const qsf_rv_file *holding(const qsf_rv_result *st, int64_t fsn) {
+    for (uint32_t i = 0; i < st->nchain; i++) {
+        const qsf_rv_file *s = &st->files[st->chain[i]];
         if (s->info.base_seq <= fsn && fsn < s->info.base_seq + (int64_t) s->info.frame_count)
             return s;
     }
-    return st->active;
+    return &st->files[st->active];
 }
 
-static void times_of(const rc_state *st, const qsf_slot_inspection *in, qsf_slot_times *t) {
+static void times_of(const qsf_rv_result *st, const qsf_slot *slot, const qsf_slot_inspection *in,
+                     qsf_slot_times *t) {
     t->oldest_pending_us = t->newest_write_us = -1;
-    if (!st->active || in->last_fsn < in->first_fsn)
+    if (st->active < 0 || in->last_fsn < in->first_fsn)
         return;
     if (in->last_fsn > in->acked_fsn)
-        t->oldest_pending_us = created_of(st, holding(st, in->acked_fsn + 1));
-    t->newest_write_us = mtime_of(st, holding(st, in->last_fsn));
+        t->oldest_pending_us = created_of(slot, holding(st, in->acked_fsn + 1));
+    t->newest_write_us = mtime_of(slot, holding(st, in->last_fsn));
 }
 
 /* ---- the walk ---- */
@@ -157,19 +160,23 @@ typedef struct visit_ctx {
     qsf_slot_times *times;
 } visit_ctx;
 
-static int visit(rc_state *st, qsf_slot_inspection *in, void *user, qsf_errinfo *err) {
+static int visit(qsf_rv *rv, const qsf_slot *slot, qsf_slot_inspection *in, void *user,
+                 qsf_errinfo *err) {
     visit_ctx *v = user;
+    const qsf_rv_result *st = qsf_rv_findings(rv);
+    if (!st)
+        return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "no memory for the plan's result");
     if (v->times)
-        times_of(st, in, v->times);
-    if (in->verdict != QSF_OK || !st->active || in->last_fsn < in->first_fsn)
+        times_of(st, slot, in, v->times);
+    if (in->verdict != QSF_OK || st->active < 0 || in->last_fsn < in->first_fsn)
         return QSF_OK;
-    walk w = {.o = v->o, .in = in};
-    w.user_rc = feed_dict(st, v->o);
+    walk w = {.o = v->o, .in = in, .cut_from = st->cut.from, .cut_to = st->cut.to};
+    w.user_rc = feed_dict(rv, v->o);
     int64_t from = v->o->from < in->first_fsn ? in->first_fsn : v->o->from;
     if (v->o->pending_only && from <= in->acked_fsn)
         from = in->acked_fsn + 1;
     int64_t to = v->o->to < 0 || v->o->to > in->last_fsn ? in->last_fsn : v->o->to;
-    int rc = w.user_rc || from > to ? QSF_OK : qsf_rc_walk(st, from, to, on_slot, &w, err);
+    int rc = w.user_rc || from > to ? QSF_OK : qsf_rv_walk(rv, from, to, on_slot, &w, err);
     free(w.buf);
     if (rc == STOP)
         rc = QSF_OK;

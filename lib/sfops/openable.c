@@ -1,7 +1,7 @@
 /* What an open needs of the file system (openable.h), checked without
  * changing anything: the same refusals the open makes (a symlink, a file of
  * the wrong kind, a second hard link, no write permission) found before it. */
-#include "sf/openable.h"
+#include "sfops/openable.h"
 
 #include "os/os.h"
 #include "sf/sfa.h"

@@ -1,5 +1,5 @@
 /* Whether an open of a slot can do what its recovery plan needs of the file
- * system, for the operator tools (sf/inspect.h): `qsf slot verify`, `inspect`
+ * system, for the operator tools (sfops/inspect.h): `qsf slot verify`, `inspect`
  * and `drain --dry-run` take their verdict from the inspection, which asks
  * this after the dry run, so they never predict an open that then fails.
  * Nothing is created, locked or changed. What an open needs:
@@ -21,7 +21,7 @@
 #ifndef QSF_OPENABLE_H
 #define QSF_OPENABLE_H
 
-#include "sf/inspect.h"
+#include "sfops/inspect.h"
 
 /* Checks the slot at slot_path against what an open of it needs, given the
  * inspection's plan (in: verdict QSF_OK, files listed). The first need that is

@@ -31,15 +31,11 @@ enum qsf_dir_kind {
  * opened or listed. */
 int qsf_dir_kind(const char *path, int *kind, uint32_t *slots, qsf_errinfo *err);
 
-/* Whether `name` is a slot directory name: a sender_id, or a sender_id followed
- * by ".unreplayable-<N>" (a quarantined slot). *quarantined says which. */
-bool qsf_slot_dir_name(const char *name, bool *quarantined);
-
 /* The slot and drained-slot subdirectories of the group root sf_dir, sorted by
  * name: *names is a malloc'd array of malloc'd strings (free with
- * qsf_group_names_free). QSF_E_IO when sf_dir cannot be listed, QSF_E_NOMEM. */
+ * qsf_dir_names_free, os/dirlist.h). QSF_E_IO when sf_dir cannot be listed,
+ * QSF_E_NOMEM; nothing listed then. */
 int qsf_group_slots(const char *sf_dir, char ***names, uint32_t *n, qsf_errinfo *err);
-void qsf_group_names_free(char **names, uint32_t n);
 
 /* The first line of the small file <slot_path>/<name> (a marker: .failed,
  * .lock.pid) into buf (at most cap - 1 bytes, NUL-terminated, the newline

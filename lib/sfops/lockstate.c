@@ -4,11 +4,11 @@
  *      type   mode      kind  pid   major:minor:inode (hex:hex:decimal)
  *
  * Lines of waiters ("1: -> FLOCK ...") read "->" as their type: skipped. */
-#include "sf/lockstate.h"
+#include "sfops/lockstate.h"
 
 #include "os/os.h"
 #include "sf/sfa.h"
-#include "sf/slotdir.h"
+#include "sfops/slotdir.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,9 +1,9 @@
 /* What a directory is to qsf (slotdir.h): one listing of it, and one of each
  * subdirectory when it holds no slot files itself. */
-#include "sf/slotdir.h"
-#include "grow.h"
+#include "sfops/slotdir.h"
 
 #include "err.h"
+#include "os/dirlist.h"
 #include "os/os.h"
 #include "sf/segfmt.h"
 #include "sf/sfa.h"
@@ -27,20 +27,28 @@ typedef struct listing {
 
 typedef int (*entry_fn)(void *user, int dirfd, const struct dirent *de);
 
-/* Calls fn for every entry of the directory `name` under atfd (the path an
- * operator gave may be a symlink; a slot inside one never is), stopping at
- * its first non-zero return (QSF_E_NOMEM). */
-static int for_each_entry(int atfd, const char *name, entry_fn fn, void *user, qsf_errinfo *err) {
+/* Opens the directory `name` under atfd for listing (the path an operator
+ * gave may be a symlink; a slot inside one never is). */
+static int open_listing(int atfd, const char *name, DIR **out, qsf_errinfo *err) {
     int nofollow = atfd == AT_FDCWD ? 0 : O_NOFOLLOW;
     int fd = QSF_OS->openat(atfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | nofollow, 0);
     DIR *d = fd >= 0 ? QSF_OS->fdopendir(fd) : NULL;
-    if (!d) {
-        int e = errno;
-        if (fd >= 0)
-            QSF_OS->close(fd);
-        return qsf_err_set(err, QSF_E_IO, 0, e, "cannot open directory %s: %s", name, strerror(e));
-    }
-    int rc = QSF_OK;
+    *out = d;
+    if (d)
+        return QSF_OK;
+    int e = errno;
+    if (fd >= 0)
+        QSF_OS->close(fd);
+    return qsf_err_set(err, QSF_E_IO, 0, e, "cannot open directory %s: %s", name, strerror(e));
+}
+
+/* Calls fn for every entry of the directory `name` under atfd, stopping at
+ * its first non-zero return (QSF_E_NOMEM). */
+static int for_each_entry(int atfd, const char *name, entry_fn fn, void *user, qsf_errinfo *err) {
+    DIR *d;
+    int rc = open_listing(atfd, name, &d, err);
+    if (rc != QSF_OK)
+        return rc;
     struct dirent *de;
     errno = 0;
     while (rc == QSF_OK && (de = QSF_OS->readdir(d)) != NULL) {
@@ -102,70 +110,31 @@ int qsf_dir_kind(const char *path, int *kind, uint32_t *slots, qsf_errinfo *err)
     return rc;
 }
 
-bool qsf_slot_dir_name(const char *name, bool *quarantined) {
-    static const char mark[] = ".unreplayable-";
-    *quarantined = false;
-    const char *dot = strstr(name, mark);
-    if (!dot)
-        return name[0] != '.' && qsf_sender_id_check(name, NULL) == QSF_OK;
-    const char *n = dot + sizeof mark - 1;
-    size_t digits = strspn(n, "0123456789");
-    char id[QSF_SLOT_NAME_MAX + 1];
-    size_t idlen = (size_t) (dot - name);
-    if (digits == 0 || digits > 2 || n[digits] != '\0' || idlen == 0 || idlen > QSF_SLOT_NAME_MAX)
-        return false;
-    memcpy(id, name, idlen);
-    id[idlen] = '\0';
-    *quarantined = true;
-    return qsf_sender_id_check(id, NULL) == QSF_OK;
-}
-
 /* ---- the slots of a group root ---- */
 
-typedef struct names {
-    char **v;
-    uint32_t n, cap;
-} names;
-
-static int push_name(names *ns, const char *name) {
-    if (ns->n == ns->cap) {
-        char **v = qsf_grow(ns->v, &ns->cap, 16);
-        if (!v)
-            return QSF_E_NOMEM;
-        ns->v = v;
-    }
-    char *c = strdup(name);
-    if (!c)
-        return QSF_E_NOMEM;
-    ns->v[ns->n++] = c;
-    return QSF_OK;
-}
-
-static int cmp_name(const void *a, const void *b) {
-    return strcmp(*(char *const *) a, *(char *const *) b);
-}
-
-static int collect_slot(void *user, int dirfd, const struct dirent *de) {
-    return is_slot_subdir(dirfd, de) ? push_name(user, de->d_name) : QSF_OK;
+static bool keep_slot(int dirfd, const struct dirent *de, void *arg) {
+    (void) arg;
+    return is_slot_subdir(dirfd, de);
 }
 
 int qsf_group_slots(const char *sf_dir, char ***out, uint32_t *n, qsf_errinfo *err) {
-    names ns = {0};
-    int rc = for_each_entry(AT_FDCWD, sf_dir, collect_slot, &ns, err);
-    if (rc != QSF_OK) {
-        qsf_group_names_free(ns.v, ns.n);
-        ns = (names){0};
-    } else
-        qsort(ns.v, ns.n, sizeof *ns.v, cmp_name);
-    *out = ns.v;
-    *n = ns.n;
+    DIR *d;
+    *out = NULL;
+    *n = 0;
+    int rc = open_listing(AT_FDCWD, sf_dir, &d, err);
+    if (rc != QSF_OK)
+        return rc;
+    if (qsf_dir_list_sorted(d, keep_slot, NULL, out, n) != 0) {
+        int e = errno;
+        rc = e == ENOMEM ? qsf_err_set(err, QSF_E_NOMEM, 0, 0, "no memory to list %s", sf_dir)
+                         : qsf_err_set(err, QSF_E_IO, 0, e, "cannot list directory %s: %s", sf_dir,
+                                       strerror(e));
+        qsf_dir_names_free(*out, *n);
+        *out = NULL;
+        *n = 0;
+    }
+    QSF_OS->closedir(d);
     return rc;
-}
-
-void qsf_group_names_free(char **names, uint32_t n) {
-    for (uint32_t i = 0; i < n; i++)
-        free(names[i]);
-    free(names);
 }
 
 /* ---- markers ---- */

@@ -1,6 +1,6 @@
 /* Read-only walk over the frames of a slot, for the operator tools (`qsf slot
  * dump`, `qsf slot inspect`): every FSN of the chain in order, as recovery
- * sees it (the same scan and plan as sf/inspect.h, in dry run), with what an
+ * sees it (the same scan and plan as sfops/inspect.h, in dry run), with what an
  * open would do with it, and the symbol dictionary the frames are read with.
  * Nothing is locked or changed: safe next to a running sender (a segment it
  * trims meanwhile ends the walk with QSF_E_IO). */
@@ -8,7 +8,7 @@
 #define QSF_DUMP_H
 
 #include "qsf.h"
-#include "sf/inspect.h"
+#include "sfops/inspect.h"
 
 #include <stdbool.h>
 #include <stdint.h>

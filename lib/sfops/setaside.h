@@ -1,7 +1,7 @@
 /* Setting frames aside (`qsf slot set-aside`): the operator's explicit way
  * past a frame the server rejects terminally, which would otherwise stay at
  * the head of the slot and block it forever. Nothing is ever dropped: the
- * frames go to <slot>/.rejected with an audit line (sf/rejected.h), and only
+ * frames go to <slot>/.rejected with an audit line (sfops/rejected.h), and only
  * then are they replaced in the slot the way recovery replaces a flush it
  * gives up (placeholders, the committing member the empty commit;
  * docs/FORMAT.md, "Whole flushes only"), so every later open of any client
@@ -27,7 +27,7 @@
 #define QSF_SETASIDE_H
 
 #include "qsf.h"
-#include "sf/rejected.h"
+#include "sfops/rejected.h"
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -2,14 +2,14 @@
  * plan of recovery over it (dry run: it was just recovered, so nothing is left
  * to repair), the checks of the span, then the record, the rewrite and the
  * DONE record. */
-#include "sf/setaside.h"
+#include "sfops/setaside.h"
 
 #include "err.h"
 #include "log.h"
 #include "os/os.h"
 #include "qwp/types.h"
 #include "qwp/utf8.h"
-#include "recover_int.h"
+#include "sf/recover_view.h"
 #include "sf/operator.h"
 #include "sf/segfmt.h"
 #include "sf/sfio.h"
@@ -28,8 +28,8 @@ typedef struct sa {
     const qsf_setaside_req *req;
     qsf_setaside_result *res;
     qsf_slot_recovered rec;
-    rc_carry carry;
-    rc_state st;
+    qsf_rv *v;                 /* recovery's plan of the slot */
+    const qsf_rv_result *plan; /* what it found */
     /* what the walk over the span found */
     int64_t group_start; /* first FSN of the flush holding the FSN walked */
     int64_t span_start;  /* group_start when req->from was reached */
@@ -115,25 +115,19 @@ static int open_and_plan(sa *a, const char *slot_path, qsf_errinfo *err) {
                                     QSF_WM_JAVA16, &a->rec, err);
     if (rc != QSF_OK)
         return rc;
-    rc_state *st = &a->st;
-    *st = (rc_state){
-        .out = &a->rec, .carry = &a->carry, .dry_run = true, .new_head = -1, .new_active = -1};
-    st->buf = malloc(QSF_RECOVER_BUF);
     bool empty = false;
-    rc = st->buf ? qsf_rc_enumerate(st, err)
-                 : qsf_err_set(err, QSF_E_NOMEM, 0, 0, "no memory to plan the set-aside");
+    rc = qsf_rv_open(&a->v, &a->rec, NULL) == QSF_OK
+             ? qsf_rv_scan(a->v, err)
+             : qsf_err_set(err, QSF_E_NOMEM, 0, 0, "no memory to plan the set-aside");
     if (rc == QSF_OK)
-        rc = qsf_rc_scan_all(st, err);
-    if (rc == QSF_OK)
-        rc = qsf_rc_build_chain(st, &empty, err);
-    st->wm = a->rec.watermark.present ? a->rec.watermark.fsn : -1;
+        rc = qsf_rv_chain(a->v, &empty, err);
     if (rc == QSF_OK && empty)
         rc = qsf_err_set(err, QSF_E_INVAL, 0, 0, "slot %s holds no frame", a->rec.slot.path);
     if (rc == QSF_OK)
-        rc = qsf_rc_dict_begin(st, err);
-    if (rc == QSF_OK)
-        rc = qsf_rc_plan(st, err);
-    if (rc == QSF_OK && (qsf_rc_plan_repairs(st) || st->rerun))
+        rc = qsf_rv_plan(a->v, a->rec.watermark.present ? a->rec.watermark.fsn : -1, err);
+    if (rc == QSF_OK && !(a->plan = qsf_rv_findings(a->v)))
+        rc = qsf_err_set(err, QSF_E_NOMEM, 0, 0, "no memory to plan the set-aside");
+    if (rc == QSF_OK && (a->plan->repairs || a->plan->rerun))
         rc = qsf_err_set(err, QSF_E_IO, 0, 0,
                          "slot %s changed right after it was recovered; try again",
                          a->rec.slot.path);
@@ -141,8 +135,7 @@ static int open_and_plan(sa *a, const char *slot_path, qsf_errinfo *err) {
 }
 
 static void close_plan(sa *a) {
-    qsf_rc_state_free(&a->st);
-    free(a->carry.losses);
+    qsf_rv_close(a->v);
     free(a->buf);
     free(a->crcs);
     free(a->gone);
@@ -151,48 +144,42 @@ static void close_plan(sa *a) {
 
 /* ---- the checks ---- */
 
-static int64_t published(const rc_state *st) {
-    return st->active->info.base_seq + (int64_t) st->active->info.frame_count - 1;
+static int64_t published(const qsf_rv_result *plan) {
+    const qsf_rv_file *active = &plan->files[plan->active];
+    return active->info.base_seq + (int64_t) active->info.frame_count - 1;
 }
 
-static int delta_count(rc_reader *r, const rc_slot *s, uint64_t *start, uint64_t *count,
-                       qsf_errinfo *err) {
-    rc_frame_kind k;
+static int delta_count(const qsf_rv_frame *s, uint64_t *start, uint64_t *count, qsf_errinfo *err) {
+    qsf_rv_kind k;
     *start = *count = 0;
-    int rc = qsf_rc_frame_kind_of(r, s, &k, err);
+    int rc = qsf_rv_frame_kind(s, &k, err);
     if (rc != QSF_OK || !k.qwp || !(k.flags & QSF_QWP_FLAG_DELTA_SYMBOL_DICT))
         return rc;
-    rc_delta d;
     bool bad = false;
-    rc = qsf_rc_delta_open(r, s, &d, &bad, err);
-    if (rc == QSF_OK && !bad) {
-        *start = d.start;
-        *count = d.count;
-    }
-    return rc;
+    return qsf_rv_delta(s, start, count, &bad, err);
 }
 
-static int in_span(sa *a, rc_reader *r, const rc_slot *s, qsf_errinfo *err) {
+static int in_span(sa *a, const qsf_rv_frame *s, qsf_errinfo *err) {
     qsf_setaside_result *res = a->res;
     uint64_t i = (uint64_t) (s->fsn - a->req->from);
     if (s->fsn == a->req->from)
         a->span_start = a->group_start;
-    if (!s->intact || qsf_rc_given_up(&a->st, s->fsn)) {
+    if (!s->intact || qsf_rv_given_up(a->v, s->fsn)) {
         a->given_up++;
         a->gone[i] = true;
         return QSF_OK;
     }
     const uint8_t *p;
     size_t got;
-    int rc0 = qsf_rc_read(r, s->off, QSF_SFA_FRAME_OVERHEAD, &p, &got, err);
+    int rc0 = qsf_rv_envelope(s, &p, &got, err);
     if (rc0 != QSF_OK)
         return rc0;
     a->crcs[i] = qsf_sfa_frame_stored_crc(p);
     uint64_t rows = 0, start = 0, count = 0; /* as they stay when a read fails */
     bool countable = true;
-    int rc = qsf_rc_frame_rows(r, s, &rows, &countable, err);
+    int rc = qsf_rv_frame_rows(s, &rows, &countable, err);
     if (rc == QSF_OK)
-        rc = delta_count(r, s, &start, &count, err);
+        rc = delta_count(s, &start, &count, err);
     res->frames++;
     res->bytes += QSF_SFA_FRAME_OVERHEAD + (uint64_t) s->len;
     res->rows += rows;
@@ -201,16 +188,16 @@ static int in_span(sa *a, rc_reader *r, const rc_slot *s, qsf_errinfo *err) {
     return rc;
 }
 
-static int on_check(rc_state *st, rc_reader *r, const rc_slot *s, void *user, qsf_errinfo *err) {
+static int on_check(qsf_rv *v, const qsf_rv_frame *s, void *user, qsf_errinfo *err) {
     sa *a = user;
-    rc_frame_kind k = {.commits = true};
-    int rc = s->intact ? qsf_rc_frame_kind_of(r, s, &k, err) : QSF_OK;
-    (void) st;
+    qsf_rv_kind k = {.commits = true};
+    int rc = s->intact ? qsf_rv_frame_kind(s, &k, err) : QSF_OK;
+    (void) v;
     bool inside = s->fsn >= a->req->from && s->fsn <= a->req->to;
     if (inside && k.qwp && k.tables == 0 && a->empty++ == 0)
         a->first_empty = s->fsn;
     if (rc == QSF_OK && inside)
-        rc = in_span(a, r, s, err);
+        rc = in_span(a, s, err);
     if (rc != QSF_OK || !k.commits)
         return rc;
     a->group_start = s->fsn + 1;
@@ -223,7 +210,7 @@ static int on_check(rc_state *st, rc_reader *r, const rc_slot *s, void *user, qs
 
 static int check_bounds(const sa *a, qsf_errinfo *err) {
     const qsf_setaside_req *r = a->req;
-    int64_t acked = a->st.acked, last = published(&a->st);
+    int64_t acked = a->plan->acked, last = published(a->plan);
     const char *p = a->rec.slot.path;
     if (r->to <= acked)
         return qsf_err_set(err, QSF_E_INVAL, 0, 0,
@@ -329,11 +316,10 @@ static int check_given_up(sa *a, const qsf_rejected_list *l, qsf_errinfo *err) {
  * dictionary from: a later frame may need the symbols one of the span
  * introduces, and would then be given up (docs/FORMAT.md §6.9). Refused
  * rather than losing frames nobody asked to set aside. */
-static int on_later_delta(rc_state *st, rc_reader *r, const rc_slot *s, void *user,
-                          qsf_errinfo *err) {
+static int on_later_delta(qsf_rv *v, const qsf_rv_frame *s, void *user, qsf_errinfo *err) {
     uint64_t start = 0, count; /* 0: no delta read (a given-up or damaged frame) */
-    bool look = s->intact && !qsf_rc_given_up(st, s->fsn);
-    int rc = look ? delta_count(r, s, &start, &count, err) : QSF_OK;
+    bool look = s->intact && !qsf_rv_given_up(v, s->fsn);
+    int rc = look ? delta_count(s, &start, &count, err) : QSF_OK;
     if (rc != QSF_OK || start == 0)
         return rc;
     *(int64_t *) user = s->fsn;
@@ -341,10 +327,10 @@ static int on_later_delta(rc_state *st, rc_reader *r, const rc_slot *s, void *us
 }
 
 static int check_dictionary(sa *a, qsf_errinfo *err) {
-    if (!a->rec.symdict.self_sufficient || !a->deltas || a->req->to >= published(&a->st))
+    if (!a->rec.symdict.self_sufficient || !a->deltas || a->req->to >= published(a->plan))
         return QSF_OK;
     int64_t needs = -1;
-    int rc = qsf_rc_walk(&a->st, a->req->to + 1, published(&a->st), on_later_delta, &needs, err);
+    int rc = qsf_rv_walk(a->v, a->req->to + 1, published(a->plan), on_later_delta, &needs, err);
     if (rc != QSF_OK && rc != STOP)
         return rc;
     return needs < 0 ? QSF_OK
@@ -358,20 +344,7 @@ static int check_dictionary(sa *a, qsf_errinfo *err) {
 
 /* ---- the segments of the span ---- */
 
-/* The chain's segments in order (sealed oldest first, the active one last):
- * malloc'd, NULL when out of memory. */
-static rc_seg **chain_segments(const rc_state *st, uint32_t *n) {
-    rc_seg **v = malloc((st->ndata + 1) * sizeof *v);
-    *n = 0;
-    for (uint32_t i = 0; v && i < st->ndata; i++)
-        if (st->data[i] != st->active)
-            v[(*n)++] = st->data[i];
-    if (v)
-        v[(*n)++] = st->active;
-    return v;
-}
-
-static bool overlaps(const rc_seg *s, int64_t from, int64_t to) {
+static bool overlaps(const qsf_rv_file *s, int64_t from, int64_t to) {
     int64_t last = s->info.base_seq + (int64_t) s->info.frame_count - 1;
     return s->info.frame_count > 0 && s->info.base_seq <= to && last >= from;
 }
@@ -382,37 +355,35 @@ typedef struct fit {
     int64_t grow;
 } fit;
 
-static int on_fit(rc_state *st, rc_reader *r, const rc_slot *s, void *user, qsf_errinfo *err) {
-    (void) st;
-    (void) r;
+static int on_fit(qsf_rv *v, const qsf_rv_frame *s, void *user, qsf_errinfo *err) {
+    (void) v;
     (void) err;
     if (s->intact)
-        ((fit *) user)->grow += RC_MIN_FRAME - (int64_t) (QSF_SFA_FRAME_OVERHEAD + s->len);
+        ((fit *) user)->grow +=
+            QSF_RV_PLACEHOLDER_BYTES - (int64_t) (QSF_SFA_FRAME_OVERHEAD + s->len);
     return QSF_OK;
 }
 
-static int fits(sa *a, const rc_seg *s, qsf_errinfo *err) {
+static int fits(sa *a, const qsf_rv_file *s, qsf_errinfo *err) {
     int64_t last = s->info.base_seq + (int64_t) s->info.frame_count - 1;
     int64_t from = a->req->from > s->info.base_seq ? a->req->from : s->info.base_seq;
     fit f = {0};
-    int rc = qsf_rc_walk(&a->st, from, a->req->to < last ? a->req->to : last, on_fit, &f, err);
+    int rc = qsf_rv_walk(a->v, from, a->req->to < last ? a->req->to : last, on_fit, &f, err);
     if (rc != QSF_OK || (int64_t) s->info.last_good + f.grow <= (int64_t) s->info.file_size)
         return rc;
     return qsf_err_set(err, QSF_E_INVAL, 0, 0,
                        "slot %s: the placeholders for FSN %lld..%lld do not fit in %s (frames "
                        "smaller than %d bytes in a full segment)",
                        a->rec.slot.path, (long long) a->req->from, (long long) a->req->to,
-                       s->info.name, RC_MIN_FRAME);
+                       s->info.name, QSF_RV_PLACEHOLDER_BYTES);
 }
 
 static int check_fit(sa *a, qsf_errinfo *err) {
-    uint32_t n;
-    rc_seg **segs = chain_segments(&a->st, &n);
-    int rc = segs ? QSF_OK : qsf_err_set(err, QSF_E_NOMEM, 0, 0, "no memory for the chain");
-    for (uint32_t i = 0; rc == QSF_OK && i < n; i++)
-        if (overlaps(segs[i], a->req->from, a->req->to))
-            rc = fits(a, segs[i], err);
-    free(segs);
+    const qsf_rv_result *p = a->plan;
+    int rc = QSF_OK;
+    for (uint32_t i = 0; rc == QSF_OK && i < p->nchain; i++)
+        if (overlaps(&p->files[p->chain[i]], a->req->from, a->req->to))
+            rc = fits(a, &p->files[p->chain[i]], err);
     return rc;
 }
 
@@ -425,9 +396,9 @@ static int check_span(sa *a, const qsf_rejected_list *l, qsf_errinfo *err) {
     a->gone = calloc(n, sizeof *a->gone);
     if (!a->crcs || !a->gone)
         return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "no memory for a span of %zu frames", n);
-    a->group_start = a->st.acked + 1;
+    a->group_start = a->plan->acked + 1;
     a->span_start = a->end = -1;
-    rc = qsf_rc_walk(&a->st, a->st.acked + 1, published(&a->st), on_check, a, err);
+    rc = qsf_rv_walk(a->v, a->plan->acked + 1, published(a->plan), on_check, a, err);
     if (rc == STOP)
         rc = QSF_OK;
     if (rc == QSF_OK)
@@ -443,8 +414,8 @@ static int check_span(sa *a, const qsf_rejected_list *l, qsf_errinfo *err) {
 
 /* ---- the record and the rewrite ---- */
 
-static int on_copy(rc_state *st, rc_reader *r, const rc_slot *s, void *user, qsf_errinfo *err) {
-    (void) st;
+static int on_copy(qsf_rv *v, const qsf_rv_frame *s, void *user, qsf_errinfo *err) {
+    (void) v;
     void **ctx = user;
     sa *a = ctx[0];
     size_t n = QSF_SFA_FRAME_OVERHEAD + (size_t) s->len;
@@ -455,18 +426,18 @@ static int on_copy(rc_state *st, rc_reader *r, const rc_slot *s, void *user, qsf
         a->buf = nb;
         a->cap = n;
     }
-    int rc = qsf_read_at(r->fd, a->buf, n, s->off, r->dir, r->name, err);
+    int rc = qsf_read_at(s->fd, a->buf, n, s->off, s->dir, s->segment, err);
     if (rc == QSF_OK && qsf_sfa_frame_crc(a->buf + QSF_SFA_FRAME_OVERHEAD, s->len) !=
                             qsf_sfa_frame_stored_crc(a->buf))
         rc = qsf_err_set(err, QSF_E_IO, 0, 0, "frame FSN %lld in %s/%s no longer matches its CRC",
-                         (long long) s->fsn, r->dir, r->name);
+                         (long long) s->fsn, s->dir, s->segment);
     return rc == QSF_OK ? qsf_rejected_put(ctx[1], a->buf, n, err) : rc;
 }
 
 static int write_frames(void *user, qsf_rejected_writer *w, qsf_errinfo *err) {
     sa *a = user;
     void *ctx[2] = {a, w};
-    return qsf_rc_walk(&a->st, a->req->from, a->req->to, on_copy, ctx, err);
+    return qsf_rv_walk(a->v, a->req->from, a->req->to, on_copy, ctx, err);
 }
 
 static int write_record(sa *a, int kind, int64_t at_us, const char *audit, qsf_errinfo *err) {
@@ -484,41 +455,20 @@ static int write_record(sa *a, int kind, int64_t at_us, const char *audit, qsf_e
     return qsf_rejected_append(a->rec.slot.dirfd, a->rec.slot.path, &n, err);
 }
 
-/* The span joins the flushes given up (sorted, disjoint), so the rewrite
- * replaces it; flushes of it given up already (an interrupted set-aside) are
- * folded into it. */
-static int give_up_span(rc_state *st, int64_t from, int64_t to, qsf_errinfo *err) {
-    rc_span *n = realloc(st->spans, (st->nspans + 1) * sizeof *n);
-    if (!n)
-        return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "no memory for the set-aside span");
-    st->spans = n;
-    uint32_t k = 0;
-    for (uint32_t i = 0; i < st->nspans; i++)
-        if (n[i].from < from || n[i].to > to)
-            n[k++] = n[i];
-    st->nspans = k;
-    uint32_t at = 0;
-    while (at < st->nspans && n[at].to < from)
-        at++;
-    memmove(&n[at + 1], &n[at], (st->nspans - at) * sizeof *n);
-    n[at] = (rc_span){.from = from, .to = to};
-    st->nspans++;
-    return QSF_OK;
-}
-
+/* The span joins the flushes given up (flushes of it given up already, by an
+ * interrupted set-aside, are folded into it), and each segment holding part
+ * of it is rewritten, in chain order (setaside.h). */
 static int rewrite_span(sa *a, qsf_errinfo *err) {
-    uint32_t n = 0;
-    int rc = give_up_span(&a->st, a->req->from, a->req->to, err);
-    rc_seg **segs = rc == QSF_OK ? chain_segments(&a->st, &n) : NULL;
-    if (rc == QSF_OK && !segs)
+    int rc = qsf_rv_give_up(a->v, a->req->from, a->req->to, err);
+    const qsf_rv_result *p = rc == QSF_OK ? qsf_rv_findings(a->v) : NULL;
+    if (rc == QSF_OK && !p)
         rc = qsf_err_set(err, QSF_E_NOMEM, 0, 0, "no memory for the chain");
-    for (uint32_t i = 0; rc == QSF_OK && i < n; i++) { /* chain order: see setaside.h */
-        if (!overlaps(segs[i], a->req->from, a->req->to))
+    for (uint32_t i = 0; rc == QSF_OK && i < p->nchain; i++) {
+        if (!overlaps(&p->files[p->chain[i]], a->req->from, a->req->to))
             continue;
-        rc = qsf_rc_rewrite_segment(&a->st, segs[i], INT64_MAX, false, err);
+        rc = qsf_rv_rewrite(a->v, p->chain[i], err);
         a->res->rewritten += rc == QSF_OK;
     }
-    free(segs);
     return rc;
 }
 

@@ -1,16 +1,16 @@
 /* Read-only slot inspection (inspect.h): runs the recovery scan and chain rules
  * in dry-run mode on a private copy of the state and reads the side files
  * without the handles that would repair them. */
-#include "sf/inspect.h"
+#include "sfops/inspect.h"
 
 #include "bytes.h"
 #include "err.h"
 #include "os/os.h"
-#include "recover_int.h"
-#include "sf/openable.h"
+#include "sf/recover_view.h"
+#include "sfops/openable.h"
 #include "sf/sfio.h"
 #include "sf/sidefile.h"
-#include "sf/slotdir.h"
+#include "sfops/slotdir.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -100,30 +100,31 @@ static int look_dict(const qsf_slot *s, qsf_slot_inspection *in, qsf_symdict *d,
 
 /* ---- chain verdict (dry run of recovery) ---- */
 
-static void note_fates(const rc_state *st, qsf_slot_inspection *in) {
+static void note_fates(const qsf_rv_result *st, qsf_slot_inspection *in) {
+    const qsf_rv_file *active = st->active >= 0 ? &st->files[st->active] : NULL;
     if (st->legacy)
         NOTE(in, "no %s: an open migrates the slot (creates it, stamps MANIFEST_REQUIRED)",
              QSF_NAME_MANIFEST);
     if (st->rerun)
         PROBLEM(in, "a sealed segment has non-zero bytes after its last frame (would be zeroed)");
-    if (st->active && st->active->residue_end > 0)
+    if (active && active->residue_end > 0)
         PROBLEM(in, "%s: torn tail of %llu bytes after offset %llu (would be zeroed)",
-                st->active->info.name, (unsigned long long) st->active->torn_bytes,
-                (unsigned long long) st->active->info.last_good);
-    for (uint32_t i = 0; i < st->nsegs; i++) {
-        const rc_seg *s = &st->segs[i];
-        if (s == st->active)
+                active->info.name, (unsigned long long) active->torn_bytes,
+                (unsigned long long) active->info.last_good);
+    for (uint32_t i = 0; i < st->nfiles; i++) {
+        const qsf_rv_file *s = &st->files[i];
+        if (s == active)
             continue;
-        if (s->fate == RC_QUARANTINE)
+        if (s->fate == QSF_RV_QUARANTINE)
             PROBLEM(in, "%s: %s (would be renamed %s.corrupt)", s->info.name,
                     s->corrupt ? "corrupt" : "torn and empty", s->info.name);
-        else if (s->fate == RC_DEBRIS)
+        else if (s->fate == QSF_RV_DEBRIS)
             PROBLEM(in, "%s: no header and nothing but zeros, no data (would be removed)",
                     s->info.name);
-        else if (s->fate == RC_DELETE)
+        else if (s->fate == QSF_RV_DELETE)
             NOTE(in, "%s: %s (would be deleted)", s->info.name,
                  s->info.frame_count ? "acknowledged leftover below headBase" : "clean spare");
-        in->debris += s->fate == RC_DEBRIS;
+        in->debris += s->fate == QSF_RV_DEBRIS;
     }
     for (uint32_t i = 0; i < st->ntmp; i++)
         PROBLEM(in, "%s: left by an interrupted rewrite (would be removed)", st->tmp[i]);
@@ -132,8 +133,7 @@ static void note_fates(const rc_state *st, qsf_slot_inspection *in) {
 
 /* ---- what the plan would repair or give up ---- */
 
-static void note_manifest(const rc_state *st, qsf_slot_inspection *in) {
-    const qsf_manifest *m = &st->out->manifest;
+static void note_manifest(const qsf_rv_result *st, const qsf_manifest *m, qsf_slot_inspection *in) {
     if (st->new_head >= 0)
         PROBLEM(in,
                 "manifest headBase %lld lies above unacknowledged frames: would be lowered to "
@@ -147,27 +147,27 @@ static void note_manifest(const rc_state *st, qsf_slot_inspection *in) {
     in->manifest_mismatch = st->new_head >= 0 || st->new_active >= 0;
 }
 
-static void note_span(const rc_span *sp, qsf_slot_inspection *in) {
+static void note_span(const qsf_rv_span *sp, qsf_slot_inspection *in) {
     if (sp->destroyed > 0) {
-        PROBLEM(in, "%.40s: %.90s: %s%llu frames destroyed, FSN %lld..%lld given up",
-                sp->seg->info.name, sp->what, sp->exact ? "" : "at most ",
-                (unsigned long long) sp->destroyed, (long long) sp->from, (long long) sp->to);
+        PROBLEM(in, "%.40s: %.90s: %s%llu frames destroyed, FSN %lld..%lld given up", sp->segment,
+                sp->what, sp->exact ? "" : "at most ", (unsigned long long) sp->destroyed,
+                (long long) sp->from, (long long) sp->to);
         in->losses++;
     }
     in->frames_lost += (uint64_t) (sp->to - sp->from + 1);
 }
 
-static void note_plan(const rc_state *st, qsf_slot_inspection *in) {
-    note_manifest(st, in);
-    for (uint32_t i = 0; i < st->nsegs; i++)
-        if (st->segs[i].rewrite) {
+static void note_plan(const qsf_rv_result *st, const qsf_manifest *m, qsf_slot_inspection *in) {
+    note_manifest(st, m, in);
+    for (uint32_t i = 0; i < st->nfiles; i++)
+        if (st->files[i].rewrite) {
             PROBLEM(in, "%s: would be rewritten with placeholders (a copy kept as .corrupt)%s",
-                    st->segs[i].info.name,
-                    st->segs[i].unsalvaged ? "; part of it could not be searched" : "");
+                    st->files[i].info.name,
+                    st->files[i].unsalvaged ? "; part of it could not be searched" : "");
             in->rewrites++;
         }
     for (uint32_t i = 0; i < st->nspans; i++) {
-        const rc_span *sp = &st->spans[i];
+        const qsf_rv_span *sp = &st->spans[i];
         note_span(sp, in);
         PROBLEM(in,
                 "FSN %lld..%lld: a flush with damaged or given-up frames; never sent (%llu "
@@ -176,7 +176,7 @@ static void note_plan(const rc_state *st, qsf_slot_inspection *in) {
                 (unsigned long long) sp->rows, sp->uncounted ? " counted" : "");
         in->retired_spans++;
     }
-    const rc_span *c = &st->cut;
+    const qsf_rv_span *c = &st->cut;
     if (c->from > c->to)
         return;
     if (c->destroyed > 0)
@@ -193,16 +193,15 @@ static void note_plan(const rc_state *st, qsf_slot_inspection *in) {
              (unsigned long long) c->rows, c->uncounted ? " counted" : "");
 }
 
-static void seed_and_analyse(rc_state *st, qsf_slot_inspection *in, qsf_errinfo *err) {
-    qsf_slot_recovered *out = st->out;
+static void seed_and_analyse(qsf_rv *v, const qsf_rv_result *st, qsf_slot_recovered *out,
+                             qsf_slot_inspection *in, qsf_errinfo *err) {
     bool ignored = false;
-    out->acked_fsn =
-        qsf_rc_seed_acked(out->segments[0].base_seq, out->published_fsn, st->wm, &ignored);
+    out->acked_fsn = qsf_rv_seed_acked(v, out->segments[0].base_seq, out->published_fsn, &ignored);
     in->acked_fsn = out->acked_fsn;
     if (ignored)
         PROBLEM(in, "watermark %lld is above the last FSN %lld (would be ignored)",
-                (long long) st->wm, (long long) out->published_fsn);
-    if (qsf_rc_dict_finish(st, err) != QSF_OK) {
+                (long long) qsf_rv_watermark(v), (long long) out->published_fsn);
+    if (qsf_rv_dict_finish(v, err) != QSF_OK) {
         in->verdict = err->code;
         snprintf(in->verdict_msg, sizeof in->verdict_msg, "%s", err->msg);
         return;
@@ -230,45 +229,62 @@ static int verdict_of(int rc, const qsf_errinfo *e, qsf_slot_inspection *in, boo
     return QSF_OK;
 }
 
-static int run_chain(rc_state *st, qsf_slot_inspection *in, qsf_errinfo *err) {
+/* The plan's findings so far; running out of memory is the inspection's own
+ * error. */
+static int result_of(qsf_rv *v, const qsf_rv_result **res, qsf_errinfo *err) {
+    *res = qsf_rv_findings(v);
+    return *res ? QSF_OK : qsf_err_set(err, QSF_E_NOMEM, 0, 0, "no memory for the plan's result");
+}
+
+static int run_chain(qsf_rv *v, qsf_slot_recovered *out, qsf_slot_inspection *in,
+                     qsf_errinfo *err) {
     qsf_errinfo e;
+    const qsf_rv_result *res;
     bool empty = false, stop;
-    int rc = verdict_of(qsf_rc_build_chain(st, &empty, &e), &e, in, &stop, err);
+    int rc = verdict_of(qsf_rv_chain(v, &empty, &e), &e, in, &stop, err);
     if (stop)
         return rc;
-    note_fates(st, in);
+    rc = result_of(v, &res, err);
+    if (rc != QSF_OK)
+        return rc;
+    note_fates(res, in);
     if (empty) {
         NOTE(in, "no live segment (none valid, or only spares of an interrupted drained "
                  "close): an open starts a fresh slot");
         return QSF_OK;
     }
-    st->wm = in->watermark_valid ? in->watermark_fsn : -1;
-    rc = look_dict(&st->out->slot, in, &st->out->symdict, &e);
+    rc = look_dict(&out->slot, in, &out->symdict, &e);
     if (rc == QSF_OK)
-        rc = qsf_rc_dict_begin(st, &e);
-    if (rc == QSF_OK)
-        rc = qsf_rc_plan(st, &e);
+        rc = qsf_rv_plan(v, in->watermark_valid ? in->watermark_fsn : -1, &e);
     rc = verdict_of(rc, &e, in, &stop, err);
     if (stop)
         return rc;
-    note_plan(st, in);
-    rc = qsf_rc_publish_chain(st, err);
+    rc = result_of(v, &res, err);
     if (rc == QSF_OK)
-        seed_and_analyse(st, in, &e);
+        note_plan(res, &out->manifest, in);
+    if (rc == QSF_OK)
+        rc = qsf_rv_publish(v, err);
+    if (rc == QSF_OK)
+        seed_and_analyse(v, res, out, in, &e);
     return rc;
 }
 
 /* ---- assembling the report ---- */
 
-static bool is_live(const rc_state *st, const rc_seg *s) {
-    return s == st->active || (s->fate == RC_KEEP && !s->corrupt && s->info.frame_count > 0);
+static bool is_live(const qsf_rv_result *st, const qsf_rv_file *s) {
+    return (st->active >= 0 && s == &st->files[st->active]) ||
+           (s->fate == QSF_RV_KEEP && !s->corrupt && s->info.frame_count > 0);
 }
 
-static int collect_files(const rc_state *st, qsf_slot_inspection *in, qsf_errinfo *err) {
-    in->files = calloc(st->nsegs ? st->nsegs : 1, sizeof *in->files);
+static int collect_files(qsf_rv *v, const qsf_slot_recovered *out, qsf_slot_inspection *in,
+                         qsf_errinfo *err) {
+    const qsf_rv_result *st;
+    int rc = result_of(v, &st, err);
+    if (rc != QSF_OK)
+        return rc;
+    in->files = calloc(st->nfiles ? st->nfiles : 1, sizeof *in->files);
     if (!in->files)
         return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "no memory for the file list");
-    const qsf_slot_recovered *out = st->out;
     for (uint32_t i = 0; i < out->segment_count; i++) { /* live chain first */
         qsf_inspect_file *f = &in->files[in->nfiles++];
         f->info = out->segments[i];
@@ -277,8 +293,8 @@ static int collect_files(const rc_state *st, qsf_slot_inspection *in, qsf_errinf
         in->bytes += f->info.last_good - QSF_SFA_HEADER_SIZE;
     }
     in->live = out->segment_count;
-    for (uint32_t i = 0; i < st->nsegs; i++) {
-        const rc_seg *s = &st->segs[i];
+    for (uint32_t i = 0; i < st->nfiles; i++) {
+        const qsf_rv_file *s = &st->files[i];
         in->torn_bytes += s->torn_bytes;
         for (uint32_t k = 0; k < in->live; k++)
             if (strcmp(in->files[k].info.name, s->info.name) == 0)
@@ -313,26 +329,23 @@ static void fake_manifest(qsf_slot_recovered *out, const qsf_slot_inspection *in
     out->manifest.active_base = in->active_base;
 }
 
-static int scan(rc_state *st, qsf_slot_inspection *in, qsf_errinfo *err) {
+static int scan(qsf_rv *v, qsf_slot_recovered *out, qsf_slot_inspection *in, qsf_errinfo *err) {
     qsf_errinfo e;
-    int rc = qsf_rc_enumerate(st, err);
-    if (rc == QSF_OK) {
-        rc = qsf_rc_scan_all(st, &e);
-        if (rc == QSF_E_UNSUPPORTED) {
-            in->verdict = rc;
-            snprintf(in->verdict_msg, sizeof in->verdict_msg, "%s", e.msg);
-            return QSF_OK;
-        }
-        if (rc != QSF_OK)
-            qsf_err_copy(err, &e);
+    int rc = qsf_rv_scan(v, &e);
+    if (rc == QSF_E_UNSUPPORTED) {
+        in->verdict = rc;
+        snprintf(in->verdict_msg, sizeof in->verdict_msg, "%s", e.msg);
+        return QSF_OK;
     }
+    if (rc != QSF_OK)
+        qsf_err_copy(err, &e);
     if (rc == QSF_OK)
-        rc = look_manifest(&st->out->slot, in, err);
+        rc = look_manifest(&out->slot, in, err);
     if (rc == QSF_OK)
-        rc = look_watermark(&st->out->slot, in, err);
+        rc = look_watermark(&out->slot, in, err);
     if (rc == QSF_OK) {
-        fake_manifest(st->out, in);
-        rc = run_chain(st, in, err);
+        fake_manifest(out, in);
+        rc = run_chain(v, out, in, err);
     }
     return rc;
 }
@@ -363,10 +376,9 @@ int qsf_slot_inspect_with(const char *slot_path, qsf_slot_inspection *in, qsf_in
                           void *user, qsf_errinfo *err) {
     inspection_init(in);
     qsf_slot_recovered *out = calloc(1, sizeof *out);
-    uint8_t *buf = malloc(QSF_RECOVER_BUF);
-    if (!out || !buf) {
+    qsf_rv *v = NULL;
+    if (!out || qsf_rv_open(&v, out, NULL) != QSF_OK) {
         free(out);
-        free(buf);
         return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "no memory to inspect %s", slot_path);
     }
     qsf_symdict_init(&out->symdict);
@@ -378,30 +390,20 @@ int qsf_slot_inspect_with(const char *slot_path, qsf_slot_inspection *in, qsf_in
                  ? QSF_OK
                  : qsf_err_set(err, QSF_E_IO, 0, errno, "cannot open slot directory %s: %s",
                                slot_path, strerror(errno));
-    rc_carry carry = {0};
-    rc_state st = {
-        .out = out, .carry = &carry, .buf = buf, .dry_run = true, .new_head = -1, .new_active = -1};
     bool stop = false;
     if (rc == QSF_OK)
         rc = check_kind(slot_path, in, &stop, err);
     if (rc == QSF_OK && !stop)
-        rc = scan(&st, in, err);
+        rc = scan(v, out, in, err);
     if (rc == QSF_OK && !stop)
-        rc = collect_files(&st, in, err);
+        rc = collect_files(v, out, in, err);
     if (rc == QSF_OK && !stop) /* what the plan needs of the file system */
         qsf_slot_open_verdict(slot_path, in);
     if (rc == QSF_OK && !stop && fn)
-        rc = fn(&st, in, user, err);
+        rc = fn(v, &out->slot, in, user, err);
     qsf_slot_release(out);
+    qsf_rv_close(v);
     free(out);
-    for (uint32_t i = 0; i < st.nsegs; i++)
-        free(st.segs[i].pieces);
-    free(st.segs);
-    free(st.data);
-    free(st.tmp);
-    free(st.spans);
-    qsf_rc_dict_free(&st);
-    free(buf);
     if (rc != QSF_OK)
         qsf_slot_inspection_free(in);
     return rc;

@@ -8,6 +8,7 @@
 
 #include "qsf.h"
 #include "sf/recover.h"
+#include "sf/recover_view.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -48,7 +49,7 @@ typedef struct qsf_slot_inspection {
     uint64_t aborted_frames; /* frames of an interrupted flush an open would cut */
     uint32_t debris;         /* files an open would remove as holding no data */
     bool manifest_mismatch;  /* the manifest's bounds contradict the segments */
-    /* What the directory is (enum qsf_dir_kind, sf/slotdir.h); a group root or
+    /* What the directory is (enum qsf_dir_kind, sfops/slotdir.h); a group root or
      * a directory without slot files is no slot: verdict QSF_E_INVAL, nothing
      * else filled in. group_slots: the slots under a group root. */
     int dir_kind;
@@ -69,13 +70,13 @@ typedef struct qsf_slot_inspection {
  * including an unsupported segment version, is in out->verdict. */
 int qsf_slot_inspect(const char *slot_path, qsf_slot_inspection *out, qsf_errinfo *err);
 
-/* The same, then fn with recovery's dry-run state of the slot (the chain, the
- * flushes given up, the interrupted one, the dictionary rebuilt so far) before
- * it is freed: for read-only walks over the frames (sf/dump.h). fn is not
- * called when the directory is no slot; its error is returned. */
-struct rc_state;
-typedef int (*qsf_inspect_visit_fn)(struct rc_state *st, qsf_slot_inspection *in, void *user,
-                                    qsf_errinfo *err);
+/* The same, then fn with recovery's dry-run plan of the slot (sf/recover_view.h:
+ * the chain, the flushes given up, the interrupted one, the dictionary rebuilt
+ * so far) and the slot's handles before they are freed: for read-only walks
+ * over the frames (sfops/dump.h). fn is not called when the directory is no
+ * slot; its error is returned. */
+typedef int (*qsf_inspect_visit_fn)(qsf_rv *v, const qsf_slot *slot, qsf_slot_inspection *in,
+                                    void *user, qsf_errinfo *err);
 int qsf_slot_inspect_with(const char *slot_path, qsf_slot_inspection *in, qsf_inspect_visit_fn fn,
                           void *user, qsf_errinfo *err);
 

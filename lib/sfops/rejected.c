@@ -1,7 +1,7 @@
 /* <slot>/.rejected (rejected.h): reading its records, streaming through a
  * 64 KiB buffer (a record holds whole frames, which may be large), and adding
  * one by writing the whole new image beside it and renaming it into place. */
-#include "sf/rejected.h"
+#include "sfops/rejected.h"
 
 #include "bytes.h"
 #include "crc32c.h"
