@@ -149,7 +149,6 @@ static int on_intact(rc_state *st, rc_reader *r, const rc_slot *s, group *g, qsf
         g->cur.to = s->fsn;
         rc = push_span(st, &g->cur, err);
     }
-    st->commit = s->fsn;
     group_reset(g, s->fsn + 1);
     return rc;
 }
@@ -221,7 +220,6 @@ static void mark_unknown_rewrites(rc_state *st, int64_t cut_from) {
 }
 
 int qsf_rc_plan_groups(rc_state *st, qsf_errinfo *err) {
-    st->commit = INT64_MIN;
     st->cut = (rc_span){.from = 0, .to = -1};
     for (uint32_t i = 0; i < st->nsegs; i++)
         st->segs[i].first_destroyed = INT64_MAX;

@@ -51,17 +51,26 @@ typedef struct rc_piece {
     bool bad_len;      /* RC_GAP: the first bad frame had an impossible length */
 } rc_piece;
 
+/* One scanned file. READ fills what the file holds; PLAN adds what is done
+ * with it and how its FSN slots are numbered (the decision sits next to the
+ * facts, one record per file, for the operator tools that show both); WRITE
+ * records only what it changed on disk. */
 typedef struct rc_seg {
+    /* READ (recover_scan.c, recover_salvage.c) */
     qsf_seg_info info;    /* frame_count = FSN slots (intact + destroyed + fill) */
     bool corrupt;         /* header invalid: contents unknown */
     bool debris;          /* no valid header and nothing but zeros: holds no data */
     uint64_t torn_bytes;  /* fileSize - lastGood when the suffix has a non-zero byte */
-    uint64_t residue_end; /* offset after the last non-zero byte beyond lastGood */
-    int fate;             /* enum rc_fate */
+    uint64_t residue_end; /* offset after the last non-zero byte beyond lastGood (0 once zeroed) */
     rc_piece *pieces;     /* runs and gaps from offset 24, in file order */
     uint32_t npieces;
     uint32_t ngaps;
-    uint64_t intact;  /* intact frames */
+    uint64_t intact; /* intact frames */
+    bool unsalvaged; /* the search stopped early: what follows was not looked at */
+    /* PLAN: the chain (recover_chain.c) */
+    int fate;    /* enum rc_fate */
+    bool member; /* an empty segment taken into the chain (it lost all frames) */
+    /* PLAN: the numbering (recover_number.c, recover_tail.c) */
     uint64_t fill;    /* FSN slots lost after the last intact frame (sealed segment) */
     uint64_t fill_ub; /* most frames the bytes after the last intact frame can hold */
     bool fill_exact;  /* fill is the exact count (fixed by the next segment's base) */
@@ -69,13 +78,13 @@ typedef struct rc_seg {
      * there (the count went to earlier gaps of unknown count): at most this
      * many. The group analysis treats the segment's end as damaged. */
     uint64_t tail_doubt;
-    bool unsalvaged;         /* the search stopped early: what follows was not looked at */
-    bool member;             /* an empty segment taken into the chain (it lost all frames) */
+    bool marked; /* the active segment, numbered by the published mark */
+    /* PLAN: the flushes (recover_groups.c) */
     bool rewrite;            /* recovery rewrites it with placeholders */
     bool unknown_only;       /* ...only for frames that need lost symbols: nothing damaged */
-    bool marked;             /* the active segment, numbered by the published mark */
     int64_t first_destroyed; /* lowest destroyed FSN above acked in it (INT64_MAX: none) */
-    char copy[64];           /* name of its quarantined copy, once made */
+    /* WRITE (recover_repair.c) */
+    char copy[64]; /* name of its quarantined copy, once made */
 } rc_seg;
 
 /* A bounded pread window over one file (never a mapping). */
@@ -112,37 +121,80 @@ typedef struct rc_carry {
     bool manifest_repaired;
 } rc_carry;
 
+/* ---- the phases' results (recover.c draws how they flow) ---- */
+
+/* READ (recover_scan.c): what the slot directory holds, file by file, and
+ * the watermark as it is on disk. Nothing is written. */
+#define RC_READ_FIELDS                                                                             \
+    rc_seg *segs; /* every *.sfa found */                                                          \
+    uint32_t nsegs;                                                                                \
+    uint32_t corrupt; /* files with an invalid header */                                           \
+    uint64_t max_gen; /* highest "sf-<gen>.sfa" seen, 0 if none */                                 \
+    bool any_gen;                                                                                  \
+    char(*tmp)[256]; /* "<segment>.tmp" left by an interrupted rewrite */                          \
+    uint32_t ntmp;                                                                                 \
+    int64_t wm; /* the watermark value as read (never repaired here); -1 when absent */
+typedef struct rc_found {
+    RC_READ_FIELDS
+} rc_found;
+
+/* PLAN, from an rc_found: the chain (recover_chain.c, recover_number.c,
+ * recover_tail.c), then the flushes against ackedFsn (recover_groups.c, with
+ * the dictionary rebuild of recover_frames.c riding on its walk). What it
+ * decides to change on disk is for WRITE to do; it writes nothing. */
+#define RC_PLAN_FIELDS                                                                             \
+    rc_seg **data; /* chain members (valid segments with FSN slots), sorted by baseSeq */          \
+    uint32_t ndata;                                                                                \
+    rc_seg *active; /* chosen active segment */                                                    \
+    bool legacy;    /* migrate a slot without manifest */                                          \
+    /* sealed members' residue is zeroed first (WRITE), then the pass runs again */                \
+    bool rerun;                                                                                    \
+    int64_t new_head, new_active; /* manifest corrections the data prove (-1: none) */             \
+    int64_t acked;                /* ackedFsn the flushes are planned against */                   \
+    rc_span *spans;               /* flushes given up, sorted, all above acked */                  \
+    uint32_t nspans;                                                                               \
+    rc_span cut;          /* the interrupted flush at the end; cut.from > cut.to: none */          \
+    struct rc_dict *dict; /* the dictionary rebuild riding on the walk (NULL: none) */
+typedef struct rc_plan {
+    RC_PLAN_FIELDS
+} rc_plan;
+
+/* WRITE, from an rc_plan (recover_repair.c, recover_clean.c,
+ * recover_fresh.c): what it removed, for the report. */
+#define RC_DONE_FIELDS                                                                             \
+    uint32_t quarantined; /* files renamed to .corrupt (or removed) */                             \
+    uint32_t debris;      /* files removed as holding no data */
+typedef struct rc_done {
+    RC_DONE_FIELDS
+} rc_done;
+
+/* One pass: what every phase is given, and the three results. Each result
+ * is also reachable by its fields' own names (st->segs is st->found.segs) for
+ * the operator tools that name them so (inspect.c, dump.c, setaside.c);
+ * recovery itself goes through found, plan and done. */
 typedef struct rc_state {
     qsf_slot_recovered *out;
     rc_carry *carry;
     uint8_t *buf; /* QSF_RECOVER_BUF scratch, shared by every reader */
-    rc_seg *segs; /* every *.sfa found */
-    uint32_t nsegs;
-    uint32_t corrupt; /* files with an invalid header */
-    uint64_t max_gen; /* highest "sf-<gen>.sfa" seen, 0 if none */
-    bool any_gen;
-    char (*tmp)[256]; /* "<segment>.tmp" left by an interrupted rewrite */
-    uint32_t ntmp;
-    rc_seg **data; /* chain members (valid segments with FSN slots), sorted by baseSeq */
-    uint32_t ndata;
-    rc_seg *active;       /* chosen active segment */
-    bool rerun;           /* something was repaired: run recovery again */
-    bool legacy;          /* migrate a slot without manifest */
-    bool dry_run;         /* inspection: decide, never write (no zeroing, no dictionary append) */
-    uint32_t quarantined; /* files renamed to .corrupt (or removed) */
-    uint32_t debris;      /* files removed as holding no data */
-    /* the watermark value as read (never repaired here); -1 when absent */
-    int64_t wm;
-    /* manifest corrections the data prove (-1: none) */
-    int64_t new_head, new_active;
-    /* flushes given up and the interrupted one at the end (see recover_groups.c) */
-    rc_span *spans;
-    uint32_t nspans;
-    int64_t commit;       /* last committing FSN, INT64_MIN when none */
-    rc_span cut;          /* cut.from > cut.to: nothing to cut */
-    int64_t acked;        /* ackedFsn the plan is made against */
-    struct rc_dict *dict; /* the dictionary rebuild riding on the walk (NULL: none) */
-    bool mark_cut;        /* the published mark named frames the cut removes: drop it */
+    bool dry_run; /* inspection: decide, never write (no zeroing, no dictionary append) */
+    union {
+        rc_found found;
+        struct {
+            RC_READ_FIELDS
+        };
+    };
+    union {
+        rc_plan plan;
+        struct {
+            RC_PLAN_FIELDS
+        };
+    };
+    union {
+        rc_done done;
+        struct {
+            RC_DONE_FIELDS
+        };
+    };
 } rc_state;
 
 /* recover_scan.c */
