@@ -86,20 +86,17 @@ static void assign_extras(rc_state *st) {
     }
 }
 
-/* Sealed members with non-zero residue after lastGood are durably zeroed. */
-static int zero_sealed(rc_state *st, bool *zeroed, qsf_errinfo *err) {
-    *zeroed = false;
-    for (uint32_t i = 0; i < st->ndata; i++) {
-        rc_seg *s = st->data[i];
-        if (s == st->active || s->fate != RC_KEEP || s->residue_end == 0 || s->ngaps > 0 ||
-            s->fill > 0)
-            continue; /* a damaged member is rewritten whole instead (recover_repair.c) */
-        int rc = st->dry_run ? QSF_OK : qsf_rc_zero_residue(st, s, err);
-        if (rc != QSF_OK)
-            return rc;
-        *zeroed = true;
-    }
-    return QSF_OK;
+bool qsf_rc_residue_to_zero(const rc_plan *p, const rc_seg *s) {
+    /* a damaged member is rewritten whole instead (recover_repair.c) */
+    return s != p->active && s->fate == RC_KEEP && s->residue_end > 0 && s->ngaps == 0 &&
+           s->fill == 0;
+}
+
+static bool any_residue_to_zero(const rc_plan *p) {
+    for (uint32_t i = 0; i < p->ndata; i++)
+        if (qsf_rc_residue_to_zero(p, p->data[i]))
+            return true;
+    return false;
 }
 
 /* ---- docs/FORMAT.md §6.5: no segment with a valid header ---- */
@@ -179,8 +176,7 @@ static int legacy_chain(rc_state *st, qsf_errinfo *err) {
     if (rc != QSF_OK)
         return rc;
     assign_extras(st);
-    bool zeroed;
-    return zero_sealed(st, &zeroed, err);
+    return QSF_OK; /* residue is zeroed, and the pass goes on (WRITE) */
 }
 
 /* ---- docs/FORMAT.md §6.8: slot with a manifest ---- */
@@ -371,10 +367,8 @@ static int manifest_chain(rc_state *st, bool *empty, qsf_errinfo *err) {
     if (rc != QSF_OK)
         return rc;
     assign_extras(st);
-    bool zeroed;
-    rc = zero_sealed(st, &zeroed, err);
-    st->rerun = zeroed;
-    return rc;
+    st->rerun = any_residue_to_zero(&st->plan); /* zeroed, then the pass runs again (WRITE) */
+    return QSF_OK;
 }
 
 int qsf_rc_publish_chain(rc_state *st, qsf_errinfo *err) {

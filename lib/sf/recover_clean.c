@@ -62,6 +62,17 @@ int qsf_rc_zero_residue(rc_state *st, rc_seg *s, qsf_errinfo *err) {
     return rc;
 }
 
+int qsf_rc_zero_sealed(rc_state *st, qsf_errinfo *err) {
+    const rc_plan *p = &st->plan;
+    for (uint32_t i = 0; i < p->ndata; i++) {
+        int rc = qsf_rc_residue_to_zero(p, p->data[i]) ? qsf_rc_zero_residue(st, p->data[i], err)
+                                                       : QSF_OK;
+        if (rc != QSF_OK)
+            return rc;
+    }
+    return QSF_OK;
+}
+
 static int apply_one(rc_state *st, rc_seg *s, qsf_errinfo *err) {
     const qsf_slot *slot = &st->out->slot;
     if (s->fate == RC_DELETE || s->fate == RC_DEBRIS) {

@@ -17,6 +17,7 @@
 
 #include "err.h"
 #include "log.h"
+#include "qsf_assert.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -242,6 +243,26 @@ int qsf_rc_plan_groups(rc_state *st, qsf_errinfo *err) {
         st->segs[i].rewrite = st->segs[i].first_destroyed < cut_from;
     mark_unknown_rewrites(st, cut_from);
     return rc;
+}
+
+/* ---- docs/FORMAT.md §6.12: ackedFsn, then the flushes ---- */
+
+int64_t qsf_rc_seed_acked(int64_t lowest_base, int64_t published, int64_t watermark,
+                          bool *ignored) {
+    int64_t cand = lowest_base - 1 > watermark ? lowest_base - 1 : watermark;
+    *ignored = cand > published;
+    return *ignored ? lowest_base - 1 : cand;
+}
+
+int qsf_rc_plan(rc_state *st, qsf_errinfo *err) {
+    rc_plan *p = &st->plan;
+    qsf_assert(p->active != NULL && !p->rerun);
+    int64_t lowest = p->ndata > 0 ? p->data[0]->info.base_seq : p->active->info.base_seq;
+    int64_t published = p->active->info.base_seq + (int64_t) p->active->info.frame_count - 1;
+    bool ignored;
+    p->acked = qsf_rc_seed_acked(lowest, published, st->found.wm, &ignored);
+    qsf_assert(p->acked >= lowest - 1 && p->acked <= published);
+    return qsf_rc_plan_groups(st, err);
 }
 
 bool qsf_rc_given_up(const rc_state *st, int64_t fsn) {

@@ -1,18 +1,21 @@
-/* Internal state shared by the recovery modules:
- *   recover_scan.c    list the slot, scan each *.sfa with pread (docs/FORMAT.md §6.2, §6.3)
- *   recover_salvage.c past a bad frame: find intact frames, count the destroyed ones
- *   recover_chain.c   classify, legacy/manifest chains, the active one (docs/FORMAT.md §6.5-§6.8)
- *   recover_number.c  FSN slots of damaged segments and of gaps (sealed counts)
- *   recover_walk.c    the chain's FSNs in order: intact frames and destroyed slots
- *   recover_groups.c  flushes: commit boundary, given-up groups, losses, the cut
- *   recover_repair.c  rewrites with placeholders, the cut, manifest corrections
- *   recover_clean.c   deletes, quarantine, residue zeroing, baseline (docs/FORMAT.md §6.11, §6.13)
- *   recover_frames.c  dictionary rebuild (docs/FORMAT.md §6.9)
- *   recover_fresh.c   fresh start, create barriers (docs/FORMAT.md §6.21, docs/DURABILITY.md §4)
- *   recover.c         recovery passes of a locked slot, watermark seeding (docs/FORMAT.md §6.12)
+/* Internal state shared by the recovery modules, by phase (recover.c draws
+ * how each hands its result to the next):
+ *   READ   recover_scan.c      list the slot, scan each *.sfa with pread, read the watermark
+ *          recover_salvage.c   past a bad frame: find intact frames, count the destroyed ones
+ *   PLAN   recover_chain.c     classify, legacy/manifest chains, the active one
+ *          recover_number.c    FSN slots of damaged segments and of gaps (sealed counts)
+ *          recover_tail.c      the active segment numbered by the published mark
+ *          recover_walk.c      the chain's FSNs in order: intact frames and destroyed slots
+ *          recover_groups.c    ackedFsn; flushes: given-up groups, losses, the cut
+ *          recover_frames.c    dictionary rebuild, riding on the flush walk
+ *   WRITE  recover_clean.c     zeroing, deletes, quarantine, the migration stamp, baseline
+ *          recover_repair.c    rewrites with placeholders, the cut, manifest corrections
+ *          recover_handover.c  nothing left to repair: the slot handed to the runtime
+ *          recover_fresh.c     fresh start, create barriers
+ *          recover.c           the driver: passes, phases, the report
  * and, around them:
  *   slot_open.c       qsf_slot_open / _adopt / _release: lock, recover, unreplayable slots
- *   slot_drained.c    the drained-close cleanup (docs/DURABILITY.md §12 steps 4-6)
+ *   slot_drained.c    the drained-close cleanup
  */
 #ifndef QSF_RECOVER_INT_H
 #define QSF_RECOVER_INT_H
@@ -197,7 +200,11 @@ typedef struct rc_state {
     };
 } rc_state;
 
-/* recover_scan.c */
+/* recover_scan.c, READ: lists the slot, scans every *.sfa in it and reads
+ * the watermark as it is, into *f. Writes nothing. */
+int qsf_rc_read_slot(const qsf_slot *slot, uint8_t *buf, rc_found *f, qsf_errinfo *err);
+/* Its first two steps alone, into st->found (the operator tools read the
+ * watermark their own way). */
 int qsf_rc_enumerate(rc_state *st, qsf_errinfo *err);
 int qsf_rc_scan_all(rc_state *st, qsf_errinfo *err);
 /* Returns a pointer to up to `want` bytes at off (fewer near the end of file)
@@ -234,6 +241,11 @@ int qsf_rc_count_gap(rc_reader *r, rc_piece *g, qsf_errinfo *err);
  * *empty (st->active NULL) when the slot must start fresh: docs/FORMAT.md §6.5, or only the
  * spares of an interrupted drained close are left under a collapsed manifest. */
 int qsf_rc_build_chain(rc_state *st, bool *empty, qsf_errinfo *err);
+
+/* Whether WRITE zeroes the residue after the last frame of chain member s
+ * (a sealed one, not damaged: a damaged one is rewritten whole). In a
+ * manifest slot the pass then runs again (plan.rerun). */
+bool qsf_rc_residue_to_zero(const rc_plan *p, const rc_seg *s);
 
 /* Fills out->segments (sealed oldest first, active last) and publishedFsn. */
 int qsf_rc_publish_chain(rc_state *st, qsf_errinfo *err);
@@ -317,7 +329,8 @@ int qsf_rc_set_aside_loss(rc_state *st, qsf_errinfo *err);
 /* Whether the plan changes anything on disk. */
 bool qsf_rc_plan_repairs(const rc_state *st);
 
-/* recover_repair.c: carries the plan out (manifest, rewrites, cut), durably. */
+/* recover_repair.c: records what the plan gives up (st->carry), then
+ * carries it out (manifest, rewrites, cut), durably. The pass runs again. */
 int qsf_rc_repair(rc_state *st, qsf_errinfo *err);
 /* Rewrites segment s crash-safely: its FSNs up to limit - 1, each copied or,
  * when destroyed or in a flush given up (st->spans), a placeholder (the
@@ -327,11 +340,11 @@ int qsf_rc_repair(rc_state *st, qsf_errinfo *err);
 int qsf_rc_rewrite_segment(rc_state *st, rc_seg *s, int64_t limit, bool keep_copy,
                            qsf_errinfo *err);
 
-/* recover.c: seeds st->acked from the chain and the watermark as read, then
- * plans the flushes (qsf_rc_plan_groups). */
+/* recover_groups.c: seeds plan.acked from the chain and the watermark as
+ * read, then plans the flushes (qsf_rc_plan_groups). */
 int qsf_rc_plan(rc_state *st, qsf_errinfo *err);
 
-/* recover.c: ackedFsn = max(lowestBase - 1, watermark), or lowestBase - 1 when
+/* recover_groups.c: ackedFsn = max(lowestBase - 1, watermark), or lowestBase - 1 when
  * that is above publishedFsn (*ignored set). watermark = -1 when absent. */
 int64_t qsf_rc_seed_acked(int64_t lowest_base, int64_t published, int64_t watermark, bool *ignored);
 
@@ -353,7 +366,17 @@ void qsf_rc_state_free(rc_state *st);
  * report), keeping the slot and its locks. */
 void qsf_rc_drop_pass(qsf_slot_recovered *out);
 
-/* recover_clean.c */
+/* recover_handover.c, WRITE when nothing is left to repair: deletes and
+ * quarantines, migration, out->segments, ackedFsn, retired spans, the
+ * dictionary, the baseline (or the set-aside loss of an unreplayable slot). */
+int qsf_rc_hand_over(rc_state *st, int durability, qsf_errinfo *err);
+/* ...or, no chain: a collapsed manifest removed, then a fresh slot. */
+int qsf_rc_start_empty(rc_state *st, uint64_t seg_bytes, qsf_errinfo *err);
+
+/* recover_clean.c: durable zeroing, deletes and quarantines, the
+ * MANIFEST_REQUIRED stamp, the baseline sync. qsf_rc_zero_sealed zeroes
+ * the residue the plan names (qsf_rc_residue_to_zero), first in WRITE. */
+int qsf_rc_zero_sealed(rc_state *st, qsf_errinfo *err);
 int qsf_rc_zero_range(rc_state *st, rc_seg *s, uint64_t from, uint64_t to, qsf_errinfo *err);
 int qsf_rc_zero_residue(rc_state *st, rc_seg *s, qsf_errinfo *err);
 int qsf_rc_apply_fates(rc_state *st, qsf_errinfo *err);

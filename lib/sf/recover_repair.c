@@ -14,7 +14,8 @@
  *      leaves the zeroed one a clean spare; finally the segment holding the
  *      first frame is cut there (zeroed, or rewritten up to it)
  *
- * Recovery then runs again and proves the result. */
+ * Recovery then runs again and proves the result. What the repair gives up
+ * is recorded first, for the report of the open. */
 #include "recover_int.h"
 
 #include "bytes.h"
@@ -22,6 +23,7 @@
 #include "log.h"
 #include "os/fileutil.h"
 #include "os/os.h"
+#include "qsf_assert.h"
 #include "qwp/encoder.h"
 #include "sf/segfmt.h"
 #include "sf/sfio.h"
@@ -277,7 +279,8 @@ static void log_cut(const rc_state *st) {
              (long long) c->to, (unsigned long long) c->rows, c->uncounted ? " counted" : "");
 }
 
-int qsf_rc_repair(rc_state *st, qsf_errinfo *err) {
+/* Steps 1-3. */
+static int carry_out(rc_state *st, qsf_errinfo *err) {
     int rc = QSF_OK;
     if (st->new_head >= 0 || st->new_active >= 0)
         rc = manifest_to(st, st->new_head >= 0 ? st->new_head : st->out->manifest.head_base,
@@ -293,6 +296,59 @@ int qsf_rc_repair(rc_state *st, qsf_errinfo *err) {
         log_cut(st);
         rc = cut(st, err);
     }
-    st->rerun = true;
+    return rc;
+}
+
+/* ---- the report of the open ---- */
+
+/* What the repair gives up, into the report of the open (st->carry, which
+ * outlives the pass): the losses, the interrupted flush cut, the manifest
+ * corrected, the largest torn tail (the rewrite removes it). */
+static int record(rc_state *st, qsf_errinfo *err) {
+    const rc_plan *p = &st->plan;
+    const rc_span *cs = &p->cut;
+    rc_carry *c = st->carry;
+    int rc = qsf_rc_record_losses(st, err);
+    /* frames the published mark names were published: a loss, not a flush
+     * that never returned */
+    bool published_tail = p->active->marked && p->active->fill > 0;
+    if (cs->from <= cs->to && !published_tail) {
+        c->aborted_frames += (uint64_t) (cs->to - cs->from + 1);
+        c->aborted_rows += cs->rows;
+        c->aborted_from =
+            c->aborted_frames == (uint64_t) (cs->to - cs->from + 1) ? cs->from : c->aborted_from;
+        c->aborted_to = cs->to;
+    }
+    c->manifest_repaired |= p->new_head >= 0 || p->new_active >= 0;
+    for (uint32_t i = 0; i < st->found.nsegs; i++)
+        if (st->found.segs[i].torn_bytes > c->torn_bytes)
+            c->torn_bytes = st->found.segs[i].torn_bytes;
+    return rc;
+}
+
+/* Each loss recorded from loss `first` on names its file's quarantined copy. */
+static void name_copies(rc_state *st, uint32_t first) {
+    rc_carry *c = st->carry;
+    for (uint32_t k = first; k < c->nlosses; k++)
+        for (uint32_t i = 0; i < st->found.nsegs; i++) {
+            const rc_seg *s = &st->found.segs[i];
+            if (strcmp(c->losses[k].file, s->info.name) == 0 && s->copy[0])
+                snprintf(c->losses[k].copy, sizeof c->losses[k].copy, "%s", s->copy);
+        }
+}
+
+int qsf_rc_repair(rc_state *st, qsf_errinfo *err) {
+    const rc_plan *p = &st->plan;
+    qsf_assert(!st->dry_run && qsf_rc_plan_repairs(st));
+    uint32_t first_new = st->carry->nlosses;
+    int rc = record(st, err);
+    if (rc == QSF_OK)
+        rc = carry_out(st, err);
+    /* the cut removed what the mark named: once reported, it is done with
+     * (a crash before this reports it again, never silently) */
+    if (rc == QSF_OK && p->active->marked && p->active->fill > 0 && p->cut.from <= p->cut.to)
+        rc = qsf_unlink_quiet(st->out->slot.dirfd, st->out->slot.path, QSF_NAME_PUBLISHED, err);
+    if (rc == QSF_OK)
+        name_copies(st, first_new);
     return rc;
 }
