@@ -118,7 +118,7 @@ static int read_phase(rc_state *st, qsf_errinfo *err) {
  * residue is zeroed first, the flushes with the dictionary rebuild. */
 static int plan_phase(rc_state *st, bool *empty, qsf_errinfo *err) {
     qsf_slot_recovered *out = st->out;
-    int rc = qsf_rc_build_chain(st, empty, err);
+    int rc = qsf_rc_chain(out, &st->found, &st->plan, empty, err);
     if (rc != QSF_OK || *empty || st->plan.rerun)
         return rc;
     rc = qsf_symdict_open(&out->symdict, out->slot.dirfd, out->slot.path, err);

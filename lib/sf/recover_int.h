@@ -236,10 +236,16 @@ int qsf_rc_looks_stored_at(rc_reader *r, uint64_t off, bool *looks, qsf_errinfo 
  * when they chain exactly onto `end`, else the upper bound (bytes / 22). */
 int qsf_rc_count_gap(rc_reader *r, rc_piece *g, qsf_errinfo *err);
 
-/* recover_chain.c: returns QSF_OK with st->active set (numbered by the
- * published mark when one applies: qsf_rc_apply_mark), or a chain error. Sets
- * *empty (st->active NULL) when the slot must start fresh: docs/FORMAT.md §6.5, or only the
- * spares of an interrupted drained close are left under a collapsed manifest. */
+/* recover_chain.c, PLAN's first half: from READ's result *f and the manifest
+ * (out->manifest), the chain into *p (its fates and FSN counts into the
+ * segments of *f). QSF_OK with p->active set (numbered by the published mark
+ * when one applies: qsf_rc_apply_mark), or a chain error. Sets *empty
+ * (p->active NULL) when the slot must start fresh: docs/FORMAT.md §6.5, or
+ * only the spares of an interrupted drained close are left under a collapsed
+ * manifest. Writes nothing. */
+int qsf_rc_chain(const qsf_slot_recovered *out, rc_found *f, rc_plan *p, bool *empty,
+                 qsf_errinfo *err);
+/* The same on st->found into st->plan. */
 int qsf_rc_build_chain(rc_state *st, bool *empty, qsf_errinfo *err);
 
 /* Whether WRITE zeroes the residue after the last frame of chain member s
@@ -254,7 +260,7 @@ int qsf_rc_publish_chain(rc_state *st, qsf_errinfo *err);
  * member's baseSeq (its count is fixed): destroyed frames in gaps and after
  * the last intact frame. QSF_E_CORRUPT when they cannot fit ("FSN gap ...")
  * or the segment holds more frames than its FSN range. */
-int qsf_rc_number_sealed(rc_state *st, rc_seg *s, int64_t next_base, qsf_errinfo *err);
+int qsf_rc_number_sealed(const char *slot_path, rc_seg *s, int64_t next_base, qsf_errinfo *err);
 /* The active segment numbered like a sealed one whose next baseSeq is
  * next_base, its frames all within [24, end_off): the published mark of the
  * last close (recover_tail.c). False, nothing changed, when the data do not
@@ -264,7 +270,7 @@ bool qsf_rc_number_marked(rc_seg *s, int64_t next_base, uint64_t end_off);
  * active segment: its gaps get their exact count and the frames cut after
  * its last intact frame, below the mark, become destroyed slots (a loss)
  * instead of a torn tail. */
-int qsf_rc_apply_mark(rc_state *st, qsf_errinfo *err);
+int qsf_rc_apply_mark(const qsf_slot *sl, rc_seg *active, qsf_errinfo *err);
 /* Sum of a segment's FSN slots (pieces + fill) into info.frame_count. */
 void qsf_rc_count_slots(rc_seg *s);
 
