@@ -29,12 +29,12 @@ typedef struct group {
     bool damaged;
 } group;
 
-static int64_t chain_first(const rc_state *st) {
-    return st->ndata > 0 ? st->data[0]->info.base_seq : st->active->info.base_seq;
+static int64_t chain_first(const rc_plan *p) {
+    return p->ndata > 0 ? p->data[0]->info.base_seq : p->active->info.base_seq;
 }
 
-static int64_t chain_last(const rc_state *st) {
-    return st->active->info.base_seq + (int64_t) st->active->info.frame_count - 1;
+static int64_t chain_last(const rc_plan *p) {
+    return p->active->info.base_seq + (int64_t) p->active->info.frame_count - 1;
 }
 
 static void describe(const rc_slot *s, rc_span *sp) {
@@ -63,10 +63,10 @@ static void describe(const rc_slot *s, rc_span *sp) {
     sp->seg = s->seg;
 }
 
-static void note_destroyed(rc_state *st, group *g, const rc_slot *s) {
+static void note_destroyed(int64_t acked, group *g, const rc_slot *s) {
     if (s->fsn < s->seg->first_destroyed)
         s->seg->first_destroyed = s->fsn;
-    if (s->fsn <= st->acked)
+    if (s->fsn <= acked)
         return;
     if (g->cur.destroyed == 0 && (!g->cur.seg || g->cur.unknown > 0))
         describe(s, &g->cur); /* the damage is what the loss is named for */
@@ -75,14 +75,17 @@ static void note_destroyed(rc_state *st, group *g, const rc_slot *s) {
     g->damaged = true;
 }
 
-static int push_span(rc_state *st, const rc_span *sp, qsf_errinfo *err) {
-    if (st->nspans % 16 == 0) {
-        rc_span *n = realloc(st->spans, (st->nspans + 16) * sizeof *n);
+/* Spans come in FSN order, disjoint, above ackedFsn (out->retired relies on it). */
+static int push_span(rc_plan *p, const rc_span *sp, qsf_errinfo *err) {
+    qsf_assert(sp->from > p->acked && sp->from <= sp->to);
+    qsf_assert(p->nspans == 0 || p->spans[p->nspans - 1].to < sp->from);
+    if (p->nspans % 16 == 0) {
+        rc_span *n = realloc(p->spans, (p->nspans + 16) * sizeof *n);
         if (!n)
             return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "no memory for the given-up flushes");
-        st->spans = n;
+        p->spans = n;
     }
-    st->spans[st->nspans++] = *sp;
+    p->spans[p->nspans++] = *sp;
     return QSF_OK;
 }
 
@@ -94,10 +97,10 @@ static void group_reset(group *g, int64_t start) {
 
 /* After the last FSN of a segment whose end is in doubt: frames may be
  * missing here, so the flush open after this point is damaged. */
-static void note_doubt(rc_state *st, group *g, const rc_slot *s) {
+static void note_doubt(int64_t acked, group *g, const rc_slot *s) {
     const rc_seg *seg = s->seg;
     if (!seg->tail_doubt || s->fsn != seg->info.base_seq + (int64_t) seg->info.frame_count - 1 ||
-        s->fsn < st->acked)
+        s->fsn < acked)
         return;
     if (g->cur.destroyed == 0 && !g->cur.seg) {
         snprintf(g->cur.what, sizeof g->cur.what,
@@ -116,8 +119,8 @@ static void note_doubt(rc_state *st, group *g, const rc_slot *s) {
  * can supply any more (they were defined only by destroyed frames or by the
  * lost end of .symbol-dict): it cannot be replayed, so its flush is given up
  * like one with a destroyed member; the frames before it are unaffected. */
-static void note_unknown(rc_state *st, group *g, const rc_slot *s, const rc_unknown_syms *u) {
-    if (!u->found || s->fsn <= st->acked)
+static void note_unknown(int64_t acked, group *g, const rc_slot *s, const rc_unknown_syms *u) {
+    if (!u->found || s->fsn <= acked)
         return;
     if (g->cur.destroyed == 0 && !g->cur.seg) {
         snprintf(g->cur.what, sizeof g->cur.what,
@@ -132,6 +135,7 @@ static void note_unknown(rc_state *st, group *g, const rc_slot *s, const rc_unkn
 }
 
 static int on_intact(rc_state *st, rc_reader *r, const rc_slot *s, group *g, qsf_errinfo *err) {
+    rc_plan *p = &st->plan;
     rc_frame_kind k;
     int rc = qsf_rc_frame_kind_of(r, s, &k, err);
     if (rc != QSF_OK)
@@ -140,15 +144,15 @@ static int on_intact(rc_state *st, rc_reader *r, const rc_slot *s, group *g, qsf
     rc = qsf_rc_dict_frame(st, r, s, &k, &u, err);
     if (rc != QSF_OK)
         return rc;
-    note_unknown(st, g, s, &u);
-    if (k.placeholder && s->fsn > st->acked)
+    note_unknown(p->acked, g, s, &u);
+    if (k.placeholder && s->fsn > p->acked)
         g->damaged = true;
     if (!k.commits)
         return QSF_OK;
     if (g->damaged) {
-        g->cur.from = g->start > st->acked ? g->start : st->acked + 1;
+        g->cur.from = g->start > p->acked ? g->start : p->acked + 1;
         g->cur.to = s->fsn;
-        rc = push_span(st, &g->cur, err);
+        rc = push_span(p, &g->cur, err);
     }
     group_reset(g, s->fsn + 1);
     return rc;
@@ -160,9 +164,9 @@ static int on_slot(rc_state *st, rc_reader *r, const rc_slot *s, void *user, qsf
     if (s->intact)
         rc = on_intact(st, r, s, g, err);
     else
-        note_destroyed(st, g, s);
+        note_destroyed(st->plan.acked, g, s);
     if (rc == QSF_OK)
-        note_doubt(st, g, s);
+        note_doubt(st->plan.acked, g, s);
     return rc;
 }
 
@@ -195,11 +199,11 @@ static int count_span(rc_state *st, rc_span *sp, qsf_errinfo *err) {
  * section would later meet the ids the next sender assigns from the same
  * positions, and a later open would find a redefinition instead of a flush
  * given up. (Below the cut only: the cut removes the rest.) */
-static uint32_t first_span_to_or_after(const rc_state *st, int64_t fsn) {
-    uint32_t lo = 0, hi = st->nspans;
+static uint32_t first_span_to_or_after(const rc_plan *p, int64_t fsn) {
+    uint32_t lo = 0, hi = p->nspans;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if (st->spans[mid].to < fsn)
+        if (p->spans[mid].to < fsn)
             lo = mid + 1;
         else
             hi = mid;
@@ -207,41 +211,46 @@ static uint32_t first_span_to_or_after(const rc_state *st, int64_t fsn) {
     return lo;
 }
 
-static void mark_unknown_rewrites(rc_state *st, int64_t cut_from) {
-    for (uint32_t j = 0; j < st->nsegs; j++) {
-        rc_seg *g = &st->segs[j];
+static void mark_unknown_rewrites(rc_found *f, const rc_plan *p, int64_t cut_from) {
+    for (uint32_t j = 0; j < f->nsegs; j++) {
+        rc_seg *g = &f->segs[j];
         if (g->fate != RC_KEEP || g->info.frame_count == 0 || g->rewrite ||
             g->info.base_seq >= cut_from)
             continue;
         int64_t last = g->info.base_seq + (int64_t) g->info.frame_count - 1;
-        for (uint32_t i = first_span_to_or_after(st, g->info.base_seq);
-             i < st->nspans && st->spans[i].from <= last && !g->rewrite; i++)
-            g->rewrite = g->unknown_only = st->spans[i].unknown > 0;
+        for (uint32_t i = first_span_to_or_after(p, g->info.base_seq);
+             i < p->nspans && p->spans[i].from <= last && !g->rewrite; i++)
+            g->rewrite = g->unknown_only = p->spans[i].unknown > 0;
     }
 }
 
 int qsf_rc_plan_groups(rc_state *st, qsf_errinfo *err) {
-    st->cut = (rc_span){.from = 0, .to = -1};
-    for (uint32_t i = 0; i < st->nsegs; i++)
-        st->segs[i].first_destroyed = INT64_MAX;
-    int64_t first = chain_first(st), last = chain_last(st);
+    rc_found *f = &st->found;
+    rc_plan *p = &st->plan;
+    p->cut = (rc_span){.from = 0, .to = -1};
+    for (uint32_t i = 0; i < f->nsegs; i++)
+        f->segs[i].first_destroyed = INT64_MAX;
+    int64_t first = chain_first(p), last = chain_last(p);
     group g;
     group_reset(&g, first);
     int rc = qsf_rc_walk(st, first, last, on_slot, &g, err);
-    if (rc == QSF_OK && g.start <= last && last > st->acked) {
-        st->cut = g.cur;
-        st->cut.from = g.start > st->acked ? g.start : st->acked + 1;
-        st->cut.to = last;
-        st->cut.cut = true;
+    if (rc == QSF_OK && g.start <= last && last > p->acked) {
+        p->cut = g.cur;
+        p->cut.from = g.start > p->acked ? g.start : p->acked + 1;
+        p->cut.to = last;
+        p->cut.cut = true;
     }
-    for (uint32_t i = 0; rc == QSF_OK && i < st->nspans; i++)
-        rc = count_span(st, &st->spans[i], err);
-    if (rc == QSF_OK && st->cut.from <= st->cut.to)
-        rc = count_span(st, &st->cut, err);
-    int64_t cut_from = st->cut.from <= st->cut.to ? st->cut.from : INT64_MAX;
-    for (uint32_t i = 0; i < st->nsegs; i++)
-        st->segs[i].rewrite = st->segs[i].first_destroyed < cut_from;
-    mark_unknown_rewrites(st, cut_from);
+    /* the interrupted flush comes after every flush given up */
+    qsf_assert(p->cut.from > p->cut.to || p->nspans == 0 ||
+               p->spans[p->nspans - 1].to < p->cut.from);
+    for (uint32_t i = 0; rc == QSF_OK && i < p->nspans; i++)
+        rc = count_span(st, &p->spans[i], err);
+    if (rc == QSF_OK && p->cut.from <= p->cut.to)
+        rc = count_span(st, &p->cut, err);
+    int64_t cut_from = p->cut.from <= p->cut.to ? p->cut.from : INT64_MAX;
+    for (uint32_t i = 0; i < f->nsegs; i++)
+        f->segs[i].rewrite = f->segs[i].first_destroyed < cut_from;
+    mark_unknown_rewrites(f, p, cut_from);
     return rc;
 }
 
@@ -266,8 +275,9 @@ int qsf_rc_plan(rc_state *st, qsf_errinfo *err) {
 }
 
 bool qsf_rc_given_up(const rc_state *st, int64_t fsn) {
-    uint32_t lo = first_span_to_or_after(st, fsn);
-    return lo < st->nspans && st->spans[lo].from <= fsn;
+    const rc_plan *p = &st->plan;
+    uint32_t lo = first_span_to_or_after(p, fsn);
+    return lo < p->nspans && p->spans[lo].from <= fsn;
 }
 
 int qsf_rc_publish_retired(rc_state *st, qsf_errinfo *err) {
@@ -275,13 +285,14 @@ int qsf_rc_publish_retired(rc_state *st, qsf_errinfo *err) {
     free(out->retired);
     out->retired = NULL;
     out->n_retired = 0;
-    if (st->nspans == 0)
+    const rc_plan *p = &st->plan;
+    if (p->nspans == 0)
         return QSF_OK;
-    out->retired = calloc(st->nspans, sizeof *out->retired);
+    out->retired = calloc(p->nspans, sizeof *out->retired);
     if (!out->retired)
         return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "no memory for the retired spans");
-    for (uint32_t i = 0; i < st->nspans; i++) {
-        const rc_span *sp = &st->spans[i];
+    for (uint32_t i = 0; i < p->nspans; i++) {
+        const rc_span *sp = &p->spans[i];
         uint32_t n = out->n_retired;
         if (n > 0 && out->retired[n - 1].to + 1 == sp->from)
             out->retired[n - 1].to = sp->to; /* adjacent flushes: one span */
@@ -340,11 +351,12 @@ static void merge_into(rc_span *loss, const rc_span *sp) {
 int qsf_rc_record_losses(rc_state *st, qsf_errinfo *err) {
     int rc = QSF_OK;
     rc_span cur = {.from = 0, .to = -1};
-    for (uint32_t i = 0; rc == QSF_OK && i <= st->nspans; i++) {
+    const rc_plan *p = &st->plan;
+    for (uint32_t i = 0; rc == QSF_OK && i <= p->nspans; i++) {
         /* the interrupted flush had not returned: only damage in it is a loss */
-        const rc_span *sp = i < st->nspans                                    ? &st->spans[i]
-                            : st->cut.from <= st->cut.to && st->cut.destroyed ? &st->cut
-                                                                              : NULL;
+        const rc_span *sp = i < p->nspans                                  ? &p->spans[i]
+                            : p->cut.from <= p->cut.to && p->cut.destroyed ? &p->cut
+                                                                           : NULL;
         if (sp && !is_loss(sp))
             continue;
         if (sp && cur.from <= cur.to && extends(&cur, sp)) {
@@ -361,10 +373,11 @@ int qsf_rc_record_losses(rc_state *st, qsf_errinfo *err) {
 }
 
 bool qsf_rc_plan_repairs(const rc_state *st) {
-    if (st->new_head >= 0 || st->new_active >= 0 || st->cut.from <= st->cut.to)
+    const rc_plan *p = &st->plan;
+    if (p->new_head >= 0 || p->new_active >= 0 || p->cut.from <= p->cut.to)
         return true;
-    for (uint32_t i = 0; i < st->nsegs; i++)
-        if (st->segs[i].rewrite)
+    for (uint32_t i = 0; i < st->found.nsegs; i++)
+        if (st->found.segs[i].rewrite)
             return true;
     return false;
 }
@@ -398,7 +411,7 @@ int qsf_rc_set_aside_loss(rc_state *st, qsf_errinfo *err) {
     }
     sp.destroyed = sp.destroyed < frames ? sp.destroyed : frames;
     sp.retired = frames - sp.destroyed;
-    sp.seg = st->active;
+    sp.seg = st->plan.active;
     snprintf(sp.what, sizeof sp.what, "slot set aside, %.140s", out->data_loss_reason);
     c->nlosses = 0; /* one loss: everything the slot gave up */
     return add_loss(st, &sp, err);

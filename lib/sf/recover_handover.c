@@ -74,11 +74,12 @@ int qsf_rc_start_empty(rc_state *st, uint64_t seg_bytes, qsf_errinfo *err) {
 
 int qsf_rc_hand_over(rc_state *st, int durability, qsf_errinfo *err) {
     qsf_slot_recovered *out = st->out;
-    int rc = st->plan.legacy ? migrate(st, err) : QSF_OK;
+    const rc_plan *p = &st->plan;
+    int rc = p->legacy ? migrate(st, err) : QSF_OK;
     if (rc == QSF_OK)
         rc = qsf_rc_apply_fates(st, err);
-    if (rc == QSF_OK && st->plan.active->residue_end > 0)
-        rc = qsf_rc_zero_residue(st, st->plan.active, err);
+    if (rc == QSF_OK && p->active->residue_end > 0)
+        rc = qsf_rc_zero_residue(st, p->active, err);
     if (rc == QSF_OK)
         rc = qsf_rc_publish_chain(st, err);
     if (rc == QSF_OK)

@@ -166,14 +166,15 @@ static int write_tmp(rc_state *st, rc_seg *s, const char *tmp, int64_t limit, qs
 int qsf_rc_rewrite_segment(rc_state *st, rc_seg *s, int64_t limit, bool keep_copy,
                            qsf_errinfo *err) {
     const qsf_slot *sl = &st->out->slot;
+    qsf_assert(!s->corrupt && limit > s->info.base_seq); /* a segment keeps its first FSN */
     char tmp[300];
     snprintf(tmp, sizeof tmp, "%s.tmp", s->info.name);
     uint32_t pruned = 0;
     int rc = keep_copy ? qsf_slot_quarantine_copy(sl->dirfd, sl->path, s->info.name, s->copy,
                                                   sizeof s->copy, &pruned, err)
                        : QSF_OK;
-    st->debris += pruned;
-    st->quarantined += keep_copy && rc == QSF_OK;
+    st->done.debris += pruned;
+    st->done.quarantined += keep_copy && rc == QSF_OK;
     if (rc == QSF_OK)
         rc = write_tmp(st, s, tmp, limit, err);
     if (rc == QSF_OK && QSF_OS->renameat(sl->dirfd, tmp, sl->dirfd, s->info.name) != 0) {
@@ -226,18 +227,18 @@ static int zero_from(rc_state *st, rc_seg *s, uint64_t from, qsf_errinfo *err) {
     return end > from ? qsf_rc_zero_range(st, s, from, end, err) : QSF_OK;
 }
 
-static rc_seg *segment_of(const rc_state *st, int64_t fsn) {
-    for (uint32_t i = 0; i < st->ndata; i++)
-        if (st->data[i]->info.base_seq <= fsn && fsn <= last_fsn(st->data[i]))
-            return st->data[i];
-    return st->active;
+static rc_seg *segment_of(const rc_plan *p, int64_t fsn) {
+    for (uint32_t i = 0; i < p->ndata; i++)
+        if (p->data[i]->info.base_seq <= fsn && fsn <= last_fsn(p->data[i]))
+            return p->data[i];
+    return p->active;
 }
 
-static rc_seg *chain_before(const rc_state *st, const rc_seg *s) {
-    for (uint32_t i = 1; i < st->ndata; i++)
-        if (st->data[i] == s)
-            return st->data[i - 1];
-    return st->ndata > 0 && st->data[st->ndata - 1] != s ? st->data[st->ndata - 1] : NULL;
+static rc_seg *chain_before(const rc_plan *p, const rc_seg *s) {
+    for (uint32_t i = 1; i < p->ndata; i++)
+        if (p->data[i] == s)
+            return p->data[i - 1];
+    return p->ndata > 0 && p->data[p->ndata - 1] != s ? p->data[p->ndata - 1] : NULL;
 }
 
 static int manifest_to(rc_state *st, int64_t head, int64_t active, qsf_errinfo *err) {
@@ -253,10 +254,11 @@ static int manifest_to(rc_state *st, int64_t head, int64_t active, qsf_errinfo *
 }
 
 static int cut(rc_state *st, qsf_errinfo *err) {
-    rc_seg *k = segment_of(st, st->cut.from), *j = st->active;
+    const rc_plan *p = &st->plan;
+    rc_seg *k = segment_of(p, p->cut.from), *j = p->active;
     int rc = QSF_OK;
     while (rc == QSF_OK && j != k) {
-        rc_seg *prev = chain_before(st, j);
+        rc_seg *prev = chain_before(p, j);
         rc = zero_from(st, j, QSF_SFA_HEADER_SIZE, err); /* an empty active at the chain end */
         if (rc == QSF_OK)
             rc = manifest_to(st, st->out->manifest.head_base, prev->info.base_seq, err);
@@ -264,15 +266,16 @@ static int cut(rc_state *st, qsf_errinfo *err) {
     }
     if (rc != QSF_OK)
         return rc;
+    qsf_assert(p->cut.from > p->acked && k->info.base_seq <= p->cut.from); /* never acked */
     if (k->rewrite)
-        return rewrite(st, k, st->cut.from, err);
-    find f = {.fsn = st->cut.from, .off = 0};
-    rc = qsf_rc_walk(st, st->cut.from, st->cut.from, on_find, &f, err);
+        return rewrite(st, k, p->cut.from, err);
+    find f = {.fsn = p->cut.from, .off = 0};
+    rc = qsf_rc_walk(st, p->cut.from, p->cut.from, on_find, &f, err);
     return rc == QSF_OK ? zero_from(st, k, f.off, err) : rc;
 }
 
 static void log_cut(const rc_state *st) {
-    const rc_span *c = &st->cut;
+    const rc_span *c = &st->plan.cut;
     QSF_LOGW("slot %s: an interrupted flush of %lld frames (FSN %lld..%lld, %llu rows%s) was never "
              "acknowledged and was discarded",
              st->out->slot.path, (long long) (c->to - c->from + 1), (long long) c->from,
@@ -281,14 +284,17 @@ static void log_cut(const rc_state *st) {
 
 /* Steps 1-3. */
 static int carry_out(rc_state *st, qsf_errinfo *err) {
+    const rc_found *f = &st->found;
+    const rc_plan *p = &st->plan;
+    const qsf_manifest *m = &st->out->manifest;
     int rc = QSF_OK;
-    if (st->new_head >= 0 || st->new_active >= 0)
-        rc = manifest_to(st, st->new_head >= 0 ? st->new_head : st->out->manifest.head_base,
-                         st->new_active >= 0 ? st->new_active : st->out->manifest.active_base, err);
-    bool cutting = st->cut.from <= st->cut.to;
-    rc_seg *k = cutting ? segment_of(st, st->cut.from) : NULL;
-    for (uint32_t i = 0; rc == QSF_OK && i < st->nsegs; i++) {
-        rc_seg *s = &st->segs[i];
+    if (p->new_head >= 0 || p->new_active >= 0)
+        rc = manifest_to(st, p->new_head >= 0 ? p->new_head : m->head_base,
+                         p->new_active >= 0 ? p->new_active : m->active_base, err);
+    bool cutting = p->cut.from <= p->cut.to;
+    rc_seg *k = cutting ? segment_of(p, p->cut.from) : NULL;
+    for (uint32_t i = 0; rc == QSF_OK && i < f->nsegs; i++) {
+        rc_seg *s = &f->segs[i];
         if (s->rewrite && (!k || s->info.base_seq < k->info.base_seq))
             rc = rewrite(st, s, INT64_MAX, err);
     }
@@ -320,9 +326,10 @@ static int record(rc_state *st, qsf_errinfo *err) {
         c->aborted_to = cs->to;
     }
     c->manifest_repaired |= p->new_head >= 0 || p->new_active >= 0;
-    for (uint32_t i = 0; i < st->found.nsegs; i++)
-        if (st->found.segs[i].torn_bytes > c->torn_bytes)
-            c->torn_bytes = st->found.segs[i].torn_bytes;
+    const rc_found *f = &st->found;
+    for (uint32_t i = 0; i < f->nsegs; i++)
+        if (f->segs[i].torn_bytes > c->torn_bytes)
+            c->torn_bytes = f->segs[i].torn_bytes;
     return rc;
 }
 

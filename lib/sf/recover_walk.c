@@ -8,18 +8,19 @@
 #include "bytes.h"
 #include "err.h"
 #include "qwp/peek.h"
+#include "qsf_assert.h"
 #include "qwp/types.h"
 #include "sf/segfmt.h"
 
 #include <fcntl.h>
 
-static uint32_t chain_len(const rc_state *st) {
-    bool active_is_data = st->ndata > 0 && st->data[st->ndata - 1] == st->active;
-    return st->ndata + (active_is_data ? 0 : 1);
+static uint32_t chain_len(const rc_plan *p) {
+    bool active_is_data = p->ndata > 0 && p->data[p->ndata - 1] == p->active;
+    return p->ndata + (active_is_data ? 0 : 1);
 }
 
-static rc_seg *chain_at(const rc_state *st, uint32_t i) {
-    return i < st->ndata && st->data[i] != st->active ? st->data[i] : st->active;
+static rc_seg *chain_at(const rc_plan *p, uint32_t i) {
+    return i < p->ndata && p->data[i] != p->active ? p->data[i] : p->active;
 }
 
 typedef struct walker {
@@ -79,6 +80,9 @@ static int walk_segment(walker *w, rc_seg *seg, qsf_errinfo *err) {
     }
     if (rc == QSF_OK)
         rc = walk_destroyed(w, seg, NULL, seg->fill, err);
+    /* a segment's FSN slots are its pieces' and its fill (qsf_rc_count_slots) */
+    qsf_assert(rc != QSF_OK || w->fsn > w->to ||
+               w->fsn == seg->info.base_seq + (int64_t) seg->info.frame_count);
     qsf_rc_reader_close(w->r);
     return rc;
 }
@@ -87,9 +91,10 @@ int qsf_rc_walk(rc_state *st, int64_t from, int64_t to, rc_walk_fn fn, void *use
                 qsf_errinfo *err) {
     rc_reader r = {.fd = -1};
     walker w = {.st = st, .r = &r, .from = from, .to = to, .fn = fn, .user = user};
-    uint32_t n = st->active ? chain_len(st) : 0;
+    const rc_plan *p = &st->plan;
+    uint32_t n = p->active ? chain_len(p) : 0;
     for (uint32_t i = 0; i < n; i++) {
-        rc_seg *seg = chain_at(st, i);
+        rc_seg *seg = chain_at(p, i);
         int64_t last = seg->info.base_seq + (int64_t) seg->info.frame_count - 1;
         if (seg->info.frame_count == 0 || last < from)
             continue;
