@@ -13,11 +13,11 @@
  *   PLAN   the chain (manifest or legacy) and each file's fate; each sealed
  *          member's FSN slots from the next baseSeq, the active one's from
  *          the published mark
- *          recover_chain.c, recover_number.c, recover_tail.c:
+ *          recover_chain.c, recover_number.c, recover_mark.c:
  *          docs/FORMAT.md §6.5-§6.8, §6.17, §6.19, §5.7
  *          ackedFsn, then one walk over every FSN of the chain: the flushes
  *          given up, the interrupted flush to cut, the dictionary rebuilt
- *          recover_groups.c, recover_walk.c, recover_frames.c:
+ *          recover_groups.c, recover_walk.c, recover_dict.c:
  *          docs/FORMAT.md §6.9, §6.12, §6.16
  *     |
  *     |  rc_plan: data[] (the chain), active, legacy, manifest corrections,

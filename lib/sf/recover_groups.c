@@ -11,7 +11,7 @@
  * so its group runs on to the next intact committing frame. Frames after the
  * last committing frame, above ackedFsn, are an interrupted flush: they are
  * cut (recover_repair.c). One walk finds all of it (and feeds the dictionary
- * rebuild, recover_frames.c); a second one, over what is given up only,
+ * rebuild, recover_dict.c); a second one, over what is given up only,
  * counts its rows. */
 #include "recover_int.h"
 

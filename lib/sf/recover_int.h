@@ -4,10 +4,10 @@
  *          recover_salvage.c   past a bad frame: find intact frames, count the destroyed ones
  *   PLAN   recover_chain.c     classify, legacy/manifest chains, the active one
  *          recover_number.c    FSN slots of damaged segments and of gaps (sealed counts)
- *          recover_tail.c      the active segment numbered by the published mark
+ *          recover_mark.c      the active segment numbered by the published mark
  *          recover_walk.c      the chain's FSNs in order: intact frames and destroyed slots
  *          recover_groups.c    ackedFsn; flushes: given-up groups, losses, the cut
- *          recover_frames.c    dictionary rebuild, riding on the flush walk
+ *          recover_dict.c      dictionary rebuild, riding on the flush walk
  *   WRITE  recover_clean.c     zeroing, deletes, quarantine, the migration stamp, baseline
  *          recover_repair.c    rewrites with placeholders, the cut, manifest corrections
  *          recover_handover.c  nothing left to repair: the slot handed to the runtime
@@ -73,7 +73,7 @@ typedef struct rc_seg {
     /* PLAN: the chain (recover_chain.c) */
     int fate;    /* enum rc_fate */
     bool member; /* an empty segment taken into the chain (it lost all frames) */
-    /* PLAN: the numbering (recover_number.c, recover_tail.c) */
+    /* PLAN: the numbering (recover_number.c, recover_mark.c) */
     uint64_t fill;    /* FSN slots lost after the last intact frame (sealed segment) */
     uint64_t fill_ub; /* most frames the bytes after the last intact frame can hold */
     bool fill_exact;  /* fill is the exact count (fixed by the next segment's base) */
@@ -142,8 +142,8 @@ typedef struct rc_found {
 } rc_found;
 
 /* PLAN, from an rc_found: the chain (recover_chain.c, recover_number.c,
- * recover_tail.c), then the flushes against ackedFsn (recover_groups.c, with
- * the dictionary rebuild of recover_frames.c riding on its walk). What it
+ * recover_mark.c), then the flushes against ackedFsn (recover_groups.c, with
+ * the dictionary rebuild of recover_dict.c riding on its walk). What it
  * decides to change on disk is for WRITE to do; it writes nothing. */
 #define RC_PLAN_FIELDS                                                                             \
     rc_seg **data; /* chain members (valid segments with FSN slots), sorted by baseSeq */          \
@@ -263,10 +263,10 @@ int qsf_rc_publish_chain(rc_state *st, qsf_errinfo *err);
 int qsf_rc_number_sealed(const char *slot_path, rc_seg *s, int64_t next_base, qsf_errinfo *err);
 /* The active segment numbered like a sealed one whose next baseSeq is
  * next_base, its frames all within [24, end_off): the published mark of the
- * last close (recover_tail.c). False, nothing changed, when the data do not
+ * last close (recover_mark.c). False, nothing changed, when the data do not
  * fit that count (a later writer went on, or the mark is of another time). */
 bool qsf_rc_number_marked(rc_seg *s, int64_t next_base, uint64_t end_off);
-/* recover_tail.c: applies the published mark (slot_published.c) to the
+/* recover_mark.c: applies the published mark (slot_published.c) to the
  * active segment: its gaps get their exact count and the frames cut after
  * its last intact frame, below the mark, become destroyed slots (a loss)
  * instead of a torn tail. */
@@ -389,7 +389,7 @@ int qsf_rc_apply_fates(rc_state *st, qsf_errinfo *err);
 int qsf_rc_stamp_flag(rc_state *st, rc_seg *s, qsf_errinfo *err);
 int qsf_rc_baseline(rc_state *st, int durability, qsf_errinfo *err);
 
-/* recover_frames.c: the dictionary rebuild, fed by the flush walk (qsf_rc_plan):
+/* recover_dict.c: the dictionary rebuild, fed by the flush walk (qsf_rc_plan):
  * begin after out->symdict is open, each intact frame goes through
  * qsf_rc_dict_frame, finish once the walk is over (sets out->data_loss and
  * out->data_loss_reason when a section redefines a known id with another

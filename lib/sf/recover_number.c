@@ -93,6 +93,7 @@ static void number(rc_seg *s, const bounds *b, uint64_t total) {
         p->exact = b->unknown == 1 && rem == 0;
     }
     s->fill = rem;
+    qsf_assert(s->fill <= s->fill_ub); /* lost frames fit after the last intact one */
     s->fill_exact = b->unknown == 0;
     /* Where the frames beyond one per unknown gap were is not known: if some
      * could have been after the last intact frame, a flush may end there

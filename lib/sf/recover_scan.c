@@ -166,6 +166,8 @@ int qsf_rc_frame_crc_ok(rc_reader *r, uint64_t off, uint32_t len, uint32_t want,
 }
 
 int qsf_rc_add_piece(rc_seg *s, const rc_piece *p, qsf_errinfo *err) {
+    /* pieces cover the file in order, without overlapping */
+    qsf_assert(p->off < p->end && (s->npieces == 0 || s->pieces[s->npieces - 1].end <= p->off));
     if (s->npieces % 8 == 0) {
         rc_piece *n = realloc(s->pieces, (s->npieces + 8) * sizeof *n);
         if (!n)

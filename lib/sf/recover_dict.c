@@ -30,9 +30,9 @@ typedef struct strlist {
 } strlist;
 
 struct rc_dict {
-    rc_state *st;
-    uint32_t file_n; /* entries that came from .symbol-dict */
-    strlist learned; /* entries learned from frames, ids file_n.. */
+    const qsf_symdict *file; /* .symbol-dict as opened (out->symdict) */
+    uint32_t file_n;         /* entries that came from .symbol-dict */
+    strlist learned;         /* entries learned from frames, ids file_n.. */
     bool mismatch;
     char why[200];
 };
@@ -69,7 +69,7 @@ static uint32_t known(const fa_ctx *c) {
 
 static const char *known_entry(const fa_ctx *c, uint32_t id, uint32_t *len) {
     if (id < c->file_n)
-        return qsf_symdict_entry(&c->st->out->symdict, id, len);
+        return qsf_symdict_entry(c->file, id, len);
     *len = c->learned.lens[id - c->file_n];
     return c->learned.strs[id - c->file_n];
 }
@@ -176,8 +176,7 @@ static int analyse_section(fa_ctx *c, rc_reader *r, const rc_slot *s, rc_unknown
     return rc;
 }
 
-static void mark_unreplayable(fa_ctx *c) {
-    qsf_slot_recovered *out = c->st->out;
+static void mark_unreplayable(const fa_ctx *c, qsf_slot_recovered *out) {
     out->data_loss = true;
     snprintf(out->data_loss_reason, sizeof out->data_loss_reason, "unreplayable: %s", c->why);
 }
@@ -186,7 +185,7 @@ int qsf_rc_dict_begin(rc_state *st, qsf_errinfo *err) {
     st->plan.dict = calloc(1, sizeof *st->plan.dict);
     if (!st->plan.dict)
         return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "no memory to rebuild the dictionary");
-    st->plan.dict->st = st;
+    st->plan.dict->file = &st->out->symdict;
     st->plan.dict->file_n = qsf_symdict_size(&st->out->symdict);
     return QSF_OK;
 }
@@ -204,7 +203,7 @@ int qsf_rc_dict_finish(rc_state *st, qsf_errinfo *err) {
     qsf_slot_recovered *out = st->out;
     int rc = QSF_OK;
     if (c->mismatch)
-        mark_unreplayable(c);
+        mark_unreplayable(c, out);
     else if (c->learned.n > 0 && !st->dry_run) /* learned entries: one chunk in the file */
         rc = qsf_symdict_append(&out->symdict, c->file_n, c->learned.n,
                                 (const char *const *) c->learned.strs, c->learned.lens, err);
