@@ -114,8 +114,9 @@ static int read_phase(rc_state *st, qsf_errinfo *err) {
     return rc;
 }
 
-/* PLAN: the chain (*empty: none, the slot starts fresh); then, unless sealed
- * residue is zeroed first, the flushes with the dictionary rebuild. */
+/* PLAN, from READ's result: the chain (*empty: none, the slot starts
+ * fresh); then, unless sealed residue is zeroed first, the flushes with the
+ * dictionary rebuild. */
 static int plan_phase(rc_state *st, bool *empty, qsf_errinfo *err) {
     qsf_slot_recovered *out = st->out;
     int rc = qsf_rc_chain(out, &st->found, &st->plan, empty, err);
@@ -125,7 +126,7 @@ static int plan_phase(rc_state *st, bool *empty, qsf_errinfo *err) {
     if (rc == QSF_OK)
         rc = qsf_rc_dict_begin(st, err);
     if (rc == QSF_OK)
-        rc = qsf_rc_plan(st, err);
+        rc = qsf_rc_plan_flushes(&out->slot, st->buf, &st->found, &st->plan, err);
     return rc;
 }
 

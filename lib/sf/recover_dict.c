@@ -190,12 +190,12 @@ int qsf_rc_dict_begin(rc_state *st, qsf_errinfo *err) {
     return QSF_OK;
 }
 
-int qsf_rc_dict_frame(rc_state *st, rc_reader *r, const rc_slot *s, const rc_frame_kind *k,
+int qsf_rc_dict_frame(struct rc_dict *d, rc_reader *r, const rc_slot *s, const rc_frame_kind *k,
                       rc_unknown_syms *unknown, qsf_errinfo *err) {
     *unknown = (rc_unknown_syms){0};
-    if (!st->plan.dict || !k->qwp || !(k->flags & QSF_QWP_FLAG_DELTA_SYMBOL_DICT))
+    if (!d || !k->qwp || !(k->flags & QSF_QWP_FLAG_DELTA_SYMBOL_DICT))
         return QSF_OK;
-    return analyse_section(st->plan.dict, r, s, unknown, err);
+    return analyse_section(d, r, s, unknown, err);
 }
 
 int qsf_rc_dict_finish(rc_state *st, qsf_errinfo *err) {

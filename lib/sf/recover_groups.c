@@ -29,6 +29,12 @@ typedef struct group {
     bool damaged;
 } group;
 
+/* The one walk over the chain: the plan it fills, the group open in it. */
+typedef struct flush_walk {
+    rc_plan *p;
+    group g;
+} flush_walk;
+
 static int64_t chain_first(const rc_plan *p) {
     return p->ndata > 0 ? p->data[0]->info.base_seq : p->active->info.base_seq;
 }
@@ -134,14 +140,13 @@ static void note_unknown(int64_t acked, group *g, const rc_slot *s, const rc_unk
     g->damaged = true;
 }
 
-static int on_intact(rc_state *st, rc_reader *r, const rc_slot *s, group *g, qsf_errinfo *err) {
-    rc_plan *p = &st->plan;
+static int on_intact(rc_plan *p, rc_reader *r, const rc_slot *s, group *g, qsf_errinfo *err) {
     rc_frame_kind k;
     int rc = qsf_rc_frame_kind_of(r, s, &k, err);
     if (rc != QSF_OK)
         return rc;
     rc_unknown_syms u;
-    rc = qsf_rc_dict_frame(st, r, s, &k, &u, err);
+    rc = qsf_rc_dict_frame(p->dict, r, s, &k, &u, err);
     if (rc != QSF_OK)
         return rc;
     note_unknown(p->acked, g, s, &u);
@@ -158,21 +163,20 @@ static int on_intact(rc_state *st, rc_reader *r, const rc_slot *s, group *g, qsf
     return rc;
 }
 
-static int on_slot(rc_state *st, rc_reader *r, const rc_slot *s, void *user, qsf_errinfo *err) {
-    group *g = user;
+static int on_slot(rc_reader *r, const rc_slot *s, void *user, qsf_errinfo *err) {
+    flush_walk *fw = user;
     int rc = QSF_OK;
     if (s->intact)
-        rc = on_intact(st, r, s, g, err);
+        rc = on_intact(fw->p, r, s, &fw->g, err);
     else
-        note_destroyed(st->plan.acked, g, s);
+        note_destroyed(fw->p->acked, &fw->g, s);
     if (rc == QSF_OK)
-        note_doubt(st->plan.acked, g, s);
+        note_doubt(fw->p->acked, &fw->g, s);
     return rc;
 }
 
 /* Rows and intact frames of a given-up or cut span. */
-static int on_counted(rc_state *st, rc_reader *r, const rc_slot *s, void *user, qsf_errinfo *err) {
-    (void) st;
+static int on_counted(rc_reader *r, const rc_slot *s, void *user, qsf_errinfo *err) {
     rc_span *sp = user;
     if (!s->intact)
         return QSF_OK;
@@ -189,9 +193,10 @@ static int on_counted(rc_state *st, rc_reader *r, const rc_slot *s, void *user, 
     return rc;
 }
 
-static int count_span(rc_state *st, rc_span *sp, qsf_errinfo *err) {
+static int count_span(const qsf_slot *slot, uint8_t *buf, const rc_plan *p, rc_span *sp,
+                      qsf_errinfo *err) {
     sp->retired = sp->rows = sp->uncounted = 0;
-    return qsf_rc_walk(st, sp->from, sp->to, on_counted, sp, err);
+    return qsf_rc_walk_chain(slot, buf, p, sp->from, sp->to, on_counted, sp, err);
 }
 
 /* A segment holding a frame given up for unknown symbols is rewritten with
@@ -224,19 +229,21 @@ static void mark_unknown_rewrites(rc_found *f, const rc_plan *p, int64_t cut_fro
     }
 }
 
-int qsf_rc_plan_groups(rc_state *st, qsf_errinfo *err) {
-    rc_found *f = &st->found;
-    rc_plan *p = &st->plan;
+/* Walks the chain once, finds the flushes given up (a destroyed frame or a
+ * stored placeholder above acked) and the interrupted flush at the end, and
+ * counts their rows. */
+static int plan_groups(const qsf_slot *slot, uint8_t *buf, rc_found *f, rc_plan *p,
+                       qsf_errinfo *err) {
     p->cut = (rc_span){.from = 0, .to = -1};
     for (uint32_t i = 0; i < f->nsegs; i++)
         f->segs[i].first_destroyed = INT64_MAX;
     int64_t first = chain_first(p), last = chain_last(p);
-    group g;
-    group_reset(&g, first);
-    int rc = qsf_rc_walk(st, first, last, on_slot, &g, err);
-    if (rc == QSF_OK && g.start <= last && last > p->acked) {
-        p->cut = g.cur;
-        p->cut.from = g.start > p->acked ? g.start : p->acked + 1;
+    flush_walk fw = {.p = p};
+    group_reset(&fw.g, first);
+    int rc = qsf_rc_walk_chain(slot, buf, p, first, last, on_slot, &fw, err);
+    if (rc == QSF_OK && fw.g.start <= last && last > p->acked) {
+        p->cut = fw.g.cur;
+        p->cut.from = fw.g.start > p->acked ? fw.g.start : p->acked + 1;
         p->cut.to = last;
         p->cut.cut = true;
     }
@@ -244,9 +251,9 @@ int qsf_rc_plan_groups(rc_state *st, qsf_errinfo *err) {
     qsf_assert(p->cut.from > p->cut.to || p->nspans == 0 ||
                p->spans[p->nspans - 1].to < p->cut.from);
     for (uint32_t i = 0; rc == QSF_OK && i < p->nspans; i++)
-        rc = count_span(st, &p->spans[i], err);
+        rc = count_span(slot, buf, p, &p->spans[i], err);
     if (rc == QSF_OK && p->cut.from <= p->cut.to)
-        rc = count_span(st, &p->cut, err);
+        rc = count_span(slot, buf, p, &p->cut, err);
     int64_t cut_from = p->cut.from <= p->cut.to ? p->cut.from : INT64_MAX;
     for (uint32_t i = 0; i < f->nsegs; i++)
         f->segs[i].rewrite = f->segs[i].first_destroyed < cut_from;
@@ -263,19 +270,22 @@ int64_t qsf_rc_seed_acked(int64_t lowest_base, int64_t published, int64_t waterm
     return *ignored ? lowest_base - 1 : cand;
 }
 
-int qsf_rc_plan(rc_state *st, qsf_errinfo *err) {
-    rc_plan *p = &st->plan;
+int qsf_rc_plan_flushes(const qsf_slot *slot, uint8_t *buf, rc_found *f, rc_plan *p,
+                        qsf_errinfo *err) {
     qsf_assert(p->active != NULL && !p->rerun);
     int64_t lowest = p->ndata > 0 ? p->data[0]->info.base_seq : p->active->info.base_seq;
     int64_t published = p->active->info.base_seq + (int64_t) p->active->info.frame_count - 1;
     bool ignored;
-    p->acked = qsf_rc_seed_acked(lowest, published, st->found.wm, &ignored);
+    p->acked = qsf_rc_seed_acked(lowest, published, f->wm, &ignored);
     qsf_assert(p->acked >= lowest - 1 && p->acked <= published);
-    return qsf_rc_plan_groups(st, err);
+    return plan_groups(slot, buf, f, p, err);
 }
 
-bool qsf_rc_given_up(const rc_state *st, int64_t fsn) {
-    const rc_plan *p = &st->plan;
+int qsf_rc_plan(rc_state *st, qsf_errinfo *err) {
+    return qsf_rc_plan_flushes(&st->out->slot, st->buf, &st->found, &st->plan, err);
+}
+
+bool qsf_rc_given_up_in(const rc_plan *p, int64_t fsn) {
     uint32_t lo = first_span_to_or_after(p, fsn);
     return lo < p->nspans && p->spans[lo].from <= fsn;
 }
@@ -387,32 +397,43 @@ bool qsf_rc_plan_repairs(const rc_state *st) {
 /* Rows of the intact frames a set-aside gives up that no earlier loss of
  * this open counted: not placeholders, not in a flush this pass gives up
  * (an earlier pass counted those when it gave them up). */
-static int on_set_aside(rc_state *st, rc_reader *r, const rc_slot *s, void *user,
-                        qsf_errinfo *err) {
-    return s->intact && !qsf_rc_given_up(st, s->fsn) ? on_counted(st, r, s, user, err) : QSF_OK;
+typedef struct aside {
+    const rc_plan *p;
+    rc_span sp;
+} aside;
+
+static int on_set_aside(rc_reader *r, const rc_slot *s, void *user, qsf_errinfo *err) {
+    aside *a = user;
+    return s->intact && !qsf_rc_given_up_in(a->p, s->fsn) ? on_counted(r, s, &a->sp, err) : QSF_OK;
 }
 
 int qsf_rc_set_aside_loss(rc_state *st, qsf_errinfo *err) {
     const qsf_slot_recovered *out = st->out;
     rc_carry *c = st->carry;
-    rc_span sp = {.from = out->acked_fsn + 1, .to = out->published_fsn, .exact = true};
-    if (sp.from > sp.to)
+    aside a = {.p = &st->plan,
+               .sp = {.from = out->acked_fsn + 1, .to = out->published_fsn, .exact = true}};
+    rc_span *sp = &a.sp;
+    if (sp->from > sp->to)
         return QSF_OK; /* nothing unacknowledged: nothing more is given up */
-    int rc = qsf_rc_walk(st, sp.from, sp.to, on_set_aside, &sp, err);
+    int rc = qsf_rc_walk_chain(&out->slot, st->buf, a.p, sp->from, sp->to, on_set_aside, &a, err);
     if (rc != QSF_OK)
         return rc;
-    uint64_t frames = (uint64_t) (sp.to - sp.from + 1);
-    sp.destroyed = 0;
+    uint64_t frames = (uint64_t) (sp->to - sp->from + 1);
+    sp->destroyed = 0;
     for (uint32_t i = 0; i < c->nlosses; i++) { /* what earlier passes found is in it */
-        sp.destroyed += c->losses[i].frames_destroyed;
-        sp.exact &= c->losses[i].destroyed_exact;
-        sp.rows += c->losses[i].rows;
-        sp.uncounted += c->losses[i].frames_uncounted;
+        sp->destroyed += c->losses[i].frames_destroyed;
+        sp->exact &= c->losses[i].destroyed_exact;
+        sp->rows += c->losses[i].rows;
+        sp->uncounted += c->losses[i].frames_uncounted;
     }
-    sp.destroyed = sp.destroyed < frames ? sp.destroyed : frames;
-    sp.retired = frames - sp.destroyed;
-    sp.seg = st->plan.active;
-    snprintf(sp.what, sizeof sp.what, "slot set aside, %.140s", out->data_loss_reason);
+    sp->destroyed = sp->destroyed < frames ? sp->destroyed : frames;
+    sp->retired = frames - sp->destroyed;
+    sp->seg = st->plan.active;
+    snprintf(sp->what, sizeof sp->what, "slot set aside, %.140s", out->data_loss_reason);
     c->nlosses = 0; /* one loss: everything the slot gave up */
-    return add_loss(st, &sp, err);
+    return add_loss(st, sp, err);
+}
+
+bool qsf_rc_given_up(const rc_state *st, int64_t fsn) {
+    return qsf_rc_given_up_in(&st->plan, fsn);
 }

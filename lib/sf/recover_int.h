@@ -274,9 +274,10 @@ int qsf_rc_apply_mark(const qsf_slot *sl, rc_seg *active, qsf_errinfo *err);
 /* Sum of a segment's FSN slots (pieces + fill) into info.frame_count. */
 void qsf_rc_count_slots(rc_seg *s);
 
-/* recover_walk.c: calls fn for every FSN of the chain in [from, to], in
+/* recover_walk.c: calls fn for every FSN of the chain p in [from, to], in
  * order: an intact frame (payload at off, len bytes) or a destroyed slot
- * (intact false). fn returns QSF_OK to go on, or an error to stop. */
+ * (intact false), read from the slot's files through buf
+ * (QSF_RECOVER_BUF). fn returns QSF_OK to go on, or an error to stop. */
 typedef struct rc_slot {
     int64_t fsn;
     rc_seg *seg;
@@ -285,6 +286,10 @@ typedef struct rc_slot {
     uint32_t len; /* intact: payload length */
     const rc_piece *piece;
 } rc_slot;
+typedef int (*rc_chain_fn)(rc_reader *r, const rc_slot *s, void *user, qsf_errinfo *err);
+int qsf_rc_walk_chain(const qsf_slot *slot, uint8_t *buf, const rc_plan *p, int64_t from,
+                      int64_t to, rc_chain_fn fn, void *user, qsf_errinfo *err);
+/* The same over st->plan, fn given the pass (the operator tools' walks). */
 typedef int (*rc_walk_fn)(rc_state *st, rc_reader *r, const rc_slot *s, void *user,
                           qsf_errinfo *err);
 int qsf_rc_walk(rc_state *st, int64_t from, int64_t to, rc_walk_fn fn, void *user,
@@ -317,11 +322,18 @@ int qsf_rc_delta_next(rc_reader *r, rc_delta *d, uint64_t *str, uint64_t *len, b
 int qsf_rc_frame_rows(rc_reader *r, const rc_slot *s, uint64_t *rows, bool *countable,
                       qsf_errinfo *err);
 
-/* recover_groups.c: walks the chain once, finds the commit boundary, the
- * flushes given up (a destroyed frame or a stored placeholder above acked) and
- * the interrupted flush at the end, and counts their rows. */
-int qsf_rc_plan_groups(rc_state *st, qsf_errinfo *err);
+/* recover_groups.c, PLAN's second half: seeds p->acked from the chain and
+ * the watermark as read (f->wm), then walks the chain once: the flushes given
+ * up (a destroyed frame or a stored placeholder above acked) and the
+ * interrupted flush at the end, with their rows, each frame's delta section
+ * fed to the dictionary rebuild (p->dict, when begun). Writes nothing. */
+int qsf_rc_plan_flushes(const qsf_slot *slot, uint8_t *buf, rc_found *f, rc_plan *p,
+                        qsf_errinfo *err);
+/* The same on st->found into st->plan. */
+int qsf_rc_plan(rc_state *st, qsf_errinfo *err);
+
 /* Whether fsn lies in a given-up flush (binary search). */
+bool qsf_rc_given_up_in(const rc_plan *p, int64_t fsn);
 bool qsf_rc_given_up(const rc_state *st, int64_t fsn);
 /* Fills out->retired from the given-up spans. */
 int qsf_rc_publish_retired(rc_state *st, qsf_errinfo *err);
@@ -345,10 +357,6 @@ int qsf_rc_repair(rc_state *st, qsf_errinfo *err);
  * <name>.corrupt[-N] (s->copy). Also used by a set-aside (setaside.c). */
 int qsf_rc_rewrite_segment(rc_state *st, rc_seg *s, int64_t limit, bool keep_copy,
                            qsf_errinfo *err);
-
-/* recover_groups.c: seeds plan.acked from the chain and the watermark as
- * read, then plans the flushes (qsf_rc_plan_groups). */
-int qsf_rc_plan(rc_state *st, qsf_errinfo *err);
 
 /* recover_groups.c: ackedFsn = max(lowestBase - 1, watermark), or lowestBase - 1 when
  * that is above publishedFsn (*ignored set). watermark = -1 when absent. */
@@ -389,7 +397,7 @@ int qsf_rc_apply_fates(rc_state *st, qsf_errinfo *err);
 int qsf_rc_stamp_flag(rc_state *st, rc_seg *s, qsf_errinfo *err);
 int qsf_rc_baseline(rc_state *st, int durability, qsf_errinfo *err);
 
-/* recover_dict.c: the dictionary rebuild, fed by the flush walk (qsf_rc_plan):
+/* recover_dict.c: the dictionary rebuild, fed by the flush walk (qsf_rc_plan_flushes):
  * begin after out->symdict is open, each intact frame goes through
  * qsf_rc_dict_frame, finish once the walk is over (sets out->data_loss and
  * out->data_loss_reason when a section redefines a known id with another
@@ -402,7 +410,7 @@ typedef struct rc_unknown_syms {
     uint32_t known; /* ids known at that point */
 } rc_unknown_syms;
 int qsf_rc_dict_begin(rc_state *st, qsf_errinfo *err);
-int qsf_rc_dict_frame(rc_state *st, rc_reader *r, const rc_slot *s, const rc_frame_kind *k,
+int qsf_rc_dict_frame(struct rc_dict *d, rc_reader *r, const rc_slot *s, const rc_frame_kind *k,
                       rc_unknown_syms *unknown, qsf_errinfo *err);
 int qsf_rc_dict_finish(rc_state *st, qsf_errinfo *err);
 void qsf_rc_dict_free(rc_state *st);

@@ -47,6 +47,7 @@ typedef struct writer {
     uint8_t *buf; /* QSF_RECOVER_BUF */
     size_t used;
     uint64_t off, size; /* file offset of buf[0]; file size */
+    const rc_plan *p;   /* the flushes given up */
 } writer;
 
 static int w_flush(writer *w, qsf_errinfo *err) {
@@ -106,11 +107,11 @@ static int w_copy(writer *w, rc_reader *r, uint64_t off, uint64_t n, qsf_errinfo
 /* Each FSN of the segment: kept, or a placeholder (destroyed, or a member of
  * a given-up flush; its committing member becomes the empty commit, so the
  * flushes after it stay flushes of their own). */
-static int on_rewrite(rc_state *st, rc_reader *r, const rc_slot *s, void *user, qsf_errinfo *err) {
+static int on_rewrite(rc_reader *r, const rc_slot *s, void *user, qsf_errinfo *err) {
     writer *w = user;
     if (!s->intact)
         return w_empty(w, false, err);
-    if (!qsf_rc_given_up(st, s->fsn))
+    if (!qsf_rc_given_up_in(w->p, s->fsn))
         return w_copy(w, r, s->off, QSF_SFA_FRAME_OVERHEAD + (uint64_t) s->len, err);
     rc_frame_kind k;
     int rc = qsf_rc_frame_kind_of(r, s, &k, err);
@@ -141,7 +142,7 @@ static int write_tmp(rc_state *st, rc_seg *s, const char *tmp, int64_t limit, qs
     int rc = read_header(st, s, h, err);
     if (rc == QSF_OK)
         rc = qsf_unlink_quiet(sl->dirfd, sl->path, tmp, err);
-    writer w = {.fd = -1, .dir = sl->path, .name = tmp, .size = s->info.file_size};
+    writer w = {.fd = -1, .dir = sl->path, .name = tmp, .size = s->info.file_size, .p = &st->plan};
     if (rc == QSF_OK)
         rc = qsf_create_prealloc(sl->dirfd, sl->path, tmp, s->info.file_size, &w.fd, err);
     if (rc != QSF_OK)
@@ -151,7 +152,7 @@ static int write_tmp(rc_state *st, rc_seg *s, const char *tmp, int64_t limit, qs
                : qsf_err_set(err, QSF_E_NOMEM, 0, 0, "no memory to rewrite %s", s->info.name);
     int64_t to = limit - 1 < last_fsn(s) ? limit - 1 : last_fsn(s);
     if (rc == QSF_OK && to >= s->info.base_seq)
-        rc = qsf_rc_walk(st, s->info.base_seq, to, on_rewrite, &w, err);
+        rc = qsf_rc_walk_chain(sl, st->buf, w.p, s->info.base_seq, to, on_rewrite, &w, err);
     if (rc == QSF_OK)
         rc = w_flush(&w, err);
     if (rc == QSF_OK)
@@ -210,8 +211,7 @@ typedef struct find {
     uint64_t off;
 } find;
 
-static int on_find(rc_state *st, rc_reader *r, const rc_slot *s, void *user, qsf_errinfo *err) {
-    (void) st;
+static int on_find(rc_reader *r, const rc_slot *s, void *user, qsf_errinfo *err) {
     (void) r;
     (void) err;
     find *f = user;
@@ -270,7 +270,7 @@ static int cut(rc_state *st, qsf_errinfo *err) {
     if (k->rewrite)
         return rewrite(st, k, p->cut.from, err);
     find f = {.fsn = p->cut.from, .off = 0};
-    rc = qsf_rc_walk(st, p->cut.from, p->cut.from, on_find, &f, err);
+    rc = qsf_rc_walk_chain(&st->out->slot, st->buf, p, p->cut.from, p->cut.from, on_find, &f, err);
     return rc == QSF_OK ? zero_from(st, k, f.off, err) : rc;
 }
 

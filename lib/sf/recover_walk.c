@@ -24,10 +24,11 @@ static rc_seg *chain_at(const rc_plan *p, uint32_t i) {
 }
 
 typedef struct walker {
-    rc_state *st;
+    const qsf_slot *slot;
+    uint8_t *buf;
     rc_reader *r;
     int64_t from, to, fsn;
-    rc_walk_fn fn;
+    rc_chain_fn fn;
     void *user;
 } walker;
 
@@ -35,7 +36,7 @@ static int visit(walker *w, rc_slot *s, qsf_errinfo *err) {
     s->fsn = w->fsn++;
     if (s->fsn < w->from || s->fsn > w->to)
         return QSF_OK;
-    return w->fn(w->st, w->r, s, w->user, err);
+    return w->fn(w->r, s, w->user, err);
 }
 
 static int walk_run(walker *w, rc_seg *seg, const rc_piece *p, qsf_errinfo *err) {
@@ -71,7 +72,7 @@ static int walk_destroyed(walker *w, rc_seg *seg, const rc_piece *p, uint64_t n,
 }
 
 static int walk_segment(walker *w, rc_seg *seg, qsf_errinfo *err) {
-    int rc = qsf_rc_reader_open(w->r, &w->st->out->slot, seg->info.name, w->st->buf, O_RDONLY, err);
+    int rc = qsf_rc_reader_open(w->r, w->slot, seg->info.name, w->buf, O_RDONLY, err);
     w->fsn = seg->info.base_seq;
     for (uint32_t i = 0; rc == QSF_OK && i < seg->npieces && w->fsn <= w->to; i++) {
         const rc_piece *p = &seg->pieces[i];
@@ -87,11 +88,10 @@ static int walk_segment(walker *w, rc_seg *seg, qsf_errinfo *err) {
     return rc;
 }
 
-int qsf_rc_walk(rc_state *st, int64_t from, int64_t to, rc_walk_fn fn, void *user,
-                qsf_errinfo *err) {
+int qsf_rc_walk_chain(const qsf_slot *slot, uint8_t *buf, const rc_plan *p, int64_t from,
+                      int64_t to, rc_chain_fn fn, void *user, qsf_errinfo *err) {
     rc_reader r = {.fd = -1};
-    walker w = {.st = st, .r = &r, .from = from, .to = to, .fn = fn, .user = user};
-    const rc_plan *p = &st->plan;
+    walker w = {.slot = slot, .buf = buf, .r = &r, .from = from, .to = to, .fn = fn, .user = user};
     uint32_t n = p->active ? chain_len(p) : 0;
     for (uint32_t i = 0; i < n; i++) {
         rc_seg *seg = chain_at(p, i);
@@ -105,6 +105,24 @@ int qsf_rc_walk(rc_state *st, int64_t from, int64_t to, rc_walk_fn fn, void *use
             return rc;
     }
     return QSF_OK;
+}
+
+/* The operator tools' callbacks take the whole pass. */
+typedef struct adapter {
+    rc_state *st;
+    rc_walk_fn fn;
+    void *user;
+} adapter;
+
+static int on_adapted(rc_reader *r, const rc_slot *s, void *user, qsf_errinfo *err) {
+    adapter *a = user;
+    return a->fn(a->st, r, s, a->user, err);
+}
+
+int qsf_rc_walk(rc_state *st, int64_t from, int64_t to, rc_walk_fn fn, void *user,
+                qsf_errinfo *err) {
+    adapter a = {.st = st, .fn = fn, .user = user};
+    return qsf_rc_walk_chain(&st->out->slot, st->buf, &st->plan, from, to, on_adapted, &a, err);
 }
 
 /* ---- a stored frame's QWP header ---- */
