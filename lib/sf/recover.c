@@ -28,12 +28,12 @@
  *          - the plan repairs: its losses recorded, then the manifest
  *            corrected, segments rewritten with placeholders, the
  *            interrupted flush cut; the pass runs again
- *            recover_repair.c: docs/FORMAT.md §6.10, §6.18
+ *            recover_losses.c, recover_repair.c: docs/FORMAT.md §6.10, §6.18
  *          - nothing to repair: leftovers deleted and quarantined, a legacy
  *            slot migrated, the runtime's view (segments, ackedFsn, retired
  *            spans, dictionary), the baseline
- *            recover_handover.c, recover_clean.c: docs/FORMAT.md §6.7,
- *            §6.11-§6.14
+ *            recover_handover.c, recover_clean.c, recover_losses.c:
+ *            docs/FORMAT.md §6.7, §6.11-§6.14
  *          - no chain: a fresh slot
  *            recover_handover.c, recover_fresh.c: docs/FORMAT.md §6.5, §6.21
  *

@@ -10,6 +10,7 @@
  *          recover_dict.c      dictionary rebuild, riding on the flush walk
  *   WRITE  recover_clean.c     zeroing, deletes, quarantine, the migration stamp, baseline
  *          recover_repair.c    rewrites with placeholders, the cut, manifest corrections
+ *          recover_losses.c    what is given up: loss entries, retired spans
  *          recover_handover.c  nothing left to repair: the slot handed to the runtime
  *          recover_fresh.c     fresh start, create barriers
  *          recover.c           the driver: passes, phases, the report
@@ -335,16 +336,20 @@ int qsf_rc_plan(rc_state *st, qsf_errinfo *err);
 /* Whether fsn lies in a given-up flush (binary search). */
 bool qsf_rc_given_up_in(const rc_plan *p, int64_t fsn);
 bool qsf_rc_given_up(const rc_state *st, int64_t fsn);
-/* Fills out->retired from the given-up spans. */
+/* A walk callback (user: an rc_span): counts an intact frame that is not a
+ * placeholder into the span's retired frames and rows (uncounted when its
+ * rows cannot be read). */
+int qsf_rc_count_frame(rc_reader *r, const rc_slot *s, void *user, qsf_errinfo *err);
+/* recover_losses.c: fills out->retired from the given-up spans. */
 int qsf_rc_publish_retired(rc_state *st, qsf_errinfo *err);
-/* The loss entries of this pass (into st->carry). */
+/* recover_losses.c: the loss entries of this pass (into st->carry). */
 int qsf_rc_record_losses(rc_state *st, qsf_errinfo *err);
-/* An unreplayable slot gives up everything above ackedFsn: its losses become
+/* recover_losses.c: an unreplayable slot gives up everything above ackedFsn: its losses become
  * one, FSN acked + 1..published, counting every frame (those earlier passes
  * found destroyed and the rest) and the rows that can be counted, so that
  * the record of the set-aside and its loss are all there is to report. */
 int qsf_rc_set_aside_loss(rc_state *st, qsf_errinfo *err);
-/* Whether the plan changes anything on disk. */
+/* recover_groups.c: whether the plan changes anything on disk. */
 bool qsf_rc_plan_repairs(const rc_state *st);
 
 /* recover_repair.c: records what the plan gives up (st->carry), then
