@@ -201,6 +201,8 @@ typedef struct rc_state {
     };
 } rc_state;
 
+/* ---- READ ---- */
+
 /* recover_scan.c, READ: lists the slot, scans every *.sfa in it and reads
  * the watermark as it is, into *f. Writes nothing. */
 int qsf_rc_read_slot(const qsf_slot *slot, uint8_t *buf, rc_found *f, qsf_errinfo *err);
@@ -236,6 +238,8 @@ int qsf_rc_looks_stored_at(rc_reader *r, uint64_t off, bool *looks, qsf_errinfo 
 /* The gap [off, end) before an intact frame: its count from the length fields
  * when they chain exactly onto `end`, else the upper bound (bytes / 22). */
 int qsf_rc_count_gap(rc_reader *r, rc_piece *g, qsf_errinfo *err);
+
+/* ---- PLAN ---- */
 
 /* recover_chain.c, PLAN's first half: from READ's result *f and the manifest
  * (out->manifest), the chain into *p (its fates and FSN counts into the
@@ -340,67 +344,11 @@ bool qsf_rc_given_up(const rc_state *st, int64_t fsn);
  * placeholder into the span's retired frames and rows (uncounted when its
  * rows cannot be read). */
 int qsf_rc_count_frame(rc_reader *r, const rc_slot *s, void *user, qsf_errinfo *err);
-/* recover_losses.c: fills out->retired from the given-up spans. */
-int qsf_rc_publish_retired(rc_state *st, qsf_errinfo *err);
-/* recover_losses.c: the loss entries of this pass (into st->carry). */
-int qsf_rc_record_losses(rc_state *st, qsf_errinfo *err);
-/* recover_losses.c: an unreplayable slot gives up everything above ackedFsn: its losses become
- * one, FSN acked + 1..published, counting every frame (those earlier passes
- * found destroyed and the rest) and the rows that can be counted, so that
- * the record of the set-aside and its loss are all there is to report. */
-int qsf_rc_set_aside_loss(rc_state *st, qsf_errinfo *err);
 /* recover_groups.c: whether the plan changes anything on disk. */
 bool qsf_rc_plan_repairs(const rc_state *st);
-
-/* recover_repair.c: records what the plan gives up (st->carry), then
- * carries it out (manifest, rewrites, cut), durably. The pass runs again. */
-int qsf_rc_repair(rc_state *st, qsf_errinfo *err);
-/* Rewrites segment s crash-safely: its FSNs up to limit - 1, each copied or,
- * when destroyed or in a flush given up (st->spans), a placeholder (the
- * flush's committing member the empty commit), into "<name>.tmp" (fsync),
- * renamed over it, dir fsync. keep_copy: first keep the original as
- * <name>.corrupt[-N] (s->copy). Also used by a set-aside (setaside.c). */
-int qsf_rc_rewrite_segment(rc_state *st, rc_seg *s, int64_t limit, bool keep_copy,
-                           qsf_errinfo *err);
-
 /* recover_groups.c: ackedFsn = max(lowestBase - 1, watermark), or lowestBase - 1 when
  * that is above publishedFsn (*ignored set). watermark = -1 when absent. */
 int64_t qsf_rc_seed_acked(int64_t lowest_base, int64_t published, int64_t watermark, bool *ignored);
-
-/* recover.c: recovers the slot out->slot (locked, logical lock held) into
- * *out, pass after pass until a pass repairs nothing (at most 4). An
- * unreplayable slot is not an error here: out->data_loss says so and the
- * caller decides. */
-int qsf_rc_recover_slot(qsf_slot_recovered *out, int durability, uint64_t seg_bytes,
-                        qsf_errinfo *err);
-
-/* recover.c: the report's loss counts (losses, frames_lost) from the loss
- * entries, one place for recovery and for a slot set aside (slot_open.c). */
-void qsf_rc_report_losses(qsf_recovery_report *rep, const qsf_recovery_loss *l, uint32_t n);
-/* recover.c: frees what one pass's state holds (segments, chain, spans,
- * dictionary rebuild, the buffer) and zeroes it. */
-void qsf_rc_state_free(rc_state *st);
-
-/* slot_open.c: drops everything one recovery pass produced (handles, lists,
- * report), keeping the slot and its locks. */
-void qsf_rc_drop_pass(qsf_slot_recovered *out);
-
-/* recover_handover.c, WRITE when nothing is left to repair: deletes and
- * quarantines, migration, out->segments, ackedFsn, retired spans, the
- * dictionary, the baseline (or the set-aside loss of an unreplayable slot). */
-int qsf_rc_hand_over(rc_state *st, int durability, qsf_errinfo *err);
-/* ...or, no chain: a collapsed manifest removed, then a fresh slot. */
-int qsf_rc_start_empty(rc_state *st, uint64_t seg_bytes, qsf_errinfo *err);
-
-/* recover_clean.c: durable zeroing, deletes and quarantines, the
- * MANIFEST_REQUIRED stamp, the baseline sync. qsf_rc_zero_sealed zeroes
- * the residue the plan names (qsf_rc_residue_to_zero), first in WRITE. */
-int qsf_rc_zero_sealed(rc_state *st, qsf_errinfo *err);
-int qsf_rc_zero_range(rc_state *st, rc_seg *s, uint64_t from, uint64_t to, qsf_errinfo *err);
-int qsf_rc_zero_residue(rc_state *st, rc_seg *s, qsf_errinfo *err);
-int qsf_rc_apply_fates(rc_state *st, qsf_errinfo *err);
-int qsf_rc_stamp_flag(rc_state *st, rc_seg *s, qsf_errinfo *err);
-int qsf_rc_baseline(rc_state *st, int durability, qsf_errinfo *err);
 
 /* recover_dict.c: the dictionary rebuild, fed by the flush walk (qsf_rc_plan_flushes):
  * begin after out->symdict is open, each intact frame goes through
@@ -424,7 +372,67 @@ void qsf_rc_dict_free(rc_state *st);
 uint32_t qsf_rc_dict_known(const rc_state *st);
 const char *qsf_rc_dict_entry(const rc_state *st, uint32_t id, uint32_t *len);
 
-/* recover_fresh.c */
+/* ---- WRITE ---- */
+
+/* recover_clean.c: durable zeroing, deletes and quarantines, the
+ * MANIFEST_REQUIRED stamp, the baseline sync. qsf_rc_zero_sealed zeroes
+ * the residue the plan names (qsf_rc_residue_to_zero), first in WRITE. */
+int qsf_rc_zero_sealed(rc_state *st, qsf_errinfo *err);
+int qsf_rc_zero_range(rc_state *st, rc_seg *s, uint64_t from, uint64_t to, qsf_errinfo *err);
+int qsf_rc_zero_residue(rc_state *st, rc_seg *s, qsf_errinfo *err);
+int qsf_rc_apply_fates(rc_state *st, qsf_errinfo *err);
+int qsf_rc_stamp_flag(rc_state *st, rc_seg *s, qsf_errinfo *err);
+int qsf_rc_baseline(rc_state *st, int durability, qsf_errinfo *err);
+
+/* recover_repair.c: records what the plan gives up (st->carry), then
+ * carries it out (manifest, rewrites, cut), durably. The pass runs again. */
+int qsf_rc_repair(rc_state *st, qsf_errinfo *err);
+/* Rewrites segment s crash-safely: its FSNs up to limit - 1, each copied or,
+ * when destroyed or in a flush given up (st->spans), a placeholder (the
+ * flush's committing member the empty commit), into "<name>.tmp" (fsync),
+ * renamed over it, dir fsync. keep_copy: first keep the original as
+ * <name>.corrupt[-N] (s->copy). Also used by a set-aside (setaside.c). */
+int qsf_rc_rewrite_segment(rc_state *st, rc_seg *s, int64_t limit, bool keep_copy,
+                           qsf_errinfo *err);
+
+/* recover_losses.c: fills out->retired from the given-up spans. */
+int qsf_rc_publish_retired(rc_state *st, qsf_errinfo *err);
+/* recover_losses.c: the loss entries of this pass (into st->carry). */
+int qsf_rc_record_losses(rc_state *st, qsf_errinfo *err);
+/* recover_losses.c: an unreplayable slot gives up everything above ackedFsn: its losses become
+ * one, FSN acked + 1..published, counting every frame (those earlier passes
+ * found destroyed and the rest) and the rows that can be counted, so that
+ * the record of the set-aside and its loss are all there is to report. */
+int qsf_rc_set_aside_loss(rc_state *st, qsf_errinfo *err);
+
+/* recover_handover.c, WRITE when nothing is left to repair: deletes and
+ * quarantines, migration, out->segments, ackedFsn, retired spans, the
+ * dictionary, the baseline (or the set-aside loss of an unreplayable slot). */
+int qsf_rc_hand_over(rc_state *st, int durability, qsf_errinfo *err);
+/* ...or, no chain: a collapsed manifest removed, then a fresh slot. */
+int qsf_rc_start_empty(rc_state *st, uint64_t seg_bytes, qsf_errinfo *err);
+
+/* recover_fresh.c: a fresh slot (docs/FORMAT.md §6.21 and the create barriers). */
 int qsf_rc_fresh_start(qsf_slot_recovered *out, uint64_t segment_bytes, qsf_errinfo *err);
+
+/* ---- the driver ---- */
+
+/* recover.c: recovers the slot out->slot (locked, logical lock held) into
+ * *out, pass after pass until a pass repairs nothing (at most 4). An
+ * unreplayable slot is not an error here: out->data_loss says so and the
+ * caller decides. */
+int qsf_rc_recover_slot(qsf_slot_recovered *out, int durability, uint64_t seg_bytes,
+                        qsf_errinfo *err);
+
+/* recover.c: the report's loss counts (losses, frames_lost) from the loss
+ * entries, one place for recovery and for a slot set aside (slot_open.c). */
+void qsf_rc_report_losses(qsf_recovery_report *rep, const qsf_recovery_loss *l, uint32_t n);
+/* recover.c: frees what one pass's state holds (segments, chain, spans,
+ * dictionary rebuild, the buffer) and zeroes it. */
+void qsf_rc_state_free(rc_state *st);
+
+/* slot_open.c: drops everything one recovery pass produced (handles, lists,
+ * report), keeping the slot and its locks. */
+void qsf_rc_drop_pass(qsf_slot_recovered *out);
 
 #endif
