@@ -1,31 +1,69 @@
-/* Recovery of a locked slot (docs/FORMAT.md §6): the passes, each scanning,
- * planning and repairing, until one finds nothing to repair; or a fresh start
- * (docs/FORMAT.md §6.21) when no segment survives. The steps live in recover_*.c (see
- * recover_int.h); opening and releasing a slot are in slot_open.c. */
+/* Recovery of a locked slot (docs/FORMAT.md §6), pass after pass until one
+ * finds nothing to repair. A pass runs three phases, each once and in this
+ * order, each taking the result of the one before:
+ *
+ *   READ   list the slot; scan every *.sfa with pread; past a bad frame,
+ *          find the intact frames and count what lies between them; the
+ *          watermark and the manifest as they are on disk
+ *          recover_scan.c, recover_salvage.c: docs/FORMAT.md §6.2-§6.4, §6.15
+ *     |
+ *     |  rc_found: segs[] (header, runs and gaps of frames, torn tail,
+ *     |            residue), *.sfa.tmp leftovers, highest generation, wm
+ *     v
+ *   PLAN   the chain (manifest or legacy) and each file's fate; each sealed
+ *          member's FSN slots from the next baseSeq, the active one's from
+ *          the published mark
+ *          recover_chain.c, recover_number.c, recover_mark.c:
+ *          docs/FORMAT.md §6.5-§6.8, §6.17, §6.19, §5.7
+ *          ackedFsn, then one walk over every FSN of the chain: the flushes
+ *          given up, the interrupted flush to cut, the dictionary rebuilt
+ *          recover_groups.c, recover_walk.c, recover_dict.c:
+ *          docs/FORMAT.md §6.9, §6.12, §6.16
+ *     |
+ *     |  rc_plan: data[] (the chain), active, legacy, manifest corrections,
+ *     |           rerun (sealed residue to zero), acked, spans[], cut, dict;
+ *     |           per segment its fate, FSN slots and whether it is rewritten
+ *     v
+ *   WRITE  sealed residue zeroed; then one of three:
+ *          - the plan repairs: its losses recorded, then the manifest
+ *            corrected, segments rewritten with placeholders, the
+ *            interrupted flush cut; the pass runs again
+ *            recover_losses.c, recover_repair.c: docs/FORMAT.md §6.10, §6.18
+ *          - nothing to repair: leftovers deleted and quarantined, a legacy
+ *            slot migrated, the runtime's view (segments, ackedFsn, retired
+ *            spans, dictionary), the baseline
+ *            recover_handover.c, recover_clean.c, recover_losses.c:
+ *            docs/FORMAT.md §6.7, §6.11-§6.14
+ *          - no chain: a fresh slot
+ *            recover_handover.c, recover_fresh.c: docs/FORMAT.md §6.5, §6.21
+ *
+ *        rc_done: files removed and quarantined, for the report
+ *
+ * The rules the phases rely on: READ and PLAN write nothing (an I/O error
+ * there leaves every file as it was; an inspection runs them alone, dry_run);
+ * WRITE makes each change durable before the next, so that a crash between
+ * two leaves a slot the next open repairs the same way; a pass that repaired
+ * anything is proven by one that finds nothing (at most 4 passes). Opening
+ * and releasing a slot are in slot_open.c. */
 #include "recover_int.h"
 
 #include "err.h"
+#include "qsf_assert.h"
 #include "log.h"
-#include "os/fileutil.h"
-#include "os/os.h"
-#include "sf/sfio.h"
 #include "sf/sfa.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 void qsf_rc_state_free(rc_state *st) {
     qsf_rc_dict_free(st);
     free(st->buf);
-    for (uint32_t i = 0; i < st->nsegs; i++)
-        free(st->segs[i].pieces);
-    free(st->segs);
-    free(st->data);
-    free(st->tmp);
-    free(st->spans);
+    for (uint32_t i = 0; i < st->found.nsegs; i++)
+        free(st->found.segs[i].pieces);
+    free(st->found.segs);
+    free(st->found.tmp);
+    free(st->plan.data);
+    free(st->plan.spans);
     memset(st, 0, sizeof *st);
 }
 
@@ -36,6 +74,8 @@ void qsf_rc_report_losses(qsf_recovery_report *rep, const qsf_recovery_loss *l, 
         rep->frames_lost += l[i].frames_destroyed + l[i].frames_retired;
 }
 
+/* What the pass that handed the slot over found, with what the passes
+ * before it did (st->carry). */
 static void fill_report(rc_state *st) {
     qsf_slot_recovered *out = st->out;
     qsf_recovery_report *rep = &out->report;
@@ -45,12 +85,12 @@ static void fill_report(rc_state *st) {
         rep->frames += out->segments[i].frame_count;
         rep->bytes += out->segments[i].last_good - QSF_SFA_HEADER_SIZE;
     }
-    for (uint32_t i = 0; i < st->nsegs; i++)
-        rep->torn_bytes += st->segs[i].torn_bytes;
+    for (uint32_t i = 0; i < st->found.nsegs; i++)
+        rep->torn_bytes += st->found.segs[i].torn_bytes;
     if (c->torn_bytes > rep->torn_bytes) /* an earlier pass rewrote what was torn */
         rep->torn_bytes = c->torn_bytes;
-    rep->quarantined_files = c->quarantined + st->quarantined;
-    rep->debris_removed = c->debris + st->debris;
+    rep->quarantined_files = c->quarantined + st->done.quarantined;
+    rep->debris_removed = c->debris + st->done.debris;
     rep->acked_fsn = out->acked_fsn;
     rep->published_fsn = out->published_fsn;
     rep->commit_boundary_fsn = out->commit_boundary_fsn;
@@ -63,161 +103,55 @@ static void fill_report(rc_state *st) {
     rep->manifest_repaired = c->manifest_repaired;
 }
 
-/* ---- docs/FORMAT.md §6.7 migration ---- */
-
-/* Creates the manifest for a slot that had none, then stamps MANIFEST_REQUIRED
- * into every live segment (the manifest is durable first, as in docs/DURABILITY.md §4). */
-static int migrate(rc_state *st, qsf_errinfo *err) {
-    qsf_slot *s = &st->out->slot;
-    int64_t head = st->ndata > 0 ? st->data[0]->info.base_seq : st->active->info.base_seq;
-    QSF_LOGI("migrating slot %s: creating %s (headBase %lld, activeBase %lld)", s->path,
-             QSF_NAME_MANIFEST, (long long) head, (long long) st->active->info.base_seq);
-    int rc = qsf_manifest_create(s->dirfd, s->path, head, st->active->info.base_seq,
-                                 &st->out->manifest, err);
-    for (uint32_t i = 0; rc == QSF_OK && i < st->ndata; i++)
-        rc = qsf_rc_stamp_flag(st, st->data[i], err);
-    if (rc == QSF_OK)
-        rc = qsf_rc_stamp_flag(st, st->active, err);
-    return rc;
-}
-
-/* ---- docs/FORMAT.md §6.12 ---- */
-
-int64_t qsf_rc_seed_acked(int64_t lowest_base, int64_t published, int64_t watermark,
-                          bool *ignored) {
-    int64_t cand = lowest_base - 1 > watermark ? lowest_base - 1 : watermark;
-    *ignored = cand > published;
-    return *ignored ? lowest_base - 1 : cand;
-}
-
-static int seed_watermark(qsf_slot_recovered *out, qsf_errinfo *err) {
-    qsf_slot *s = &out->slot;
-    int rc = qsf_watermark_open(s->dirfd, s->path, out->wm_form, &out->watermark, err);
-    if (rc == QSF_OK && out->watermark.fd < 0) { /* none yet: trim needs one */
-        rc = qsf_watermark_create(s->dirfd, s->path, out->wm_form, &out->watermark, err);
-        if (rc == QSF_OK)
-            rc = qsf_fsync_dir(s->dirfd, s->path, err);
-    }
-    if (rc != QSF_OK)
-        return rc;
-    int64_t wm = out->watermark.present ? out->watermark.fsn : -1;
-    int64_t cand = qsf_rc_seed_acked(out->segments[0].base_seq, out->published_fsn, wm,
-                                     &out->report.watermark_ignored);
-    if (out->report.watermark_ignored)
-        QSF_LOGW("watermark exceeds publishedFsn in %s (%lld > %lld); ignoring it and replaying "
-                 "from FSN %lld",
-                 s->path, (long long) wm, (long long) out->published_fsn, (long long) cand + 1);
-    out->acked_fsn = cand;
-    return QSF_OK;
-}
-
 /* ---- one pass ---- */
 
-/* docs/FORMAT.md §6.5 "no valid segment": quarantined debris is gone; a collapsed manifest
- * (headBase == activeBase) is removed; then the slot starts fresh. */
-static int start_empty(rc_state *st, uint64_t seg_bytes, qsf_errinfo *err) {
+/* READ: the files as they are. */
+static int read_phase(rc_state *st, qsf_errinfo *err) {
     qsf_slot_recovered *out = st->out;
-    qsf_slot *s = &out->slot;
-    int rc = QSF_OK;
-    if (out->manifest.fd >= 0) {
-        qsf_manifest_close(&out->manifest);
-        rc = qsf_unlink_quiet(s->dirfd, s->path, QSF_NAME_MANIFEST, err);
-        if (rc == QSF_OK)
-            rc = qsf_fsync_dir(s->dirfd, s->path, err);
-    }
+    int rc = qsf_rc_read_slot(&out->slot, st->buf, &st->found, err);
     if (rc == QSF_OK)
-        rc = qsf_rc_fresh_start(out, seg_bytes, err);
-    if (rc == QSF_OK)
-        fill_report(st);
+        rc = qsf_manifest_open(out->slot.dirfd, out->slot.path, &out->manifest, err);
     return rc;
 }
 
-/* Everything after the chain is known: clean up, seed, analyse, baseline. */
-static int finish_recovered(rc_state *st, int durability, qsf_errinfo *err) {
+/* PLAN, from READ's result: the chain (*empty: none, the slot starts
+ * fresh); then, unless sealed residue is zeroed first, the flushes with the
+ * dictionary rebuild. */
+static int plan_phase(rc_state *st, bool *empty, qsf_errinfo *err) {
     qsf_slot_recovered *out = st->out;
-    int rc = st->legacy ? migrate(st, err) : QSF_OK;
+    int rc = qsf_rc_chain(out, &st->found, &st->plan, empty, err);
+    if (rc != QSF_OK || *empty || st->plan.rerun)
+        return rc;
+    rc = qsf_symdict_open(&out->symdict, out->slot.dirfd, out->slot.path, err);
     if (rc == QSF_OK)
+        rc = qsf_rc_dict_begin(st, err);
+    if (rc == QSF_OK)
+        rc = qsf_rc_plan_flushes(&out->slot, st->buf, &st->found, &st->plan, err);
+    return rc;
+}
+
+/* WRITE: the zeroing the plan asks for first, then one of three: repair
+ * (*rerun), hand the recovered slot over, or start a fresh one. */
+static int write_phase(rc_state *st, bool empty, int durability, uint64_t seg_bytes, bool *rerun,
+                       qsf_errinfo *err) {
+    qsf_assert(!st->dry_run);
+    qsf_assert(empty || st->plan.active != NULL);
+    int rc = empty ? QSF_OK : qsf_rc_zero_sealed(st, err);
+    *rerun = st->plan.rerun || (!empty && qsf_rc_plan_repairs(st));
+    if (rc != QSF_OK || st->plan.rerun)
+        return rc;
+    if (*rerun)
+        return qsf_rc_repair(st, err);
+    if (empty) {
         rc = qsf_rc_apply_fates(st, err);
-    if (rc == QSF_OK && st->active->residue_end > 0)
-        rc = qsf_rc_zero_residue(st, st->active, err);
-    if (rc == QSF_OK)
-        rc = qsf_rc_publish_chain(st, err);
-    if (rc == QSF_OK)
-        rc = seed_watermark(out, err);
-    if (rc == QSF_OK)
-        rc = qsf_rc_publish_retired(st, err);
-    /* nothing was left to cut: the last frame on disk commits, or every frame
-     * after the last committing one is acknowledged */
-    out->commit_boundary_fsn = out->published_fsn;
-    if (rc == QSF_OK)
-        rc = qsf_rc_dict_finish(st, err);
-    if (rc == QSF_OK && out->data_loss)
-        rc = qsf_rc_set_aside_loss(st, err);
-    if (rc == QSF_OK && !out->data_loss)
-        rc = qsf_rc_baseline(st, durability, err);
-    fill_report(st);
-    return rc;
-}
-
-/* The .ack-watermark value as it is on disk, in either form, without
- * repairing anything (the handle is opened later): -1 when the file is absent,
- * has neither size or no valid value. */
-static int read_watermark(const qsf_slot *s, int64_t *wm, qsf_errinfo *err) {
-    *wm = -1;
-    uint64_t size = 0;
-    int fd = qsf_open_regular(s->dirfd, QSF_NAME_WATERMARK, O_RDONLY, &size);
-    if (fd < 0)
-        return errno == ENOENT
-                   ? QSF_OK
-                   : qsf_file_err(err, errno, "cannot open", s->path, QSF_NAME_WATERMARK);
-    uint8_t img[QSF_DUAL_FILE_SIZE];
-    bool known = size == QSF_DUAL_FILE_SIZE || size == QSF_AKW_COMPACT_SIZE;
-    int rc = known ? qsf_read_at(fd, img, size, 0, s->path, QSF_NAME_WATERMARK, err) : QSF_OK;
-    int64_t g, v;
-    if (rc == QSF_OK && known && qsf_akw_read_image(img, size, &g, &v) == 0)
-        *wm = v;
-    QSF_OS->close(fd);
-    return rc;
-}
-
-int qsf_rc_plan(rc_state *st, qsf_errinfo *err) {
-    int64_t lowest = st->ndata > 0 ? st->data[0]->info.base_seq : st->active->info.base_seq;
-    int64_t published = st->active->info.base_seq + (int64_t) st->active->info.frame_count - 1;
-    bool ignored;
-    st->acked = qsf_rc_seed_acked(lowest, published, st->wm, &ignored);
-    return qsf_rc_plan_groups(st, err);
-}
-
-/* The plan changes files: record what it gives up, carry it out, run again. */
-static int repair_pass(rc_state *st, qsf_errinfo *err) {
-    rc_carry *c = st->carry;
-    uint32_t first_new = c->nlosses;
-    int rc = qsf_rc_record_losses(st, err);
-    /* frames the published mark names were published: a loss, not a flush
-     * that never returned */
-    bool published_tail = st->active->marked && st->active->fill > 0;
-    if (st->cut.from <= st->cut.to && !published_tail) {
-        c->aborted_frames += (uint64_t) (st->cut.to - st->cut.from + 1);
-        c->aborted_rows += st->cut.rows;
-        c->aborted_from = c->aborted_frames == (uint64_t) (st->cut.to - st->cut.from + 1)
-                              ? st->cut.from
-                              : c->aborted_from;
-        c->aborted_to = st->cut.to;
+        if (rc == QSF_OK)
+            rc = qsf_rc_start_empty(st, seg_bytes, err);
+        if (rc == QSF_OK)
+            fill_report(st);
+        return rc;
     }
-    c->manifest_repaired |= st->new_head >= 0 || st->new_active >= 0;
-    for (uint32_t i = 0; i < st->nsegs; i++)
-        if (st->segs[i].torn_bytes > c->torn_bytes)
-            c->torn_bytes = st->segs[i].torn_bytes;
-    if (rc == QSF_OK)
-        rc = qsf_rc_repair(st, err);
-    /* the cut removed what the mark named: once reported, it is done with
-     * (a crash before this reports it again, never silently) */
-    if (rc == QSF_OK && st->active->marked && st->active->fill > 0 && st->cut.from <= st->cut.to)
-        rc = qsf_unlink_quiet(st->out->slot.dirfd, st->out->slot.path, QSF_NAME_PUBLISHED, err);
-    for (uint32_t k = first_new; rc == QSF_OK && k < c->nlosses; k++)
-        for (uint32_t i = 0; i < st->nsegs; i++) /* name each loss's quarantined copy */
-            if (strcmp(c->losses[k].file, st->segs[i].info.name) == 0 && st->segs[i].copy[0])
-                snprintf(c->losses[k].copy, sizeof c->losses[k].copy, "%s", st->segs[i].copy);
+    rc = qsf_rc_hand_over(st, durability, err);
+    fill_report(st);
     return rc;
 }
 
@@ -228,33 +162,15 @@ static int recovery_pass(qsf_slot_recovered *out, rc_carry *carry, int durabilit
     if (!st.buf)
         return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "no memory for the recovery buffer");
     bool empty = false;
-    int rc = qsf_rc_enumerate(&st, err);
+    *rerun = false;
+    int rc = read_phase(&st, err);
     if (rc == QSF_OK)
-        rc = qsf_rc_scan_all(&st, err);
+        rc = plan_phase(&st, &empty, err);
     if (rc == QSF_OK)
-        rc = read_watermark(&out->slot, &st.wm, err);
-    if (rc == QSF_OK)
-        rc = qsf_manifest_open(out->slot.dirfd, out->slot.path, &out->manifest, err);
-    if (rc == QSF_OK)
-        rc = qsf_rc_build_chain(&st, &empty, err);
-    *rerun = rc == QSF_OK && st.rerun;
-    if (rc == QSF_OK && !*rerun && !empty)
-        rc = qsf_symdict_open(&out->symdict, out->slot.dirfd, out->slot.path, err);
-    if (rc == QSF_OK && !*rerun && !empty)
-        rc = qsf_rc_dict_begin(&st, err);
-    if (rc == QSF_OK && !*rerun && !empty)
-        rc = qsf_rc_plan(&st, err);
-    if (rc == QSF_OK && !*rerun && !empty && qsf_rc_plan_repairs(&st)) {
-        rc = repair_pass(&st, err);
-        *rerun = true;
-    }
-    if (rc == QSF_OK && !*rerun && empty)
-        rc = qsf_rc_apply_fates(&st, err);
-    if (rc == QSF_OK && !*rerun)
-        rc = empty ? start_empty(&st, seg_bytes, err) : finish_recovered(&st, durability, err);
-    carry->debris += *rerun ? st.debris : 0;
-    carry->quarantined += *rerun ? st.quarantined : 0;
-    out->next_generation = st.any_gen && st.max_gen + 1 > 1 ? st.max_gen + 1 : 1;
+        rc = write_phase(&st, empty, durability, seg_bytes, rerun, err);
+    carry->debris += *rerun ? st.done.debris : 0;
+    carry->quarantined += *rerun ? st.done.quarantined : 0;
+    out->next_generation = st.found.any_gen && st.found.max_gen + 1 > 1 ? st.found.max_gen + 1 : 1;
     qsf_rc_state_free(&st);
     return rc;
 }

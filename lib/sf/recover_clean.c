@@ -8,6 +8,7 @@
 #include "log.h"
 #include "os/fileutil.h"
 #include "os/os.h"
+#include "qsf_assert.h"
 #include "sf/segfmt.h"
 #include "sf/sfio.h"
 
@@ -32,6 +33,7 @@ static int data_sync(int fd, const char *dir, const char *name, qsf_errinfo *err
 
 /* Durably zeroes [from, to) of the segment (pwrite of zeros + fdatasync). */
 int qsf_rc_zero_range(rc_state *st, rc_seg *s, uint64_t from, uint64_t to, qsf_errinfo *err) {
+    qsf_assert(!st->dry_run && from <= to); /* READ and PLAN write nothing */
     int fd;
     int rc = open_rw(st, s, &fd, err);
     if (rc != QSF_OK)
@@ -62,6 +64,18 @@ int qsf_rc_zero_residue(rc_state *st, rc_seg *s, qsf_errinfo *err) {
     return rc;
 }
 
+int qsf_rc_zero_sealed(rc_state *st, qsf_errinfo *err) {
+    const rc_plan *p = &st->plan;
+    qsf_assert(p->active != NULL);
+    for (uint32_t i = 0; i < p->ndata; i++) {
+        int rc = qsf_rc_residue_to_zero(p, p->data[i]) ? qsf_rc_zero_residue(st, p->data[i], err)
+                                                       : QSF_OK;
+        if (rc != QSF_OK)
+            return rc;
+    }
+    return QSF_OK;
+}
+
 static int apply_one(rc_state *st, rc_seg *s, qsf_errinfo *err) {
     const qsf_slot *slot = &st->out->slot;
     if (s->fate == RC_DELETE || s->fate == RC_DEBRIS) {
@@ -69,13 +83,13 @@ static int apply_one(rc_state *st, rc_seg *s, qsf_errinfo *err) {
                  s->fate == RC_DEBRIS  ? "no header and nothing but zeros: it holds no data"
                  : s->info.frame_count ? "acknowledged leftover"
                                        : "clean spare");
-        st->debris += s->fate == RC_DEBRIS;
+        st->done.debris += s->fate == RC_DEBRIS;
         return qsf_unlink_quiet(slot->dirfd, slot->path, s->info.name, err);
     }
-    st->quarantined++;
+    st->done.quarantined++;
     uint32_t pruned = 0;
     int rc = qsf_slot_quarantine_file(slot->dirfd, slot->path, s->info.name, &pruned, err);
-    st->debris += pruned;
+    st->done.debris += pruned;
     return rc;
 }
 
@@ -83,30 +97,32 @@ static int apply_one(rc_state *st, rc_seg *s, qsf_errinfo *err) {
  * original is still in place and is recovered as it is). */
 static int remove_tmp(rc_state *st, bool *changed, qsf_errinfo *err) {
     const qsf_slot *slot = &st->out->slot;
-    for (uint32_t i = 0; i < st->ntmp; i++) {
-        QSF_LOGI("deleting %s/%s (an interrupted rewrite)", slot->path, st->tmp[i]);
-        int rc = qsf_unlink_quiet(slot->dirfd, slot->path, st->tmp[i], err);
+    const rc_found *f = &st->found;
+    for (uint32_t i = 0; i < f->ntmp; i++) {
+        QSF_LOGI("deleting %s/%s (an interrupted rewrite)", slot->path, f->tmp[i]);
+        int rc = qsf_unlink_quiet(slot->dirfd, slot->path, f->tmp[i], err);
         if (rc != QSF_OK)
             return rc;
-        st->debris++;
+        st->done.debris++;
         *changed = true;
     }
-    st->ntmp = 0;
     return QSF_OK;
 }
 
 /* Deletes extras, leftovers and debris, then quarantines corrupt and torn
  * files (only reached after the chain validated), then one directory fsync. */
 int qsf_rc_apply_fates(rc_state *st, qsf_errinfo *err) {
+    qsf_assert(!st->dry_run);
+    qsf_assert(!st->plan.active || st->plan.active->fate == RC_KEEP); /* never the live one */
     bool changed = false;
     int rc = remove_tmp(st, &changed, err);
     if (rc != QSF_OK)
         return rc;
     static const int order[] = {RC_DELETE, RC_DEBRIS, RC_QUARANTINE};
     for (int pass = 0; pass < 3; pass++)
-        for (uint32_t i = 0; i < st->nsegs; i++) {
-            rc_seg *s = &st->segs[i];
-            if (s->fate != order[pass] || s == st->active)
+        for (uint32_t i = 0; i < st->found.nsegs; i++) {
+            rc_seg *s = &st->found.segs[i];
+            if (s->fate != order[pass] || s == st->plan.active)
                 continue;
             rc = apply_one(st, s, err);
             if (rc != QSF_OK)
@@ -118,6 +134,7 @@ int qsf_rc_apply_fates(rc_state *st, qsf_errinfo *err) {
 
 /* Sets MANIFEST_REQUIRED in the header (byte 5) with pwrite, then fsync. */
 int qsf_rc_stamp_flag(rc_state *st, rc_seg *s, qsf_errinfo *err) {
+    qsf_assert(!st->dry_run);
     if (s->info.flags & QSF_SFA_FLAG_MANIFEST_REQUIRED)
         return QSF_OK;
     int fd;

@@ -11,12 +11,13 @@
  * so its group runs on to the next intact committing frame. Frames after the
  * last committing frame, above ackedFsn, are an interrupted flush: they are
  * cut (recover_repair.c). One walk finds all of it (and feeds the dictionary
- * rebuild, recover_frames.c); a second one, over what is given up only,
+ * rebuild, recover_dict.c); a second one, over what is given up only,
  * counts its rows. */
 #include "recover_int.h"
 
 #include "err.h"
 #include "log.h"
+#include "qsf_assert.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,12 +29,18 @@ typedef struct group {
     bool damaged;
 } group;
 
-static int64_t chain_first(const rc_state *st) {
-    return st->ndata > 0 ? st->data[0]->info.base_seq : st->active->info.base_seq;
+/* The one walk over the chain: the plan it fills, the group open in it. */
+typedef struct flush_walk {
+    rc_plan *p;
+    group g;
+} flush_walk;
+
+static int64_t chain_first(const rc_plan *p) {
+    return p->ndata > 0 ? p->data[0]->info.base_seq : p->active->info.base_seq;
 }
 
-static int64_t chain_last(const rc_state *st) {
-    return st->active->info.base_seq + (int64_t) st->active->info.frame_count - 1;
+static int64_t chain_last(const rc_plan *p) {
+    return p->active->info.base_seq + (int64_t) p->active->info.frame_count - 1;
 }
 
 static void describe(const rc_slot *s, rc_span *sp) {
@@ -62,10 +69,10 @@ static void describe(const rc_slot *s, rc_span *sp) {
     sp->seg = s->seg;
 }
 
-static void note_destroyed(rc_state *st, group *g, const rc_slot *s) {
+static void note_destroyed(int64_t acked, group *g, const rc_slot *s) {
     if (s->fsn < s->seg->first_destroyed)
         s->seg->first_destroyed = s->fsn;
-    if (s->fsn <= st->acked)
+    if (s->fsn <= acked)
         return;
     if (g->cur.destroyed == 0 && (!g->cur.seg || g->cur.unknown > 0))
         describe(s, &g->cur); /* the damage is what the loss is named for */
@@ -74,14 +81,17 @@ static void note_destroyed(rc_state *st, group *g, const rc_slot *s) {
     g->damaged = true;
 }
 
-static int push_span(rc_state *st, const rc_span *sp, qsf_errinfo *err) {
-    if (st->nspans % 16 == 0) {
-        rc_span *n = realloc(st->spans, (st->nspans + 16) * sizeof *n);
+/* Spans come in FSN order, disjoint, above ackedFsn (out->retired relies on it). */
+static int push_span(rc_plan *p, const rc_span *sp, qsf_errinfo *err) {
+    qsf_assert(sp->from > p->acked && sp->from <= sp->to);
+    qsf_assert(p->nspans == 0 || p->spans[p->nspans - 1].to < sp->from);
+    if (p->nspans % 16 == 0) {
+        rc_span *n = realloc(p->spans, (p->nspans + 16) * sizeof *n);
         if (!n)
             return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "no memory for the given-up flushes");
-        st->spans = n;
+        p->spans = n;
     }
-    st->spans[st->nspans++] = *sp;
+    p->spans[p->nspans++] = *sp;
     return QSF_OK;
 }
 
@@ -93,10 +103,10 @@ static void group_reset(group *g, int64_t start) {
 
 /* After the last FSN of a segment whose end is in doubt: frames may be
  * missing here, so the flush open after this point is damaged. */
-static void note_doubt(rc_state *st, group *g, const rc_slot *s) {
+static void note_doubt(int64_t acked, group *g, const rc_slot *s) {
     const rc_seg *seg = s->seg;
     if (!seg->tail_doubt || s->fsn != seg->info.base_seq + (int64_t) seg->info.frame_count - 1 ||
-        s->fsn < st->acked)
+        s->fsn < acked)
         return;
     if (g->cur.destroyed == 0 && !g->cur.seg) {
         snprintf(g->cur.what, sizeof g->cur.what,
@@ -115,8 +125,8 @@ static void note_doubt(rc_state *st, group *g, const rc_slot *s) {
  * can supply any more (they were defined only by destroyed frames or by the
  * lost end of .symbol-dict): it cannot be replayed, so its flush is given up
  * like one with a destroyed member; the frames before it are unaffected. */
-static void note_unknown(rc_state *st, group *g, const rc_slot *s, const rc_unknown_syms *u) {
-    if (!u->found || s->fsn <= st->acked)
+static void note_unknown(int64_t acked, group *g, const rc_slot *s, const rc_unknown_syms *u) {
+    if (!u->found || s->fsn <= acked)
         return;
     if (g->cur.destroyed == 0 && !g->cur.seg) {
         snprintf(g->cur.what, sizeof g->cur.what,
@@ -130,45 +140,42 @@ static void note_unknown(rc_state *st, group *g, const rc_slot *s, const rc_unkn
     g->damaged = true;
 }
 
-static int on_intact(rc_state *st, rc_reader *r, const rc_slot *s, group *g, qsf_errinfo *err) {
+static int on_intact(rc_plan *p, rc_reader *r, const rc_slot *s, group *g, qsf_errinfo *err) {
     rc_frame_kind k;
     int rc = qsf_rc_frame_kind_of(r, s, &k, err);
     if (rc != QSF_OK)
         return rc;
     rc_unknown_syms u;
-    rc = qsf_rc_dict_frame(st, r, s, &k, &u, err);
+    rc = qsf_rc_dict_frame(p->dict, r, s, &k, &u, err);
     if (rc != QSF_OK)
         return rc;
-    note_unknown(st, g, s, &u);
-    if (k.placeholder && s->fsn > st->acked)
+    note_unknown(p->acked, g, s, &u);
+    if (k.placeholder && s->fsn > p->acked)
         g->damaged = true;
     if (!k.commits)
         return QSF_OK;
     if (g->damaged) {
-        g->cur.from = g->start > st->acked ? g->start : st->acked + 1;
+        g->cur.from = g->start > p->acked ? g->start : p->acked + 1;
         g->cur.to = s->fsn;
-        rc = push_span(st, &g->cur, err);
+        rc = push_span(p, &g->cur, err);
     }
-    st->commit = s->fsn;
     group_reset(g, s->fsn + 1);
     return rc;
 }
 
-static int on_slot(rc_state *st, rc_reader *r, const rc_slot *s, void *user, qsf_errinfo *err) {
-    group *g = user;
+static int on_slot(rc_reader *r, const rc_slot *s, void *user, qsf_errinfo *err) {
+    flush_walk *fw = user;
     int rc = QSF_OK;
     if (s->intact)
-        rc = on_intact(st, r, s, g, err);
+        rc = on_intact(fw->p, r, s, &fw->g, err);
     else
-        note_destroyed(st, g, s);
+        note_destroyed(fw->p->acked, &fw->g, s);
     if (rc == QSF_OK)
-        note_doubt(st, g, s);
+        note_doubt(fw->p->acked, &fw->g, s);
     return rc;
 }
 
-/* Rows and intact frames of a given-up or cut span. */
-static int on_counted(rc_state *st, rc_reader *r, const rc_slot *s, void *user, qsf_errinfo *err) {
-    (void) st;
+int qsf_rc_count_frame(rc_reader *r, const rc_slot *s, void *user, qsf_errinfo *err) {
     rc_span *sp = user;
     if (!s->intact)
         return QSF_OK;
@@ -185,9 +192,10 @@ static int on_counted(rc_state *st, rc_reader *r, const rc_slot *s, void *user, 
     return rc;
 }
 
-static int count_span(rc_state *st, rc_span *sp, qsf_errinfo *err) {
+static int count_span(const qsf_slot *slot, uint8_t *buf, const rc_plan *p, rc_span *sp,
+                      qsf_errinfo *err) {
     sp->retired = sp->rows = sp->uncounted = 0;
-    return qsf_rc_walk(st, sp->from, sp->to, on_counted, sp, err);
+    return qsf_rc_walk_chain(slot, buf, p, sp->from, sp->to, qsf_rc_count_frame, sp, err);
 }
 
 /* A segment holding a frame given up for unknown symbols is rewritten with
@@ -195,11 +203,11 @@ static int count_span(rc_state *st, rc_span *sp, qsf_errinfo *err) {
  * section would later meet the ids the next sender assigns from the same
  * positions, and a later open would find a redefinition instead of a flush
  * given up. (Below the cut only: the cut removes the rest.) */
-static uint32_t first_span_to_or_after(const rc_state *st, int64_t fsn) {
-    uint32_t lo = 0, hi = st->nspans;
+static uint32_t first_span_to_or_after(const rc_plan *p, int64_t fsn) {
+    uint32_t lo = 0, hi = p->nspans;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if (st->spans[mid].to < fsn)
+        if (p->spans[mid].to < fsn)
             lo = mid + 1;
         else
             hi = mid;
@@ -207,180 +215,90 @@ static uint32_t first_span_to_or_after(const rc_state *st, int64_t fsn) {
     return lo;
 }
 
-static void mark_unknown_rewrites(rc_state *st, int64_t cut_from) {
-    for (uint32_t j = 0; j < st->nsegs; j++) {
-        rc_seg *g = &st->segs[j];
+static void mark_unknown_rewrites(rc_found *f, const rc_plan *p, int64_t cut_from) {
+    for (uint32_t j = 0; j < f->nsegs; j++) {
+        rc_seg *g = &f->segs[j];
         if (g->fate != RC_KEEP || g->info.frame_count == 0 || g->rewrite ||
             g->info.base_seq >= cut_from)
             continue;
         int64_t last = g->info.base_seq + (int64_t) g->info.frame_count - 1;
-        for (uint32_t i = first_span_to_or_after(st, g->info.base_seq);
-             i < st->nspans && st->spans[i].from <= last && !g->rewrite; i++)
-            g->rewrite = g->unknown_only = st->spans[i].unknown > 0;
+        for (uint32_t i = first_span_to_or_after(p, g->info.base_seq);
+             i < p->nspans && p->spans[i].from <= last && !g->rewrite; i++)
+            g->rewrite = g->unknown_only = p->spans[i].unknown > 0;
     }
 }
 
-int qsf_rc_plan_groups(rc_state *st, qsf_errinfo *err) {
-    st->commit = INT64_MIN;
-    st->cut = (rc_span){.from = 0, .to = -1};
-    for (uint32_t i = 0; i < st->nsegs; i++)
-        st->segs[i].first_destroyed = INT64_MAX;
-    int64_t first = chain_first(st), last = chain_last(st);
-    group g;
-    group_reset(&g, first);
-    int rc = qsf_rc_walk(st, first, last, on_slot, &g, err);
-    if (rc == QSF_OK && g.start <= last && last > st->acked) {
-        st->cut = g.cur;
-        st->cut.from = g.start > st->acked ? g.start : st->acked + 1;
-        st->cut.to = last;
-        st->cut.cut = true;
+/* Walks the chain once, finds the flushes given up (a destroyed frame or a
+ * stored placeholder above acked) and the interrupted flush at the end, and
+ * counts their rows. */
+static int plan_groups(const qsf_slot *slot, uint8_t *buf, rc_found *f, rc_plan *p,
+                       qsf_errinfo *err) {
+    p->cut = (rc_span){.from = 0, .to = -1};
+    for (uint32_t i = 0; i < f->nsegs; i++)
+        f->segs[i].first_destroyed = INT64_MAX;
+    int64_t first = chain_first(p), last = chain_last(p);
+    flush_walk fw = {.p = p};
+    group_reset(&fw.g, first);
+    int rc = qsf_rc_walk_chain(slot, buf, p, first, last, on_slot, &fw, err);
+    if (rc == QSF_OK && fw.g.start <= last && last > p->acked) {
+        p->cut = fw.g.cur;
+        p->cut.from = fw.g.start > p->acked ? fw.g.start : p->acked + 1;
+        p->cut.to = last;
+        p->cut.cut = true;
     }
-    for (uint32_t i = 0; rc == QSF_OK && i < st->nspans; i++)
-        rc = count_span(st, &st->spans[i], err);
-    if (rc == QSF_OK && st->cut.from <= st->cut.to)
-        rc = count_span(st, &st->cut, err);
-    int64_t cut_from = st->cut.from <= st->cut.to ? st->cut.from : INT64_MAX;
-    for (uint32_t i = 0; i < st->nsegs; i++)
-        st->segs[i].rewrite = st->segs[i].first_destroyed < cut_from;
-    mark_unknown_rewrites(st, cut_from);
+    /* the interrupted flush comes after every flush given up */
+    qsf_assert(p->cut.from > p->cut.to || p->nspans == 0 ||
+               p->spans[p->nspans - 1].to < p->cut.from);
+    for (uint32_t i = 0; rc == QSF_OK && i < p->nspans; i++)
+        rc = count_span(slot, buf, p, &p->spans[i], err);
+    if (rc == QSF_OK && p->cut.from <= p->cut.to)
+        rc = count_span(slot, buf, p, &p->cut, err);
+    int64_t cut_from = p->cut.from <= p->cut.to ? p->cut.from : INT64_MAX;
+    for (uint32_t i = 0; i < f->nsegs; i++)
+        f->segs[i].rewrite = f->segs[i].first_destroyed < cut_from;
+    mark_unknown_rewrites(f, p, cut_from);
     return rc;
 }
 
-bool qsf_rc_given_up(const rc_state *st, int64_t fsn) {
-    uint32_t lo = first_span_to_or_after(st, fsn);
-    return lo < st->nspans && st->spans[lo].from <= fsn;
+/* ---- docs/FORMAT.md §6.12: ackedFsn, then the flushes ---- */
+
+int64_t qsf_rc_seed_acked(int64_t lowest_base, int64_t published, int64_t watermark,
+                          bool *ignored) {
+    int64_t cand = lowest_base - 1 > watermark ? lowest_base - 1 : watermark;
+    *ignored = cand > published;
+    return *ignored ? lowest_base - 1 : cand;
 }
 
-int qsf_rc_publish_retired(rc_state *st, qsf_errinfo *err) {
-    qsf_slot_recovered *out = st->out;
-    free(out->retired);
-    out->retired = NULL;
-    out->n_retired = 0;
-    if (st->nspans == 0)
-        return QSF_OK;
-    out->retired = calloc(st->nspans, sizeof *out->retired);
-    if (!out->retired)
-        return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "no memory for the retired spans");
-    for (uint32_t i = 0; i < st->nspans; i++) {
-        const rc_span *sp = &st->spans[i];
-        uint32_t n = out->n_retired;
-        if (n > 0 && out->retired[n - 1].to + 1 == sp->from)
-            out->retired[n - 1].to = sp->to; /* adjacent flushes: one span */
-        else
-            out->retired[out->n_retired++] = (qsf_fsn_span){sp->from, sp->to};
-    }
-    return QSF_OK;
+int qsf_rc_plan_flushes(const qsf_slot *slot, uint8_t *buf, rc_found *f, rc_plan *p,
+                        qsf_errinfo *err) {
+    qsf_assert(p->active != NULL && !p->rerun);
+    int64_t lowest = p->ndata > 0 ? p->data[0]->info.base_seq : p->active->info.base_seq;
+    int64_t published = p->active->info.base_seq + (int64_t) p->active->info.frame_count - 1;
+    bool ignored;
+    p->acked = qsf_rc_seed_acked(lowest, published, f->wm, &ignored);
+    qsf_assert(p->acked >= lowest - 1 && p->acked <= published);
+    return plan_groups(slot, buf, f, p, err);
 }
 
-static int add_loss(rc_state *st, const rc_span *sp, qsf_errinfo *err) {
-    rc_carry *c = st->carry;
-    qsf_recovery_loss *n = realloc(c->losses, (c->nlosses + 1) * sizeof *n);
-    if (!n)
-        return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "no memory for the recovery report");
-    c->losses = n;
-    qsf_recovery_loss *l = &n[c->nlosses++];
-    memset(l, 0, sizeof *l);
-    l->from_fsn = sp->from;
-    l->to_fsn = sp->to;
-    l->frames_destroyed = sp->destroyed;
-    l->destroyed_exact = sp->exact;
-    l->frames_retired = sp->retired;
-    l->rows = sp->rows;
-    l->frames_uncounted = sp->uncounted;
-    snprintf(l->file, sizeof l->file, "%s", sp->seg->info.name);
-    l->offset = sp->off;
-    snprintf(l->what, sizeof l->what, "%s", sp->what);
-    QSF_LOGE("data loss in slot %s: %s: %s; %s%llu damaged frames and %llu intact frames of the "
-             "same flushes (%llu rows%s; %llu of them need lost symbols) are given up, FSN "
-             "%lld..%lld",
-             st->out->slot.path, l->file, l->what, sp->exact ? "" : "at most ",
-             (unsigned long long) l->frames_destroyed, (unsigned long long) l->frames_retired,
-             (unsigned long long) l->rows, l->frames_uncounted ? " counted" : "",
-             (unsigned long long) sp->unknown, (long long) l->from_fsn, (long long) l->to_fsn);
-    return QSF_OK;
+int qsf_rc_plan(rc_state *st, qsf_errinfo *err) {
+    return qsf_rc_plan_flushes(&st->out->slot, st->buf, &st->found, &st->plan, err);
 }
 
-static bool is_loss(const rc_span *sp) {
-    return sp->destroyed > 0 || sp->unknown > 0;
-}
-
-/* The flushes after damage that are given up only because they need the
- * symbols it destroyed belong to that loss: one entry, not one per flush. */
-static bool extends(const rc_span *loss, const rc_span *sp) {
-    return sp->destroyed == 0 && sp->unknown > 0 && loss->to + 1 == sp->from;
-}
-
-static void merge_into(rc_span *loss, const rc_span *sp) {
-    loss->to = sp->to;
-    loss->retired += sp->retired;
-    loss->rows += sp->rows;
-    loss->uncounted += sp->uncounted;
-    loss->unknown += sp->unknown;
-}
-
-int qsf_rc_record_losses(rc_state *st, qsf_errinfo *err) {
-    int rc = QSF_OK;
-    rc_span cur = {.from = 0, .to = -1};
-    for (uint32_t i = 0; rc == QSF_OK && i <= st->nspans; i++) {
-        /* the interrupted flush had not returned: only damage in it is a loss */
-        const rc_span *sp = i < st->nspans                                    ? &st->spans[i]
-                            : st->cut.from <= st->cut.to && st->cut.destroyed ? &st->cut
-                                                                              : NULL;
-        if (sp && !is_loss(sp))
-            continue;
-        if (sp && cur.from <= cur.to && extends(&cur, sp)) {
-            merge_into(&cur, sp);
-            continue;
-        }
-        if (cur.from <= cur.to)
-            rc = add_loss(st, &cur, err);
-        cur = sp ? *sp : (rc_span){.from = 0, .to = -1};
-    }
-    if (rc == QSF_OK && cur.from <= cur.to)
-        rc = add_loss(st, &cur, err);
-    return rc;
+bool qsf_rc_given_up_in(const rc_plan *p, int64_t fsn) {
+    uint32_t lo = first_span_to_or_after(p, fsn);
+    return lo < p->nspans && p->spans[lo].from <= fsn;
 }
 
 bool qsf_rc_plan_repairs(const rc_state *st) {
-    if (st->new_head >= 0 || st->new_active >= 0 || st->cut.from <= st->cut.to)
+    const rc_plan *p = &st->plan;
+    if (p->new_head >= 0 || p->new_active >= 0 || p->cut.from <= p->cut.to)
         return true;
-    for (uint32_t i = 0; i < st->nsegs; i++)
-        if (st->segs[i].rewrite)
+    for (uint32_t i = 0; i < st->found.nsegs; i++)
+        if (st->found.segs[i].rewrite)
             return true;
     return false;
 }
 
-/* ---- a slot set aside ---- */
-
-/* Rows of the intact frames a set-aside gives up that no earlier loss of
- * this open counted: not placeholders, not in a flush this pass gives up
- * (an earlier pass counted those when it gave them up). */
-static int on_set_aside(rc_state *st, rc_reader *r, const rc_slot *s, void *user,
-                        qsf_errinfo *err) {
-    return s->intact && !qsf_rc_given_up(st, s->fsn) ? on_counted(st, r, s, user, err) : QSF_OK;
-}
-
-int qsf_rc_set_aside_loss(rc_state *st, qsf_errinfo *err) {
-    const qsf_slot_recovered *out = st->out;
-    rc_carry *c = st->carry;
-    rc_span sp = {.from = out->acked_fsn + 1, .to = out->published_fsn, .exact = true};
-    if (sp.from > sp.to)
-        return QSF_OK; /* nothing unacknowledged: nothing more is given up */
-    int rc = qsf_rc_walk(st, sp.from, sp.to, on_set_aside, &sp, err);
-    if (rc != QSF_OK)
-        return rc;
-    uint64_t frames = (uint64_t) (sp.to - sp.from + 1);
-    sp.destroyed = 0;
-    for (uint32_t i = 0; i < c->nlosses; i++) { /* what earlier passes found is in it */
-        sp.destroyed += c->losses[i].frames_destroyed;
-        sp.exact &= c->losses[i].destroyed_exact;
-        sp.rows += c->losses[i].rows;
-        sp.uncounted += c->losses[i].frames_uncounted;
-    }
-    sp.destroyed = sp.destroyed < frames ? sp.destroyed : frames;
-    sp.retired = frames - sp.destroyed;
-    sp.seg = st->active;
-    snprintf(sp.what, sizeof sp.what, "slot set aside, %.140s", out->data_loss_reason);
-    c->nlosses = 0; /* one loss: everything the slot gave up */
-    return add_loss(st, &sp, err);
+bool qsf_rc_given_up(const rc_state *st, int64_t fsn) {
+    return qsf_rc_given_up_in(&st->plan, fsn);
 }

@@ -21,6 +21,7 @@
 #include "recover_int.h"
 
 #include "err.h"
+#include "qsf_assert.h"
 #include "sf/sfa.h"
 
 #include <stdio.h>
@@ -56,23 +57,24 @@ static bounds measure(const rc_seg *s) {
     return b;
 }
 
-static int no_room(rc_state *st, rc_seg *s, int64_t next_base, uint64_t missing, uint64_t room,
-                   qsf_errinfo *err) {
+static int no_room(const char *slot_path, rc_seg *s, int64_t next_base, uint64_t missing,
+                   uint64_t room, qsf_errinfo *err) {
     return qsf_err_set(err, QSF_E_CORRUPT, 0, 0,
                        "FSN gap in recovered segments: expected %lld but got %lld (segment "
                        "%s/%s): the %llu missing frames do not fit as placeholders in its free "
                        "space (room for %llu); a segment was removed or a baseSeq is wrong",
                        (long long) (s->info.base_seq + (int64_t) s->info.frame_count),
-                       (long long) next_base, st->out->slot.path, s->info.name,
-                       (unsigned long long) missing, (unsigned long long) room);
+                       (long long) next_base, slot_path, s->info.name, (unsigned long long) missing,
+                       (unsigned long long) room);
 }
 
-static int overlap(rc_state *st, rc_seg *s, int64_t next_base, uint64_t least, qsf_errinfo *err) {
+static int overlap(const char *slot_path, rc_seg *s, int64_t next_base, uint64_t least,
+                   qsf_errinfo *err) {
     return qsf_err_set(err, QSF_E_CORRUPT, 0, 0,
                        "FSN gap in recovered segments: expected %lld but got %lld (segment %s/%s "
                        "holds at least %llu frames)",
                        (long long) (s->info.base_seq + (int64_t) least), (long long) next_base,
-                       st->out->slot.path, s->info.name, (unsigned long long) least);
+                       slot_path, s->info.name, (unsigned long long) least);
 }
 
 /* Spreads `total` FSN slots over the gaps of unknown count (oldest first,
@@ -91,6 +93,7 @@ static void number(rc_seg *s, const bounds *b, uint64_t total) {
         p->exact = b->unknown == 1 && rem == 0;
     }
     s->fill = rem;
+    qsf_assert(s->fill <= s->fill_ub); /* lost frames fit after the last intact one */
     s->fill_exact = b->unknown == 0;
     /* Where the frames beyond one per unknown gap were is not known: if some
      * could have been after the last intact frame, a flush may end there
@@ -100,17 +103,18 @@ static void number(rc_seg *s, const bounds *b, uint64_t total) {
     qsf_rc_count_slots(s);
 }
 
-int qsf_rc_number_sealed(rc_state *st, rc_seg *s, int64_t next_base, qsf_errinfo *err) {
+int qsf_rc_number_sealed(const char *slot_path, rc_seg *s, int64_t next_base, qsf_errinfo *err) {
     bounds b = measure(s);
     uint64_t last = s->info.last_good;
     s->fill_ub = (s->info.file_size - last) / RC_MIN_FRAME;
     if (next_base < s->info.base_seq ||
         (uint64_t) (next_base - s->info.base_seq) < b.known + b.unknown)
-        return overlap(st, s, next_base, b.known + b.unknown, err);
+        return overlap(slot_path, s, next_base, b.known + b.unknown, err);
     uint64_t total = (uint64_t) (next_base - s->info.base_seq);
     if (total > b.known + b.ub + s->fill_ub)
-        return no_room(st, s, next_base, total - b.known, b.ub + s->fill_ub, err);
+        return no_room(slot_path, s, next_base, total - b.known, b.ub + s->fill_ub, err);
     number(s, &b, total);
+    qsf_assert(s->info.frame_count == total); /* the next member's baseSeq fixed the count */
     return QSF_OK;
 }
 

@@ -14,7 +14,8 @@
  *      leaves the zeroed one a clean spare; finally the segment holding the
  *      first frame is cut there (zeroed, or rewritten up to it)
  *
- * Recovery then runs again and proves the result. */
+ * Recovery then runs again and proves the result. What the repair gives up
+ * is recorded first, for the report of the open. */
 #include "recover_int.h"
 
 #include "bytes.h"
@@ -22,6 +23,7 @@
 #include "log.h"
 #include "os/fileutil.h"
 #include "os/os.h"
+#include "qsf_assert.h"
 #include "qwp/encoder.h"
 #include "sf/segfmt.h"
 #include "sf/sfio.h"
@@ -45,6 +47,7 @@ typedef struct writer {
     uint8_t *buf; /* QSF_RECOVER_BUF */
     size_t used;
     uint64_t off, size; /* file offset of buf[0]; file size */
+    const rc_plan *p;   /* the flushes given up */
 } writer;
 
 static int w_flush(writer *w, qsf_errinfo *err) {
@@ -104,11 +107,11 @@ static int w_copy(writer *w, rc_reader *r, uint64_t off, uint64_t n, qsf_errinfo
 /* Each FSN of the segment: kept, or a placeholder (destroyed, or a member of
  * a given-up flush; its committing member becomes the empty commit, so the
  * flushes after it stay flushes of their own). */
-static int on_rewrite(rc_state *st, rc_reader *r, const rc_slot *s, void *user, qsf_errinfo *err) {
+static int on_rewrite(rc_reader *r, const rc_slot *s, void *user, qsf_errinfo *err) {
     writer *w = user;
     if (!s->intact)
         return w_empty(w, false, err);
-    if (!qsf_rc_given_up(st, s->fsn))
+    if (!qsf_rc_given_up_in(w->p, s->fsn))
         return w_copy(w, r, s->off, QSF_SFA_FRAME_OVERHEAD + (uint64_t) s->len, err);
     rc_frame_kind k;
     int rc = qsf_rc_frame_kind_of(r, s, &k, err);
@@ -139,7 +142,7 @@ static int write_tmp(rc_state *st, rc_seg *s, const char *tmp, int64_t limit, qs
     int rc = read_header(st, s, h, err);
     if (rc == QSF_OK)
         rc = qsf_unlink_quiet(sl->dirfd, sl->path, tmp, err);
-    writer w = {.fd = -1, .dir = sl->path, .name = tmp, .size = s->info.file_size};
+    writer w = {.fd = -1, .dir = sl->path, .name = tmp, .size = s->info.file_size, .p = &st->plan};
     if (rc == QSF_OK)
         rc = qsf_create_prealloc(sl->dirfd, sl->path, tmp, s->info.file_size, &w.fd, err);
     if (rc != QSF_OK)
@@ -149,7 +152,7 @@ static int write_tmp(rc_state *st, rc_seg *s, const char *tmp, int64_t limit, qs
                : qsf_err_set(err, QSF_E_NOMEM, 0, 0, "no memory to rewrite %s", s->info.name);
     int64_t to = limit - 1 < last_fsn(s) ? limit - 1 : last_fsn(s);
     if (rc == QSF_OK && to >= s->info.base_seq)
-        rc = qsf_rc_walk(st, s->info.base_seq, to, on_rewrite, &w, err);
+        rc = qsf_rc_walk_chain(sl, st->buf, w.p, s->info.base_seq, to, on_rewrite, &w, err);
     if (rc == QSF_OK)
         rc = w_flush(&w, err);
     if (rc == QSF_OK)
@@ -164,14 +167,15 @@ static int write_tmp(rc_state *st, rc_seg *s, const char *tmp, int64_t limit, qs
 int qsf_rc_rewrite_segment(rc_state *st, rc_seg *s, int64_t limit, bool keep_copy,
                            qsf_errinfo *err) {
     const qsf_slot *sl = &st->out->slot;
+    qsf_assert(!s->corrupt && limit > s->info.base_seq); /* a segment keeps its first FSN */
     char tmp[300];
     snprintf(tmp, sizeof tmp, "%s.tmp", s->info.name);
     uint32_t pruned = 0;
     int rc = keep_copy ? qsf_slot_quarantine_copy(sl->dirfd, sl->path, s->info.name, s->copy,
                                                   sizeof s->copy, &pruned, err)
                        : QSF_OK;
-    st->debris += pruned;
-    st->quarantined += keep_copy && rc == QSF_OK;
+    st->done.debris += pruned;
+    st->done.quarantined += keep_copy && rc == QSF_OK;
     if (rc == QSF_OK)
         rc = write_tmp(st, s, tmp, limit, err);
     if (rc == QSF_OK && QSF_OS->renameat(sl->dirfd, tmp, sl->dirfd, s->info.name) != 0) {
@@ -207,8 +211,7 @@ typedef struct find {
     uint64_t off;
 } find;
 
-static int on_find(rc_state *st, rc_reader *r, const rc_slot *s, void *user, qsf_errinfo *err) {
-    (void) st;
+static int on_find(rc_reader *r, const rc_slot *s, void *user, qsf_errinfo *err) {
     (void) r;
     (void) err;
     find *f = user;
@@ -224,18 +227,18 @@ static int zero_from(rc_state *st, rc_seg *s, uint64_t from, qsf_errinfo *err) {
     return end > from ? qsf_rc_zero_range(st, s, from, end, err) : QSF_OK;
 }
 
-static rc_seg *segment_of(const rc_state *st, int64_t fsn) {
-    for (uint32_t i = 0; i < st->ndata; i++)
-        if (st->data[i]->info.base_seq <= fsn && fsn <= last_fsn(st->data[i]))
-            return st->data[i];
-    return st->active;
+static rc_seg *segment_of(const rc_plan *p, int64_t fsn) {
+    for (uint32_t i = 0; i < p->ndata; i++)
+        if (p->data[i]->info.base_seq <= fsn && fsn <= last_fsn(p->data[i]))
+            return p->data[i];
+    return p->active;
 }
 
-static rc_seg *chain_before(const rc_state *st, const rc_seg *s) {
-    for (uint32_t i = 1; i < st->ndata; i++)
-        if (st->data[i] == s)
-            return st->data[i - 1];
-    return st->ndata > 0 && st->data[st->ndata - 1] != s ? st->data[st->ndata - 1] : NULL;
+static rc_seg *chain_before(const rc_plan *p, const rc_seg *s) {
+    for (uint32_t i = 1; i < p->ndata; i++)
+        if (p->data[i] == s)
+            return p->data[i - 1];
+    return p->ndata > 0 && p->data[p->ndata - 1] != s ? p->data[p->ndata - 1] : NULL;
 }
 
 static int manifest_to(rc_state *st, int64_t head, int64_t active, qsf_errinfo *err) {
@@ -251,10 +254,11 @@ static int manifest_to(rc_state *st, int64_t head, int64_t active, qsf_errinfo *
 }
 
 static int cut(rc_state *st, qsf_errinfo *err) {
-    rc_seg *k = segment_of(st, st->cut.from), *j = st->active;
+    const rc_plan *p = &st->plan;
+    rc_seg *k = segment_of(p, p->cut.from), *j = p->active;
     int rc = QSF_OK;
     while (rc == QSF_OK && j != k) {
-        rc_seg *prev = chain_before(st, j);
+        rc_seg *prev = chain_before(p, j);
         rc = zero_from(st, j, QSF_SFA_HEADER_SIZE, err); /* an empty active at the chain end */
         if (rc == QSF_OK)
             rc = manifest_to(st, st->out->manifest.head_base, prev->info.base_seq, err);
@@ -262,30 +266,35 @@ static int cut(rc_state *st, qsf_errinfo *err) {
     }
     if (rc != QSF_OK)
         return rc;
+    qsf_assert(p->cut.from > p->acked && k->info.base_seq <= p->cut.from); /* never acked */
     if (k->rewrite)
-        return rewrite(st, k, st->cut.from, err);
-    find f = {.fsn = st->cut.from, .off = 0};
-    rc = qsf_rc_walk(st, st->cut.from, st->cut.from, on_find, &f, err);
+        return rewrite(st, k, p->cut.from, err);
+    find f = {.fsn = p->cut.from, .off = 0};
+    rc = qsf_rc_walk_chain(&st->out->slot, st->buf, p, p->cut.from, p->cut.from, on_find, &f, err);
     return rc == QSF_OK ? zero_from(st, k, f.off, err) : rc;
 }
 
 static void log_cut(const rc_state *st) {
-    const rc_span *c = &st->cut;
+    const rc_span *c = &st->plan.cut;
     QSF_LOGW("slot %s: an interrupted flush of %lld frames (FSN %lld..%lld, %llu rows%s) was never "
              "acknowledged and was discarded",
              st->out->slot.path, (long long) (c->to - c->from + 1), (long long) c->from,
              (long long) c->to, (unsigned long long) c->rows, c->uncounted ? " counted" : "");
 }
 
-int qsf_rc_repair(rc_state *st, qsf_errinfo *err) {
+/* Steps 1-3. */
+static int carry_out(rc_state *st, qsf_errinfo *err) {
+    const rc_found *f = &st->found;
+    const rc_plan *p = &st->plan;
+    const qsf_manifest *m = &st->out->manifest;
     int rc = QSF_OK;
-    if (st->new_head >= 0 || st->new_active >= 0)
-        rc = manifest_to(st, st->new_head >= 0 ? st->new_head : st->out->manifest.head_base,
-                         st->new_active >= 0 ? st->new_active : st->out->manifest.active_base, err);
-    bool cutting = st->cut.from <= st->cut.to;
-    rc_seg *k = cutting ? segment_of(st, st->cut.from) : NULL;
-    for (uint32_t i = 0; rc == QSF_OK && i < st->nsegs; i++) {
-        rc_seg *s = &st->segs[i];
+    if (p->new_head >= 0 || p->new_active >= 0)
+        rc = manifest_to(st, p->new_head >= 0 ? p->new_head : m->head_base,
+                         p->new_active >= 0 ? p->new_active : m->active_base, err);
+    bool cutting = p->cut.from <= p->cut.to;
+    rc_seg *k = cutting ? segment_of(p, p->cut.from) : NULL;
+    for (uint32_t i = 0; rc == QSF_OK && i < f->nsegs; i++) {
+        rc_seg *s = &f->segs[i];
         if (s->rewrite && (!k || s->info.base_seq < k->info.base_seq))
             rc = rewrite(st, s, INT64_MAX, err);
     }
@@ -293,6 +302,60 @@ int qsf_rc_repair(rc_state *st, qsf_errinfo *err) {
         log_cut(st);
         rc = cut(st, err);
     }
-    st->rerun = true;
+    return rc;
+}
+
+/* ---- the report of the open ---- */
+
+/* What the repair gives up, into the report of the open (st->carry, which
+ * outlives the pass): the losses, the interrupted flush cut, the manifest
+ * corrected, the largest torn tail (the rewrite removes it). */
+static int record(rc_state *st, qsf_errinfo *err) {
+    const rc_plan *p = &st->plan;
+    const rc_span *cs = &p->cut;
+    rc_carry *c = st->carry;
+    int rc = qsf_rc_record_losses(st, err);
+    /* frames the published mark names were published: a loss, not a flush
+     * that never returned */
+    bool published_tail = p->active->marked && p->active->fill > 0;
+    if (cs->from <= cs->to && !published_tail) {
+        c->aborted_frames += (uint64_t) (cs->to - cs->from + 1);
+        c->aborted_rows += cs->rows;
+        c->aborted_from =
+            c->aborted_frames == (uint64_t) (cs->to - cs->from + 1) ? cs->from : c->aborted_from;
+        c->aborted_to = cs->to;
+    }
+    c->manifest_repaired |= p->new_head >= 0 || p->new_active >= 0;
+    const rc_found *f = &st->found;
+    for (uint32_t i = 0; i < f->nsegs; i++)
+        if (f->segs[i].torn_bytes > c->torn_bytes)
+            c->torn_bytes = f->segs[i].torn_bytes;
+    return rc;
+}
+
+/* Each loss recorded from loss `first` on names its file's quarantined copy. */
+static void name_copies(rc_state *st, uint32_t first) {
+    rc_carry *c = st->carry;
+    for (uint32_t k = first; k < c->nlosses; k++)
+        for (uint32_t i = 0; i < st->found.nsegs; i++) {
+            const rc_seg *s = &st->found.segs[i];
+            if (strcmp(c->losses[k].file, s->info.name) == 0 && s->copy[0])
+                snprintf(c->losses[k].copy, sizeof c->losses[k].copy, "%s", s->copy);
+        }
+}
+
+int qsf_rc_repair(rc_state *st, qsf_errinfo *err) {
+    const rc_plan *p = &st->plan;
+    qsf_assert(!st->dry_run && qsf_rc_plan_repairs(st));
+    uint32_t first_new = st->carry->nlosses;
+    int rc = record(st, err);
+    if (rc == QSF_OK)
+        rc = carry_out(st, err);
+    /* the cut removed what the mark named: once reported, it is done with
+     * (a crash before this reports it again, never silently) */
+    if (rc == QSF_OK && p->active->marked && p->active->fill > 0 && p->cut.from <= p->cut.to)
+        rc = qsf_unlink_quiet(st->out->slot.dirfd, st->out->slot.path, QSF_NAME_PUBLISHED, err);
+    if (rc == QSF_OK)
+        name_copies(st, first_new);
     return rc;
 }

@@ -9,6 +9,7 @@
 #include "err.h"
 #include "log.h"
 #include "os/os.h"
+#include "qsf_assert.h"
 #include "sf/segfmt.h"
 #include "sf/sfio.h"
 
@@ -66,21 +67,21 @@ int qsf_rc_read(rc_reader *r, uint64_t off, size_t want, const uint8_t **p, size
 
 /* ---- enumeration ---- */
 
-static int add_candidate(rc_state *st, const char *name, qsf_errinfo *err) {
-    if (st->nsegs % 16 == 0) {
-        rc_seg *n = realloc(st->segs, (st->nsegs + 16) * sizeof *n);
+static int add_candidate(rc_found *f, const char *name, qsf_errinfo *err) {
+    if (f->nsegs % 16 == 0) {
+        rc_seg *n = realloc(f->segs, (f->nsegs + 16) * sizeof *n);
         if (!n)
             return qsf_err_set(err, QSF_E_NOMEM, 0, ENOMEM, "no memory for the segment list");
-        st->segs = n;
+        f->segs = n;
     }
-    rc_seg *s = &st->segs[st->nsegs++];
+    rc_seg *s = &f->segs[f->nsegs++];
     memset(s, 0, sizeof *s);
     snprintf(s->info.name, sizeof s->info.name, "%s", name);
     uint64_t gen;
     s->info.generation = qsf_seg_name_parse(name, &gen) == 0 ? (int64_t) gen : -1;
-    if (s->info.generation >= 0 && (!st->any_gen || gen > st->max_gen)) {
-        st->max_gen = gen;
-        st->any_gen = true;
+    if (s->info.generation >= 0 && (!f->any_gen || gen > f->max_gen)) {
+        f->max_gen = gen;
+        f->any_gen = true;
     }
     return QSF_OK;
 }
@@ -91,14 +92,14 @@ static bool is_rewrite_tmp(const char *name) {
     return n > 8 && n < 256 && strcmp(name + n - 8, ".sfa.tmp") == 0;
 }
 
-static int add_tmp(rc_state *st, const char *name, qsf_errinfo *err) {
-    if (st->ntmp % 8 == 0) {
-        char(*n)[256] = realloc(st->tmp, (st->ntmp + 8) * sizeof *n);
+static int add_tmp(rc_found *f, const char *name, qsf_errinfo *err) {
+    if (f->ntmp % 8 == 0) {
+        char(*n)[256] = realloc(f->tmp, (f->ntmp + 8) * sizeof *n);
         if (!n)
             return qsf_err_set(err, QSF_E_NOMEM, 0, ENOMEM, "no memory for the file list");
-        st->tmp = n;
+        f->tmp = n;
     }
-    snprintf(st->tmp[st->ntmp++], 256, "%s", name);
+    snprintf(f->tmp[f->ntmp++], 256, "%s", name);
     return QSF_OK;
 }
 
@@ -108,8 +109,7 @@ static int list_error(const qsf_slot *slot, int e, qsf_errinfo *err) {
                        slot->path, strerror(e));
 }
 
-int qsf_rc_enumerate(rc_state *st, qsf_errinfo *err) {
-    const qsf_slot *slot = &st->out->slot;
+static int list_slot(const qsf_slot *slot, rc_found *f, qsf_errinfo *err) {
     int fd = QSF_OS->openat(slot->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
     if (fd < 0)
         return list_error(slot, errno, err);
@@ -129,10 +129,10 @@ int qsf_rc_enumerate(rc_state *st, qsf_errinfo *err) {
                 rc = list_error(slot, errno, err);
             break;
         }
-        if (qsf_seg_name_is_candidate(e->d_name) && strlen(e->d_name) < sizeof st->segs->info.name)
-            rc = add_candidate(st, e->d_name, err);
+        if (qsf_seg_name_is_candidate(e->d_name) && strlen(e->d_name) < sizeof f->segs->info.name)
+            rc = add_candidate(f, e->d_name, err);
         else if (is_rewrite_tmp(e->d_name))
-            rc = add_tmp(st, e->d_name, err);
+            rc = add_tmp(f, e->d_name, err);
         else if (qsf_seg_name_is_candidate(e->d_name))
             QSF_LOGW("ignoring %s/%s: name too long", slot->path, e->d_name);
         if (rc != QSF_OK)
@@ -166,6 +166,8 @@ int qsf_rc_frame_crc_ok(rc_reader *r, uint64_t off, uint32_t len, uint32_t want,
 }
 
 int qsf_rc_add_piece(rc_seg *s, const rc_piece *p, qsf_errinfo *err) {
+    /* pieces cover the file in order, without overlapping */
+    qsf_assert(p->off < p->end && (s->npieces == 0 || s->pieces[s->npieces - 1].end <= p->off));
     if (s->npieces % 8 == 0) {
         rc_piece *n = realloc(s->pieces, (s->npieces + 8) * sizeof *n);
         if (!n)
@@ -398,7 +400,7 @@ static int all_zero(rc_reader *r, bool *zero, qsf_errinfo *err) {
 
 /* No valid header: a file of nothing but zeros (a spare whose header never
  * reached the disk) holds no data and is debris; anything else is corrupt. */
-static int mark_corrupt(rc_state *st, rc_reader *r, rc_seg *s, const char *why, qsf_errinfo *err) {
+static int mark_corrupt(rc_found *f, rc_reader *r, rc_seg *s, const char *why, qsf_errinfo *err) {
     bool zero;
     int rc = all_zero(r, &zero, err);
     if (rc != QSF_OK)
@@ -408,8 +410,8 @@ static int mark_corrupt(rc_state *st, rc_reader *r, rc_seg *s, const char *why, 
         s->debris = true;
         return QSF_OK;
     }
-    QSF_LOGW("segment %s/%s is corrupt: %s", st->out->slot.path, s->info.name, why);
-    st->corrupt++;
+    QSF_LOGW("segment %s/%s is corrupt: %s", r->dir, s->info.name, why);
+    f->corrupt++;
     return QSF_OK;
 }
 
@@ -417,9 +419,9 @@ static int mark_corrupt(rc_state *st, rc_reader *r, rc_seg *s, const char *why, 
  * A baseSeq above INT64_MAX - (size - 24) / 8 is corrupt too: every frame the
  * file could hold (at least 8 bytes each) must have an FSN, and baseSeq +
  * frameCount (the next FSN) must not overflow. */
-static int check_header(rc_state *st, rc_reader *r, rc_seg *s, qsf_errinfo *err) {
+static int check_header(rc_found *f, rc_reader *r, rc_seg *s, qsf_errinfo *err) {
     if (r->size < QSF_SFA_HEADER_SIZE)
-        return mark_corrupt(st, r, s, "shorter than the 24-byte header", err);
+        return mark_corrupt(f, r, s, "shorter than the 24-byte header", err);
     const uint8_t *p;
     size_t got;
     int rc = qsf_rc_read(r, 0, QSF_SFA_HEADER_SIZE, &p, &got, err);
@@ -435,20 +437,20 @@ static int check_header(rc_state *st, rc_reader *r, rc_seg *s, qsf_errinfo *err)
     s->info.base_seq = h.base_seq;
     s->info.flags = h.flags;
     if (v == QSF_SFA_CORRUPT)
-        return mark_corrupt(st, r, s, h.base_seq < 0 ? "negative baseSeq" : "bad magic", err);
+        return mark_corrupt(f, r, s, h.base_seq < 0 ? "negative baseSeq" : "bad magic", err);
     if (h.base_seq > INT64_MAX - (int64_t) ((r->size - QSF_SFA_HEADER_SIZE) / 8))
-        return mark_corrupt(st, r, s, "baseSeq too large (the FSNs of its frames would overflow)",
+        return mark_corrupt(f, r, s, "baseSeq too large (the FSNs of its frames would overflow)",
                             err);
     return QSF_OK;
 }
 
-static int scan_one(rc_state *st, rc_seg *s, qsf_errinfo *err) {
+static int scan_one(const qsf_slot *slot, uint8_t *buf, rc_found *f, rc_seg *s, qsf_errinfo *err) {
     rc_reader r;
-    int rc = qsf_rc_reader_open(&r, &st->out->slot, s->info.name, st->buf, O_RDONLY, err);
+    int rc = qsf_rc_reader_open(&r, slot, s->info.name, buf, O_RDONLY, err);
     if (rc != QSF_OK)
         return rc;
     s->info.file_size = r.size;
-    rc = check_header(st, &r, s, err);
+    rc = check_header(f, &r, s, err);
     if (rc == QSF_OK && !s->corrupt)
         rc = walk_frames(&r, s, err);
     if (rc == QSF_OK && !s->corrupt)
@@ -459,11 +461,53 @@ static int scan_one(rc_state *st, rc_seg *s, qsf_errinfo *err) {
     return rc;
 }
 
-int qsf_rc_scan_all(rc_state *st, qsf_errinfo *err) {
-    for (uint32_t i = 0; i < st->nsegs; i++) {
-        int rc = scan_one(st, &st->segs[i], err);
+static int scan_found(const qsf_slot *slot, uint8_t *buf, rc_found *f, qsf_errinfo *err) {
+    for (uint32_t i = 0; i < f->nsegs; i++) {
+        int rc = scan_one(slot, buf, f, &f->segs[i], err);
         if (rc != QSF_OK)
             return rc;
+        qsf_assert(f->segs[i].corrupt || (f->segs[i].info.last_good >= QSF_SFA_HEADER_SIZE &&
+                                          f->segs[i].info.last_good <= f->segs[i].info.file_size));
     }
     return QSF_OK;
+}
+
+int qsf_rc_enumerate(rc_state *st, qsf_errinfo *err) {
+    return list_slot(&st->out->slot, &st->found, err);
+}
+
+int qsf_rc_scan_all(rc_state *st, qsf_errinfo *err) {
+    return scan_found(&st->out->slot, st->buf, &st->found, err);
+}
+
+/* ---- the watermark ---- */
+
+/* The .ack-watermark value as it is on disk, in either form, without
+ * repairing anything (the handle is opened later): -1 when the file is absent,
+ * has neither size or no valid value. */
+static int read_watermark(const qsf_slot *s, int64_t *wm, qsf_errinfo *err) {
+    *wm = -1;
+    uint64_t size = 0;
+    int fd = qsf_open_regular(s->dirfd, QSF_NAME_WATERMARK, O_RDONLY, &size);
+    if (fd < 0)
+        return errno == ENOENT
+                   ? QSF_OK
+                   : qsf_file_err(err, errno, "cannot open", s->path, QSF_NAME_WATERMARK);
+    uint8_t img[QSF_DUAL_FILE_SIZE];
+    bool known = size == QSF_DUAL_FILE_SIZE || size == QSF_AKW_COMPACT_SIZE;
+    int rc = known ? qsf_read_at(fd, img, size, 0, s->path, QSF_NAME_WATERMARK, err) : QSF_OK;
+    int64_t g, v;
+    if (rc == QSF_OK && known && qsf_akw_read_image(img, size, &g, &v) == 0)
+        *wm = v;
+    QSF_OS->close(fd);
+    return rc;
+}
+
+int qsf_rc_read_slot(const qsf_slot *slot, uint8_t *buf, rc_found *f, qsf_errinfo *err) {
+    int rc = list_slot(slot, f, err);
+    if (rc == QSF_OK)
+        rc = scan_found(slot, buf, f, err);
+    if (rc == QSF_OK)
+        rc = read_watermark(slot, &f->wm, err);
+    return rc;
 }

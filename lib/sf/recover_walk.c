@@ -8,25 +8,27 @@
 #include "bytes.h"
 #include "err.h"
 #include "qwp/peek.h"
+#include "qsf_assert.h"
 #include "qwp/types.h"
 #include "sf/segfmt.h"
 
 #include <fcntl.h>
 
-static uint32_t chain_len(const rc_state *st) {
-    bool active_is_data = st->ndata > 0 && st->data[st->ndata - 1] == st->active;
-    return st->ndata + (active_is_data ? 0 : 1);
+static uint32_t chain_len(const rc_plan *p) {
+    bool active_is_data = p->ndata > 0 && p->data[p->ndata - 1] == p->active;
+    return p->ndata + (active_is_data ? 0 : 1);
 }
 
-static rc_seg *chain_at(const rc_state *st, uint32_t i) {
-    return i < st->ndata && st->data[i] != st->active ? st->data[i] : st->active;
+static rc_seg *chain_at(const rc_plan *p, uint32_t i) {
+    return i < p->ndata && p->data[i] != p->active ? p->data[i] : p->active;
 }
 
 typedef struct walker {
-    rc_state *st;
+    const qsf_slot *slot;
+    uint8_t *buf;
     rc_reader *r;
     int64_t from, to, fsn;
-    rc_walk_fn fn;
+    rc_chain_fn fn;
     void *user;
 } walker;
 
@@ -34,7 +36,7 @@ static int visit(walker *w, rc_slot *s, qsf_errinfo *err) {
     s->fsn = w->fsn++;
     if (s->fsn < w->from || s->fsn > w->to)
         return QSF_OK;
-    return w->fn(w->st, w->r, s, w->user, err);
+    return w->fn(w->r, s, w->user, err);
 }
 
 static int walk_run(walker *w, rc_seg *seg, const rc_piece *p, qsf_errinfo *err) {
@@ -70,7 +72,7 @@ static int walk_destroyed(walker *w, rc_seg *seg, const rc_piece *p, uint64_t n,
 }
 
 static int walk_segment(walker *w, rc_seg *seg, qsf_errinfo *err) {
-    int rc = qsf_rc_reader_open(w->r, &w->st->out->slot, seg->info.name, w->st->buf, O_RDONLY, err);
+    int rc = qsf_rc_reader_open(w->r, w->slot, seg->info.name, w->buf, O_RDONLY, err);
     w->fsn = seg->info.base_seq;
     for (uint32_t i = 0; rc == QSF_OK && i < seg->npieces && w->fsn <= w->to; i++) {
         const rc_piece *p = &seg->pieces[i];
@@ -79,17 +81,20 @@ static int walk_segment(walker *w, rc_seg *seg, qsf_errinfo *err) {
     }
     if (rc == QSF_OK)
         rc = walk_destroyed(w, seg, NULL, seg->fill, err);
+    /* a segment's FSN slots are its pieces' and its fill (qsf_rc_count_slots) */
+    qsf_assert(rc != QSF_OK || w->fsn > w->to ||
+               w->fsn == seg->info.base_seq + (int64_t) seg->info.frame_count);
     qsf_rc_reader_close(w->r);
     return rc;
 }
 
-int qsf_rc_walk(rc_state *st, int64_t from, int64_t to, rc_walk_fn fn, void *user,
-                qsf_errinfo *err) {
+int qsf_rc_walk_chain(const qsf_slot *slot, uint8_t *buf, const rc_plan *p, int64_t from,
+                      int64_t to, rc_chain_fn fn, void *user, qsf_errinfo *err) {
     rc_reader r = {.fd = -1};
-    walker w = {.st = st, .r = &r, .from = from, .to = to, .fn = fn, .user = user};
-    uint32_t n = st->active ? chain_len(st) : 0;
+    walker w = {.slot = slot, .buf = buf, .r = &r, .from = from, .to = to, .fn = fn, .user = user};
+    uint32_t n = p->active ? chain_len(p) : 0;
     for (uint32_t i = 0; i < n; i++) {
-        rc_seg *seg = chain_at(st, i);
+        rc_seg *seg = chain_at(p, i);
         int64_t last = seg->info.base_seq + (int64_t) seg->info.frame_count - 1;
         if (seg->info.frame_count == 0 || last < from)
             continue;
@@ -100,6 +105,24 @@ int qsf_rc_walk(rc_state *st, int64_t from, int64_t to, rc_walk_fn fn, void *use
             return rc;
     }
     return QSF_OK;
+}
+
+/* The operator tools' callbacks take the whole pass. */
+typedef struct adapter {
+    rc_state *st;
+    rc_walk_fn fn;
+    void *user;
+} adapter;
+
+static int on_adapted(rc_reader *r, const rc_slot *s, void *user, qsf_errinfo *err) {
+    adapter *a = user;
+    return a->fn(a->st, r, s, a->user, err);
+}
+
+int qsf_rc_walk(rc_state *st, int64_t from, int64_t to, rc_walk_fn fn, void *user,
+                qsf_errinfo *err) {
+    adapter a = {.st = st, .fn = fn, .user = user};
+    return qsf_rc_walk_chain(&st->out->slot, st->buf, &st->plan, from, to, on_adapted, &a, err);
 }
 
 /* ---- a stored frame's QWP header ---- */

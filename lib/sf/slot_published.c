@@ -3,7 +3,7 @@
  * frames left in it. A crash tears only what was never reported published,
  * so a recovery that finds the tail of that segment cut below the recorded
  * FSN knows the frames were damaged after they were published, and reports
- * them (recover_tail.c) instead of cutting them as a torn tail.
+ * them (recover_mark.c) instead of cutting them as a torn tail.
  *
  *  0        4        8                16               24               32               40 60 64
  *  +--------+--------+----------------+----------------+----------------+----------------+--------+--------+

@@ -18,8 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 
-static int read_created(const rc_state *st, const rc_seg *s, int64_t *created, qsf_errinfo *err) {
-    const qsf_slot *sl = &st->out->slot;
+static int read_created(const qsf_slot *sl, const rc_seg *s, int64_t *created, qsf_errinfo *err) {
     int fd = qsf_open_regular(sl->dirfd, s->info.name, O_RDONLY, NULL);
     if (fd < 0)
         return qsf_file_err(err, errno, "cannot open segment", sl->path, s->info.name);
@@ -37,16 +36,14 @@ static bool all_exact(const rc_seg *s) {
     return true;
 }
 
-int qsf_rc_apply_mark(rc_state *st, qsf_errinfo *err) {
-    rc_seg *a = st->active;
-    const qsf_slot *sl = &st->out->slot;
+int qsf_rc_apply_mark(const qsf_slot *sl, rc_seg *a, qsf_errinfo *err) {
     qsf_published_mark m;
     bool present;
     int rc = qsf_slot_read_published(sl->dirfd, sl->path, &m, &present, err);
     if (rc != QSF_OK || !present || m.base_seq != a->info.base_seq)
         return rc;
     int64_t created = -1;
-    rc = read_created(st, a, &created, err);
+    rc = read_created(sl, a, &created, err);
     int64_t last = a->info.base_seq + (int64_t) a->info.frame_count - 1;
     if (rc != QSF_OK || created != m.created_us || (last == m.fsn && all_exact(a)))
         return rc;

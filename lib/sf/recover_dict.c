@@ -30,9 +30,9 @@ typedef struct strlist {
 } strlist;
 
 struct rc_dict {
-    rc_state *st;
-    uint32_t file_n; /* entries that came from .symbol-dict */
-    strlist learned; /* entries learned from frames, ids file_n.. */
+    const qsf_symdict *file; /* .symbol-dict as opened (out->symdict) */
+    uint32_t file_n;         /* entries that came from .symbol-dict */
+    strlist learned;         /* entries learned from frames, ids file_n.. */
     bool mismatch;
     char why[200];
 };
@@ -69,7 +69,7 @@ static uint32_t known(const fa_ctx *c) {
 
 static const char *known_entry(const fa_ctx *c, uint32_t id, uint32_t *len) {
     if (id < c->file_n)
-        return qsf_symdict_entry(&c->st->out->symdict, id, len);
+        return qsf_symdict_entry(c->file, id, len);
     *len = c->learned.lens[id - c->file_n];
     return c->learned.strs[id - c->file_n];
 }
@@ -176,35 +176,34 @@ static int analyse_section(fa_ctx *c, rc_reader *r, const rc_slot *s, rc_unknown
     return rc;
 }
 
-static void mark_unreplayable(fa_ctx *c) {
-    qsf_slot_recovered *out = c->st->out;
+static void mark_unreplayable(const fa_ctx *c, qsf_slot_recovered *out) {
     out->data_loss = true;
     snprintf(out->data_loss_reason, sizeof out->data_loss_reason, "unreplayable: %s", c->why);
 }
 
 int qsf_rc_dict_begin(rc_state *st, qsf_errinfo *err) {
-    st->dict = calloc(1, sizeof *st->dict);
-    if (!st->dict)
+    st->plan.dict = calloc(1, sizeof *st->plan.dict);
+    if (!st->plan.dict)
         return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "no memory to rebuild the dictionary");
-    st->dict->st = st;
-    st->dict->file_n = qsf_symdict_size(&st->out->symdict);
+    st->plan.dict->file = &st->out->symdict;
+    st->plan.dict->file_n = qsf_symdict_size(&st->out->symdict);
     return QSF_OK;
 }
 
-int qsf_rc_dict_frame(rc_state *st, rc_reader *r, const rc_slot *s, const rc_frame_kind *k,
+int qsf_rc_dict_frame(struct rc_dict *d, rc_reader *r, const rc_slot *s, const rc_frame_kind *k,
                       rc_unknown_syms *unknown, qsf_errinfo *err) {
     *unknown = (rc_unknown_syms){0};
-    if (!st->dict || !k->qwp || !(k->flags & QSF_QWP_FLAG_DELTA_SYMBOL_DICT))
+    if (!d || !k->qwp || !(k->flags & QSF_QWP_FLAG_DELTA_SYMBOL_DICT))
         return QSF_OK;
-    return analyse_section(st->dict, r, s, unknown, err);
+    return analyse_section(d, r, s, unknown, err);
 }
 
 int qsf_rc_dict_finish(rc_state *st, qsf_errinfo *err) {
-    fa_ctx *c = st->dict;
+    fa_ctx *c = st->plan.dict;
     qsf_slot_recovered *out = st->out;
     int rc = QSF_OK;
     if (c->mismatch)
-        mark_unreplayable(c);
+        mark_unreplayable(c, out);
     else if (c->learned.n > 0 && !st->dry_run) /* learned entries: one chunk in the file */
         rc = qsf_symdict_append(&out->symdict, c->file_n, c->learned.n,
                                 (const char *const *) c->learned.strs, c->learned.lens, err);
@@ -212,19 +211,19 @@ int qsf_rc_dict_finish(rc_state *st, qsf_errinfo *err) {
 }
 
 uint32_t qsf_rc_dict_known(const rc_state *st) {
-    return st->dict ? known(st->dict) : qsf_symdict_size(&st->out->symdict);
+    return st->plan.dict ? known(st->plan.dict) : qsf_symdict_size(&st->out->symdict);
 }
 
 const char *qsf_rc_dict_entry(const rc_state *st, uint32_t id, uint32_t *len) {
-    if (!st->dict)
+    if (!st->plan.dict)
         return qsf_symdict_entry(&st->out->symdict, id, len);
-    return id < known(st->dict) ? known_entry(st->dict, id, len) : NULL;
+    return id < known(st->plan.dict) ? known_entry(st->plan.dict, id, len) : NULL;
 }
 
 void qsf_rc_dict_free(rc_state *st) {
-    if (!st->dict)
+    if (!st->plan.dict)
         return;
-    strlist_free(&st->dict->learned);
-    free(st->dict);
-    st->dict = NULL;
+    strlist_free(&st->plan.dict->learned);
+    free(st->plan.dict);
+    st->plan.dict = NULL;
 }
