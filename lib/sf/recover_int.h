@@ -368,8 +368,7 @@ int qsf_rc_dict_frame(struct rc_dict *d, rc_reader *r, const rc_slot *s, const r
 int qsf_rc_dict_finish(rc_state *st, qsf_errinfo *err);
 void qsf_rc_dict_free(rc_state *st);
 /* The entries known so far (.symbol-dict, then those learned from frames) and
- * entry id (< known; NULL otherwise), for read-only walks (sfops/dump.h, through recover_view.h).
- */
+ * entry id (< known; NULL otherwise), for read-only walks (recover_view.h). */
 uint32_t qsf_rc_dict_known(const rc_state *st);
 const char *qsf_rc_dict_entry(const rc_state *st, uint32_t id, uint32_t *len);
 
