@@ -375,7 +375,7 @@ static int store_crc(qsf_segment *s, uint64_t off, uint32_t crc) {
 int qsf_seg_write_file(qsf_segment *s, const void *payload, uint32_t len, const char *dir_path,
                        qsf_errinfo *err) {
     uint64_t off = s->append_off;
-    if (!qsf_seg_place(s, len))
+    if (!room_for(s, len)) /* not qsf_seg_place: it stores the envelope through the mapping */
         return 0;
     uint8_t env[QSF_SFA_FRAME_OVERHEAD];
     qsf_put_u32(env + QSF_SFA_FRAME_AT_CRC, QSF_SFA_FRAME_WRITING);
