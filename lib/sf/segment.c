@@ -3,7 +3,6 @@
 #include "qsf_assert.h"
 
 #include "bytes.h"
-#include "crc32c.h"
 #include "err.h"
 #include "os/fileutil.h"
 #include "os/os.h"
@@ -319,11 +318,10 @@ static void seal_frame(qsf_segment *s, uint32_t len) {
     uint8_t *f = s->base + off;
     qsf_put_u32(f + QSF_SFA_FRAME_AT_LEN, len);
     (void) QSF_FAULT_POINT(QSF_FP_FRAME_PAYLOAD_WRITTEN);
-    /* The CRC is the commit marker: written last, after length and payload,
-     * which lie back to back, so one pass covers both. */
-    uint32_t crc = qsf_crc32c(f + QSF_SFA_FRAME_AT_LEN,
-                              QSF_SFA_FRAME_AT_PAYLOAD - QSF_SFA_FRAME_AT_LEN + (size_t) len);
-    qsf_put_u32(f + QSF_SFA_FRAME_AT_CRC, crc);
+    /* The CRC is the commit marker: written last, after length and payload.
+     * The one CRC of every frame writer (the pwrite path below, recovery's
+     * rewrite through qsf_sfa_frame_encode). */
+    qsf_put_u32(f + QSF_SFA_FRAME_AT_CRC, qsf_sfa_frame_crc(f + QSF_SFA_FRAME_AT_PAYLOAD, len));
     frame_written(s, off, len);
 }
 
@@ -388,8 +386,7 @@ int qsf_seg_write_file(qsf_segment *s, const void *payload, uint32_t len, const 
         bad = qsf_pwrite_full(s->fd, payload, len, (off_t) (off + sizeof env));
     if (!bad) {
         (void) QSF_FAULT_POINT(QSF_FP_FRAME_PAYLOAD_WRITTEN);
-        uint32_t st = qsf_crc32c_update(qsf_crc32c_begin(), env + QSF_SFA_FRAME_AT_LEN, 4);
-        bad = store_crc(s, off, qsf_crc32c_end(qsf_crc32c_update(st, payload, len)));
+        bad = store_crc(s, off, qsf_sfa_frame_crc(payload, len));
     }
     if (bad) {
         int e = errno;
