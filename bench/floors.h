@@ -19,4 +19,12 @@ double qsf_floor_tcp_ns(double total_bytes, size_t chunk, uint64_t rows);
 double qsf_floor_pages_ns(double total_bytes, size_t chunk, size_t file_bytes, const char *dir,
                           uint64_t rows);
 
+/* qsf_floor_pages_ns with the pages as the ring has them: large folios asked
+ * for (MADV_HUGEPAGE) and each file populated writable (MADV_POPULATE_WRITE)
+ * in one call before its copies. Not part of any floor: it says what fresh
+ * pages cost this kernel at best, against the CPU the ring's manager and spare
+ * threads spend on theirs. */
+double qsf_floor_pages_large_ns(double total_bytes, size_t chunk, size_t file_bytes,
+                                const char *dir, uint64_t rows);
+
 #endif

@@ -63,6 +63,21 @@ static void str_at(const void *offs, bool wide, const void *data, size_t j, cons
     *s = *len ? (const char *) data + b : "";
 }
 
+/* The memo slot of a string: one multiply over its length and end bytes, not
+ * the symbol table's hash (three dependent multiplies), which only a miss
+ * needs. The product's top bits, which every bit of the bytes reaches (the
+ * bytes that differ between strings such as "SYM000042" and "SYM000043" are
+ * the high ones). A hit is confirmed on the bytes. */
+static inline size_t memo_slot(const char *s, size_t len, int shift) {
+    uint64_t h = (len ? qsf_strmap_tail(s, len) : 0) ^ len;
+    return (size_t) ((h * 0x9E3779B97F4A7C15ull) >> shift);
+}
+
+/* memo_slot's shift for x->memo_slots slots (a power of two). */
+static int memo_shift(const qsf_chunk_scratch *x) {
+    return 64 - __builtin_ctzll(x->memo_slots);
+}
+
 /* The id of row r of SYMBOL column k (a valid row), interned if new. */
 static int row_id(qsf_chunk *c, qsf_chunk_col *k, qsf_symtab *st, size_t r, uint32_t *id,
                   qsf_errinfo *err) {
@@ -81,7 +96,7 @@ static int row_id(qsf_chunk *c, qsf_chunk_col *k, qsf_symtab *st, size_t r, uint
         str_at(k->offs, false, k->dict, code, &s, &len);
     } else {
         str_at(k->offs, k->src == CSRC_SYM64, k->values, k->off + r, &s, &len);
-        m = &x->memo[qsf_strmap_hash(s, len) & (x->memo_slots - 1)];
+        m = &x->memo[memo_slot(s, len, memo_shift(x))];
         if (m->s && m->len == len && qsf_bytes_eq(m->s, s, len)) {
             *id = m->id;
             return QSF_OK;
@@ -130,6 +145,35 @@ static int symbol_layout(qsf_chunk *c, size_t *nsym) {
     return 0;
 }
 
+/* intern_all for the common case, in one loop: a chunk's only SYMBOL column,
+ * plain strings with 32-bit offsets, no NULLs. Memo hits are resolved here;
+ * a miss goes through row_id. */
+static int intern_plain32(qsf_chunk *c, qsf_chunk_col *k, qsf_symtab *st, qsf_errinfo *err) {
+    qsf_chunk_scratch *x = &c->scratch;
+    const int32_t *o = (const int32_t *) k->offs + k->off;
+    const char *data = k->values;
+    const qsf_chunk_memo *memo = x->memo; /* row_id may fill a slot, never move it */
+    const int shift = memo_shift(x);
+    uint32_t *ids = x->ids + k->ids_at, *sym_end = x->sym_end, end = 0;
+    const size_t rows = c->rows;
+    sym_end[0] = 0;
+    for (size_t r = 0; r < rows; r++) {
+        const char *s = data + o[r];
+        size_t len = (size_t) (o[r + 1] - o[r]);
+        const qsf_chunk_memo *m = &memo[memo_slot(s, len, shift)];
+        uint32_t id = m->id;
+        if (!(m->s && m->len == len && qsf_bytes_eq(m->s, s, len))) {
+            int rc = row_id(c, k, st, r, &id, err);
+            if (rc != QSF_OK)
+                return rc;
+        }
+        ids[r] = id;
+        end = id + 1 > end ? id + 1 : end;
+        sym_end[r + 1] = end;
+    }
+    return QSF_OK;
+}
+
 /* Interns every symbol, row by row (the order the row API assigns ids in),
  * and records sym_end for every row prefix. */
 static int intern_all(qsf_chunk *c, qsf_symtab *st, qsf_errinfo *err) {
@@ -142,6 +186,8 @@ static int intern_all(qsf_chunk *c, qsf_symtab *st, qsf_errinfo *err) {
     for (uint32_t i = 0, n = 0; i < c->ncols; i++)
         if (c->cols[i].type == QSF_QWP_SYMBOL)
             sym[n++] = &c->cols[i];
+    if (nsym == 1 && sym[0]->src == CSRC_SYM32 && !sym[0]->validity)
+        return intern_plain32(c, sym[0], st, err);
     uint32_t end = 0;
     x->sym_end[0] = 0;
     for (size_t r = 0; r < c->rows; r++) {

@@ -1,6 +1,6 @@
 /* A chunk -> QWP frames (docs/PROTOCOL.md §3-§5), straight from the column
  * buffers into the room the ring lends (or the chunk's own frame buffer when
- * it lends none, as in SF mode, see qsf_ring_txn_place): no row buffer.
+ * it lends none, see qsf_ring_txn_place): no row buffer.
  *
  * One encode:
  *  1. interns every symbol of the chunk, row by row and column by column as

@@ -68,7 +68,7 @@ enum qsf_fault_point {
     QSF_FP_SEGMENT_UNLINKED = 6,      /* segment unlinked, directory not synced */
     QSF_FP_SYMDICT_HALF_WRITTEN = 7,  /* .symbol-dict chunk half written */
     QSF_FP_QUARANTINE_RENAMED = 8,    /* quarantine rename done, directory not synced */
-    QSF_FP_FRAME_PLACED = 9,          /* frame built in place, its length not yet written */
+    QSF_FP_FRAME_PLACED = 9,          /* frame built in place, its length still the room's */
     QSF_FP_FRAMES_HALF_ZEROED = 10,   /* half of an aborted flush's frames zeroed */
     QSF_FP_SRCPOS_WRITTEN = 11,       /* a flush's source position written, its barrier not run */
     QSF_FP_FLUSH_SYNCED = 12,         /* a flush's barrier done, the flush not yet published */

@@ -193,14 +193,15 @@ bool qsf_ring_txn_started_behind(const qsf_ring *r);
 int qsf_ring_txn_append(qsf_ring *r, const void *payload, size_t len, int64_t *fsn_out,
                         qsf_errinfo *err);
 /* A frame built in place (the encoder's placer, qwp/encoder.h), saving the
- * copy of qsf_ring_txn_append, in memory mode: qsf_ring_txn_place lends room
- * for a frame of up to `cap` bytes in the active segment, or returns NULL
- * whenever the frame would not simply go there (an SF ring, no flush open, an
- * error latched, a rotation due or owed, no room): then the caller builds it
- * elsewhere and appends it, which rotates, waits or reports. Until qsf_ring_txn_append_placed (the
- * frame of `len` <= cap bytes written there, its FSN assigned as by an
- * append) or qsf_ring_txn_unplace (given up: the room zeroed), the producer
- * calls nothing else on the ring. */
+ * copy of qsf_ring_txn_append: qsf_ring_txn_place lends room for a frame of
+ * up to `cap` bytes in the active segment, its envelope marking it as being
+ * written (qsf_seg_place), or returns NULL whenever the frame would not
+ * simply go there (no flush open, an error latched, a rotation due or owed,
+ * no room, `append` durability, a source position staged): then the caller
+ * builds it elsewhere and appends it, which rotates, waits or reports. Until
+ * qsf_ring_txn_append_placed (the frame of `len` <= cap bytes written there,
+ * its FSN assigned as by an append) or qsf_ring_txn_unplace (given up: the
+ * room zeroed), the producer calls nothing else on the ring. */
 uint8_t *qsf_ring_txn_place(qsf_ring *r, size_t cap);
 void qsf_ring_txn_append_placed(qsf_ring *r, size_t len, int64_t *fsn_out);
 void qsf_ring_txn_unplace(qsf_ring *r, size_t cap);

@@ -542,21 +542,22 @@ int qsf_ring_txn_append(qsf_ring *r, const void *payload, size_t len, int64_t *f
     return rc;
 }
 
-/* Memory mode only. In an SF ring the bytes of a frame being built in place
- * would lie past the last frame, with no length or CRC yet, for as long as
- * the build takes; a kill then leaves them to recovery's salvage, which takes
- * whatever among them looks like a stored frame (a BINARY value can hold
- * one) for an intact frame after corruption: a false data loss, or a frame
- * nobody flushed (docs/DURABILITY.md §3.2). A copied frame is exposed only
- * while it is copied. */
+/* The frame is built in the active segment itself, its room's envelope
+ * marking it as being written (qsf_seg_place), in memory mode and in an SF
+ * ring whose frames go through the mapping. Not with `append` durability,
+ * whose frames are written with pwrite (qsf_seg_write_file), nor while a
+ * source position is staged: it must reach its log before the committing
+ * frame's bytes do (qsf_ring_txn_append), and sealing a placed frame cannot
+ * fail. */
 uint8_t *qsf_ring_txn_place(qsf_ring *r, size_t cap) {
-    if (r->sf || !r->txn.open || latched(r) || !active_takes_next(r))
+    if (!r->txn.open || r->srcpos_pending_len || latched(r) || !active_takes_next(r) ||
+        r->active->frames_by_pwrite)
         return NULL;
     return qsf_seg_place(r->active, cap);
 }
 
 void qsf_ring_txn_append_placed(qsf_ring *r, size_t len, int64_t *fsn_out) {
-    qsf_assert(!r->sf && r->txn.open); /* placed frames: memory mode only (qsf_ring_txn_place) */
+    qsf_assert(r->txn.open);
     qsf_segment *a = r->active;
     uint64_t off = a->append_off;
     (void) QSF_FAULT_POINT(QSF_FP_FRAME_PLACED);
@@ -566,6 +567,6 @@ void qsf_ring_txn_append_placed(qsf_ring *r, size_t len, int64_t *fsn_out) {
 }
 
 void qsf_ring_txn_unplace(qsf_ring *r, size_t cap) {
-    qsf_assert(!r->sf && r->txn.open);
+    qsf_assert(r->txn.open);
     qsf_seg_unplace(r->active, cap);
 }

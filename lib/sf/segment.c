@@ -3,7 +3,6 @@
 #include "qsf_assert.h"
 
 #include "bytes.h"
-#include "crc32c.h"
 #include "err.h"
 #include "os/fileutil.h"
 #include "os/os.h"
@@ -263,12 +262,43 @@ void qsf_seg_destroy(qsf_segment *s) {
     free(s);
 }
 
-uint8_t *qsf_seg_place(qsf_segment *s, uint64_t cap) {
+/* Where a payload of up to cap bytes goes at append_off, or NULL when it does
+ * not fit or its length could not be stored (top bit set). */
+static uint8_t *room_for(qsf_segment *s, uint64_t cap) {
     uint64_t off = s->append_off;
-    if (cap > UINT32_MAX || cap > s->size - off || s->size - off - cap < QSF_SFA_FRAME_OVERHEAD)
+    if (cap > INT32_MAX || cap > s->size - off || s->size - off - cap < QSF_SFA_FRAME_OVERHEAD)
         return NULL;
     return s->base + off + QSF_SFA_FRAME_AT_PAYLOAD;
 }
+
+/* The envelope of a frame being written (docs/FORMAT.md §2.4): the marker in
+ * the CRC field, then `len`. Before any of its payload. */
+static void mark_writing(uint8_t *payload, uint32_t len) {
+    uint8_t *f = payload - QSF_SFA_FRAME_AT_PAYLOAD;
+    qsf_put_u32(f + QSF_SFA_FRAME_AT_CRC, QSF_SFA_FRAME_WRITING);
+    qsf_put_u32(f + QSF_SFA_FRAME_AT_LEN, len);
+}
+
+uint8_t *qsf_seg_place(qsf_segment *s, uint64_t cap) {
+    uint8_t *p = room_for(s, cap);
+    if (p)
+        mark_writing(p, (uint32_t) cap);
+    s->placed_cap = p ? cap : 0;
+    return p;
+}
+
+#ifdef QSF_ASSERTS
+/* Whether the placed room past a frame of len bytes holds zeros still: the
+ * encoder wrote nothing past its frame, which a crash before the CRC would
+ * otherwise leave behind the frame's length for salvage to search. */
+static bool room_tail_zero(const qsf_segment *s, uint32_t len) {
+    const uint8_t *p = s->base + s->append_off + QSF_SFA_FRAME_AT_PAYLOAD;
+    for (uint64_t i = len; i < s->placed_cap; i++)
+        if (p[i])
+            return false;
+    return true;
+}
+#endif
 
 /* The frame at off, its CRC stored, is written: the producer's offset moves
  * past it (not published yet). */
@@ -281,36 +311,43 @@ static void frame_written(qsf_segment *s, uint64_t off, uint32_t len) {
     atomic_store_explicit(&s->written_off, s->append_off, memory_order_release);
 }
 
-void qsf_seg_write_placed(qsf_segment *s, uint32_t len) {
+/* The frame at append_off, its envelope marked and its payload in, ends: its
+ * length, then its CRC. */
+static void seal_frame(qsf_segment *s, uint32_t len) {
     uint64_t off = s->append_off;
     uint8_t *f = s->base + off;
     qsf_put_u32(f + QSF_SFA_FRAME_AT_LEN, len);
     (void) QSF_FAULT_POINT(QSF_FP_FRAME_PAYLOAD_WRITTEN);
-    /* The CRC is the commit marker: written last, after length and payload,
-     * which lie back to back, so one pass covers both. */
-    uint32_t crc = qsf_crc32c(f + QSF_SFA_FRAME_AT_LEN,
-                              QSF_SFA_FRAME_AT_PAYLOAD - QSF_SFA_FRAME_AT_LEN + (size_t) len);
-    qsf_put_u32(f + QSF_SFA_FRAME_AT_CRC, crc);
+    /* The CRC is the commit marker: written last, after length and payload.
+     * The one CRC of every frame writer (the pwrite path below, recovery's
+     * rewrite through qsf_sfa_frame_encode). */
+    qsf_put_u32(f + QSF_SFA_FRAME_AT_CRC, qsf_sfa_frame_crc(f + QSF_SFA_FRAME_AT_PAYLOAD, len));
     frame_written(s, off, len);
 }
 
+void qsf_seg_write_placed(qsf_segment *s, uint32_t len) {
+    /* the room qsf_seg_place lent; a segment file holds zeros past its
+     * frames (a reused memory buffer keeps its old bytes: no recovery reads
+     * them) */
+    qsf_assert(len <= s->placed_cap && (s->fd < 0 || room_tail_zero(s, len)));
+    seal_frame(s, len);
+}
+
 void qsf_seg_unplace(qsf_segment *s, uint64_t cap) {
-    uint8_t *p = qsf_seg_place(s, cap);
-    if (p)
-        memset(p, 0, cap);
+    uint8_t *p = room_for(s, cap);
+    if (p) /* the room, envelope first: zeros again */
+        memset(p - QSF_SFA_FRAME_AT_PAYLOAD, 0, QSF_SFA_FRAME_AT_PAYLOAD + cap);
 }
 
 bool qsf_seg_write(qsf_segment *s, const void *payload, uint32_t len) {
-    uint8_t *p = qsf_seg_place(s, len);
+    uint8_t *p = room_for(s, len);
     if (!p)
         return false;
-    uint8_t *f = p - QSF_SFA_FRAME_AT_PAYLOAD;
     /* A crash inside the copy leaves a frame recovery knows was being written:
      * the payload's bytes, whatever they hold, are not looked into for frames. */
-    qsf_put_u32(f + QSF_SFA_FRAME_AT_CRC, QSF_SFA_FRAME_WRITING);
-    qsf_put_u32(f + QSF_SFA_FRAME_AT_LEN, len);
+    mark_writing(p, len);
     memcpy(p, payload, len);
-    qsf_seg_write_placed(s, len);
+    seal_frame(s, len);
     return true;
 }
 
@@ -339,7 +376,7 @@ static int store_crc(qsf_segment *s, uint64_t off, uint32_t crc) {
 int qsf_seg_write_file(qsf_segment *s, const void *payload, uint32_t len, const char *dir_path,
                        qsf_errinfo *err) {
     uint64_t off = s->append_off;
-    if (!qsf_seg_place(s, len))
+    if (!room_for(s, len)) /* not qsf_seg_place: it stores the envelope through the mapping */
         return 0;
     uint8_t env[QSF_SFA_FRAME_OVERHEAD];
     qsf_put_u32(env + QSF_SFA_FRAME_AT_CRC, QSF_SFA_FRAME_WRITING);
@@ -349,8 +386,7 @@ int qsf_seg_write_file(qsf_segment *s, const void *payload, uint32_t len, const 
         bad = qsf_pwrite_full(s->fd, payload, len, (off_t) (off + sizeof env));
     if (!bad) {
         (void) QSF_FAULT_POINT(QSF_FP_FRAME_PAYLOAD_WRITTEN);
-        uint32_t st = qsf_crc32c_update(qsf_crc32c_begin(), env + QSF_SFA_FRAME_AT_LEN, 4);
-        bad = store_crc(s, off, qsf_crc32c_end(qsf_crc32c_update(st, payload, len)));
+        bad = store_crc(s, off, qsf_sfa_frame_crc(payload, len));
     }
     if (bad) {
         int e = errno;

@@ -62,6 +62,7 @@ typedef struct qsf_segment {
      * syncs its header. */
     _Atomic bool header_cold;
     bool frames_by_pwrite; /* SF, `append` durability: see qsf_seg_write_file */
+    uint64_t placed_cap;   /* producer: the room qsf_seg_place lent last */
 } qsf_segment;
 
 /* Memory mode: a zeroed buffer of `size` bytes with a header (flags 0). */
@@ -146,11 +147,15 @@ int qsf_seg_write_file(qsf_segment *s, const void *payload, uint32_t len, const 
 
 /* A frame written in two steps, its payload in place (no copy): where a
  * payload of up to `cap` bytes goes at append_off, or NULL when it does not
- * fit; nothing is written. Until qsf_seg_write_placed ends the frame with its
- * length and CRC (`len` <= cap) the bytes there are past every offset a
- * reader uses, and a crash leaves them as a torn tail (docs/FORMAT.md §2.4),
- * as it leaves a frame interrupted in qsf_seg_write. qsf_seg_unplace zeroes
- * the room again when the frame is given up: past append_off a segment holds
+ * fit. The room's envelope is written first, as a copied frame's is: the
+ * marker in the CRC field and `cap` as the length (docs/FORMAT.md §2.4), so
+ * that a crash while the payload is built leaves a frame recovery knows was
+ * being written, over the whole room: its bytes, whatever the rows hold (a
+ * BINARY value may hold a stored frame), are not searched for frames.
+ * qsf_seg_write_placed ends the frame: its length (`len` <= cap), then its
+ * CRC, last. The encoder writes nothing past `len`, so the room past it
+ * holds zeros, as past every frame. qsf_seg_unplace zeroes the room and its
+ * envelope again when the frame is given up: past append_off a segment holds
  * zeros (qsf_seg_unwrite keeps that too). Producer only. */
 uint8_t *qsf_seg_place(qsf_segment *s, uint64_t cap);
 void qsf_seg_write_placed(qsf_segment *s, uint32_t len);

@@ -164,6 +164,53 @@ static void splits_over_frames(void **state) {
     ct_free(&t);
 }
 
+/* The one-loop case of the symbol interning: a chunk's only SYMBOL column,
+ * plain strings with 32-bit offsets, no validity, read from an offset. Its
+ * strings include the empty one, short ones, and long ones that share their
+ * last 8 bytes and length (one memo slot: only their bytes tell them apart).
+ * The same frame bytes and ids as the row path. */
+static void one_plain_symbol_column_as_rows(void **state) {
+    fx *f = *state;
+    static const char *const set[] = {"",          "a",          "ab",         "abcd",
+                                      "SYM000042", "xSYM000001", "ySYM000001", "abcde"};
+    enum { ROWS = 3000, SKIP = 3, NSET = sizeof set / sizeof set[0] };
+    static char data[ROWS * 16];
+    static int32_t offs[ROWS + SKIP + 1];
+    static int64_t ts[ROWS];
+    int32_t at = 0;
+    for (size_t r = 0; r < ROWS + SKIP; r++) {
+        const char *v = set[(r * 7 + r / 5) % NSET];
+        offs[r] = at;
+        memcpy(data + at, v, strlen(v));
+        at += (int32_t) strlen(v);
+    }
+    offs[ROWS + SKIP] = at;
+    for (size_t r = 0; r < ROWS; r++) {
+        size_t j = r + SKIP;
+        ts[r] = 1700000000000000ll + (int64_t) r;
+        assert_int_equal(qsf_qwp_batch_table(f->b, "t", 1, &f->err), QSF_OK);
+        assert_int_equal(qsf_qwp_batch_symbol(f->b, "s", 1, data + offs[j],
+                                              (size_t) (offs[j + 1] - offs[j]), &f->err),
+                         QSF_OK);
+        assert_int_equal(qsf_qwp_batch_at_micros(f->b, ts[r], &f->err), QSF_OK);
+    }
+    qsf_qwp_enc_opts o;
+    qsf_qwp_enc_opts_default(&o);
+    o.max_frame = 8u << 20;
+    assert_int_equal(qsf_qwp_encode(f->e, f->b, &o, qc_syms, qc_emit, &f->rows, NULL, &f->err),
+                     QSF_OK);
+    assert_int_equal(qsf_chunk_symbol(f->c, "s", 1, offs, data, NULL, SKIP, ROWS, &f->err), QSF_OK);
+    assert_int_equal(qsf_chunk_at(f->c, ts, QSF_UNIT_MICROS, 0, ROWS, &f->err), QSF_OK);
+    qsf_qwp_encode_result res;
+    assert_int_equal(chunk_encode(f, &o, &res), QSF_OK);
+    assert_int_equal(f->rows.n, 1);
+    assert_int_equal(f->chunk.n, 1);
+    assert_int_equal(f->rows.f[0].len, f->chunk.f[0].len);
+    assert_memory_equal(f->rows.f[0].p, f->chunk.f[0].p, f->rows.f[0].len);
+    assert_int_equal(qsf_symtab_size(f->st_chunk), NSET);
+    assert_int_equal(qsf_symtab_size(f->st_rows), NSET);
+}
+
 /* A row that no frame holds is refused before any frame or symbol. */
 static void row_too_large(void **state) {
     fx *f = *state;
@@ -234,6 +281,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(identical_to_row_path, setup, teardown),
         cmocka_unit_test_setup_teardown(all_null_column_left_out, setup, teardown),
         cmocka_unit_test_setup_teardown(splits_over_frames, setup, teardown),
+        cmocka_unit_test_setup_teardown(one_plain_symbol_column_as_rows, setup, teardown),
         cmocka_unit_test_setup_teardown(row_too_large, setup, teardown),
         cmocka_unit_test_setup_teardown(failed_emit_restores_symbols, setup, teardown),
         cmocka_unit_test_setup_teardown(dictionary_full, setup, teardown),

@@ -2,12 +2,15 @@
  * zero-copy path, memory mode): the same bytes as a copied frame, nothing
  * written for a frame that does not fit, a given-up room zeroed, flushes of
  * placed frames (mixed with appended ones across rotations) read back and
- * aborted like any other, and no room lent by an SF ring. */
+ * aborted like any other, in memory mode and in an SF ring (reopened), and
+ * no room lent with `append` durability, whose frames go by pwrite. */
 #include "ring_testutil.h"
 
 #include "sf/ring.h"
 #include "sf/segment.h"
 #include "sf/sfa.h"
+
+#include "bytes.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -43,10 +46,34 @@ static void place_refuses_what_does_not_fit(void **state) {
     assert_int_equal(qsf_seg_new_mem(64, 0, &s, NULL), QSF_OK);
     assert_null(qsf_seg_place(s, 33)); /* 64 - header 24 - frame overhead 8 = 32 */
     assert_null(qsf_seg_place(s, (uint64_t) UINT32_MAX + 1));
-    assert_non_null(qsf_seg_place(s, 32));
+    assert_null(qsf_seg_place(s, (uint64_t) INT32_MAX + 1)); /* a length's top bit is invalid */
     for (int i = QSF_SFA_HEADER_SIZE; i < 64; i++)
         assert_int_equal(s->base[i], 0);
+    assert_non_null(qsf_seg_place(s, 32));
     assert_int_equal(s->append_off, QSF_SFA_HEADER_SIZE);
+    qsf_seg_destroy(s);
+}
+
+/* The room's envelope is written before anything else: the writer's marker
+ * and the room's length, so that a crash while the payload is built leaves
+ * a frame recovery knows was being written, over the whole room
+ * (docs/FORMAT.md §2.4). The frame's own length replaces the room's when it
+ * is sealed, before its CRC. */
+static void placed_room_is_marked_as_being_written(void **state) {
+    (void) state;
+    qsf_segment *s;
+    assert_int_equal(qsf_seg_new_mem(256, 0, &s, NULL), QSF_OK);
+    const uint8_t *f = s->base + QSF_SFA_HEADER_SIZE;
+    uint8_t *p = qsf_seg_place(s, 100);
+    assert_non_null(p);
+    assert_int_equal(qsf_get_u32(f + QSF_SFA_FRAME_AT_CRC), QSF_SFA_FRAME_WRITING);
+    assert_int_equal(qsf_get_u32(f + QSF_SFA_FRAME_AT_LEN), 100);
+    for (int i = 0; i < 100; i++)
+        assert_int_equal(p[i], 0);
+    memcpy(p, "seven!!", 7);
+    qsf_seg_write_placed(s, 7);
+    assert_int_equal(qsf_get_u32(f + QSF_SFA_FRAME_AT_LEN), 7);
+    assert_int_not_equal(qsf_get_u32(f + QSF_SFA_FRAME_AT_CRC), QSF_SFA_FRAME_WRITING);
     qsf_seg_destroy(s);
 }
 
@@ -139,26 +166,63 @@ static void placed_flushes_read_back(void **state) {
     assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
 }
 
-/* An SF ring lends no room, even with a flush open and room to spare: every
- * frame is copied in (docs/DURABILITY.md §3.2), and reads back after a
- * reopen. */
-static void sf_ring_builds_nothing_in_place(void **state) {
+/* Memory mode reuses trimmed buffers with their old bytes (no recovery reads
+ * past a segment's frames): frames placed there, in rooms larger than they
+ * turn out, past old frames' bytes, go in and read back. Each flush's frames
+ * are acknowledged before the next, and the cap holds four segments, so the
+ * laps run through reused buffers. */
+static void placed_frames_in_reused_memory_buffers(void **state) {
+    (void) state;
+    qsf_ring_opts o = opts(false);
+    o.total_bytes = 4 * 1024;
+    qsf_ring *r = rt_open(&o);
+    int placed = 0, appended = 0;
+    for (int k = 0; k < 20; k++) {
+        flush_placed(r, k * 40, 40, &placed, &appended);
+        assert_int_equal(read_back(r, k * 40), 40);
+        qsf_ring_acknowledge(r, k * 40 + 39);
+    }
+    assert_true(placed > appended);
+    assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
+}
+
+/* An SF ring builds its frames in place too (docs/DURABILITY.md §3.2), and
+ * they read back after a reopen. */
+static void sf_ring_builds_in_place(void **state) {
     (void) state;
     qsf_ring_opts o = opts(true);
+    qsf_ring *r = rt_open(&o);
+    int placed = 0, appended = 0;
+    for (int k = 0; k < 5; k++)
+        flush_placed(r, k * 40, 40, &placed, &appended);
+    assert_true(placed > appended && appended >= 5);
+    assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
+    r = rt_open(&o); /* nothing acknowledged: every frame comes back from the files */
+    assert_int_equal(qsf_ring_published_fsn(r), 199);
+    assert_int_equal(read_back(r, 0), 200);
+    assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
+}
+
+/* With `append` durability frames go into the files by pwrite: no room is
+ * lent, even with a flush open and room to spare, and every frame is
+ * appended. */
+static void append_durability_builds_nothing_in_place(void **state) {
+    (void) state;
+    qsf_ring_opts o = opts(true);
+    o.durability = QSF_DUR_APPEND;
     qsf_ring *r = rt_open(&o);
     qsf_errinfo e;
     assert_int_equal(qsf_ring_txn_begin(r, &e), QSF_OK);
     assert_null(qsf_ring_txn_place(r, 16));
     assert_int_equal(qsf_ring_txn_abort(r, &e), QSF_OK);
     int placed = 0, appended = 0;
-    for (int k = 0; k < 5; k++)
+    for (int k = 0; k < 3; k++)
         flush_placed(r, k * 40, 40, &placed, &appended);
     assert_int_equal(placed, 0);
-    assert_int_equal(appended, 200);
+    assert_int_equal(appended, 120);
     assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
-    r = rt_open(&o); /* nothing acknowledged: every frame comes back from the files */
-    assert_int_equal(qsf_ring_published_fsn(r), 199);
-    assert_int_equal(read_back(r, 0), 200);
+    r = rt_open(&o);
+    assert_int_equal(read_back(r, 0), 120);
     assert_int_equal(qsf_ring_close(r, NULL), QSF_OK);
 }
 
@@ -193,9 +257,14 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(placed_frame_has_the_bytes_of_a_written_one),
         cmocka_unit_test(place_refuses_what_does_not_fit),
+        cmocka_unit_test(placed_room_is_marked_as_being_written),
         cmocka_unit_test(given_up_room_is_zeroed),
         cmocka_unit_test_setup_teardown(placed_flushes_read_back, rt_setup, rt_teardown),
-        cmocka_unit_test_setup_teardown(sf_ring_builds_nothing_in_place, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(placed_frames_in_reused_memory_buffers, rt_setup,
+                                        rt_teardown),
+        cmocka_unit_test_setup_teardown(sf_ring_builds_in_place, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(append_durability_builds_nothing_in_place, rt_setup,
+                                        rt_teardown),
         cmocka_unit_test_setup_teardown(aborted_placed_flush_leaves_nothing, rt_setup, rt_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

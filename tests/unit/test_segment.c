@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -290,6 +291,33 @@ static void appended_frames_dirty_only_their_blocks(void **state) {
     close(dfd);
 }
 
+/* `append` durability: a frame is written by pwrite alone, nothing of it
+ * stored through the mapping (a store would dirty the whole folio it lands
+ * in): with the mapping made read-only the frames still go in, and read back
+ * once it is writable again. A frame's envelope stored through the mapping
+ * to find its room faults here. */
+static void appended_frames_store_nothing_through_the_mapping(void **state) {
+    (void) state;
+    int dfd = open_dir();
+    qsf_segment *s = append_segment(dfd, 7);
+    assert_int_equal(qsf_seg_sync_header(s, rt_dir, NULL), QSF_OK);
+    assert_int_equal(mprotect(s->base, s->size, PROT_READ), 0);
+    assert_int_equal(qsf_seg_write_file(s, "one", 3, rt_dir, NULL), 1);
+    assert_int_equal(qsf_seg_write_file(s, "two-two", 7, rt_dir, NULL), 1);
+    assert_int_equal(mprotect(s->base, s->size, PROT_READ | PROT_WRITE), 0);
+    qsf_seg_publish(s);
+    const uint8_t *p;
+    uint32_t len;
+    uint64_t at = qsf_seg_frame_at(s, QSF_SFA_HEADER_SIZE, &p, &len);
+    assert_int_equal(len, 3);
+    assert_memory_equal(p, "one", 3);
+    qsf_seg_frame_at(s, at, &p, &len);
+    assert_int_equal(len, 7);
+    assert_memory_equal(p, "two-two", 7);
+    qsf_seg_destroy(s);
+    close(dfd);
+}
+
 /* `append` durability: the first frame of a segment whose header was just
  * synced takes no disk read. Dropping the header's clean page after the sync
  * (for the large folio of the first fault through the mapping, which frames
@@ -515,6 +543,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(header_sync_writes_the_header_alone, rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(header_write_failures_name_the_file, rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(appended_frames_dirty_only_their_blocks, rt_setup,
+                                        rt_teardown),
+        cmocka_unit_test_setup_teardown(appended_frames_store_nothing_through_the_mapping, rt_setup,
                                         rt_teardown),
         cmocka_unit_test_setup_teardown(first_appended_frame_reads_nothing_from_disk, rt_setup,
                                         rt_teardown),
