@@ -5,9 +5,14 @@
  * acknowledges, so trim and spare provisioning run as in production; when it
  * has caught up it parks 50 us, like the reference client's I/O loop.
  *
- * Usage: bench_append [dir [mode [frame_bytes]]]
- *   dir: SF slots go under it (default $TMPDIR or /tmp); mode/frame_bytes run
- *   only that mode ("sf/memory") or size.
+ * `sf/append+position` is `sf/append` with a 16-byte source position on every
+ * flush (docs/DURABILITY.md §9a: a record write and one fdatasync more per
+ * barrier); run it with `sf/append` for a same-run A/B.
+ *
+ * Usage: bench_append [dir [modes [frame_bytes]]]
+ *   dir: SF slots go under it (default $TMPDIR or /tmp); modes/frame_bytes
+ *   run only those modes ("sf/memory", or a comma-separated list
+ *   "sf/append,sf/append+position") or that size.
  * Per ring run, the CPU time over the timed part of the producer (this
  * thread), of the ring's manager thread (qsf-mgr) and of its spare thread
  * (qsf-spare, SF modes; -1 without one): who pays for the page faults,
@@ -44,6 +49,7 @@ typedef struct mode {
     bool sf;
     int durability;
     double pace_mb_s; /* 0: as fast as possible; else the producer's offered rate */
+    bool position;    /* every flush carries a source position */
 } mode;
 
 /* The paced SF run measures publish latency at an offered load the manager
@@ -51,9 +57,12 @@ typedef struct mode {
  * needs them), which is the steady state the design aims for; the unpaced
  * runs measure throughput and include every wait for a spare. */
 static const mode modes[] = {
-    {"memory", false, QSF_DUR_MEMORY, 0},           {"sf/memory", true, QSF_DUR_MEMORY, 0},
-    {"sf/memory@50MB/s", true, QSF_DUR_MEMORY, 50}, {"sf/periodic", true, QSF_DUR_PERIODIC, 0},
-    {"sf/append", true, QSF_DUR_APPEND, 0},
+    {"memory", false, QSF_DUR_MEMORY, 0, false},
+    {"sf/memory", true, QSF_DUR_MEMORY, 0, false},
+    {"sf/memory@50MB/s", true, QSF_DUR_MEMORY, 50, false},
+    {"sf/periodic", true, QSF_DUR_PERIODIC, 0, false},
+    {"sf/append", true, QSF_DUR_APPEND, 0, false},
+    {"sf/append+position", true, QSF_DUR_APPEND, 0, true},
 };
 
 static const size_t sizes[] = {64, 1024, 65536};
@@ -146,6 +155,14 @@ static size_t frames_for(size_t size, const mode *m) {
     return n > 4000000 ? 4000000 : n;
 }
 
+/* The position of the flush that starts at frame i: 16 bytes, as an
+ * application's file offset and line number might be. */
+static int stage_position(qsf_ring *r, size_t i, qsf_errinfo *e) {
+    char pos[17];
+    snprintf(pos, sizeof pos, "%016zx", i);
+    return qsf_ring_srcpos_stage(r, pos, 16, e);
+}
+
 static int run_ring(const mode *m, size_t size, const char *dir, int64_t *lat, size_t n,
                     result *out) {
     qsf_ring_opts o = {.sf_dir = m->sf ? dir : NULL,
@@ -195,6 +212,7 @@ static int run_ring(const mode *m, size_t size, const char *dir, int64_t *lat, s
             ;
         int64_t t0 = now_ns();
         if ((i % per_flush == 0 && qsf_ring_txn_begin(r, &e) != QSF_OK) ||
+            (i % per_flush == 0 && m->position && stage_position(r, i, &e) != QSF_OK) ||
             qsf_ring_txn_append(r, buf, size, NULL, &e) != QSF_OK ||
             ((i + 1) % per_flush == 0 && qsf_ring_txn_commit(r, &e) != QSF_OK)) {
             fprintf(stderr, "append %s: %s\n", m->name, e.msg);
@@ -318,6 +336,17 @@ static bool drop_barriers(void) {
     return true;
 }
 
+/* Whether `name` is one of the comma-separated modes in `only` (NULL: all). */
+static bool selected(const char *only, const char *name) {
+    if (!only)
+        return true;
+    size_t n = strlen(name);
+    for (const char *p = only; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+        if (strncmp(p, name, n) == 0 && (p[n] == ',' || p[n] == '\0'))
+            return true;
+    return false;
+}
+
 static int64_t timer_overhead(void) {
     int64_t best = INT64_MAX;
     for (int i = 0; i < 100000; i++) {
@@ -347,8 +376,7 @@ int main(int argc, char **argv) {
     for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
         for (size_t mi = 0; mi < sizeof modes / sizeof modes[0]; mi++) {
             const mode *m = &modes[mi];
-            if ((only_mode && strcmp(only_mode, m->name) != 0) ||
-                (only_size && only_size != sizes[si]))
+            if (!selected(only_mode, m->name) || (only_size && only_size != sizes[si]))
                 continue;
             size_t n = frames_for(sizes[si], m);
             int64_t *lat = malloc(n * sizeof *lat);

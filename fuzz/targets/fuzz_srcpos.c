@@ -59,10 +59,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     check(fd >= 0 && (n == 0 || write(fd, img, n) == (ssize_t) n));
     close(fd);
     qsf_srcpos_log l;
-    check(qsf_srcpos_open(&l, dfd, dir, want.limit, NULL) == QSF_OK);
+    check(qsf_srcpos_open(&l, dfd, dir, want.limit, NULL, NULL, NULL) == QSF_OK);
     check(l.n == want.n);
     for (uint32_t i = 0; i < l.n; i++)
         check(l.recs[i].fsn == want.recs[i].fsn && l.recs[i].len == want.recs[i].len &&
+              l.recs[i].has_frame == want.recs[i].has_frame &&
+              l.recs[i].frame_crc == want.recs[i].frame_crc &&
               memcmp(l.recs[i].bytes, want.recs[i].bytes, l.recs[i].len) == 0);
     const qsf_srcpos_rec *last = qsf_srcpos_find(&l, want.limit);
     check(want.n ? last == &l.recs[l.n - 1] : last == NULL);

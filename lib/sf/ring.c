@@ -415,6 +415,15 @@ const qsf_fsn_span *qsf_ring_retired(const qsf_ring *r, uint32_t *n) {
     return *n ? r->rec.retired : NULL;
 }
 
+bool qsf_ring_given_up(const qsf_ring *r, int64_t fsn) {
+    uint32_t n;
+    const qsf_fsn_span *sp = qsf_ring_retired(r, &n);
+    for (uint32_t i = 0; i < n; i++)
+        if (fsn >= sp[i].from && fsn <= sp[i].to)
+            return true;
+    return false;
+}
+
 const qsf_recovery_loss *qsf_ring_losses(const qsf_ring *r, uint32_t *n) {
     *n = r->sf ? r->rec.n_losses : 0;
     return *n ? r->rec.losses : NULL;

@@ -234,6 +234,8 @@ size_t qsf_ring_max_payload(const qsf_ring *r);
  * everything before one is acknowledged), sorted and disjoint; and the losses
  * to report, one per damaged place. Valid for the life of the ring. */
 const qsf_fsn_span *qsf_ring_retired(const qsf_ring *r, uint32_t *n);
+/* Whether fsn lies in one of the retired spans (its flush was given up). */
+bool qsf_ring_given_up(const qsf_ring *r, int64_t fsn);
 const qsf_recovery_loss *qsf_ring_losses(const qsf_ring *r, uint32_t *n);
 
 /* The slot directory ("<sf_dir>/<sender_id>"), NULL in memory mode. */

@@ -1,11 +1,13 @@
 /* Source positions committed with a flush (ring.h, qsf_ring_srcpos_*; the log
  * is srcpos.h). The position staged for the next commit is written into the
- * log with the flush's last FSN just before the frame that commits the flush
- * (the last one, without FLAG_DEFER_COMMIT) is written, or at the commit when
- * no such frame was seen, always before the flush's barrier: so no crash
- * keeps the flush without its position, the barrier that makes the frames
- * durable (append mode) or the checkpoint (periodic mode) syncs the position
- * first (barrier.c), and an aborted flush takes its record back. Order and
+ * log with the flush's last FSN and the CRC-32C its committing frame is
+ * stored with, just before the frame that commits the flush (the last one,
+ * without FLAG_DEFER_COMMIT) is written, or at the commit when no such frame
+ * was seen, always before the flush's barrier: so no crash keeps the flush
+ * without its position, the barrier that makes the frames durable (append
+ * mode) or the checkpoint (periodic mode) syncs the position first
+ * (barrier.c), and an aborted flush takes its record back. At open a record
+ * counts only if the frame recovery kept at its FSN is that frame. Order and
  * guarantees: docs/DURABILITY.md §9a. */
 #include "sf/ring_int.h"
 
@@ -13,9 +15,69 @@
 #include "log.h"
 #include "qwp/peek.h"
 #include "qwp/types.h"
+#include "sf/segfmt.h"
+#include "sf/sfa.h"
 
 #include <inttypes.h>
 #include <string.h>
+
+/* The CRC-32C the published frame at fsn is stored with; false when there is
+ * none in the ring (below the head: trimmed; FSN -1). */
+static bool published_frame_crc(qsf_ring *r, int64_t fsn, uint32_t *crc) {
+    qsf_ring_cursor c = {0};
+    if (fsn < 0 || qsf_ring_cursor_seek(r, &c, fsn) != 0)
+        return false;
+    const uint8_t *p;
+    uint32_t n;
+    int64_t f;
+    bool got = qsf_ring_cursor_next(r, &c, &p, &n, &f) == 1 && f == fsn;
+    if (got)
+        *crc = qsf_sfa_frame_stored_crc(p - QSF_SFA_FRAME_AT_PAYLOAD);
+    qsf_ring_cursor_release(r, &c);
+    return got;
+}
+
+/* The CRC-32C of the last frame the open flush wrote (producer-private, not
+ * yet published); false when it wrote none. */
+static bool last_frame_crc(const qsf_ring *r, uint32_t *crc) {
+    const qsf_segment *s = r->txn.last;
+    if (!s)
+        return false;
+    uint64_t off = s == r->txn.seg ? r->txn.off : QSF_SFA_HEADER_SIZE, last = UINT64_MAX;
+    while (off < s->append_off) {
+        const uint8_t *p;
+        uint32_t n;
+        last = off;
+        off = qsf_seg_frame_at(s, off, &p, &n);
+    }
+    if (last == UINT64_MAX)
+        return false;
+    *crc = qsf_sfa_frame_stored_crc(s->base + last);
+    return true;
+}
+
+/* qsf_srcpos_survived_fn: a host crash can lose the committing frame while
+ * its record survives, and salvage may then number a frame of another flush
+ * (or a placeholder) with that FSN (docs/FORMAT.md §6.15): the record counts
+ * only if the frame kept there is stored with the CRC it names. */
+static bool flush_survived(void *user, const qsf_srcpos_rec *rec, bool check_frame) {
+    qsf_ring *r = user;
+    if (qsf_ring_given_up(r, rec->fsn)) {
+        QSF_LOGW("%s: the source position at FSN %" PRId64
+                 " is dropped: recovery gave up the flush it was committed with",
+                 r->rec.slot.path, rec->fsn);
+        return false;
+    }
+    uint32_t crc;
+    if (!check_frame || !rec->has_frame || !published_frame_crc(r, rec->fsn, &crc) ||
+        crc == rec->frame_crc)
+        return true;
+    QSF_LOGW("%s: the source position at FSN %" PRId64
+             " is dropped: the frame kept at that FSN (CRC %08" PRIx32
+             ") is not the one it was committed with (CRC %08" PRIx32 ")",
+             r->rec.slot.path, rec->fsn, crc, rec->frame_crc);
+    return false;
+}
 
 int qsf_ring_srcpos_open(qsf_ring *r, qsf_errinfo *err) {
     if (!r->sf) {
@@ -24,9 +86,10 @@ int qsf_ring_srcpos_open(qsf_ring *r, qsf_errinfo *err) {
         return QSF_OK;
     }
     /* Recovery kept every flush up to publishedFsn whole: a position above
-     * it belongs to a flush that did not survive. */
-    int rc =
-        qsf_srcpos_open(&r->srcpos, r->rec.slot.dirfd, r->rec.slot.path, r->rec.published_fsn, err);
+     * it belongs to a flush that did not survive, and so does one whose
+     * frame is not the one kept at its FSN. */
+    int rc = qsf_srcpos_open(&r->srcpos, r->rec.slot.dirfd, r->rec.slot.path, r->rec.published_fsn,
+                             flush_survived, r, err);
     r->srcpos_ready = rc == QSF_OK;
     return rc;
 }
@@ -51,13 +114,25 @@ void qsf_ring_srcpos_unstage(qsf_ring *r) {
     r->srcpos_pending_len = 0;
 }
 
+/* Writes the staged position into the log at fsn, naming the frame stored
+ * there with `crc` when has_frame. */
+static int write_record(qsf_ring *r, int64_t fsn, bool has_frame, uint32_t crc, qsf_errinfo *err) {
+    qsf_srcpos_rec rec = {.fsn = fsn,
+                          .has_frame = has_frame && r->sf,
+                          .frame_crc = crc,
+                          .len = r->srcpos_pending_len};
+    memcpy(rec.bytes, r->srcpos_pending, rec.len);
+    int rc = qsf_srcpos_append(&r->srcpos, &rec, &r->txn.pos_mark, err);
+    r->txn.pos_written = rc == QSF_OK;
+    return rc;
+}
+
 int qsf_ring_srcpos_write(qsf_ring *r, int64_t fsn, qsf_errinfo *err) {
     if (r->txn.pos_written || r->srcpos_pending_len == 0)
         return QSF_OK; /* written before the committing frame (before_frame) */
-    int rc = qsf_srcpos_append(&r->srcpos, fsn, r->srcpos_pending, r->srcpos_pending_len,
-                               &r->txn.pos_mark, err);
-    r->txn.pos_written = rc == QSF_OK;
-    return rc;
+    uint32_t crc = 0;
+    bool has = r->sf && last_frame_crc(r, &crc);
+    return write_record(r, fsn, has, crc, err);
 }
 
 int qsf_ring_srcpos_before_frame(qsf_ring *r, const void *payload, size_t len, qsf_errinfo *err) {
@@ -68,7 +143,9 @@ int qsf_ring_srcpos_before_frame(qsf_ring *r, const void *payload, size_t len, q
     if (qsf_qwp_peek_header(payload, len, &h) != QSF_QWP_PEEK_OK ||
         (h.flags & QSF_QWP_FLAG_DEFER_COMMIT))
         return QSF_OK;
-    return qsf_ring_srcpos_write(r, r->next_fsn, err);
+    /* the CRC the frame will be stored with (a payload too large for a
+     * segment fails its append, which takes the record back) */
+    return write_record(r, r->next_fsn, true, qsf_sfa_frame_crc(payload, (uint32_t) len), err);
 }
 
 void qsf_ring_srcpos_retract(qsf_ring *r) {
@@ -102,7 +179,11 @@ int qsf_ring_srcpos_commit_empty(qsf_ring *r, qsf_errinfo *err) {
         return QSF_OK;
     if (qsf_latch_code(r->latch) || atomic_load_explicit(&r->dur_latched, memory_order_relaxed))
         return qsf_ring_latched_error(r, err);
-    int rc = qsf_ring_srcpos_write(r, atomic_load(&r->published_fsn), err);
+    /* no frame of its own: it names the last published one, if any */
+    int64_t pub = atomic_load(&r->published_fsn);
+    uint32_t crc = 0;
+    bool has = r->sf && published_frame_crc(r, pub, &crc);
+    int rc = write_record(r, pub, has, crc, err);
     if (rc == QSF_OK && r->durability == QSF_DUR_APPEND)
         rc = qsf_srcpos_sync(&r->srcpos, err);
     if (rc != QSF_OK) {

@@ -24,28 +24,41 @@
 
 /* ---- codec ---- */
 
-size_t qsf_srcpos_encode(uint8_t *out, int64_t fsn, const void *pos, uint32_t len) {
-    qsf_put_u32(out, len);
-    qsf_put_i64(out + 4, fsn);
-    memcpy(out + 12, pos, len);
-    qsf_put_u32(out + 12 + len, qsf_crc32c(out, 12 + (size_t) len));
-    return QSF_SRCPOS_REC_FIXED + len;
+/* Bytes between the fsn and the position: the frame CRC and the flags. */
+static size_t check_size(uint32_t version) {
+    return version == QSF_SRCPOS_VERSION_1 ? 0 : 8;
 }
 
-size_t qsf_srcpos_decode(const uint8_t *p, size_t avail, qsf_srcpos_rec *out) {
-    if (avail < QSF_SRCPOS_REC_FIXED)
+size_t qsf_srcpos_encode(uint8_t *out, const qsf_srcpos_rec *rec) {
+    qsf_put_u32(out, rec->len);
+    qsf_put_i64(out + 4, rec->fsn);
+    qsf_put_u32(out + 12, rec->has_frame ? rec->frame_crc : 0);
+    qsf_put_u32(out + 16, rec->has_frame ? QSF_SRCPOS_F_FRAME : 0);
+    memcpy(out + 20, rec->bytes, rec->len);
+    qsf_put_u32(out + 20 + rec->len, qsf_crc32c(out, 20 + (size_t) rec->len));
+    return QSF_SRCPOS_REC_FIXED + rec->len;
+}
+
+size_t qsf_srcpos_decode(const uint8_t *p, size_t avail, uint32_t version, qsf_srcpos_rec *out) {
+    size_t body = 12 + check_size(version); /* len, fsn, then the check if any */
+    if (avail < body + 4)
         return 0;
     uint32_t len = qsf_get_u32(p);
-    if (len == 0 || len > QSF_SRCPOS_MAX || avail < QSF_SRCPOS_REC_FIXED + (size_t) len)
+    if (len == 0 || len > QSF_SRCPOS_MAX || avail < body + 4 + (size_t) len)
         return 0;
-    if (qsf_get_u32(p + 12 + len) != qsf_crc32c(p, 12 + (size_t) len))
+    if (qsf_get_u32(p + body + len) != qsf_crc32c(p, body + (size_t) len))
         return 0;
+    uint32_t flags = body > 12 ? qsf_get_u32(p + 16) : 0;
+    if (flags & ~QSF_SRCPOS_F_FRAME)
+        return 0; /* a flag this version does not know: not a record it wrote */
     out->len = len;
     out->fsn = qsf_get_i64(p + 4);
     if (out->fsn < -1)
         return 0;
-    memcpy(out->bytes, p + 12, len);
-    return QSF_SRCPOS_REC_FIXED + len;
+    out->has_frame = flags & QSF_SRCPOS_F_FRAME;
+    out->frame_crc = out->has_frame ? qsf_get_u32(p + 12) : 0;
+    memcpy(out->bytes, p + body, len);
+    return body + 4 + len;
 }
 
 static void header(uint8_t h[QSF_SRCPOS_HEADER_SIZE]) {
@@ -54,15 +67,23 @@ static void header(uint8_t h[QSF_SRCPOS_HEADER_SIZE]) {
     qsf_put_u32(h + 4, QSF_SRCPOS_VERSION);
 }
 
+/* The version of a file image, or 0 if its header is not one of ours. */
+static uint32_t image_version(const uint8_t *img, size_t len) {
+    if (len < QSF_SRCPOS_HEADER_SIZE || qsf_get_u32(img) != QSF_SRCPOS_MAGIC)
+        return 0;
+    uint32_t v = qsf_get_u32(img + 4);
+    return v == QSF_SRCPOS_VERSION || v == QSF_SRCPOS_VERSION_1 ? v : 0;
+}
+
 int qsf_srcpos_parse(const uint8_t *img, size_t len, qsf_srcpos_fn fn, void *user,
                      uint64_t *valid_end) {
     *valid_end = 0;
-    if (len < QSF_SRCPOS_HEADER_SIZE || qsf_get_u32(img) != QSF_SRCPOS_MAGIC ||
-        qsf_get_u32(img + 4) != QSF_SRCPOS_VERSION)
+    uint32_t version = image_version(img, len);
+    if (!version)
         return -1;
     size_t off = QSF_SRCPOS_HEADER_SIZE, n;
     qsf_srcpos_rec rec;
-    while ((n = qsf_srcpos_decode(img + off, len - off, &rec)) > 0) {
+    while ((n = qsf_srcpos_decode(img + off, len - off, version, &rec)) > 0) {
         if (fn)
             fn(user, &rec);
         off += n;
@@ -152,10 +173,29 @@ static int create_file(qsf_srcpos_log *l, qsf_errinfo *err) {
     return QSF_OK;
 }
 
+/* Drops the records whose flushes did not survive: asked newest first, the
+ * frame checked until one is accepted (below it the frames kept their FSNs:
+ * salvage only ever numbers frames higher, FORMAT.md §6.15). */
+static void drop_lost(qsf_srcpos_log *l, qsf_srcpos_survived_fn survived, void *user) {
+    if (l->n == 0)
+        return; /* recs may be NULL: memmove needs a pointer */
+    bool check_frame = true;
+    uint32_t kept = l->n;
+    for (uint32_t i = l->n; i-- > 0;) {
+        if (survived(user, &l->recs[i], check_frame)) {
+            check_frame = false;
+            l->recs[--kept] = l->recs[i];
+        } else
+            l->dropped++;
+    }
+    memmove(l->recs, l->recs + kept, (l->n - kept) * sizeof *l->recs);
+    l->n -= kept;
+}
+
 /* Reads the existing file into memory; *rewrite when it must be compacted
- * before use (records dropped, torn tail, wrong header). */
-static int load_file(qsf_srcpos_log *l, uint64_t size, int64_t limit, bool *rewrite,
-                     qsf_errinfo *err) {
+ * before use (records dropped, torn tail, wrong header, version 1). */
+static int load_file(qsf_srcpos_log *l, uint64_t size, int64_t limit,
+                     qsf_srcpos_survived_fn survived, void *user, bool *rewrite, qsf_errinfo *err) {
     uint8_t *img = malloc(size ? size : 1);
     if (!img)
         return qsf_err_set(err, QSF_E_NOMEM, 0, ENOMEM, "no memory to read %s/%s", l->dir,
@@ -163,6 +203,7 @@ static int load_file(qsf_srcpos_log *l, uint64_t size, int64_t limit, bool *rewr
     int rc = qsf_read_at(l->fd, img, size, 0, l->dir, QSF_NAME_SRCPOS, err);
     loader ld = {l, limit, QSF_OK};
     uint64_t valid = 0;
+    uint32_t version = rc == QSF_OK ? image_version(img, size) : 0;
     if (rc == QSF_OK && qsf_srcpos_parse(img, size, load_one, &ld, &valid) != 0) {
         QSF_LOGW("%s/%s: not a source-position log (%" PRIu64 " bytes); starting it anew", l->dir,
                  QSF_NAME_SRCPOS, size);
@@ -172,17 +213,19 @@ static int load_file(qsf_srcpos_log *l, uint64_t size, int64_t limit, bool *rewr
     if (rc == QSF_OK && ld.rc != QSF_OK)
         rc = qsf_err_set(err, ld.rc, 0, 0, "no memory for the records of %s/%s", l->dir,
                          QSF_NAME_SRCPOS);
+    if (rc == QSF_OK && survived)
+        drop_lost(l, survived, user);
     if (l->dropped)
-        QSF_LOGI("%s/%s: %" PRIu32 " position(s) above FSN %" PRId64
-                 " dropped: their flushes did not survive",
+        QSF_LOGI("%s/%s: %" PRIu32 " position(s) dropped: their flushes did not survive (above "
+                 "FSN %" PRId64 ", given up, or another frame at their FSN)",
                  l->dir, QSF_NAME_SRCPOS, l->dropped, limit);
-    *rewrite = valid == 0 || valid != size || l->dropped > 0;
+    *rewrite = valid == 0 || valid != size || l->dropped > 0 || version != QSF_SRCPOS_VERSION;
     l->end = l->compacted_end = valid;
     return rc;
 }
 
 int qsf_srcpos_open(qsf_srcpos_log *l, int slot_dirfd, const char *slot_path, int64_t limit,
-                    qsf_errinfo *err) {
+                    qsf_srcpos_survived_fn survived, void *user, qsf_errinfo *err) {
     log_init(l);
     l->dirfd = slot_dirfd;
     snprintf(l->dir, sizeof l->dir, "%s", slot_path);
@@ -194,7 +237,7 @@ int qsf_srcpos_open(qsf_srcpos_log *l, int slot_dirfd, const char *slot_path, in
         return QSF_OK; /* created by the first position (a slot that never uses one has none) */
     l->fd = fd;
     bool rewrite = false;
-    int rc = load_file(l, size, limit, &rewrite, err);
+    int rc = load_file(l, size, limit, survived, user, &rewrite, err);
     if (rc == QSF_OK && rewrite)
         rc = qsf_srcpos_compact(l, INT64_MIN, false, err);
     if (rc != QSF_OK)
@@ -214,14 +257,12 @@ void qsf_srcpos_close(qsf_srcpos_log *l) {
 
 /* ---- append, retract, sync ---- */
 
-int qsf_srcpos_append(qsf_srcpos_log *l, int64_t fsn, const void *pos, uint32_t len, uint64_t *mark,
+int qsf_srcpos_append(qsf_srcpos_log *l, const qsf_srcpos_rec *rec, uint64_t *mark,
                       qsf_errinfo *err) {
-    if (len == 0 || len > QSF_SRCPOS_MAX)
+    if (rec->len == 0 || rec->len > QSF_SRCPOS_MAX)
         return qsf_err_set(err, QSF_E_INVAL, 0, 0,
-                           "source position of %" PRIu32 " bytes: it must be 1..%d bytes", len,
+                           "source position of %" PRIu32 " bytes: it must be 1..%d bytes", rec->len,
                            QSF_SRCPOS_MAX);
-    qsf_srcpos_rec rec = {.fsn = fsn, .len = len};
-    memcpy(rec.bytes, pos, len);
     pthread_mutex_lock(&l->mu);
     int rc = l->fd < 0 && l->dirfd >= 0 ? create_file(l, err) : QSF_OK;
     if (rc != QSF_OK) {
@@ -229,12 +270,12 @@ int qsf_srcpos_append(qsf_srcpos_log *l, int64_t fsn, const void *pos, uint32_t 
         return rc;
     }
     *mark = l->end;
-    rc = push(l, &rec);
+    rc = push(l, rec);
     if (rc != QSF_OK)
         rc = qsf_err_set(err, rc, 0, ENOMEM, "no memory for a source position");
     if (rc == QSF_OK && l->fd >= 0) {
         uint8_t buf[QSF_SRCPOS_REC_FIXED + QSF_SRCPOS_MAX];
-        size_t n = qsf_srcpos_encode(buf, fsn, pos, len);
+        size_t n = qsf_srcpos_encode(buf, rec);
         rc = qsf_write_at(l->fd, buf, n, l->end, l->dir, QSF_NAME_SRCPOS, err);
         if (rc == QSF_OK) {
             l->end += n;
@@ -308,8 +349,12 @@ static int write_tmp(qsf_srcpos_log *l, uint32_t from, bool final, int *fd_out, 
     uint64_t off = QSF_SRCPOS_HEADER_SIZE;
     uint8_t buf[QSF_SRCPOS_REC_FIXED + QSF_SRCPOS_MAX];
     for (uint32_t i = final && l->n ? l->n - 1 : from; rc == QSF_OK && i < l->n; i++) {
-        const qsf_srcpos_rec *r = &l->recs[i];
-        size_t n = qsf_srcpos_encode(buf, final ? -1 : r->fsn, r->bytes, r->len);
+        qsf_srcpos_rec r = l->recs[i];
+        if (final) { /* the slot is empty: no frame at FSN -1 */
+            r.fsn = -1;
+            r.has_frame = false;
+        }
+        size_t n = qsf_srcpos_encode(buf, &r);
         rc = qsf_write_at(fd, buf, n, off, l->dir, TMP_NAME, err);
         off += n;
     }
@@ -329,6 +374,7 @@ static void drop_front(qsf_srcpos_log *l, uint32_t from, bool final) {
     if (final && l->n > 0) {
         l->recs[0] = l->recs[l->n - 1];
         l->recs[0].fsn = -1;
+        l->recs[0].has_frame = false;
         l->n = 1;
         return;
     }

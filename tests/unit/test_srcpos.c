@@ -1,8 +1,11 @@
 /* .source-positions (lib/sf/srcpos.c, docs/FORMAT.md §4a): the record codec
- * and its vector, a torn tail and records above what recovery kept dropped
- * at open (the file rewritten), a wrong header started anew, a record taken
+ * and its vectors (versions 2 and 1), a torn tail and records above what
+ * recovery kept dropped at open (the file rewritten), records whose flushes
+ * did not survive dropped back to the newest that did, a version 1 file read
+ * and rewritten as version 2, a wrong header started anew, a record taken
  * back; and in a ring (append mode), a failing sync of the log fails the
- * flush with nothing of it published and its position taken back. */
+ * flush with nothing of it published and its position taken back, and a
+ * position whose committing frame was replaced by another is dropped. */
 #include "testutil.h"
 
 #include "ring_testutil.h"
@@ -10,6 +13,7 @@
 #include "crc32c.h"
 #include "os/os.h"
 #include "sf/ring.h"
+#include "sf/segfmt.h"
 #include "sf/srcpos.h"
 
 #include <errno.h>
@@ -43,31 +47,148 @@ static uint64_t file_size(void) {
     return stat(p, &st) == 0 ? (uint64_t) st.st_size : 0;
 }
 
-static void append_ok(qsf_srcpos_log *l, int64_t fsn, const char *pos) {
-    uint64_t mark;
-    assert_int_equal(qsf_srcpos_append(l, fsn, pos, (uint32_t) strlen(pos), &mark, NULL), 0);
+/* A record at fsn naming the frame CRC fsn * 1000 (none for fsn < 0). */
+static qsf_srcpos_rec rec_of(int64_t fsn, const char *pos) {
+    qsf_srcpos_rec r = {.fsn = fsn,
+                        .has_frame = fsn >= 0,
+                        .frame_crc = (uint32_t) fsn * 1000u,
+                        .len = (uint32_t) strlen(pos)};
+    memcpy(r.bytes, pos, r.len);
+    return r;
 }
 
-/* The example of docs/FORMAT.md §4a.1, byte for byte. */
+static void append_ok(qsf_srcpos_log *l, int64_t fsn, const char *pos) {
+    uint64_t mark;
+    qsf_srcpos_rec r = rec_of(fsn, pos);
+    assert_int_equal(qsf_srcpos_append(l, &r, &mark, NULL), 0);
+}
+
+/* The examples of docs/FORMAT.md §4a.1, byte for byte. */
 static void record_vector(void **state) {
     (void) state;
     uint8_t rec[32];
-    size_t n = qsf_srcpos_encode(rec, 5, "ab", 2);
+    qsf_srcpos_rec in = {.fsn = 5, .has_frame = true, .frame_crc = 0x12345678, .len = 2};
+    memcpy(in.bytes, "ab", 2);
+    size_t n = qsf_srcpos_encode(rec, &in);
     static const uint8_t want[] = {0x02, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00, 0x00,
-                                   0x00, 0x00, 0x00, 0x61, 0x62, 0xBB, 0xCD, 0x9D, 0x25};
+                                   0x00, 0x00, 0x00, 0x78, 0x56, 0x34, 0x12, 0x01, 0x00,
+                                   0x00, 0x00, 0x61, 0x62, 0x08, 0x39, 0x23, 0xDF};
     assert_int_equal(n, sizeof want);
     assert_memory_equal(rec, want, sizeof want);
     qsf_srcpos_rec r;
-    assert_int_equal(qsf_srcpos_decode(rec, n, &r), n);
+    assert_int_equal(qsf_srcpos_decode(rec, n, QSF_SRCPOS_VERSION, &r), n);
     assert_int_equal(r.fsn, 5);
+    assert_true(r.has_frame);
+    assert_int_equal(r.frame_crc, 0x12345678);
+    assert_memory_equal(r.bytes, "ab", 2);
     rec[13] ^= 1; /* a flipped bit: no record */
-    assert_int_equal(qsf_srcpos_decode(rec, n, &r), 0);
+    assert_int_equal(qsf_srcpos_decode(rec, n, QSF_SRCPOS_VERSION, &r), 0);
+    /* version 1: no frame CRC, no flags */
+    static const uint8_t v1[] = {0x02, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00, 0x00,
+                                 0x00, 0x00, 0x00, 0x61, 0x62, 0xBB, 0xCD, 0x9D, 0x25};
+    assert_int_equal(qsf_srcpos_decode(v1, sizeof v1, QSF_SRCPOS_VERSION_1, &r), sizeof v1);
+    assert_int_equal(r.fsn, 5);
+    assert_false(r.has_frame);
+    assert_memory_equal(r.bytes, "ab", 2);
+    assert_int_equal(qsf_srcpos_decode(v1, sizeof v1, QSF_SRCPOS_VERSION, &r), 0);
+}
+
+/* qsf_srcpos_survived_fn of the tests: the frame kept at FSN f is stored
+ * with CRC f * 1000, except at the FSNs listed in `other` (another frame
+ * there), and the FSNs in [gave_from, gave_to] were given up. */
+typedef struct kept_frames {
+    int64_t other[4];
+    int64_t gave_from, gave_to;
+    uint32_t checked, asked;
+} kept_frames;
+
+static bool frames_survived(void *user, const qsf_srcpos_rec *rec, bool check_frame) {
+    kept_frames *k = user;
+    k->asked++;
+    if (rec->fsn >= k->gave_from && rec->fsn <= k->gave_to)
+        return false;
+    if (!check_frame || !rec->has_frame)
+        return true;
+    k->checked++;
+    for (int i = 0; i < 4; i++)
+        if (k->other[i] == rec->fsn)
+            return false;
+    return true;
+}
+
+/* A host crash lost the committing frames of the flushes at FSN 9 and 12,
+ * and salvage put other frames at those FSNs; FSN 5 was given up. The
+ * position falls back to FSN 7, the newest record whose frame is there; the
+ * record at FSN 5 goes too (given up), the one at 3 stays; the frames below
+ * FSN 7 are not read. The file is rewritten to what was kept. */
+static void records_of_lost_flushes_fall_back(void **state) {
+    (void) state;
+    qsf_srcpos_log l;
+    assert_int_equal(qsf_srcpos_open(&l, dirfd_, dir, 100, NULL, NULL, NULL), 0);
+    append_ok(&l, 3, "three");
+    append_ok(&l, 5, "five");
+    append_ok(&l, 7, "seven");
+    append_ok(&l, 9, "nine");
+    append_ok(&l, 12, "twelve");
+    qsf_srcpos_close(&l);
+    kept_frames k = {.other = {9, 12, -2, -2}, .gave_from = 5, .gave_to = 5};
+    assert_int_equal(qsf_srcpos_open(&l, dirfd_, dir, 20, frames_survived, &k, NULL), 0);
+    assert_int_equal(l.dropped, 3);
+    assert_int_equal(k.asked, 5);
+    assert_int_equal(k.checked, 3); /* 12, 9, 7: then no more frames are read */
+    assert_int_equal(l.n, 2);
+    assert_int_equal(qsf_srcpos_find(&l, 20)->fsn, 7);
+    assert_int_equal(qsf_srcpos_find(&l, 6)->fsn, 3);
+    qsf_srcpos_close(&l);
+    assert_int_equal(file_size(), QSF_SRCPOS_HEADER_SIZE + 2 * QSF_SRCPOS_REC_FIXED + 5 + 5);
+    kept_frames all = {.other = {-2, -2, -2, -2}, .gave_from = -2, .gave_to = -2};
+    assert_int_equal(qsf_srcpos_open(&l, dirfd_, dir, 20, frames_survived, &all, NULL), 0);
+    assert_int_equal(l.dropped, 0);
+    assert_int_equal(qsf_srcpos_find(&l, 20)->fsn, 7);
+    assert_int_equal(qsf_srcpos_find(&l, 20)->frame_crc, 7000);
+    qsf_srcpos_close(&l);
+}
+
+/* A version 1 file (no frame CRC) is read, its records kept without a frame
+ * to check, and rewritten as version 2 before anything is appended. */
+static void version_1_is_read_and_rewritten(void **state) {
+    (void) state;
+    static const uint8_t v1[] = {0x53, 0x50, 0x4C, 0x31, 0x01, 0x00, 0x00, 0x00, 0x00,
+                                 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x00,
+                                 0x00, 0x00, 0x05, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+                                 0x00, 0x61, 0x62, 0xBB, 0xCD, 0x9D, 0x25};
+    int fd = openat(dirfd_, QSF_NAME_SRCPOS, O_WRONLY | O_CREAT, 0600);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, v1, sizeof v1), (ssize_t) sizeof v1);
+    close(fd);
+    kept_frames k = {.other = {5, -2, -2, -2}, .gave_from = -2, .gave_to = -2};
+    qsf_srcpos_log l;
+    assert_int_equal(qsf_srcpos_open(&l, dirfd_, dir, 100, frames_survived, &k, NULL), 0);
+    assert_int_equal(l.dropped, 0); /* nothing to check it with: kept, as version 1 did */
+    const qsf_srcpos_rec *r = qsf_srcpos_find(&l, 100);
+    assert_non_null(r);
+    assert_int_equal(r->fsn, 5);
+    assert_false(r->has_frame);
+    append_ok(&l, 6, "six");
+    qsf_srcpos_close(&l);
+    uint8_t img[128];
+    fd = openat(dirfd_, QSF_NAME_SRCPOS, O_RDONLY);
+    assert_true(fd >= 0);
+    ssize_t n = read(fd, img, sizeof img);
+    close(fd);
+    assert_int_equal(n, QSF_SRCPOS_HEADER_SIZE + 2 * QSF_SRCPOS_REC_FIXED + 2 + 3);
+    assert_int_equal(img[4], QSF_SRCPOS_VERSION);
+    assert_int_equal(qsf_srcpos_open(&l, dirfd_, dir, 100, NULL, NULL, NULL), 0);
+    assert_int_equal(l.n, 2);
+    assert_int_equal(qsf_srcpos_find(&l, 5)->fsn, 5);
+    assert_int_equal(qsf_srcpos_find(&l, 100)->frame_crc, 6000);
+    qsf_srcpos_close(&l);
 }
 
 static void torn_tail_and_records_above_are_dropped(void **state) {
     (void) state;
     qsf_srcpos_log l;
-    assert_int_equal(qsf_srcpos_open(&l, dirfd_, dir, 100, NULL), 0);
+    assert_int_equal(qsf_srcpos_open(&l, dirfd_, dir, 100, NULL, NULL, NULL), 0);
     append_ok(&l, 3, "three");
     append_ok(&l, 7, "seven");
     append_ok(&l, 9, "nine");
@@ -79,7 +200,7 @@ static void torn_tail_and_records_above_are_dropped(void **state) {
     assert_int_equal(pwrite(fd, "\x05\x00\x00", 3, (off_t) full), 3);
     close(fd);
     /* recovery kept FSN 0..8: "nine" (FSN 9) is dropped, and the tail */
-    assert_int_equal(qsf_srcpos_open(&l, dirfd_, dir, 8, NULL), 0);
+    assert_int_equal(qsf_srcpos_open(&l, dirfd_, dir, 8, NULL, NULL, NULL), 0);
     assert_int_equal(l.dropped, 1);
     const qsf_srcpos_rec *r = qsf_srcpos_find(&l, 8);
     assert_non_null(r);
@@ -98,11 +219,11 @@ static void wrong_header_starts_anew(void **state) {
     assert_int_equal(write(fd, "not a position log", 18), 18);
     close(fd);
     qsf_srcpos_log l;
-    assert_int_equal(qsf_srcpos_open(&l, dirfd_, dir, 100, NULL), 0);
+    assert_int_equal(qsf_srcpos_open(&l, dirfd_, dir, 100, NULL, NULL, NULL), 0);
     assert_null(qsf_srcpos_find(&l, 100));
     append_ok(&l, 1, "one");
     qsf_srcpos_close(&l);
-    assert_int_equal(qsf_srcpos_open(&l, dirfd_, dir, 100, NULL), 0);
+    assert_int_equal(qsf_srcpos_open(&l, dirfd_, dir, 100, NULL, NULL, NULL), 0);
     assert_int_equal(qsf_srcpos_find(&l, 100)->fsn, 1);
     qsf_srcpos_close(&l);
 }
@@ -110,15 +231,16 @@ static void wrong_header_starts_anew(void **state) {
 static void a_retracted_record_is_gone(void **state) {
     (void) state;
     qsf_srcpos_log l;
-    assert_int_equal(qsf_srcpos_open(&l, dirfd_, dir, 100, NULL), 0);
+    assert_int_equal(qsf_srcpos_open(&l, dirfd_, dir, 100, NULL, NULL, NULL), 0);
     append_ok(&l, 1, "one");
     uint64_t mark;
-    assert_int_equal(qsf_srcpos_append(&l, 2, "two", 3, &mark, NULL), 0);
+    qsf_srcpos_rec two = rec_of(2, "two");
+    assert_int_equal(qsf_srcpos_append(&l, &two, &mark, NULL), 0);
     assert_int_equal(qsf_srcpos_retract(&l, mark, true, NULL), 0);
     assert_int_equal(qsf_srcpos_find(&l, 100)->fsn, 1);
     append_ok(&l, 2, "deux"); /* goes in its place */
     qsf_srcpos_close(&l);
-    assert_int_equal(qsf_srcpos_open(&l, dirfd_, dir, 100, NULL), 0);
+    assert_int_equal(qsf_srcpos_open(&l, dirfd_, dir, 100, NULL, NULL, NULL), 0);
     assert_int_equal(l.n, 2);
     assert_memory_equal(qsf_srcpos_find(&l, 100)->bytes, "deux", 4);
     qsf_srcpos_close(&l);
@@ -199,13 +321,91 @@ static void a_failed_sync_of_the_log_fails_the_flush(void **state) {
     assert_int_equal(qsf_ring_close(r, NULL), 0);
 }
 
+static qsf_ring_opts ring_opts(int durability) {
+    qsf_ring_opts o = {0};
+    o.sf_dir = dir;
+    o.sender_id = "r";
+    o.segment_bytes = 4096;
+    o.total_bytes = 1 << 20;
+    o.durability = durability;
+    o.append_deadline_ms = 1000;
+    return o;
+}
+
+static void collect_rec(void *user, const qsf_srcpos_rec *rec) {
+    qsf_srcpos_rec *recs = user;
+    for (int i = 0; i < 4; i++)
+        if (recs[i].len == 0) {
+            recs[i] = *rec;
+            return;
+        }
+}
+
+/* "first" (FSN 0), a flush without frames carrying "empty" (it names FSN 0),
+ * "second" (FSN 1): each record names the CRC its frame is stored with. Then
+ * another valid frame takes FSN 1 (as salvage can number one after a host
+ * crash lost the committing frame of "second" but not its record): the open
+ * drops "second" and reports "empty" at FSN 0. */
+static void a_position_whose_frame_was_replaced_is_dropped(void **state) {
+    (void) state;
+    qsf_ring_opts o = ring_opts(QSF_DUR_APPEND);
+    qsf_ring *r;
+    assert_int_equal(qsf_ring_open(&o, &r, NULL, NULL), 0);
+    qsf_errinfo e;
+    assert_int_equal(flush_one(r, "first", &e), 0);
+    assert_int_equal(qsf_ring_txn_begin(r, &e), 0);
+    assert_int_equal(qsf_ring_srcpos_stage(r, "empty", 5, &e), 0);
+    assert_int_equal(qsf_ring_txn_commit(r, &e), 0);
+    assert_int_equal(flush_one(r, "second", &e), 0);
+    assert_int_equal(qsf_ring_close(r, NULL), 0);
+    char p[600];
+    snprintf(p, sizeof p, "%s/r", dir);
+    qsf_srcpos_rec recs[4] = {0};
+    bool present, valid;
+    uint64_t size, end;
+    assert_int_equal(
+        qsf_srcpos_read_slot(p, collect_rec, recs, &present, &valid, &size, &end, NULL), 0);
+    uint8_t m[64];
+    memset(m, 'x', sizeof m);
+    uint32_t crc = qsf_sfa_frame_crc(m, sizeof m);
+    static const int64_t fsns[] = {0, 0, 1};
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(recs[i].fsn, fsns[i]);
+        assert_true(recs[i].has_frame);
+        assert_int_equal(recs[i].frame_crc, crc);
+    }
+    uint8_t other[8 + sizeof m];
+    memset(m, 'y', sizeof m);
+    qsf_sfa_frame_encode(other, m, sizeof m);
+    snprintf(p, sizeof p, "%s/r/sf-initial.sfa", dir);
+    int fd = open(p, O_WRONLY);
+    assert_true(fd >= 0);
+    off_t frame1 = QSF_SFA_HEADER_SIZE + (off_t) sizeof other;
+    assert_int_equal(pwrite(fd, other, sizeof other, frame1), (ssize_t) sizeof other);
+    close(fd);
+    assert_int_equal(qsf_ring_open(&o, &r, NULL, NULL), 0);
+    assert_int_equal(qsf_ring_published_fsn(r), 1);
+    char buf[16];
+    size_t len;
+    int64_t fsn;
+    assert_int_equal(qsf_ring_source_position(r, false, buf, sizeof buf, &len, &fsn, NULL), 0);
+    assert_int_equal(fsn, 0);
+    assert_int_equal(len, 5);
+    assert_memory_equal(buf, "empty", 5);
+    assert_int_equal(qsf_ring_close(r, NULL), 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(record_vector),
         cmocka_unit_test_setup_teardown(torn_tail_and_records_above_are_dropped, setup, teardown),
+        cmocka_unit_test_setup_teardown(records_of_lost_flushes_fall_back, setup, teardown),
+        cmocka_unit_test_setup_teardown(version_1_is_read_and_rewritten, setup, teardown),
         cmocka_unit_test_setup_teardown(wrong_header_starts_anew, setup, teardown),
         cmocka_unit_test_setup_teardown(a_retracted_record_is_gone, setup, teardown),
         cmocka_unit_test_setup_teardown(a_failed_sync_of_the_log_fails_the_flush, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_position_whose_frame_was_replaced_is_dropped, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
