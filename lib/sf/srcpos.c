@@ -175,7 +175,7 @@ static int create_file(qsf_srcpos_log *l, qsf_errinfo *err) {
 
 /* Drops the records whose flushes did not survive: asked newest first, the
  * frame checked until one is accepted (below it the frames kept their FSNs:
- * salvage only ever numbers frames higher, FORMAT.md §6.15). */
+ * salvage only ever numbers frames higher, docs/FORMAT.md §6.15). */
 static void drop_lost(qsf_srcpos_log *l, qsf_srcpos_survived_fn survived, void *user) {
     if (l->n == 0)
         return; /* recs may be NULL: memmove needs a pointer */

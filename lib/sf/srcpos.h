@@ -26,7 +26,7 @@
  * kept, outside every FSN span it gave up, and (the newest such record) the
  * frame recovery kept at that FSN is stored with the record's frame CRC: a
  * host crash can leave a frame of another flush at that FSN (salvage numbers
- * the frames after a damaged region with an upper bound, FORMAT.md §6.15).
+ * the frames after a damaged region with an upper bound, docs/FORMAT.md §6.15).
  *
  * One producer appends, retracts and compacts; the data barriers (producer in
  * append mode, manager in periodic mode) sync. `mu` orders them. In memory
