@@ -221,9 +221,10 @@ typedef struct qsf_close_info {
  * QSF_ERRINFO_MSG_MAX is cut in the causes after them, and ends with
  * " [...]"); qsf_close_report returns them as numbers. Producer thread.
  * Two exceptions, which do not free the sender: called from one of its own
- * error or event handlers it returns QSF_E_STATE and changes nothing (close
- * it from another thread once the handler has returned); in a process
- * forked after the sender was created, see docs/THREADING.md "fork()". */
+ * error or event handlers, or from the log handler (on any thread, for any
+ * sender), it returns QSF_E_STATE and changes nothing (close it from another
+ * thread once the handler has returned); in a process forked after the
+ * sender was created, see docs/THREADING.md "fork()". */
 QSF_API int qsf_close(qsf_sender *sender, qsf_errinfo *err);
 
 /* qsf_close, and fills *info (may be NULL) with what it found. */
@@ -912,8 +913,9 @@ QSF_API int qsf_poll_error_sized(qsf_sender *s, qsf_error_record *out, size_t si
 #define qsf_poll_error(s, out) qsf_poll_error_sized((s), (out), sizeof *(out))
 
 /* Registers a handler called on a dispatcher thread (never the I/O thread) for
- * each error notification; NULL unregisters. The handler must not close the
- * sender. Producer thread. */
+ * each error notification; NULL unregisters. The handler cannot close its
+ * sender: qsf_close there returns QSF_E_STATE and changes nothing. Producer
+ * thread. */
 typedef void (*qsf_error_handler)(void *user, const qsf_error_record *rec);
 QSF_API int qsf_set_error_handler(qsf_sender *s, qsf_error_handler fn, void *user);
 
@@ -942,9 +944,12 @@ typedef void (*qsf_log_handler)(void *user, int level, const char *line);
  * warn), read once. The handler runs on the thread that logs, qsf's own
  * threads included (the I/O thread, the ring manager): keep it quick, and do
  * not call qsf from it, except qsf_set_log_handler to replace or remove
- * itself. Calls are serialised (never two at once); when
- * qsf_set_log_handler returns, the handler it replaced is not running any
- * more (unless it was called from that handler) and is never called again.
+ * itself. qsf_close and qsf_close_report called from it, on any sender,
+ * return QSF_E_STATE and change nothing (the handler may be running on that
+ * sender's I/O thread, or inside its close). Calls are serialised (never
+ * two at once); when qsf_set_log_handler returns, the handler it replaced is
+ * not running any more (unless it was called from that handler) and is never
+ * called again.
  * QSF_E_INVAL for a level out of range. Any thread. */
 QSF_API int qsf_set_log_handler(int level, qsf_log_handler fn, void *user);
 
@@ -1006,8 +1011,9 @@ QSF_API const char *qsf_event_name(int kind);
  * dispatcher thread (never the I/O thread, never the producer's) for each
  * event, in the order they happened; NULL unregisters. When it returns, the
  * handler it replaced is not running any more (unless it was called from
- * that handler). The handler must not close the sender. No handler runs
- * after qsf_close returns. Any thread. */
+ * that handler). The handler cannot close its sender: qsf_close there
+ * returns QSF_E_STATE and changes nothing. No handler runs after qsf_close
+ * returns. Any thread. */
 typedef void (*qsf_event_handler)(void *user, const qsf_event *ev);
 QSF_API int qsf_set_event_handler(qsf_sender *s, qsf_event_handler fn, void *user);
 
