@@ -253,9 +253,19 @@ QSF_API int qsf_close_report(qsf_sender *sender, qsf_close_info *info, qsf_errin
  * auto_flush_interval is never early, and at most one coarse clock tick late
  * (clock_getres(CLOCK_MONOTONIC_COARSE), 4 ms at HZ=250, 10 ms at most) while
  * fewer than 128 rows are buffered, at most 20 ms late from then on (the I/O
- * thread compares the clock for a fast stream; docs/CONFIGURATION.md). */
+ * thread compares the clock for a fast stream; docs/CONFIGURATION.md).
+ *
+ * Names (`name`, `col`: pointer and length, no NUL needed) are 1..max_name_len
+ * bytes of valid UTF-8 (the connect string's max_name_len, 127 by default and
+ * at most), without control characters, U+FEFF or any of ? , ' " \ / : ( ) + *
+ * % ~; a column name also without . or -, a table name not starting or
+ * ending with . and without "..". Anything else is QSF_E_VALUE naming the name (its first 64 bytes) and the
+ * rule, e.g. "column name "..." is invalid: 128 bytes, longer than
+ * max_name_len=127". */
 
 QSF_API int qsf_table(qsf_sender *s, const char *name, size_t len, qsf_errinfo *err);
+/* SYMBOL: valid UTF-8, at most 1 MiB (1,048,576 bytes); longer is QSF_E_VALUE
+ * naming the table, the column and both lengths. */
 QSF_API int qsf_symbol(qsf_sender *s, const char *col, size_t col_len, const char *val,
                        size_t val_len, qsf_errinfo *err);
 QSF_API int qsf_col_bool(qsf_sender *s, const char *col, size_t col_len, bool v, qsf_errinfo *err);
@@ -284,7 +294,12 @@ QSF_API int qsf_col_long256(qsf_sender *s, const char *col, size_t col_len, cons
 /* GEOHASH: the low `precision_bits` (1..60) bits of `bits`. */
 QSF_API int qsf_col_geohash(qsf_sender *s, const char *col, size_t col_len, uint64_t bits,
                             int precision_bits, qsf_errinfo *err);
-/* VARCHAR: valid UTF-8. */
+/* VARCHAR (valid UTF-8) and BINARY: at most 2^31-1 bytes (2,147,483,647);
+ * longer is QSF_E_VALUE naming the table, the column and both lengths, before
+ * a byte is read. Long before that, the value must fit the row buffer
+ * (max_buf_size, 100 MiB by default: QSF_E_TOO_LARGE at this call) and its
+ * row one frame (at most a segment's payload, sf_max_segment_bytes: 4 MiB by
+ * default; QSF_E_TOO_LARGE from the flush). */
 QSF_API int qsf_col_varchar(qsf_sender *s, const char *col, size_t col_len, const char *v,
                             size_t v_len, qsf_errinfo *err);
 QSF_API int qsf_col_binary(qsf_sender *s, const char *col, size_t col_len, const void *v,
@@ -465,14 +480,18 @@ QSF_API int qsf_acked_source_position(qsf_sender *s, void *buf, size_t cap, size
  * (BOOLEAN, BYTE and SHORT have no NULL in QuestDB: such a row reads back as
  * false / 0).
  *
+ * Names: the row API's rules (see qsf_table), with max_name_len always 127
+ * (a chunk belongs to no sender). Every column call copies its name.
+ *
  * Errors of every qsf_chunk_* call: QSF_E_INVAL (NULL chunk or buffer, rows
  * larger than the buffers can be), QSF_E_VALUE (bad name, a value QuestDB
  * cannot hold: the message names the column and the row), QSF_E_NOMEM. */
 
 typedef struct qsf_chunk qsf_chunk;
 
-/* A new empty chunk for `table` ((pointer, length)). *out owns it. Errors:
- * QSF_E_INVAL, QSF_E_VALUE (bad table name), QSF_E_NOMEM. Any thread. */
+/* A new empty chunk for `table` ((pointer, length); 1..127 bytes, the row
+ * API's rules, see qsf_table). *out owns it. Errors: QSF_E_INVAL, QSF_E_VALUE
+ * (bad table name), QSF_E_NOMEM. Any thread. */
 QSF_API int qsf_chunk_new(const char *table, size_t table_len, qsf_chunk **out, qsf_errinfo *err);
 /* Forgets every column, the row count and the designated timestamp (buffers
  * are released to the caller); keeps the table and the memory for reuse. */
@@ -572,7 +591,12 @@ QSF_API int qsf_chunk_decimal256(qsf_chunk *c, const char *col, size_t col_len,
  * data[offsets[offset + i] .. offsets[offset + i + 1]). `offsets` holds
  * offset + rows + 1 entries of 32 bits (Arrow utf8/binary) or 64 bits (the
  * *64 calls: large_utf8/large_binary); they must not decrease. VARCHAR and
- * SYMBOL values must be valid UTF-8 (QSF_E_VALUE naming the column and row). */
+ * SYMBOL values must be valid UTF-8 (QSF_E_VALUE naming the column and row).
+ * A VARCHAR or BINARY value is at most 2^31-1 bytes (2,147,483,647: every
+ * value a 32-bit offset can span), a SYMBOL value at most 1 MiB (1,048,576
+ * bytes); a longer one is QSF_E_VALUE naming the column, the row, its length
+ * and the limit ("row 3: 1048577 long, more than the 1048576 allowed"). Its
+ * row must also fit one frame (QSF_E_TOO_LARGE from qsf_flush_chunk). */
 QSF_API int qsf_chunk_varchar(qsf_chunk *c, const char *col, size_t col_len, const int32_t *offsets,
                               const char *data, const uint8_t *validity, size_t offset, size_t rows,
                               qsf_errinfo *err);
@@ -597,7 +621,8 @@ QSF_API int qsf_chunk_symbol64(qsf_chunk *c, const char *col, size_t col_len,
  * `codes` holds signed integers of `code_bytes` (1, 2 or 4) bytes; code k names
  * entry k of a dictionary of `dict_len` strings in qsf_chunk_symbol's layout
  * (32-bit dict_offsets, dict_len + 1 of them, from 0). A code outside
- * 0..dict_len-1 in a valid row is QSF_E_VALUE naming the row and the code. */
+ * 0..dict_len-1 in a valid row is QSF_E_VALUE naming the row and the code;
+ * a dictionary entry over 1 MiB is QSF_E_VALUE naming the entry. */
 QSF_API int qsf_chunk_symbol_dict(qsf_chunk *c, const char *col, size_t col_len, const void *codes,
                                   int code_bytes, const int32_t *dict_offsets,
                                   const char *dict_data, size_t dict_len, const uint8_t *validity,
