@@ -259,9 +259,9 @@ QSF_API int qsf_close_report(qsf_sender *sender, qsf_close_info *info, qsf_errin
  * bytes of valid UTF-8 (the connect string's max_name_len, 127 by default and
  * at most), without control characters, U+FEFF or any of ? , ' " \ / : ( ) + *
  * % ~; a column name also without . or -, a table name not starting or
- * ending with . and without "..". Anything else is QSF_E_VALUE naming the name (its first 64 bytes) and the
- * rule, e.g. "column name "..." is invalid: 128 bytes, longer than
- * max_name_len=127". */
+ * ending with . and without "..". Anything else is QSF_E_VALUE naming the
+ * name (its first 64 bytes) and the rule, e.g. "column name "..." is
+ * invalid: 128 bytes, longer than max_name_len=127". */
 
 QSF_API int qsf_table(qsf_sender *s, const char *name, size_t len, qsf_errinfo *err);
 /* SYMBOL: valid UTF-8, at most 1 MiB (1,048,576 bytes); longer is QSF_E_VALUE
@@ -733,7 +733,8 @@ struct ArrowArrayStream {
 
 #endif /* ARROW_C_STREAM_INTERFACE */
 
-/* QuestDB types a column can be asked to become (qsf_chunk_arrow_type). */
+/* QuestDB types a column can be asked to become (qsf_chunk_arrow_type,
+ * qsf_send_arrow_stream_typed). */
 #define QSF_TYPE_AUTO    0 /* the default mapping of docs/ARROW.md */
 #define QSF_TYPE_SYMBOL  1 /* utf8 / large_utf8 / utf8_view / dictionary<utf8> -> SYMBOL */
 #define QSF_TYPE_VARCHAR 2 /* utf8 / large_utf8 / utf8_view / dictionary<utf8> -> VARCHAR */
@@ -768,6 +769,27 @@ QSF_API int qsf_chunk_arrow_batch(qsf_chunk *c, const struct ArrowSchema *schema
 QSF_API int qsf_send_arrow_stream(qsf_sender *s, const char *table, size_t table_len,
                                   struct ArrowArrayStream *stream, const char *ts_col,
                                   uint64_t *rows_out, qsf_errinfo *err);
+
+/* One column of a stream asked to become a QuestDB type, as
+ * qsf_chunk_arrow_type asks it of a chunk. */
+typedef struct qsf_arrow_col_type {
+    const char *col; /* NUL-terminated: a field of the stream's schema */
+    int qsf_type;    /* QSF_TYPE_* */
+} qsf_arrow_col_type;
+
+/* qsf_send_arrow_stream, with columns asked to become the types of
+ * `types` (n_types entries; NULL and 0 for none) in every batch: e.g.
+ * {"venue", QSF_TYPE_SYMBOL} sends a utf8 field as SYMBOL. The entries win
+ * over field metadata, as qsf_chunk_arrow_type does. Checked after
+ * get_schema and before any batch is taken: a `col` that names no field of
+ * the schema (ASCII case-insensitive) is QSF_E_VALUE naming it, an unknown
+ * qsf_type QSF_E_INVAL; a type the field's format cannot become fails at
+ * the first batch (QSF_E_UNSUPPORTED, nothing of it published). `types` is
+ * read during the call only. Producer thread. */
+QSF_API int qsf_send_arrow_stream_typed(qsf_sender *s, const char *table, size_t table_len,
+                                        struct ArrowArrayStream *stream, const char *ts_col,
+                                        const qsf_arrow_col_type *types, size_t n_types,
+                                        uint64_t *rows_out, qsf_errinfo *err);
 
 /* Highest FSN published / acknowledged (-1 if none). Any thread. */
 QSF_API int64_t qsf_published_fsn(const qsf_sender *s);

@@ -8,6 +8,7 @@
 #include "itest.h"
 
 #include "arrow_fixture.h"
+#include "qwp/types.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -417,18 +418,24 @@ static void arrow_and_typed_calls_agree(void **state) {
     qsink_stop(sink);
 }
 
+/* The generated table as a record batch, and an SF sender to a new sink. */
+static qsf_sender *stream_sender(batch *b, qsink **sink) {
+    generate();
+    *sink = it_sink(NULL);
+    char conf[1024], extra[700];
+    snprintf(extra, sizeof extra, "sf_dir=%s;sender_id=arrow;", it_dir);
+    arrow_batch(b);
+    return it_sender(it_conf(conf, sizeof conf, qsink_port(*sink), extra));
+}
+
 /* A stream that fails: at its schema, at a batch qsf refuses, at get_next.
  * The batches published before stay published and are counted; every batch
  * taken is released, the stream never. */
 static void stream_failures(void **state) {
     (void) state;
-    generate();
-    qsink *sink = it_sink(NULL);
-    char conf[1024], extra[700];
-    snprintf(extra, sizeof extra, "sf_dir=%s;sender_id=arrow;", it_dir);
-    qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), extra));
     static batch b;
-    arrow_batch(&b);
+    qsink *sink;
+    qsf_sender *s = stream_sender(&b, &sink);
     qsf_errinfo e;
     uint64_t rows = 99;
 
@@ -466,10 +473,66 @@ static void stream_failures(void **state) {
     qsink_stop(sink);
 }
 
+/* qsf_send_arrow_stream_typed: the stream's utf8 "v" goes in as SYMBOL (its
+ * name given in another case) and uint16 "u16" as CHAR; the same stream
+ * sent plain has them as VARCHAR and INT, and the text of every "v" cell is
+ * the same both ways. A name that is no field of the schema, or an unknown
+ * type, is refused before any batch is taken. */
+static void stream_asks_types(void **state) {
+    (void) state;
+    static batch b;
+    qsink *sink;
+    qsf_sender *s = stream_sender(&b, &sink);
+    qsf_errinfo e;
+    uint64_t rows = 0;
+    stream_state ss = {&b, 0, 0, false, -1, -1};
+    struct ArrowArrayStream st = {st_schema, st_next, st_error, st_release, &ss};
+    if (qsf_send_arrow_stream(s, "plain", 5, &st, "ts", &rows, &e) != QSF_OK)
+        fail_msg("plain stream: %s", e.msg);
+    const qsf_arrow_col_type types[] = {{"V", QSF_TYPE_SYMBOL}, {"u16", QSF_TYPE_CHAR}};
+    ss = (stream_state){&b, 0, 0, false, -1, -1};
+    if (qsf_send_arrow_stream_typed(s, "typed", 5, &st, "ts", types, 2, &rows, &e) != QSF_OK)
+        fail_msg("typed stream: %s", e.msg);
+    assert_int_equal(rows, ROWS);
+    assert_int_equal(ss.released, 3);
+
+    const qsf_arrow_col_type typo[] = {{"u16", QSF_TYPE_CHAR}, {"venue", QSF_TYPE_SYMBOL}};
+    ss = (stream_state){&b, 0, 0, false, -1, -1};
+    assert_int_equal(qsf_send_arrow_stream_typed(s, "t2", 2, &st, "ts", typo, 2, &rows, &e),
+                     QSF_E_VALUE);
+    if (!strstr(e.msg, "types[1] names column \"venue\", which is not a field"))
+        fail_msg("unexpected message: %s", e.msg);
+    const qsf_arrow_col_type unknown[] = {{"v", 99}};
+    assert_int_equal(qsf_send_arrow_stream_typed(s, "t2", 2, &st, "ts", unknown, 1, &rows, &e),
+                     QSF_E_INVAL);
+    assert_non_null(strstr(e.msg, "unknown QuestDB type 99"));
+    assert_int_equal(qsf_send_arrow_stream_typed(s, "t2", 2, &st, "ts", NULL, 1, &rows, &e),
+                     QSF_E_INVAL);
+    assert_int_equal(ss.next, 0); /* nothing taken from the stream */
+    assert_int_equal(rows, 0);
+
+    it_wait_acked(s, qsf_published_fsn(s));
+    assert_int_equal(qsf_close(s, &e), QSF_OK);
+    assert_int_equal(qsink_column_type(sink, "plain", "v"), QSF_QWP_VARCHAR);
+    assert_int_equal(qsink_column_type(sink, "plain", "u16"), QSF_QWP_INT);
+    assert_int_equal(qsink_column_type(sink, "typed", "v"), QSF_QWP_SYMBOL);
+    assert_int_equal(qsink_column_type(sink, "typed", "u16"), QSF_QWP_CHAR);
+    assert_int_equal(qsink_rows(sink, "typed"), ROWS);
+    assert_int_equal(qsink_rows(sink, "t2"), 0);
+    for (int64_t r = 0; r < ROWS; r++) {
+        char want[256], got[256];
+        assert_int_equal(qsink_cell(sink, "plain", r, "v", want, sizeof want), 0);
+        assert_int_equal(qsink_cell(sink, "typed", r, "v", got, sizeof got), 0);
+        assert_string_equal(got, want);
+    }
+    qsink_stop(sink);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(arrow_and_typed_calls_agree, it_setup_dir, it_teardown_dir),
         cmocka_unit_test_setup_teardown(stream_failures, it_setup_dir, it_teardown_dir),
+        cmocka_unit_test_setup_teardown(stream_asks_types, it_setup_dir, it_teardown_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
