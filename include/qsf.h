@@ -221,10 +221,12 @@ typedef struct qsf_close_info {
  * QSF_ERRINFO_MSG_MAX is cut in the causes after them, and ends with
  * " [...]"); qsf_close_report returns them as numbers. Producer thread.
  * Two exceptions, which do not free the sender: called from one of its own
- * error or event handlers, or from the log handler (on any thread, for any
- * sender), it returns QSF_E_STATE and changes nothing (close it from another
- * thread once the handler has returned); in a process forked after the
- * sender was created, see docs/THREADING.md "fork()". */
+ * error or event handlers, from the log handler (on any thread, for any
+ * sender), or from a callback of the stream (or of its batches) that
+ * qsf_send_arrow_stream is publishing into it, it returns QSF_E_STATE and
+ * changes nothing (close it once the handler or the call has returned); in
+ * a process forked after the sender was created, see docs/THREADING.md
+ * "fork()". */
 QSF_API int qsf_close(qsf_sender *sender, qsf_errinfo *err);
 
 /* qsf_close, and fills *info (may be NULL) with what it found. */
@@ -765,7 +767,9 @@ QSF_API int qsf_chunk_arrow_batch(qsf_chunk *c, const struct ArrowSchema *schema
 /* Reads every batch of `stream` and publishes each with qsf_flush_chunk into
  * `table`, stopping at the first error (the batches published before it stay
  * published; *rows_out, may be NULL, counts their rows). `ts_col` as in
- * qsf_chunk_arrow_batch. Producer thread. */
+ * qsf_chunk_arrow_batch. The stream's callbacks run inside this call, on its
+ * thread; qsf_close of `s` from one of them is refused (QSF_E_STATE).
+ * Producer thread. */
 QSF_API int qsf_send_arrow_stream(qsf_sender *s, const char *table, size_t table_len,
                                   struct ArrowArrayStream *stream, const char *ts_col,
                                   uint64_t *rows_out, qsf_errinfo *err);

@@ -3,6 +3,7 @@
  * stream is released once it is published or refused; the stream and its
  * schema stay the caller's (the schema this call asked for is released). */
 #include "chunk/arrow_int.h"
+#include "sender/stream_target.h"
 
 #include "err.h"
 #include "text.h"
@@ -116,6 +117,8 @@ QSF_API int qsf_send_arrow_stream_typed(qsf_sender *s, const char *table, size_t
     int rc = qsf_chunk_new(table, table_len, &c, err);
     if (rc != QSF_OK)
         return rc;
+    const qsf_sender *outer = qsf_stream_target; /* a callback may stream into another */
+    qsf_stream_target = s;
     struct ArrowSchema schema;
     memset(&schema, 0, sizeof schema);
     int e = stream->get_schema(stream, &schema);
@@ -125,6 +128,7 @@ QSF_API int qsf_send_arrow_stream_typed(qsf_sender *s, const char *table, size_t
         rc = send_all(s, c, stream, &schema, ts_col, &rows, err);
     if (e == 0 && schema.release != NULL)
         schema.release(&schema);
+    qsf_stream_target = outer;
     qsf_chunk_free(c);
     if (rows_out != NULL)
         *rows_out = rows;
