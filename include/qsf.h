@@ -221,9 +221,12 @@ typedef struct qsf_close_info {
  * QSF_ERRINFO_MSG_MAX is cut in the causes after them, and ends with
  * " [...]"); qsf_close_report returns them as numbers. Producer thread.
  * Two exceptions, which do not free the sender: called from one of its own
- * error or event handlers it returns QSF_E_STATE and changes nothing (close
- * it from another thread once the handler has returned); in a process
- * forked after the sender was created, see docs/THREADING.md "fork()". */
+ * error or event handlers, from the log handler (on any thread, for any
+ * sender), or from a callback of the stream (or of its batches) that
+ * qsf_send_arrow_stream is publishing into it, it returns QSF_E_STATE and
+ * changes nothing (close it once the handler or the call has returned); in
+ * a process forked after the sender was created, see docs/THREADING.md
+ * "fork()". */
 QSF_API int qsf_close(qsf_sender *sender, qsf_errinfo *err);
 
 /* qsf_close, and fills *info (may be NULL) with what it found. */
@@ -252,9 +255,19 @@ QSF_API int qsf_close_report(qsf_sender *sender, qsf_close_info *info, qsf_errin
  * auto_flush_interval is never early, and at most one coarse clock tick late
  * (clock_getres(CLOCK_MONOTONIC_COARSE), 4 ms at HZ=250, 10 ms at most) while
  * fewer than 128 rows are buffered, at most 20 ms late from then on (the I/O
- * thread compares the clock for a fast stream; docs/CONFIGURATION.md). */
+ * thread compares the clock for a fast stream; docs/CONFIGURATION.md).
+ *
+ * Names (`name`, `col`: pointer and length, no NUL needed) are 1..max_name_len
+ * bytes of valid UTF-8 (the connect string's max_name_len, 127 by default and
+ * at most), without control characters, U+FEFF or any of ? , ' " \ / : ( ) + *
+ * % ~; a column name also without . or -, a table name not starting or
+ * ending with . and without "..". Anything else is QSF_E_VALUE naming the
+ * name (its first 64 bytes) and the rule, e.g. "column name "..." is
+ * invalid: 128 bytes, longer than max_name_len=127". */
 
 QSF_API int qsf_table(qsf_sender *s, const char *name, size_t len, qsf_errinfo *err);
+/* SYMBOL: valid UTF-8, at most 1 MiB (1,048,576 bytes); longer is QSF_E_VALUE
+ * naming the table, the column and both lengths. */
 QSF_API int qsf_symbol(qsf_sender *s, const char *col, size_t col_len, const char *val,
                        size_t val_len, qsf_errinfo *err);
 QSF_API int qsf_col_bool(qsf_sender *s, const char *col, size_t col_len, bool v, qsf_errinfo *err);
@@ -283,7 +296,12 @@ QSF_API int qsf_col_long256(qsf_sender *s, const char *col, size_t col_len, cons
 /* GEOHASH: the low `precision_bits` (1..60) bits of `bits`. */
 QSF_API int qsf_col_geohash(qsf_sender *s, const char *col, size_t col_len, uint64_t bits,
                             int precision_bits, qsf_errinfo *err);
-/* VARCHAR: valid UTF-8. */
+/* VARCHAR (valid UTF-8) and BINARY: at most 2^31-1 bytes (2,147,483,647);
+ * longer is QSF_E_VALUE naming the table, the column and both lengths, before
+ * a byte is read. Long before that, the value must fit the row buffer
+ * (max_buf_size, 100 MiB by default: QSF_E_TOO_LARGE at this call) and its
+ * row one frame (at most a segment's payload, sf_max_segment_bytes: 4 MiB by
+ * default; QSF_E_TOO_LARGE from the flush). */
 QSF_API int qsf_col_varchar(qsf_sender *s, const char *col, size_t col_len, const char *v,
                             size_t v_len, qsf_errinfo *err);
 QSF_API int qsf_col_binary(qsf_sender *s, const char *col, size_t col_len, const void *v,
@@ -464,14 +482,18 @@ QSF_API int qsf_acked_source_position(qsf_sender *s, void *buf, size_t cap, size
  * (BOOLEAN, BYTE and SHORT have no NULL in QuestDB: such a row reads back as
  * false / 0).
  *
+ * Names: the row API's rules (see qsf_table), with max_name_len always 127
+ * (a chunk belongs to no sender). Every column call copies its name.
+ *
  * Errors of every qsf_chunk_* call: QSF_E_INVAL (NULL chunk or buffer, rows
  * larger than the buffers can be), QSF_E_VALUE (bad name, a value QuestDB
  * cannot hold: the message names the column and the row), QSF_E_NOMEM. */
 
 typedef struct qsf_chunk qsf_chunk;
 
-/* A new empty chunk for `table` ((pointer, length)). *out owns it. Errors:
- * QSF_E_INVAL, QSF_E_VALUE (bad table name), QSF_E_NOMEM. Any thread. */
+/* A new empty chunk for `table` ((pointer, length); 1..127 bytes, the row
+ * API's rules, see qsf_table). *out owns it. Errors: QSF_E_INVAL, QSF_E_VALUE
+ * (bad table name), QSF_E_NOMEM. Any thread. */
 QSF_API int qsf_chunk_new(const char *table, size_t table_len, qsf_chunk **out, qsf_errinfo *err);
 /* Forgets every column, the row count and the designated timestamp (buffers
  * are released to the caller); keeps the table and the memory for reuse. */
@@ -571,7 +593,12 @@ QSF_API int qsf_chunk_decimal256(qsf_chunk *c, const char *col, size_t col_len,
  * data[offsets[offset + i] .. offsets[offset + i + 1]). `offsets` holds
  * offset + rows + 1 entries of 32 bits (Arrow utf8/binary) or 64 bits (the
  * *64 calls: large_utf8/large_binary); they must not decrease. VARCHAR and
- * SYMBOL values must be valid UTF-8 (QSF_E_VALUE naming the column and row). */
+ * SYMBOL values must be valid UTF-8 (QSF_E_VALUE naming the column and row).
+ * A VARCHAR or BINARY value is at most 2^31-1 bytes (2,147,483,647: every
+ * value a 32-bit offset can span), a SYMBOL value at most 1 MiB (1,048,576
+ * bytes); a longer one is QSF_E_VALUE naming the column, the row, its length
+ * and the limit ("row 3: 1048577 long, more than the 1048576 allowed"). Its
+ * row must also fit one frame (QSF_E_TOO_LARGE from qsf_flush_chunk). */
 QSF_API int qsf_chunk_varchar(qsf_chunk *c, const char *col, size_t col_len, const int32_t *offsets,
                               const char *data, const uint8_t *validity, size_t offset, size_t rows,
                               qsf_errinfo *err);
@@ -596,7 +623,8 @@ QSF_API int qsf_chunk_symbol64(qsf_chunk *c, const char *col, size_t col_len,
  * `codes` holds signed integers of `code_bytes` (1, 2 or 4) bytes; code k names
  * entry k of a dictionary of `dict_len` strings in qsf_chunk_symbol's layout
  * (32-bit dict_offsets, dict_len + 1 of them, from 0). A code outside
- * 0..dict_len-1 in a valid row is QSF_E_VALUE naming the row and the code. */
+ * 0..dict_len-1 in a valid row is QSF_E_VALUE naming the row and the code;
+ * a dictionary entry over 1 MiB is QSF_E_VALUE naming the entry. */
 QSF_API int qsf_chunk_symbol_dict(qsf_chunk *c, const char *col, size_t col_len, const void *codes,
                                   int code_bytes, const int32_t *dict_offsets,
                                   const char *dict_data, size_t dict_len, const uint8_t *validity,
@@ -707,7 +735,8 @@ struct ArrowArrayStream {
 
 #endif /* ARROW_C_STREAM_INTERFACE */
 
-/* QuestDB types a column can be asked to become (qsf_chunk_arrow_type). */
+/* QuestDB types a column can be asked to become (qsf_chunk_arrow_type,
+ * qsf_send_arrow_stream_typed). */
 #define QSF_TYPE_AUTO    0 /* the default mapping of docs/ARROW.md */
 #define QSF_TYPE_SYMBOL  1 /* utf8 / large_utf8 / utf8_view / dictionary<utf8> -> SYMBOL */
 #define QSF_TYPE_VARCHAR 2 /* utf8 / large_utf8 / utf8_view / dictionary<utf8> -> VARCHAR */
@@ -738,10 +767,33 @@ QSF_API int qsf_chunk_arrow_batch(qsf_chunk *c, const struct ArrowSchema *schema
 /* Reads every batch of `stream` and publishes each with qsf_flush_chunk into
  * `table`, stopping at the first error (the batches published before it stay
  * published; *rows_out, may be NULL, counts their rows). `ts_col` as in
- * qsf_chunk_arrow_batch. Producer thread. */
+ * qsf_chunk_arrow_batch. The stream's callbacks run inside this call, on its
+ * thread; qsf_close of `s` from one of them is refused (QSF_E_STATE).
+ * Producer thread. */
 QSF_API int qsf_send_arrow_stream(qsf_sender *s, const char *table, size_t table_len,
                                   struct ArrowArrayStream *stream, const char *ts_col,
                                   uint64_t *rows_out, qsf_errinfo *err);
+
+/* One column of a stream asked to become a QuestDB type, as
+ * qsf_chunk_arrow_type asks it of a chunk. */
+typedef struct qsf_arrow_col_type {
+    const char *col; /* NUL-terminated: a field of the stream's schema */
+    int qsf_type;    /* QSF_TYPE_* */
+} qsf_arrow_col_type;
+
+/* qsf_send_arrow_stream, with columns asked to become the types of
+ * `types` (n_types entries; NULL and 0 for none) in every batch: e.g.
+ * {"venue", QSF_TYPE_SYMBOL} sends a utf8 field as SYMBOL. The entries win
+ * over field metadata, as qsf_chunk_arrow_type does. Checked after
+ * get_schema and before any batch is taken: a `col` that names no field of
+ * the schema (ASCII case-insensitive) is QSF_E_VALUE naming it, an unknown
+ * qsf_type QSF_E_INVAL; a type the field's format cannot become fails at
+ * the first batch (QSF_E_UNSUPPORTED, nothing of it published). `types` is
+ * read during the call only. Producer thread. */
+QSF_API int qsf_send_arrow_stream_typed(qsf_sender *s, const char *table, size_t table_len,
+                                        struct ArrowArrayStream *stream, const char *ts_col,
+                                        const qsf_arrow_col_type *types, size_t n_types,
+                                        uint64_t *rows_out, qsf_errinfo *err);
 
 /* Highest FSN published / acknowledged (-1 if none). Any thread. */
 QSF_API int64_t qsf_published_fsn(const qsf_sender *s);
@@ -912,8 +964,9 @@ QSF_API int qsf_poll_error_sized(qsf_sender *s, qsf_error_record *out, size_t si
 #define qsf_poll_error(s, out) qsf_poll_error_sized((s), (out), sizeof *(out))
 
 /* Registers a handler called on a dispatcher thread (never the I/O thread) for
- * each error notification; NULL unregisters. The handler must not close the
- * sender. Producer thread. */
+ * each error notification; NULL unregisters. The handler cannot close its
+ * sender: qsf_close there returns QSF_E_STATE and changes nothing. Producer
+ * thread. */
 typedef void (*qsf_error_handler)(void *user, const qsf_error_record *rec);
 QSF_API int qsf_set_error_handler(qsf_sender *s, qsf_error_handler fn, void *user);
 
@@ -942,9 +995,12 @@ typedef void (*qsf_log_handler)(void *user, int level, const char *line);
  * warn), read once. The handler runs on the thread that logs, qsf's own
  * threads included (the I/O thread, the ring manager): keep it quick, and do
  * not call qsf from it, except qsf_set_log_handler to replace or remove
- * itself. Calls are serialised (never two at once); when
- * qsf_set_log_handler returns, the handler it replaced is not running any
- * more (unless it was called from that handler) and is never called again.
+ * itself. qsf_close and qsf_close_report called from it, on any sender,
+ * return QSF_E_STATE and change nothing (the handler may be running on that
+ * sender's I/O thread, or inside its close). Calls are serialised (never
+ * two at once); when qsf_set_log_handler returns, the handler it replaced is
+ * not running any more (unless it was called from that handler) and is never
+ * called again.
  * QSF_E_INVAL for a level out of range. Any thread. */
 QSF_API int qsf_set_log_handler(int level, qsf_log_handler fn, void *user);
 
@@ -1006,8 +1062,9 @@ QSF_API const char *qsf_event_name(int kind);
  * dispatcher thread (never the I/O thread, never the producer's) for each
  * event, in the order they happened; NULL unregisters. When it returns, the
  * handler it replaced is not running any more (unless it was called from
- * that handler). The handler must not close the sender. No handler runs
- * after qsf_close returns. Any thread. */
+ * that handler). The handler cannot close its sender: qsf_close there
+ * returns QSF_E_STATE and changes nothing. No handler runs after qsf_close
+ * returns. Any thread. */
 typedef void (*qsf_event_handler)(void *user, const qsf_event *ev);
 QSF_API int qsf_set_event_handler(qsf_sender *s, qsf_event_handler fn, void *user);
 

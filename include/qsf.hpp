@@ -759,6 +759,15 @@ class nothrow_sender : public detail::handle {
         return st.set(qsf_send_arrow_stream(s_, table.data(), table.size(), &stream, ts_col, &rows,
                                             st.c_info()));
     }
+    /* qsf_send_arrow_stream_typed: the same, with columns asked to become
+     * the QuestDB types of types[0..n_types) (e.g. {"venue", QSF_TYPE_SYMBOL}) */
+    status send_arrow_stream(std::string_view table, ArrowArrayStream &stream, const char *ts_col,
+                             const qsf_arrow_col_type *types, std::size_t n_types,
+                             std::uint64_t &rows) noexcept {
+        status st;
+        return st.set(qsf_send_arrow_stream_typed(s_, table.data(), table.size(), &stream, ts_col,
+                                                  types, n_types, &rows, st.c_info()));
+    }
     /* qsf_close_report: the sender is closed afterwards whatever it says */
     close_report close() noexcept {
         return close_now();
@@ -898,6 +907,18 @@ class sender : public detail::handle {
         std::uint64_t rows = 0;
         if (!st.set(qsf_send_arrow_stream(s_, table.data(), table.size(), &stream, ts_col, &rows,
                                           st.c_info())))
+            throw error(st);
+        return rows;
+    }
+    /* qsf_send_arrow_stream_typed: the same, with columns asked to become
+     * the QuestDB types of types[0..n_types) (e.g. {"venue", QSF_TYPE_SYMBOL}) */
+    std::uint64_t send_arrow_stream(std::string_view table, ArrowArrayStream &stream,
+                                    const char *ts_col, const qsf_arrow_col_type *types,
+                                    std::size_t n_types) {
+        status st;
+        std::uint64_t rows = 0;
+        if (!st.set(qsf_send_arrow_stream_typed(s_, table.data(), table.size(), &stream, ts_col,
+                                                types, n_types, &rows, st.c_info())))
             throw error(st);
         return rows;
     }

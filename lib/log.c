@@ -79,6 +79,10 @@ QSF_API int qsf_set_log_handler(int level, qsf_log_handler fn, void *user) {
     return QSF_OK;
 }
 
+bool qsf_log_in_handler(void) {
+    return in_sink;
+}
+
 static void write_line(int level, const char *line) {
     if (in_sink) {
         fprintf(stderr, "qsf %s %s\n", level_names[level], line);

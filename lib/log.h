@@ -9,6 +9,8 @@
 
 #include "qsf.h"
 
+#include <stdbool.h>
+
 typedef void (*qsf_log_sink)(int level, const char *line, void *user);
 
 void qsf_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -19,6 +21,11 @@ int qsf_log_enabled(int level);
 /* Replaces the sink (NULL restores stderr) and threshold (-1 keeps it); the
  * sink replaces a handler of qsf_set_log_handler, and the other way round. */
 void qsf_log_set(qsf_log_sink sink, void *user, int level);
+
+/* True while this thread is inside the log destination (a log handler or a
+ * test's sink): it holds the destination lock, and may be one of qsf's own
+ * threads in the middle of its work (qsf_close refuses to run there). */
+bool qsf_log_in_handler(void);
 
 #define QSF_LOGE(...) qsf_log(QSF_LOG_ERROR, __VA_ARGS__)
 #define QSF_LOGW(...) qsf_log(QSF_LOG_WARN, __VA_ARGS__)

@@ -21,6 +21,14 @@ static int bad_value(qsf_qwp_batch *b, const char *col, size_t col_len, const ch
                        t->name, n, col ? col : "", fmt, detail ? detail : "");
 }
 
+/* "symbol of 1048577 bytes, more than the 1048576 allowed", naming the column. */
+static int too_long(qsf_qwp_batch *b, const char *col, size_t col_len, const char *what, size_t len,
+                    size_t max, qsf_errinfo *err) {
+    char d[96];
+    snprintf(d, sizeof d, "%s of %zu bytes, more than the %zu allowed", what, len, max);
+    return bad_value(b, col, col_len, d, NULL, err);
+}
+
 /* Fixed-width value already in wire form: every rule (a new column, a gap, growth,
  * ...). Out of line, and given scalars rather than the caller's qsf_colval, so
  * that the fast paths below keep everything in registers and save none. */
@@ -229,7 +237,7 @@ static int put_var(qsf_qwp_batch *b, const char *col, size_t col_len, uint8_t ty
     if (!v && v_len)
         return qsf_err_set(err, QSF_E_INVAL, 0, 0, "value pointer is NULL with length %zu", v_len);
     if (v_len > QSF_BATCH_MAX_VAR_LEN)
-        return bad_value(b, col, col_len, "value larger than 2 GiB", NULL, err);
+        return too_long(b, col, col_len, "value", v_len, QSF_BATCH_MAX_VAR_LEN, err);
     if (v && qsf_batch_put_var_checked(b, col, col_len, type, v, v_len) == QSF_OK)
         return QSF_OK;
     qsf_colval cv = {.type = type, .scale = -1, .data_len = v_len, .wire_max = 4 + v_len};
@@ -245,6 +253,8 @@ static int put_var(qsf_qwp_batch *b, const char *col, size_t col_len, uint8_t ty
 
 int qsf_qwp_batch_col_varchar(qsf_qwp_batch *b, const char *col, size_t col_len, const char *v,
                               size_t v_len, qsf_errinfo *err) {
+    if (v_len > QSF_BATCH_MAX_VAR_LEN) /* before reading it */
+        return too_long(b, col, col_len, "VARCHAR value", v_len, QSF_BATCH_MAX_VAR_LEN, err);
     if (v) {
         size_t bad = qsf_utf8_error_offset(v, v_len);
         if (bad != v_len) {
@@ -267,7 +277,7 @@ int qsf_qwp_batch_symbol(qsf_qwp_batch *b, const char *col, size_t col_len, cons
         return qsf_err_set(err, QSF_E_INVAL, 0, 0, "symbol pointer is NULL with length %zu",
                            val_len);
     if (val_len > QSF_BATCH_MAX_SYMBOL_LEN)
-        return bad_value(b, col, col_len, "symbol longer than 1 MiB", NULL, err);
+        return too_long(b, col, col_len, "symbol", val_len, QSF_BATCH_MAX_SYMBOL_LEN, err);
     size_t bad = qsf_utf8_error_offset(val, val_len);
     if (bad != val_len) {
         char d[48];

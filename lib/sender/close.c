@@ -2,6 +2,7 @@
  * application exactly what was left behind (docs/ERRORS.md §6, and the
  * contract in include/qsf.h). */
 #include "sender/internal.h"
+#include "sender/stream_target.h"
 #include "qsf_assert.h"
 
 #include "err.h"
@@ -236,6 +237,25 @@ static int close_in_child(qsf_sender *s, qsf_errinfo *err) {
     return qsf_sender_check_fork(s, err);
 }
 
+_Thread_local const qsf_sender *qsf_stream_target;
+
+/* Why close cannot run on this thread (docs/THREADING.md "Which call from
+ * where"), or NULL when it can. */
+static const char *refused_here(qsf_sender *s) {
+    if (qsf_stream_target == s)
+        return "a callback of the ArrowArrayStream (or of one of its batches) that "
+               "qsf_send_arrow_stream is publishing into this sender: the call is still using it; "
+               "close once it has returned";
+    if (qsf_inbox_is_dispatcher(s->inbox) || qsf_inbox_is_dispatcher(s->events))
+        return "this sender's error or event handler: it would free the handler's own "
+               "dispatcher; close from another thread once the handler has returned";
+    if (qsf_log_in_handler())
+        return "the log handler: it runs on the thread that logs (perhaps this sender's own "
+               "I/O thread, or this very close) holding the log lock that every sender's "
+               "threads wait for; close from another thread once the handler has returned";
+    return NULL;
+}
+
 QSF_API int qsf_close_report(qsf_sender *s, qsf_close_info *info, qsf_errinfo *err) {
     qsf_close_info ci;
     memset(&ci, 0, sizeof ci);
@@ -249,12 +269,11 @@ QSF_API int qsf_close_report(qsf_sender *s, qsf_close_info *info, qsf_errinfo *e
         copy_info(info, &ci);
         return close_in_child(s, err);
     }
-    if (qsf_inbox_is_dispatcher(s->inbox) || qsf_inbox_is_dispatcher(s->events)) {
+    const char *why = refused_here(s);
+    if (why) {
         copy_info(info, &ci); /* refused: nothing happened, nothing is counted */
         return qsf_err_set(err, QSF_E_STATE, 0, 0,
-                           "qsf_close called from this sender's error or event handler: it would "
-                           "free the handler's own dispatcher; close from another thread once the "
-                           "handler has returned (the sender is unchanged)");
+                           "qsf_close called from %s (the sender is unchanged)", why);
     }
     qsf_errinfo flush_err, ring_err;
     qsf_err_clear(&flush_err);

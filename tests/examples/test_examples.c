@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define MAX_EXAMPLES 8
+#define MAX_EXAMPLES 16
 
 static struct { const char *name, *path; } examples[MAX_EXAMPLES];
 static int n_examples;
@@ -206,6 +206,23 @@ static void readme_quickstart(void **state) {
     qsink_stop(sink);
 }
 
+/* docs/ARROW.md's "Example": three rows into "trades", "sym" asked as
+ * SYMBOL, row 1's price null. */
+static void arrow_doc_example(void **state) {
+    (void) state;
+    qsink *sink = it_sink(NULL);
+    char conf[256], v[64];
+    assert_int_equal(
+        run("arrow_doc_example", it_conf(conf, sizeof conf, qsink_port(sink), ""), 0, 0), 0);
+    assert_int_equal(qsink_rows(sink, "trades"), 3);
+    assert_int_equal(qsink_column_type(sink, "trades", "sym"), 0x09); /* SYMBOL */
+    assert_int_equal(qsink_cell(sink, "trades", 1, "px", v, sizeof v), 0);
+    assert_string_equal(v, "null");
+    assert_int_equal(qsink_cell(sink, "trades", 2, "sym", v, sizeof v), 0);
+    assert_string_equal(v, "IBM");
+    qsink_stop(sink);
+}
+
 int main(int argc, char **argv) {
     for (int i = 1; i < argc && n_examples < MAX_EXAMPLES; i++) {
         char *eq = strchr(argv[i], '=');
@@ -226,6 +243,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test_setup_teardown(drain_orphans, it_setup_dir, it_teardown_dir),
         cmocka_unit_test_setup_teardown(idempotent, it_setup_dir, it_teardown_dir),
         cmocka_unit_test_setup_teardown(readme_quickstart, it_setup_dir, it_teardown_dir),
+        cmocka_unit_test(arrow_doc_example),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

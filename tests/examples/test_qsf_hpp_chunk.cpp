@@ -205,6 +205,22 @@ void throwing_chunk_and_stream(void **) {
     stream.release = [](ArrowArrayStream *self) { self->release = nullptr; };
     assert_int_equal(s.send_arrow_stream("hppc_stream", stream, "ts"), N);
     assert_non_null(stream.release);
+    // the typed overload passes the types through: an int64 field cannot be a
+    // SYMBOL (refused at the batch), a name that is no field before it
+    const qsf_arrow_col_type as_symbol[] = {{"K", QSF_TYPE_SYMBOL}}, typo[] = {{"kk", 0}};
+    for (const qsf_arrow_col_type *t : {as_symbol, typo}) {
+        st.next = 0;
+        int code = 0;
+        try {
+            s.send_arrow_stream("hppc_typed", stream, "ts", t, 1);
+        } catch (const qsf::error &e) {
+            code = e.code();
+        }
+        assert_int_equal(code, t == typo ? QSF_E_VALUE : QSF_E_UNSUPPORTED);
+    }
+    st.next = 0;
+    const qsf_arrow_col_type as_is[] = {{"k", QSF_TYPE_AUTO}};
+    assert_int_equal(s.send_arrow_stream("hppc_typed", stream, "ts", as_is, 1), N);
     thrown = false;
     try {
         qsf::chunk bad("a/b");

@@ -8,6 +8,7 @@
 #include "itest.h"
 
 #include "arrow_fixture.h"
+#include "qwp/types.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -284,10 +285,12 @@ static void arrow_batch(batch *b) {
 typedef struct stream_state {
     batch *b;
     int next;
-    int released;     /* batches the consumer released */
-    bool fail_schema; /* get_schema fails */
-    int fail_next;    /* get_next fails when asked for this batch (-1: never) */
-    int bad;          /* this batch claims more rows than its columns hold (-1: none) */
+    int released;      /* batches the consumer released */
+    bool fail_schema;  /* get_schema fails */
+    int fail_next;     /* get_next fails when asked for this batch (-1: never) */
+    int bad;           /* this batch claims more rows than its columns hold (-1: none) */
+    qsf_sender *close; /* when set: get_next and each batch's release call qsf_close on it */
+    int next_close_rc, release_close_rc; /* what those calls returned */
 } stream_state;
 
 static int st_schema(struct ArrowArrayStream *st, struct ArrowSchema *out) {
@@ -300,6 +303,8 @@ static int st_schema(struct ArrowArrayStream *st, struct ArrowSchema *out) {
 
 static void st_release_batch(struct ArrowArray *a) {
     stream_state *s = a->private_data;
+    if (s->close)
+        s->release_close_rc = qsf_close(s->close, NULL);
     s->released++;
     a->release = NULL;
 }
@@ -307,6 +312,8 @@ static void st_release_batch(struct ArrowArray *a) {
 static int st_next(struct ArrowArrayStream *st, struct ArrowArray *out) {
     stream_state *s = st->private_data;
     static const int64_t cut[4] = {0, 400, 700, ROWS};
+    if (s->close)
+        s->next_close_rc = qsf_close(s->close, NULL);
     if (s->next == s->fail_next)
         return 5;
     if (s->next == 3) {
@@ -399,7 +406,7 @@ static void arrow_and_typed_calls_agree(void **state) {
         fail_msg("flush arrow: %s", e.msg);
     qsf_chunk_free(k);
 
-    stream_state ss = {&b, 0, 0, false, -1, -1};
+    stream_state ss = {&b, 0, 0, false, -1, -1, NULL, 0, 0};
     struct ArrowArrayStream st = {st_schema, st_next, st_error, st_release, &ss};
     uint64_t rows = 0;
     if (qsf_send_arrow_stream(s, "stream", 6, &st, "ts", &rows, &e) != QSF_OK)
@@ -417,22 +424,28 @@ static void arrow_and_typed_calls_agree(void **state) {
     qsink_stop(sink);
 }
 
+/* The generated table as a record batch, and an SF sender to a new sink. */
+static qsf_sender *stream_sender(batch *b, qsink **sink) {
+    generate();
+    *sink = it_sink(NULL);
+    char conf[1024], extra[700];
+    snprintf(extra, sizeof extra, "sf_dir=%s;sender_id=arrow;", it_dir);
+    arrow_batch(b);
+    return it_sender(it_conf(conf, sizeof conf, qsink_port(*sink), extra));
+}
+
 /* A stream that fails: at its schema, at a batch qsf refuses, at get_next.
  * The batches published before stay published and are counted; every batch
  * taken is released, the stream never. */
 static void stream_failures(void **state) {
     (void) state;
-    generate();
-    qsink *sink = it_sink(NULL);
-    char conf[1024], extra[700];
-    snprintf(extra, sizeof extra, "sf_dir=%s;sender_id=arrow;", it_dir);
-    qsf_sender *s = it_sender(it_conf(conf, sizeof conf, qsink_port(sink), extra));
     static batch b;
-    arrow_batch(&b);
+    qsink *sink;
+    qsf_sender *s = stream_sender(&b, &sink);
     qsf_errinfo e;
     uint64_t rows = 99;
 
-    stream_state ss = {&b, 0, 0, true, -1, -1};
+    stream_state ss = {&b, 0, 0, true, -1, -1, NULL, 0, 0};
     struct ArrowArrayStream st = {st_schema, st_next, st_error, st_release, &ss};
     assert_int_equal(qsf_send_arrow_stream(s, "s0", 2, &st, "ts", &rows, &e), QSF_E_VALUE);
     assert_non_null(strstr(e.msg, "get_schema"));
@@ -440,7 +453,7 @@ static void stream_failures(void **state) {
     assert_int_equal(rows, 0);
     assert_int_equal(ss.next, 0);
 
-    ss = (stream_state){&b, 0, 0, false, -1, 1};
+    ss = (stream_state){&b, 0, 0, false, -1, 1, NULL, 0, 0};
     assert_int_equal(qsf_send_arrow_stream(s, "s1", 2, &st, "ts", &rows, &e), QSF_E_VALUE);
     assert_non_null(strstr(e.msg, "batch 1"));
     assert_non_null(strstr(e.msg, "does not hold"));
@@ -448,7 +461,7 @@ static void stream_failures(void **state) {
     assert_int_equal(ss.released, 2); /* the published one and the refused one */
     assert_int_equal(ss.next, 2);     /* nothing taken after the refusal */
 
-    ss = (stream_state){&b, 0, 0, false, 2, -1};
+    ss = (stream_state){&b, 0, 0, false, 2, -1, NULL, 0, 0};
     assert_int_equal(qsf_send_arrow_stream(s, "s2", 2, &st, "ts", &rows, &e), QSF_E_VALUE);
     assert_non_null(strstr(e.msg, "get_next"));
     assert_non_null(strstr(e.msg, "after 2 batches"));
@@ -466,10 +479,91 @@ static void stream_failures(void **state) {
     qsink_stop(sink);
 }
 
+/* qsf_send_arrow_stream_typed: the stream's utf8 "v" goes in as SYMBOL (its
+ * name given in another case) and uint16 "u16" as CHAR; the same stream
+ * sent plain has them as VARCHAR and INT, and the text of every "v" cell is
+ * the same both ways. A name that is no field of the schema, or an unknown
+ * type, is refused before any batch is taken. */
+static void stream_asks_types(void **state) {
+    (void) state;
+    static batch b;
+    qsink *sink;
+    qsf_sender *s = stream_sender(&b, &sink);
+    qsf_errinfo e;
+    uint64_t rows = 0;
+    stream_state ss = {&b, 0, 0, false, -1, -1, NULL, 0, 0};
+    struct ArrowArrayStream st = {st_schema, st_next, st_error, st_release, &ss};
+    if (qsf_send_arrow_stream(s, "plain", 5, &st, "ts", &rows, &e) != QSF_OK)
+        fail_msg("plain stream: %s", e.msg);
+    const qsf_arrow_col_type types[] = {{"V", QSF_TYPE_SYMBOL}, {"u16", QSF_TYPE_CHAR}};
+    ss = (stream_state){&b, 0, 0, false, -1, -1, NULL, 0, 0};
+    if (qsf_send_arrow_stream_typed(s, "typed", 5, &st, "ts", types, 2, &rows, &e) != QSF_OK)
+        fail_msg("typed stream: %s", e.msg);
+    assert_int_equal(rows, ROWS);
+    assert_int_equal(ss.released, 3);
+
+    const qsf_arrow_col_type typo[] = {{"u16", QSF_TYPE_CHAR}, {"venue", QSF_TYPE_SYMBOL}};
+    ss = (stream_state){&b, 0, 0, false, -1, -1, NULL, 0, 0};
+    assert_int_equal(qsf_send_arrow_stream_typed(s, "t2", 2, &st, "ts", typo, 2, &rows, &e),
+                     QSF_E_VALUE);
+    if (!strstr(e.msg, "types[1] names column \"venue\", which is not a field"))
+        fail_msg("unexpected message: %s", e.msg);
+    const qsf_arrow_col_type unknown[] = {{"v", 99}};
+    assert_int_equal(qsf_send_arrow_stream_typed(s, "t2", 2, &st, "ts", unknown, 1, &rows, &e),
+                     QSF_E_INVAL);
+    assert_non_null(strstr(e.msg, "unknown QuestDB type 99"));
+    assert_int_equal(qsf_send_arrow_stream_typed(s, "t2", 2, &st, "ts", NULL, 1, &rows, &e),
+                     QSF_E_INVAL);
+    assert_int_equal(ss.next, 0); /* nothing taken from the stream */
+    assert_int_equal(rows, 0);
+
+    it_wait_acked(s, qsf_published_fsn(s));
+    assert_int_equal(qsf_close(s, &e), QSF_OK);
+    assert_int_equal(qsink_column_type(sink, "plain", "v"), QSF_QWP_VARCHAR);
+    assert_int_equal(qsink_column_type(sink, "plain", "u16"), QSF_QWP_INT);
+    assert_int_equal(qsink_column_type(sink, "typed", "v"), QSF_QWP_SYMBOL);
+    assert_int_equal(qsink_column_type(sink, "typed", "u16"), QSF_QWP_CHAR);
+    assert_int_equal(qsink_rows(sink, "typed"), ROWS);
+    assert_int_equal(qsink_rows(sink, "t2"), 0);
+    for (int64_t r = 0; r < ROWS; r++) {
+        char want[256], got[256];
+        assert_int_equal(qsink_cell(sink, "plain", r, "v", want, sizeof want), 0);
+        assert_int_equal(qsink_cell(sink, "typed", r, "v", got, sizeof got), 0);
+        assert_string_equal(got, want);
+    }
+    qsink_stop(sink);
+}
+
+/* The stream's callbacks run inside qsf_send_arrow_stream, on the caller's
+ * thread: qsf_close of the sender it publishes into, from get_next or from a
+ * batch's release, is refused with QSF_E_STATE; the stream goes on and every
+ * row arrives. */
+static void close_from_stream_callbacks(void **state) {
+    (void) state;
+    static batch b;
+    qsink *sink;
+    qsf_sender *s = stream_sender(&b, &sink);
+    stream_state ss = {&b, 0, 0, false, -1, -1, s, 0, 0};
+    struct ArrowArrayStream st = {st_schema, st_next, st_error, st_release, &ss};
+    uint64_t rows = 0;
+    qsf_errinfo e;
+    if (qsf_send_arrow_stream(s, "cb", 2, &st, "ts", &rows, &e) != QSF_OK)
+        fail_msg("stream: %s", e.msg);
+    assert_int_equal(ss.next_close_rc, QSF_E_STATE);
+    assert_int_equal(ss.release_close_rc, QSF_E_STATE);
+    assert_int_equal(rows, ROWS);
+    it_wait_acked(s, qsf_published_fsn(s));
+    assert_int_equal(qsf_close(s, &e), QSF_OK);
+    assert_int_equal(qsink_rows(sink, "cb"), ROWS);
+    qsink_stop(sink);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(arrow_and_typed_calls_agree, it_setup_dir, it_teardown_dir),
         cmocka_unit_test_setup_teardown(stream_failures, it_setup_dir, it_teardown_dir),
+        cmocka_unit_test_setup_teardown(stream_asks_types, it_setup_dir, it_teardown_dir),
+        cmocka_unit_test_setup_teardown(close_from_stream_callbacks, it_setup_dir, it_teardown_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
