@@ -482,8 +482,10 @@ QSF_API int qsf_acked_source_position(qsf_sender *s, void *buf, size_t cap, size
  * (BOOLEAN, BYTE and SHORT have no NULL in QuestDB: such a row reads back as
  * false / 0).
  *
- * Names: the row API's rules (see qsf_table), with max_name_len always 127
- * (a chunk belongs to no sender). Every column call copies its name.
+ * Names: the row API's rules (see qsf_table). A chunk belongs to no sender,
+ * so its calls check 127 bytes; qsf_flush_chunk then checks the sender's
+ * max_name_len and refuses the chunk (QSF_E_VALUE, nothing published) when a
+ * name is longer. Every column call copies its name.
  *
  * Errors of every qsf_chunk_* call: QSF_E_INVAL (NULL chunk or buffer, rows
  * larger than the buffers can be), QSF_E_VALUE (bad name, a value QuestDB

@@ -9,7 +9,10 @@
  * deferred only, and the transaction is committed as qsf_flush commits it. */
 #include "chunk/chunk_enc.h"
 #include "err.h"
+#include "qwp/names.h"
 #include "sender/internal.h"
+
+#include <stdio.h>
 
 /* The chunk encoded into the ring's open flush (a qsf_sender_encode_fn). */
 static int encode_chunk(qsf_sender *s, void *user, bool stage, qsf_qwp_encode_result *res,
@@ -76,6 +79,21 @@ static int publish_txn(qsf_sender *s, qsf_chunk *c, qsf_errinfo *err) {
     return rc;
 }
 
+/* A chunk is built without a sender, so its names were checked against
+ * QuestDB's 127 bytes only; the sender's max_name_len (the row API's limit,
+ * docs/CONFIGURATION.md) is checked here, before anything is written. */
+static int check_name_limits(const qsf_sender *s, const qsf_chunk *c, qsf_errinfo *err) {
+    int max = s->conf->max_name_len ? (int) s->conf->max_name_len : QSF_QWP_MAX_NAME_LEN;
+    if (max >= QSF_QWP_MAX_NAME_LEN)
+        return QSF_OK;
+    int rc = qsf_qwp_check_name(c->table, c->table_len, false, max, "chunk: ", err);
+    char what[QSF_QWP_MAX_NAME_LEN + 48];
+    snprintf(what, sizeof what, "chunk of table \"%.*s\": ", c->table_len, c->table);
+    for (uint32_t i = 0; rc == QSF_OK && i < c->ncols; i++)
+        rc = qsf_qwp_check_name(c->cols[i].name, c->cols[i].name_len, true, max, what, err);
+    return rc;
+}
+
 QSF_API int qsf_flush_chunk(qsf_sender *s, qsf_chunk *c, int64_t *fsn_out, qsf_errinfo *err) {
     int rc = qsf_sender_enter(s, err);
     if (rc != QSF_OK)
@@ -87,9 +105,11 @@ QSF_API int qsf_flush_chunk(qsf_sender *s, qsf_chunk *c, int64_t *fsn_out, qsf_e
                          "a row of the row API is open: end or cancel it before flushing the "
                          "chunk of table \"%.*s\"",
                          c->table_len, c->table);
-    else if (c->rows == 0)
-        rc = qsf_sender_flush_locked(s, NULL, err);
     else
+        rc = check_name_limits(s, c, err);
+    if (rc == QSF_OK && c->rows == 0)
+        rc = qsf_sender_flush_locked(s, NULL, err);
+    else if (rc == QSF_OK)
         rc = s->conf->transaction ? publish_txn(s, c, err) : publish(s, c, err);
     if (fsn_out)
         *fsn_out = qsf_ring_published_fsn(s->ring);

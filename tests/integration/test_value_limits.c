@@ -3,7 +3,8 @@
  * with a message that names the table or column and the limit.
  *
  *   table and column names   1..max_name_len bytes (127 unless the connect
- *                            string lowers it; a chunk's names: 127)
+ *                            string lowers it; a chunk's names: 127 when
+ *                            built, the sender's max_name_len at its flush)
  *   SYMBOL values            1 MiB (1,048,576 bytes)
  *   VARCHAR / BINARY values  2^31-1 bytes (2,147,483,647)
  *
@@ -125,6 +126,36 @@ static void chunk_names(void **state) {
     qsf_chunk_free(c);
 }
 
+/* A chunk is built without a sender; its flush holds it to the sender's
+ * max_name_len, as the row API is: the whole chunk refused, nothing
+ * published. It was accepted (a 40-byte column under max_name_len=16). */
+static void chunk_names_under_max_name_len(void **state) {
+    (void) state;
+    qsf_sender *s = offline("max_name_len=16;");
+    qsf_errinfo e;
+    int64_t v = 1, before = qsf_published_fsn(s);
+    qsf_chunk *c;
+    assert_int_equal(qsf_chunk_new("t", 1, &c, &e), QSF_OK);
+    assert_int_equal(qsf_chunk_i64(c, "ok", 2, &v, NULL, 0, 1, &e), QSF_OK);
+    assert_int_equal(qsf_chunk_i64(c, name, 17, &v, NULL, 0, 1, &e), QSF_OK);
+    refused(qsf_flush_chunk(s, c, NULL, &e), &e, "chunk of table \"t\": column name \"nnnn",
+            "17 bytes, longer than max_name_len=16");
+    assert_int_equal(qsf_published_fsn(s), before);
+    assert_int_equal(qsf_buffered_rows(s), 0);
+    qsf_chunk_free(c);
+    assert_int_equal(qsf_chunk_new(name, 17, &c, &e), QSF_OK);
+    assert_int_equal(qsf_chunk_i64(c, "ok", 2, &v, NULL, 0, 1, &e), QSF_OK);
+    refused(qsf_flush_chunk(s, c, NULL, &e), &e, "chunk: table name \"nnnn",
+            "17 bytes, longer than max_name_len=16");
+    qsf_chunk_free(c);
+    assert_int_equal(qsf_chunk_new(name, 16, &c, &e), QSF_OK);
+    assert_int_equal(qsf_chunk_i64(c, name, 16, &v, NULL, 0, 1, &e), QSF_OK);
+    assert_int_equal(qsf_flush_chunk(s, c, NULL, &e), QSF_OK);
+    assert_int_equal(qsf_published_fsn(s), before + 1);
+    qsf_chunk_free(c);
+    qsf_close(s, &e); /* memory mode, no server: the close counts that frame as unsent */
+}
+
 static void chunk_symbol(void **state) {
     (void) state;
     qsf_chunk *c;
@@ -162,8 +193,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(row_api_names),  cmocka_unit_test(row_api_names_under_max_name_len),
         cmocka_unit_test(row_api_symbol), cmocka_unit_test(row_api_varchar_over),
-        cmocka_unit_test(chunk_names),    cmocka_unit_test(chunk_symbol),
-        cmocka_unit_test(chunk_varchar),
+        cmocka_unit_test(chunk_names),    cmocka_unit_test(chunk_names_under_max_name_len),
+        cmocka_unit_test(chunk_symbol),   cmocka_unit_test(chunk_varchar),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
