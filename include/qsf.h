@@ -226,7 +226,8 @@ typedef struct qsf_close_info {
  * qsf_send_arrow_stream is publishing into it, it returns QSF_E_STATE and
  * changes nothing (close it once the handler or the call has returned); in
  * a process forked after the sender was created, see docs/THREADING.md
- * "fork()". */
+ * "fork()". So QSF_E_STATE, and only QSF_E_STATE, means the sender was not
+ * freed (a child's second close is refused again and changes nothing). */
 QSF_API int qsf_close(qsf_sender *sender, qsf_errinfo *err);
 
 /* qsf_close, and fills *info (may be NULL) with what it found. */

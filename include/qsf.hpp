@@ -401,12 +401,18 @@ class handle {
     }
 
   protected:
-    /* qsf_close_report; the handle is empty afterwards. */
+    /* qsf_close_report; the handle is empty afterwards unless the close was
+     * refused (QSF_E_STATE: called from a handler or callback of the sender,
+     * or in a child of fork()), which frees nothing: the handle keeps the
+     * sender, to be closed once the handler has returned (a child's second
+     * close is refused again and changes nothing). */
     close_report close_now() noexcept {
         close_report r;
         std::memset(&r.info, 0, sizeof r.info);
         r.info.struct_size = sizeof r.info;
-        r.status.set(qsf_close_report(std::exchange(s_, nullptr), &r.info, r.status.c_info()));
+        r.status.set(qsf_close_report(s_, &r.info, r.status.c_info()));
+        if (r.status.code() != QSF_E_STATE)
+            s_ = nullptr;
         return r;
     }
     qsf_sender *s_ = nullptr;
@@ -768,7 +774,8 @@ class nothrow_sender : public detail::handle {
         return st.set(qsf_send_arrow_stream_typed(s_, table.data(), table.size(), &stream, ts_col,
                                                   types, n_types, &rows, st.c_info()));
     }
-    /* qsf_close_report: the sender is closed afterwards whatever it says */
+    /* qsf_close_report: the sender is closed afterwards whatever it says,
+     * except when the close was refused (QSF_E_STATE, see close_now) */
     close_report close() noexcept {
         return close_now();
     }
@@ -923,7 +930,8 @@ class sender : public detail::handle {
         return rows;
     }
     /* qsf_close_report: returns the report of a clean close, throws
-     * close_error (with the report) otherwise; closed either way. */
+     * close_error (with the report) otherwise; closed either way, except
+     * when the close was refused (QSF_E_STATE, see close_now). */
     close_report close() {
         close_report r = close_now();
         if (!r.ok())

@@ -298,6 +298,7 @@ QSF_API int qsf_close_report(qsf_sender *s, qsf_close_info *info, qsf_errinfo *e
     int ring_rc = qsf_sender_stop(s, &ring_err);
     qsf_latch_losses(&s->latch, &ci.frames_lost, &ci.rows_lost, NULL, 0);
     int rc = verdict(s, &ci, &flush_err, ring_rc, &ring_err, &verdict_err);
+    qsf_assert(rc != QSF_E_STATE); /* qsf.h: QSF_E_STATE means the sender was not freed */
     /* data given up is ERROR (docs/ERRORS.md §11); a latched terminal error
      * had its ERROR line when it latched, and this repeats it at WARN */
     if (rc == QSF_E_DATA_LOSS)

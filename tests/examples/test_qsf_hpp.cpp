@@ -7,6 +7,7 @@
 
 #include "sinkproc.h"
 
+#include <atomic>
 #include <chrono>
 #include <cstdarg>
 #include <cstddef>
@@ -136,6 +137,46 @@ void nothrow_failed_row_leaves_nothing(void **) {
     assert_true(s.close().ok());
     assert_int_equal(rows_with("nt_bad"), 1);
     assert_int_equal(rows_with("nt_bad", "\"later\""), 0);
+}
+
+// A close refused inside a handler (QSF_E_STATE: it would free the handler's
+// own dispatcher) frees nothing, so the handle keeps the sender, which then
+// sends and closes as usual. The handle was emptied, and the sender leaked.
+struct handler_close {
+    qsf::nothrow_sender *s;
+    std::atomic<int> code{QSF_OK};
+    std::atomic<bool> held{false}, done{false};
+};
+
+void close_on_connected(void *user, const qsf_event *ev) {
+    auto *h = static_cast<handler_close *>(user);
+    if (ev->kind != QSF_EVENT_CONNECTED || h->done.load())
+        return;
+    qsf::close_report r = h->s->close();
+    h->code = r.status.code();
+    h->held = static_cast<bool>(*h->s);
+    h->done = true;
+}
+
+void nothrow_close_refused_in_a_handler_keeps_the_sender(void **) {
+    qsf::nothrow_sender s;
+    assert_true(static_cast<bool>(qsf::nothrow_sender::open(conf_for(sink.port), s)));
+    handler_close h;
+    h.s = &s;
+    assert_int_equal(qsf_set_event_handler(s.get(), close_on_connected, &h), QSF_OK);
+    for (int i = 0; i < 2000 && !h.done.load(); i++) // 20 s bound: the event comes
+        usleep(10000);
+    assert_true(h.done.load());
+    assert_int_equal(h.code.load(), QSF_E_STATE);
+    assert_true(h.held.load());
+    assert_true(static_cast<bool>(s));
+    assert_int_equal(s.table("nt_h").column("x", 1.0).at_micros(TS).code(), QSF_OK);
+    std::int64_t fsn;
+    assert_true(static_cast<bool>(s.flush(fsn)));
+    assert_true(static_cast<bool>(s.wait(fsn)));
+    assert_true(s.close().ok());
+    assert_false(static_cast<bool>(s));
+    assert_int_equal(rows_with("nt_h"), 1);
 }
 
 // Waiting for a durable ack that was never asked for: the C call's code.
@@ -349,6 +390,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(nothrow_failed_row_leaves_nothing),
         cmocka_unit_test(nothrow_wait_durable_without_ack_is_inval),
         cmocka_unit_test(nothrow_close_reports_loss),
+        cmocka_unit_test(nothrow_close_refused_in_a_handler_keeps_the_sender),
         cmocka_unit_test(nothrow_transaction_abandoned_then_committed),
         cmocka_unit_test(every_type_without_allocating),
 #ifdef QSF_HPP_EXCEPTIONS
