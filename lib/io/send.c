@@ -5,6 +5,7 @@
 #include "io/io_int.h"
 
 #include "err.h"
+#include "grow.h"
 #include "log.h"
 #include "qsf_assert.h"
 #include "qwp/peek.h"
@@ -30,12 +31,10 @@ static int keep_catchup(void *u, const uint8_t *frame, size_t len, bool is_last,
     qsf_conn *c = &io->c;
     (void) is_last;
     if (c->n_catchup == c->cap_catchup) {
-        size_t cap = c->cap_catchup ? c->cap_catchup * 2 : 4;
-        qsf_send_frame *nf = realloc(c->catchup, cap * sizeof *nf);
+        qsf_send_frame *nf = qsf_grow(c->catchup, &c->cap_catchup, 4);
         if (!nf)
             return qsf_err_set(err, QSF_E_NOMEM, 0, 0, "out of memory building catch-up frames");
         c->catchup = nf;
-        c->cap_catchup = cap;
     }
     size_t pre = io->ws_ops->pre();
     uint8_t *b = malloc(pre + len);

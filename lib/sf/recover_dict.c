@@ -11,6 +11,7 @@
 
 #include "bytes.h"
 #include "err.h"
+#include "grow.h"
 #include "log.h"
 #include "qwp/types.h"
 #include "qwp/utf8.h"
@@ -47,12 +48,12 @@ static void strlist_free(strlist *l) {
 }
 
 static int strlist_push(strlist *l, char *s, uint32_t len) {
-    if (l->n == l->cap) {
-        uint32_t cap = l->cap ? l->cap * 2 : 16;
-        char **ns = realloc(l->strs, cap * sizeof *ns);
+    if (l->n == l->cap) { /* two arrays, one capacity: it moves once both grew */
+        uint32_t cap = l->cap, cap_lens = l->cap;
+        char **ns = qsf_grow(l->strs, &cap, 16);
         if (ns)
             l->strs = ns;
-        uint32_t *nl = ns ? realloc(l->lens, cap * sizeof *nl) : NULL;
+        uint32_t *nl = ns ? qsf_grow(l->lens, &cap_lens, 16) : NULL;
         if (!nl)
             return QSF_E_NOMEM;
         l->lens = nl;

@@ -5,6 +5,7 @@
 
 #include "bytes.h"
 #include "err.h"
+#include "grow.h"
 #include "qsf.h"
 #include "qwp/encoder.h"
 #include "qwp/peek.h"
@@ -59,13 +60,13 @@ void rows_free(rows_dec *d) {
 
 int rows_add_symbol(rows_dec *d, uint32_t id, const char *s, uint32_t len) {
     if (id != d->n)
-        return 0; /* ids come in order; anything else is not ours to fix */
-    if (d->n == d->cap) {
-        uint32_t cap = d->cap ? d->cap * 2 : 64;
-        char **ns = realloc(d->strs, cap * sizeof *ns);
+        return 0;         /* ids come in order; anything else is not ours to fix */
+    if (d->n == d->cap) { /* two arrays, one capacity: it moves once both grew */
+        uint32_t cap = d->cap, cap_lens = d->cap;
+        char **ns = qsf_grow(d->strs, &cap, 64);
         if (ns)
             d->strs = ns;
-        uint32_t *nl = ns ? realloc(d->lens, cap * sizeof *nl) : NULL;
+        uint32_t *nl = ns ? qsf_grow(d->lens, &cap_lens, 64) : NULL;
         if (!nl)
             return -1;
         d->lens = nl;
