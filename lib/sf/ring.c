@@ -397,13 +397,6 @@ int qsf_ring_close(qsf_ring *r, qsf_errinfo *err) {
 
 /* ---- status, latches, gauges ---- */
 
-void qsf_ring_set_status_fn(qsf_ring *r, qsf_ring_status_fn fn, void *user) {
-    pthread_mutex_lock(&r->mu);
-    r->status_fn = fn;
-    r->status_user = user;
-    pthread_mutex_unlock(&r->mu);
-}
-
 void qsf_ring_set_episode_fn(qsf_ring *r, qsf_ring_episode_fn fn, void *user, int64_t long_ms) {
     r->episode_fn = fn;
     r->episode_user = user;

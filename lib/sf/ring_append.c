@@ -275,8 +275,6 @@ static void space_text(qsf_ring *r, int cause, char *buf, size_t cap) {
 static void cause_text(qsf_ring *r, char *buf, size_t cap) {
     pthread_mutex_lock(&r->mu);
     int cause = r->stall_cause;
-    qsf_ring_status_fn fn = r->status_fn;
-    void *user = r->status_user;
     switch (cause) {
     case QSF_STALL_PERIODIC:
         snprintf(buf, cap, "waiting for a periodic disk sync (sf_sync_interval_millis=%" PRId64 ")",
@@ -298,23 +296,38 @@ static void cause_text(qsf_ring *r, char *buf, size_t cap) {
         buf[0] = 0;
     }
     pthread_mutex_unlock(&r->mu);
-    if (buf[0])
-        return;
-    space_text(r, cause, buf, cap);
-    size_t n = strlen(buf);
-    /* Called without the ring mutex: the I/O side may take its own locks. */
-    if (fn && cause == QSF_STALL_SPACE && n + 2 < cap) {
-        memcpy(buf + n, "; ", 3);
-        fn(user, buf + n + 2, cap - n - 2);
-    }
+    if (!buf[0])
+        space_text(r, cause, buf, cap);
 }
 
+#define FULL_CAUSE_AT " ms: " /* ends the message's head: the cause follows */
+
 static int full_error(qsf_ring *r, int64_t waited_ns, qsf_errinfo *err) {
-    char cause[384];
+    char cause[QSF_RING_FULL_CAUSE_MAX];
     cause_text(r, cause, sizeof cause);
     return qsf_err_set(err, QSF_E_FULL, QSF_ERRF_RETRIABLE, 0,
-                       "store-and-forward ring full for %" PRId64 " ms: %s", waited_ns / 1000000,
-                       cause);
+                       "store-and-forward ring full for %" PRId64 FULL_CAUSE_AT "%s",
+                       waited_ns / 1000000, cause);
+}
+
+/* The producer alone sets stall_cause, so it still names the wait that
+ * failed. */
+bool qsf_ring_full_awaits_acks(qsf_ring *r) {
+    pthread_mutex_lock(&r->mu);
+    bool space = r->stall_cause == QSF_STALL_SPACE;
+    pthread_mutex_unlock(&r->mu);
+    return space;
+}
+
+/* The status shares the cause's room, as when it was written into it. */
+void qsf_ring_full_add_status(qsf_errinfo *err, const char *status) {
+    char *cause = strstr(err->msg, FULL_CAUSE_AT);
+    if (!cause)
+        return;
+    cause += strlen(FULL_CAUSE_AT);
+    size_t n = strlen(cause);
+    if (n + 2 < QSF_RING_FULL_CAUSE_MAX)
+        snprintf(cause + n, QSF_RING_FULL_CAUSE_MAX - n, "; %s", status);
 }
 
 int qsf_ring_latched_error(qsf_ring *r, qsf_errinfo *err) {

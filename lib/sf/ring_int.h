@@ -170,8 +170,6 @@ struct qsf_ring {
     char trim_err[QSF_ERRINFO_MSG_MAX];   /* under mu: why trims fail ("" once one
                                              succeeds), written by the manager */
     _Atomic uint64_t stalls;
-    qsf_ring_status_fn status_fn;
-    void *status_user;
     qsf_ring_episode_fn episode_fn; /* producer: backpressure episodes (ring.h) */
     void *episode_user;
     int64_t episode_long_ns;
