@@ -42,11 +42,11 @@ void qsf_retry_result(qsf_retry *b, bool ok, int64_t now) {
 /* ---- trim (docs/DURABILITY.md §7) ---- */
 
 static bool stage_due(const qsf_ring *r, int stage, int64_t now) {
-    return qsf_retry_due(&r->trim_retry[stage], now);
+    return qsf_retry_due(&r->mgr.trim_retry[stage], now);
 }
 
 static void stage_result(qsf_ring *r, int stage, bool ok, int64_t now) {
-    qsf_retry_result(&r->trim_retry[stage], ok, now);
+    qsf_retry_result(&r->mgr.trim_retry[stage], ok, now);
 }
 
 /* Under mu: detaches up to 64 trimmable sealed segments from the head of the
@@ -263,7 +263,7 @@ static void periodic_checkpoint(qsf_ring *r) {
     int64_t now = qsf_ring_now_ns();
     pthread_mutex_lock(&r->mu);
     bool latched = atomic_load(&r->dur_latched);
-    bool due = now >= r->next_sync_ns || (r->sync_requested && !latched);
+    bool due = now >= r->mgr.next_sync_ns || (r->mgr.sync_requested && !latched);
     pthread_mutex_unlock(&r->mu);
     if (!due)
         return;
@@ -278,14 +278,14 @@ static void periodic_checkpoint(qsf_ring *r) {
         e.flags = QSF_ERRF_RETRIABLE;
         qsf_err_copy(&r->dur_err, &e);
         atomic_store(&r->dur_latched, true);
-        r->next_sync_ns = now + (interval < SYNC_RETRY_MAX_NS ? interval : SYNC_RETRY_MAX_NS);
+        r->mgr.next_sync_ns = now + (interval < SYNC_RETRY_MAX_NS ? interval : SYNC_RETRY_MAX_NS);
     } else {
         if (latched)
             QSF_LOGW("periodic disk sync succeeded again; appends resume");
         atomic_store(&r->dur_latched, false);
         qsf_err_clear(&r->dur_err);
-        r->sync_requested = false;
-        r->next_sync_ns = now + interval;
+        r->mgr.sync_requested = false;
+        r->mgr.next_sync_ns = now + interval;
         qsf_ring_wake_producers_locked(r);
     }
     pthread_mutex_unlock(&r->mu);
@@ -347,6 +347,7 @@ static void shrink_pool(qsf_ring *r) {
 /* ---- the thread ---- */
 
 void qsf_mgr_pass(qsf_ring *r) {
+    qsf_assert(qsf_ring_on(r->mgr.self));
     prefault_active(r);
     shrink_pool(r);
     if (!r->sf)
@@ -369,40 +370,43 @@ static int64_t tick_ns(const qsf_ring *r) {
  * a periodic checkpoint. While dozing, the next flush wakes it (ring_txn.c):
  * the producer does not run into unprefaulted pages for up to IDLE_MAX_NS. */
 static int64_t next_wait(qsf_ring *r, bool kicked) {
+    qsf_assert(qsf_ring_on(r->mgr.self));
+    qsf_assert_held(&r->mu);
     int64_t pub = atomic_load_explicit(&r->published_fsn, memory_order_relaxed);
     int64_t acked = atomic_load_explicit(&r->acked_fsn, memory_order_relaxed);
-    bool moved = kicked || pub != r->mgr_seen_pub || acked != r->mgr_seen_acked;
-    r->mgr_seen_pub = pub;
-    r->mgr_seen_acked = acked;
+    bool moved = kicked || pub != r->mgr.seen_pub || acked != r->mgr.seen_acked;
+    r->mgr.seen_pub = pub;
+    r->mgr.seen_acked = acked;
     int64_t tick = tick_ns(r),
-            wait = moved ? tick : 2 * (r->mgr_wait_ns > tick ? r->mgr_wait_ns : tick);
+            wait = moved ? tick : 2 * (r->mgr.wait_ns > tick ? r->mgr.wait_ns : tick);
     if (wait > IDLE_MAX_NS)
         wait = IDLE_MAX_NS;
     if (r->durability == QSF_DUR_PERIODIC) {
-        int64_t to_sync = r->next_sync_ns - qsf_ring_now_ns();
+        int64_t to_sync = r->mgr.next_sync_ns - qsf_ring_now_ns();
         if (wait > to_sync)
             wait = to_sync > tick ? to_sync : tick;
     }
-    r->mgr_wait_ns = wait;
-    atomic_store_explicit(&r->mgr_dozing, wait > tick, memory_order_relaxed);
+    r->mgr.wait_ns = wait;
+    atomic_store_explicit(&r->mgr.dozing, wait > tick, memory_order_relaxed);
     return wait;
 }
 
 static void *mgr_main(void *arg) {
     qsf_ring *r = arg;
+    r->mgr.self = pthread_self();
     int64_t wait = tick_ns(r);
-    r->mgr_wait_ns = wait;
-    r->mgr_seen_pub = r->mgr_seen_acked = INT64_MIN; /* the first pass counts as a move */
+    r->mgr.wait_ns = wait;
+    r->mgr.seen_pub = r->mgr.seen_acked = INT64_MIN; /* the first pass counts as a move */
     pthread_mutex_lock(&r->mu);
-    while (!r->mgr_stop) {
-        qsf_ring_thread_wait(r, &r->mgr_cv, &r->mgr_kick, &r->mgr_stop, wait);
-        if (r->mgr_stop)
+    while (!r->mgr.stop) {
+        qsf_ring_thread_wait(r, &r->mgr.cv, &r->mgr.kick, &r->mgr.stop, wait);
+        if (r->mgr.stop)
             break;
-        bool kicked = r->mgr_kick;
-        r->mgr_kick = false;
+        bool kicked = r->mgr.kick;
+        r->mgr.kick = false;
         pthread_mutex_unlock(&r->mu);
         qsf_mgr_pass(r);
-        atomic_fetch_add_explicit(&r->mgr_passes, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&r->mgr.passes, 1, memory_order_relaxed);
         pthread_mutex_lock(&r->mu);
         wait = next_wait(r, kicked);
     }
@@ -411,24 +415,24 @@ static void *mgr_main(void *arg) {
 }
 
 int qsf_mgr_start(qsf_ring *r, qsf_errinfo *err) {
-    r->next_sync_ns = qsf_ring_now_ns() + r->sync_interval_ms * 1000000;
-    int e = pthread_create(&r->mgr, NULL, mgr_main, r);
+    r->mgr.next_sync_ns = qsf_ring_now_ns() + r->sync_interval_ms * 1000000;
+    int e = pthread_create(&r->mgr.thread, NULL, mgr_main, r);
     if (e != 0)
         return qsf_err_set(err, QSF_E_NOMEM, 0, e, "cannot start the segment manager: %s",
                            strerror(e));
-    r->mgr_started = true;
-    pthread_setname_np(r->mgr, "qsf-mgr"); /* for top -H and per-thread CPU (bench_rows) */
+    r->mgr.started = true;
+    pthread_setname_np(r->mgr.thread, "qsf-mgr"); /* for top -H and per-thread CPU (bench_rows) */
     return QSF_OK;
 }
 
 uint64_t qsf_ring_manager_passes(const qsf_ring *r) {
-    return atomic_load_explicit(&((qsf_ring *) r)->mgr_passes, memory_order_relaxed);
+    return atomic_load_explicit(&((qsf_ring *) r)->mgr.passes, memory_order_relaxed);
 }
 
 void qsf_mgr_kick_locked(qsf_ring *r) {
     qsf_assert_held(&r->mu);
-    r->mgr_kick = true;
-    pthread_cond_signal(&r->mgr_cv);
+    r->mgr.kick = true;
+    pthread_cond_signal(&r->mgr.cv);
 }
 
 void qsf_mgr_wake(qsf_ring *r) {
@@ -438,10 +442,11 @@ void qsf_mgr_wake(qsf_ring *r) {
 }
 
 bool qsf_mgr_stop(qsf_ring *r) {
-    if (!r->mgr_started)
+    if (!r->mgr.started)
         return true;
-    if (!qsf_ring_thread_stop(r, r->mgr, &r->mgr_cv, &r->mgr_stop))
+    if (!qsf_ring_thread_stop(r, r->mgr.thread, &r->mgr.cv, &r->mgr.stop))
         return false;
-    r->mgr_started = false;
+    r->mgr.started = false;
+    memset(&r->mgr.self, 0, sizeof r->mgr.self); /* a later thread may get its id */
     return true;
 }

@@ -87,7 +87,7 @@ static int init_sync(qsf_ring *r) {
     int rc = pthread_mutex_init(&r->mu, NULL) | pthread_mutex_init(&r->mf_mu, NULL) |
              pthread_mutex_init(&r->dict_mu, NULL) | pthread_mutex_init(&r->sync_mu, NULL) |
              pthread_mutex_init(&r->wm_mu, NULL) | pthread_cond_init(&r->space_cv, &ca) |
-             pthread_cond_init(&r->mgr_cv, &ca) | pthread_cond_init(&r->spares_cv, &ca);
+             pthread_cond_init(&r->mgr.cv, &ca) | pthread_cond_init(&r->spr.cv, &ca);
     pthread_condattr_destroy(&ca);
     return rc;
 }
@@ -111,8 +111,8 @@ static qsf_ring *ring_alloc(const qsf_ring_opts *o) {
     r->rec.slot.lock_fd = r->rec.slot.logical_lock_fd = -1;
     r->rec.watermark.fd = r->rec.manifest.fd = -1;
     atomic_init(&r->published_fsn, -1);
-    atomic_init(&r->mgr_dozing, false);
-    atomic_init(&r->mgr_passes, 0);
+    atomic_init(&r->mgr.dozing, false);
+    atomic_init(&r->mgr.passes, 0);
     atomic_init(&r->acked_fsn, -1);
     atomic_init(&r->plan_fsn, -1);
     r->persisted_acked = -1;
@@ -198,7 +198,7 @@ static int open_sf(qsf_ring *r, const qsf_ring_opts *o, qsf_recovery_report *rep
         s->frames_by_pwrite = qsf_ring_frames_by_pwrite(r);
         chain_push(r, s);
     }
-    r->next_gen = r->rec.next_generation;
+    r->spr.next_gen = r->rec.next_generation;
     atomic_store(&r->published_fsn, r->rec.published_fsn);
     atomic_store(&r->acked_fsn, r->rec.acked_fsn);
     r->persisted_acked = r->rec.watermark.present ? r->rec.watermark.fsn : -1;
@@ -241,8 +241,8 @@ static void ring_free(qsf_ring *r) {
     pthread_mutex_destroy(&r->sync_mu);
     pthread_mutex_destroy(&r->wm_mu);
     pthread_cond_destroy(&r->space_cv);
-    pthread_cond_destroy(&r->mgr_cv);
-    pthread_cond_destroy(&r->spares_cv);
+    pthread_cond_destroy(&r->mgr.cv);
+    pthread_cond_destroy(&r->spr.cv);
     qsf_latch_destroy(&r->own_latch);
     free(r);
 }

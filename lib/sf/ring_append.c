@@ -147,7 +147,7 @@ static int rotation_blocked_locked(qsf_ring *r, qsf_segment *a) {
     }
     if (r->durability == QSF_DUR_PERIODIC &&
         atomic_load(&a->durable_off) < atomic_load(&a->written_off)) {
-        r->sync_requested = true;
+        r->mgr.sync_requested = true;
         r->stall_cause = QSF_STALL_PERIODIC;
         return 1;
     }

@@ -17,6 +17,7 @@
 #define QSF_RING_INT_H
 
 #include "latch.h"
+#include "qsf_assert.h"
 #include "sf/recover.h"
 #include "sf/ring.h"
 #include "sf/segment.h"
@@ -86,6 +87,54 @@ enum qsf_stall_cause {
     QSF_STALL_PLAN,     /* the spare thread is syncing the spare's planned header */
 };
 
+/* The manager thread's state (manager.c). Its own: the idle backoff, the
+ * checkpoint and trim timing, written only by the manager (start sets
+ * next_sync_ns before the thread runs); stop/kick/sync_requested are its
+ * inbox, written by others under mu; thread and started belong to open and
+ * close. */
+typedef struct qsf_ring_mgr {
+    pthread_t thread;
+    pthread_t self; /* pthread_self() of the running manager, for qsf_ring_on */
+    bool started;
+    pthread_cond_t cv;   /* the manager waits for work */
+    bool stop;           /* under mu */
+    bool kick;           /* under mu: woken with work */
+    bool sync_requested; /* under mu: rotation asked for a checkpoint */
+    /* The idle backoff (manager.c, next_wait): the manager's wait, and what
+     * the ring showed at its last pass; dozing while the wait is longer than
+     * the tick, so that the next flush wakes it (ring_txn.c). */
+    int64_t wait_ns, seen_pub, seen_acked;
+    atomic_bool dozing;
+    _Atomic uint64_t passes; /* qsf_ring_manager_passes */
+    int64_t next_sync_ns;    /* periodic checkpoint due */
+    qsf_retry trim_retry[QSF_TRIM_STAGES];
+} qsf_ring_mgr;
+
+/* The spare provisioner's state (spares.c): the spare thread of a ring with a
+ * slot directory, else the manager (memory mode), owns next_gen, create_retry
+ * and the creation log's timing without a lock; stop/kick are its inbox,
+ * under mu; thread and started belong to open and close. */
+typedef struct qsf_ring_spr {
+    pthread_t thread;
+    pthread_t self; /* pthread_self() of the running spare thread */
+    bool started;   /* the thread runs: open and close only */
+    pthread_cond_t cv;
+    bool stop;         /* under mu */
+    bool kick;         /* under mu: woken with work */
+    uint64_t next_gen; /* next segment file counter */
+    int64_t last_create_log_ns;
+    bool create_logged;
+    qsf_retry create_retry;  /* spare creation after a failure: 4 ms doubling to 1.024 s */
+    _Atomic uint64_t passes; /* qsf_ring_spare_passes */
+} qsf_ring_spr;
+
+/* Debug checks of who runs: whether the calling thread is the one that
+ * recorded `self` as it started (a thread never started matches none). */
+#define qsf_ring_on(self) pthread_equal((self), pthread_self())
+/* Producer-only state is never touched by the ring's own threads. */
+#define qsf_assert_producer(r)                                                                     \
+    qsf_assert(!qsf_ring_on((r)->mgr.self) && !qsf_ring_on((r)->spr.self))
+
 struct qsf_ring {
     /* configuration */
     bool sf;
@@ -102,13 +151,11 @@ struct qsf_ring {
     pthread_mutex_t mf_mu;   /* manifest writes: rotating producer vs trimming manager */
     pthread_mutex_t dict_mu; /* dictionary append (producer) vs sync (manager) */
     pthread_mutex_t sync_mu; /* data barriers (manager, producer) vs zeroing an aborted flush */
-    uint64_t next_gen;       /* next segment file counter (spare thread) */
     _Atomic uint64_t dict_bytes;
 
     /* chain (see the diagram above) */
     pthread_mutex_t mu;
     pthread_cond_t space_cv; /* producer waits for space / a spare */
-    pthread_cond_t mgr_cv;   /* manager waits for work */
     qsf_segment *head;
     qsf_segment *active;
     qsf_segment *spare;
@@ -174,32 +221,8 @@ struct qsf_ring {
     void *episode_user;
     int64_t episode_long_ns;
 
-    /* manager */
-    pthread_t mgr;
-    bool mgr_started;
-    bool mgr_stop; /* under mu */
-    bool mgr_kick; /* under mu: woken with work */
-    /* The idle backoff (manager.c, next_wait): the manager's wait, and what
-     * the ring showed at its last pass; mgr_dozing while the wait is longer
-     * than the tick, so that the next flush wakes it (ring_txn.c). */
-    int64_t mgr_wait_ns, mgr_seen_pub, mgr_seen_acked;
-    atomic_bool mgr_dozing;
-    _Atomic uint64_t mgr_passes; /* qsf_ring_manager_passes */
-    bool sync_requested;         /* under mu: rotation asked for a checkpoint */
-    int64_t next_sync_ns;        /* periodic checkpoint due */
-    qsf_retry trim_retry[QSF_TRIM_STAGES];
-
-    /* spares (spares.c): the spare thread with a slot directory, else the
-     * manager, owns these three */
-    int64_t last_create_log_ns;
-    bool create_logged;
-    qsf_retry create_retry; /* spare creation after a failure: 4 ms doubling to 1.024 s */
-    pthread_t spares;
-    bool spares_started; /* the thread runs: open and close only */
-    bool spares_stop;    /* under mu */
-    bool spares_kick;    /* under mu: woken with work */
-    pthread_cond_t spares_cv;
-    _Atomic uint64_t spares_passes; /* qsf_ring_spare_passes */
+    qsf_ring_mgr mgr; /* the manager thread's (manager.c) */
+    qsf_ring_spr spr; /* the spare provisioner's (spares.c) */
 };
 
 /* ---- manager.c ---- */

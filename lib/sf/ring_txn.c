@@ -63,8 +63,8 @@ static void publish_all(qsf_ring *r) {
     }
     qsf_seg_publish(r->active);
     atomic_store_explicit(&r->published_fsn, r->next_fsn - 1, memory_order_release);
-    if (atomic_load_explicit(&r->mgr_dozing, memory_order_relaxed)) {
-        atomic_store_explicit(&r->mgr_dozing, false, memory_order_relaxed);
+    if (atomic_load_explicit(&r->mgr.dozing, memory_order_relaxed)) {
+        atomic_store_explicit(&r->mgr.dozing, false, memory_order_relaxed);
         qsf_mgr_wake(r); /* the manager backed off while idle (manager.c, next_wait) */
     }
 }

@@ -36,13 +36,13 @@ static int create_spare(qsf_ring *r, qsf_segment **out, qsf_errinfo *err) {
         return qsf_seg_new_mem(r->seg_bytes, provisional, out, err);
     const qsf_slot *sl = &r->rec.slot;
     char name[QSF_SEG_NAME_MAX];
-    uint64_t gen = r->next_gen;
+    uint64_t gen = r->spr.next_gen;
     qsf_seg_name(gen, name);
     int rc = qsf_seg_create_file(sl->dirfd, sl->path, name, gen, r->seg_bytes, provisional,
                                  QSF_SFA_FLAG_MANIFEST_REQUIRED, out, err);
     if (rc != QSF_OK)
         return rc; /* the partial file is gone: the name is free for the next attempt */
-    r->next_gen++;
+    r->spr.next_gen++;
     (*out)->frames_by_pwrite = qsf_ring_frames_by_pwrite(r);
     rc = qsf_fsync_dir(sl->dirfd, sl->path, err);
     if (rc != QSF_OK) { /* not known to the directory: remove and retry later */
@@ -57,10 +57,10 @@ static void note_create_failure(qsf_ring *r, const qsf_errinfo *e) {
     pthread_mutex_lock(&r->mu);
     snprintf(r->create_err, sizeof r->create_err, "%s", e->msg);
     pthread_mutex_unlock(&r->mu);
-    if (!r->create_logged || now - r->last_create_log_ns >= CREATE_LOG_EVERY_NS) {
+    if (!r->spr.create_logged || now - r->spr.last_create_log_ns >= CREATE_LOG_EVERY_NS) {
         QSF_LOGW("cannot create a spare segment (retrying): %s", e->msg);
-        r->create_logged = true;
-        r->last_create_log_ns = now;
+        r->spr.create_logged = true;
+        r->spr.last_create_log_ns = now;
     }
 }
 
@@ -70,12 +70,12 @@ static void provision_spare(qsf_ring *r) {
     bool need = !r->spare && !r->rotating && qsf_ring_spare_fits_locked(r);
     pthread_mutex_unlock(&r->mu);
     int64_t now = qsf_ring_now_ns();
-    if (!need || !qsf_retry_due(&r->create_retry, now))
+    if (!need || !qsf_retry_due(&r->spr.create_retry, now))
         return; /* a full disk is not asked again every millisecond */
     qsf_segment *s;
     qsf_errinfo e;
     int rc = create_spare(r, &s, &e);
-    qsf_retry_result(&r->create_retry, rc == QSF_OK, now);
+    qsf_retry_result(&r->spr.create_retry, rc == QSF_OK, now);
     if (rc != QSF_OK) {
         note_create_failure(r, &e);
         return;
@@ -99,6 +99,7 @@ static void provision_spare(qsf_ring *r) {
 }
 
 void qsf_spares_pass(qsf_ring *r) {
+    qsf_assert(qsf_ring_on(r->sf ? r->spr.self : r->mgr.self));
     provision_spare(r);
     qsf_plan_rotation(r);
 }
@@ -109,22 +110,23 @@ void qsf_spares_pass(qsf_ring *r) {
  * needed yet, however long ago the backoff ended (the trim that makes room
  * kicks): waiting 0 ms for it spun the thread. */
 static int64_t idle_wait_ns(qsf_ring *r) {
-    if (r->spare || r->create_retry.next_ns == 0 || !qsf_ring_spare_fits_locked(r))
+    if (r->spare || r->spr.create_retry.next_ns == 0 || !qsf_ring_spare_fits_locked(r))
         return IDLE_NS;
-    int64_t left = r->create_retry.next_ns - qsf_ring_now_ns();
+    int64_t left = r->spr.create_retry.next_ns - qsf_ring_now_ns();
     return left <= 0 ? 0 : left < IDLE_NS ? left : IDLE_NS;
 }
 
 static void *spares_main(void *arg) {
     qsf_ring *r = arg;
+    r->spr.self = pthread_self();
     pthread_mutex_lock(&r->mu);
-    while (!r->spares_stop) {
-        r->spares_kick = false;
+    while (!r->spr.stop) {
+        r->spr.kick = false;
         pthread_mutex_unlock(&r->mu);
         qsf_spares_pass(r);
-        atomic_fetch_add_explicit(&r->spares_passes, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&r->spr.passes, 1, memory_order_relaxed);
         pthread_mutex_lock(&r->mu);
-        qsf_ring_thread_wait(r, &r->spares_cv, &r->spares_kick, &r->spares_stop, idle_wait_ns(r));
+        qsf_ring_thread_wait(r, &r->spr.cv, &r->spr.kick, &r->spr.stop, idle_wait_ns(r));
     }
     pthread_mutex_unlock(&r->mu);
     return NULL;
@@ -133,34 +135,35 @@ static void *spares_main(void *arg) {
 int qsf_spares_start(qsf_ring *r, qsf_errinfo *err) {
     if (!r->sf)
         return QSF_OK; /* the manager provisions a memory-mode ring's spares */
-    int e = pthread_create(&r->spares, NULL, spares_main, r);
+    int e = pthread_create(&r->spr.thread, NULL, spares_main, r);
     if (e != 0)
         return qsf_err_set(err, QSF_E_NOMEM, 0, e, "cannot start the spare thread: %s",
                            strerror(e));
-    r->spares_started = true;
-    pthread_setname_np(r->spares, "qsf-spare");
+    r->spr.started = true;
+    pthread_setname_np(r->spr.thread, "qsf-spare");
     return QSF_OK;
 }
 
 bool qsf_spares_stop(qsf_ring *r) {
-    if (!r->spares_started)
+    if (!r->spr.started)
         return true;
-    if (!qsf_ring_thread_stop(r, r->spares, &r->spares_cv, &r->spares_stop))
+    if (!qsf_ring_thread_stop(r, r->spr.thread, &r->spr.cv, &r->spr.stop))
         return false;
-    r->spares_started = false;
+    r->spr.started = false;
+    memset(&r->spr.self, 0, sizeof r->spr.self); /* a later thread may get its id */
     return true;
 }
 
 void qsf_spares_kick_locked(qsf_ring *r) {
     qsf_assert_held(&r->mu);
     if (r->sf) { /* nothing to wake once it stopped: close creates no spare */
-        r->spares_kick = true;
-        pthread_cond_signal(&r->spares_cv);
+        r->spr.kick = true;
+        pthread_cond_signal(&r->spr.cv);
     } else {
         qsf_mgr_kick_locked(r);
     }
 }
 
 uint64_t qsf_ring_spare_passes(const qsf_ring *r) {
-    return atomic_load_explicit(&((qsf_ring *) r)->spares_passes, memory_order_relaxed);
+    return atomic_load_explicit(&((qsf_ring *) r)->spr.passes, memory_order_relaxed);
 }
