@@ -106,7 +106,7 @@ static qsf_ring *ring_alloc(const qsf_ring_opts *o) {
     r->cap_bytes = o->total_bytes > 2 * o->segment_bytes ? o->total_bytes : 2 * o->segment_bytes;
     r->sync_interval_ms = o->sync_interval_ms;
     r->append_deadline_ms = o->append_deadline_ms > 0 ? o->append_deadline_ms : 0;
-    r->episode_long_ns = QSF_RING_EPISODE_LONG_NS;
+    r->prod.episode_long_ns = QSF_RING_EPISODE_LONG_NS;
     r->rec.slot.sf_dirfd = r->rec.slot.dirfd = -1;
     r->rec.slot.lock_fd = r->rec.slot.logical_lock_fd = -1;
     r->rec.watermark.fd = r->rec.manifest.fd = -1;
@@ -263,7 +263,7 @@ int qsf_ring_open(const qsf_ring_opts *opts, qsf_ring **out, qsf_recovery_report
     if (rc == QSF_OK)
         rc = qsf_ring_srcpos_open(r, err);
     if (rc == QSF_OK) {
-        r->next_fsn = atomic_load(&r->published_fsn) + 1;
+        r->prod.next_fsn = atomic_load(&r->published_fsn) + 1;
         rc = qsf_spares_start(r, err);
     }
     if (rc == QSF_OK && (rc = qsf_mgr_start(r, err)) != QSF_OK && !qsf_spares_stop(r)) {
@@ -350,7 +350,7 @@ static int close_sf(qsf_ring *r, qsf_errinfo *err) {
     int64_t acked = atomic_load(&r->acked_fsn);
     /* drained: everything published is acknowledged and nothing unpublished
      * is left written (a flush whose undo failed stays, for recovery to cut) */
-    bool drained = (pub < 0 || acked >= pub) && r->next_fsn == pub + 1;
+    bool drained = (pub < 0 || acked >= pub) && r->prod.next_fsn == pub + 1;
     if (rc == QSF_OK && drained)
         return close_drained(r, err);
     /* Keep the tail for the next opener; persist how far it was acknowledged. */
@@ -398,9 +398,9 @@ int qsf_ring_close(qsf_ring *r, qsf_errinfo *err) {
 /* ---- status, latches, gauges ---- */
 
 void qsf_ring_set_episode_fn(qsf_ring *r, qsf_ring_episode_fn fn, void *user, int64_t long_ms) {
-    r->episode_fn = fn;
-    r->episode_user = user;
-    r->episode_long_ns = long_ms * 1000000;
+    r->prod.episode_fn = fn;
+    r->prod.episode_user = user;
+    r->prod.episode_long_ns = long_ms * 1000000;
 }
 
 const qsf_fsn_span *qsf_ring_retired(const qsf_ring *r, uint32_t *n) {

@@ -37,9 +37,10 @@ static void maybe_early_wake(qsf_ring *r, qsf_segment *a) {
 /* The frame just written at `off` in s belongs to the open flush: its FSN
  * assigned, where the flush started remembered for an abort. */
 static void frame_joins_txn(qsf_ring *r, qsf_segment *s, uint64_t off, int64_t *fsn_out) {
-    qsf_assert(r->txn.open && s == r->active); /* frames go into the active segment, in a flush */
-    qsf_assert(!r->txn.seg || r->next_fsn >= r->txn.first_fsn);
-    qsf_ring_txn *t = &r->txn;
+    qsf_assert(r->prod.txn.open &&
+               s == r->active); /* frames go into the active segment, in a flush */
+    qsf_assert(!r->prod.txn.seg || r->prod.next_fsn >= r->prod.txn.first_fsn);
+    qsf_ring_txn *t = &r->prod.txn;
     if (!t->seg) {
         t->seg = s;
         t->off = off;
@@ -49,7 +50,7 @@ static void frame_joins_txn(qsf_ring *r, qsf_segment *s, uint64_t off, int64_t *
         t->nsegs++;
     }
     t->last = s;
-    int64_t fsn = r->next_fsn++;
+    int64_t fsn = r->prod.next_fsn++;
     if (fsn_out)
         *fsn_out = fsn;
 }
@@ -67,6 +68,7 @@ static int write_frame(qsf_ring *r, qsf_segment *s, const void *payload, uint32_
 }
 
 int qsf_ring_manifest_back(qsf_ring *r, qsf_errinfo *err) {
+    qsf_assert_producer(r);
     if (!r->sf)
         return QSF_OK;
     pthread_mutex_lock(&r->mf_mu); /* the manager writes the manifest too (trim) */
@@ -75,7 +77,7 @@ int qsf_ring_manifest_back(qsf_ring *r, qsf_errinfo *err) {
     int rc = ahead ? qsf_manifest_correct(m, m->head_base, r->active->base_seq, err) : QSF_OK;
     pthread_mutex_unlock(&r->mf_mu);
     if (ahead && rc == QSF_OK)
-        r->rotation_owed = false; /* what it owed was this; any other owed step stays owed */
+        r->prod.rotation_owed = false; /* what it owed was this; any other owed step stays owed */
     return rc;
 }
 
@@ -157,6 +159,7 @@ static int rotation_blocked_locked(qsf_ring *r, qsf_segment *a) {
 /* Rotates to the spare if one is ready. TRY_ROTATED, or another TRY_* with
  * *gen set to the wake generation observed while deciding. */
 static int try_rotate(qsf_ring *r, uint64_t *gen) {
+    qsf_assert_producer(r);
     qsf_segment *a = r->active;
     pthread_mutex_lock(&r->mu);
     *gen = r->wake_gen;
@@ -178,12 +181,12 @@ static int try_rotate(qsf_ring *r, uint64_t *gen) {
      * written, its fsync failed): from then on nothing may be appended to the
      * active segment, even a frame small enough to fit, or the slot would
      * end in an FSN gap. Owed until a rotation succeeds. */
-    r->rotation_owed = rc != QSF_OK;
+    r->prod.rotation_owed = rc != QSF_OK;
 
     pthread_mutex_lock(&r->mu);
     r->rotating = false;
     if (rc != QSF_OK) { /* the rotation did not happen; the spare stays the spare */
-        snprintf(r->rotate_err, sizeof r->rotate_err, "%s", e.msg);
+        snprintf(r->prod.rotate_err, sizeof r->prod.rotate_err, "%s", e.msg);
         r->stall_cause = QSF_STALL_ROTATE;
         *gen = r->wake_gen;
         pthread_mutex_unlock(&r->mu);
@@ -191,7 +194,7 @@ static int try_rotate(qsf_ring *r, uint64_t *gen) {
     }
     qsf_assert(r->spare == sp); /* nobody replaces a spare while it is rotated into */
     r->spare = NULL;
-    r->rotate_err[0] = 0;
+    r->prod.rotate_err[0] = 0;
     if (a->frame_count > 0)
         r->frame_bytes_avg = (a->append_off - QSF_SFA_HEADER_SIZE) / a->frame_count;
     atomic_store_explicit(&r->plan_fsn, -1, memory_order_relaxed);
@@ -199,7 +202,7 @@ static int try_rotate(qsf_ring *r, uint64_t *gen) {
     /* Without frames of the open flush `a` is final: sealed now, so the reader
      * may move on (and the manager trim it) at once. Otherwise when the flush
      * commits (ring_txn.c). */
-    if (r->txn.last != a)
+    if (r->prod.txn.last != a)
         qsf_seg_seal(a);
     r->active = sp;
     r->live++;
@@ -284,7 +287,7 @@ static void cause_text(qsf_ring *r, char *buf, size_t cap) {
         snprintf(buf, cap, "cannot create a new segment: %.300s", r->create_err);
         break;
     case QSF_STALL_ROTATE:
-        snprintf(buf, cap, "cannot switch to a new segment: %.300s", r->rotate_err);
+        snprintf(buf, cap, "cannot switch to a new segment: %.300s", r->prod.rotate_err);
         break;
     case QSF_STALL_PLAN:
         snprintf(buf, cap, "waiting for the next segment's header to reach the disk");
@@ -313,6 +316,7 @@ static int full_error(qsf_ring *r, int64_t waited_ns, qsf_errinfo *err) {
 /* The producer alone sets stall_cause, so it still names the wait that
  * failed. */
 bool qsf_ring_full_awaits_acks(qsf_ring *r) {
+    qsf_assert_producer(r);
     pthread_mutex_lock(&r->mu);
     bool space = r->stall_cause == QSF_STALL_SPACE;
     pthread_mutex_unlock(&r->mu);
@@ -357,8 +361,8 @@ static void episode_report(qsf_ring *r, qsf_ring_episode *ep, int phase, int64_t
     ep->cause[0] = 0;
     if (phase != QSF_RING_EPISODE_END)
         cause_text(r, ep->cause, sizeof ep->cause);
-    if (r->episode_fn)
-        r->episode_fn(r->episode_user, phase, ep);
+    if (r->prod.episode_fn)
+        r->prod.episode_fn(r->prod.episode_user, phase, ep);
     else if (phase == QSF_RING_EPISODE_LONG)
         QSF_LOGW("store-and-forward ring backpressured for %" PRId64 " ms: %s", waited / 1000000,
                  ep->cause);
@@ -402,7 +406,7 @@ static uint32_t cap_segments(const qsf_ring *r) {
  * only once it is published). */
 static int never_fits(qsf_ring *r, uint32_t len, qsf_errinfo *err) {
     uint32_t cap = cap_segments(r);
-    if (!r->txn.seg || r->txn.nsegs + 1 <= cap)
+    if (!r->prod.txn.seg || r->prod.txn.nsegs + 1 <= cap)
         return QSF_OK;
     return qsf_err_set(err, QSF_E_TOO_LARGE, 0, 0,
                        "flush too large for the ring: its first %" PRId64
@@ -411,8 +415,8 @@ static int never_fits(qsf_ring *r, uint32_t len, qsf_errinfo *err) {
                        "%" PRIu64 " (less %" PRIu64
                        " bytes of .symbol-dict) holds %u; nothing was published (raise "
                        "sf_max_total_bytes, or flush fewer rows at a time)",
-                       r->next_fsn - r->txn.first_fsn, r->txn.nsegs, r->seg_bytes, len,
-                       r->cap_bytes, atomic_load(&r->dict_bytes), cap);
+                       r->prod.next_fsn - r->prod.txn.first_fsn, r->prod.txn.nsegs, r->seg_bytes,
+                       len, r->cap_bytes, atomic_load(&r->dict_bytes), cap);
 }
 
 /* No spare can be created (the disk is full), or none fits because trims
@@ -423,7 +427,7 @@ static bool reuse_in_place(qsf_ring *r) {
     pthread_mutex_lock(&r->mu);
     bool no_spare =
         r->stall_cause == QSF_STALL_CREATE || (r->stall_cause == QSF_STALL_TRIM && r->trim_err[0]);
-    bool ok = (r->reuse_owed || no_spare) && qsf_ring_reusable_locked(r);
+    bool ok = (r->prod.reuse_owed || no_spare) && qsf_ring_reusable_locked(r);
     pthread_mutex_unlock(&r->mu);
     qsf_errinfo e;
     if (!ok)
@@ -433,10 +437,10 @@ static bool reuse_in_place(qsf_ring *r) {
         /* Once its frames are gone under a new base, the segment takes no
          * frame before its manifest step is done: the manifest still names
          * the old base, and frames above it would be an FSN gap. */
-        r->reuse_owed = r->rotation_owed = a->frame_count == 0;
+        r->prod.reuse_owed = r->prod.rotation_owed = a->frame_count == 0;
         return false;
     }
-    r->reuse_owed = r->rotation_owed = false;
+    r->prod.reuse_owed = r->prod.rotation_owed = false;
     return true;
 }
 
@@ -449,7 +453,7 @@ static int rotate_or_wait(qsf_ring *r, const void *payload, uint32_t len, int64_
     for (;;) {
         uint64_t gen;
         int t = TRY_WAIT;
-        if (r->reuse_owed) { /* finished before anything else, even with a spare */
+        if (r->prod.reuse_owed) { /* finished before anything else, even with a spare */
             pthread_mutex_lock(&r->mu);
             gen = r->wake_gen;
             pthread_mutex_unlock(&r->mu);
@@ -480,7 +484,7 @@ static int rotate_or_wait(qsf_ring *r, const void *payload, uint32_t len, int64_
         int64_t waited = qsf_ring_now_ns() - start;
         if (waited >= deadline)
             return full_error(r, waited, err);
-        if (!warned && waited >= r->episode_long_ns) {
+        if (!warned && waited >= r->prod.episode_long_ns) {
             warned = true;
             episode_report(r, ep, QSF_RING_EPISODE_LONG, waited);
         }
@@ -498,9 +502,10 @@ static bool latched(const qsf_ring *r) {
  * rotation is owed, or a fresh flush's first frame must start a new segment
  * (append_slow rotates first). */
 static bool active_takes_next(qsf_ring *r) {
-    if (r->next_fsn == atomic_load_explicit(&r->plan_fsn, memory_order_relaxed))
+    if (r->prod.next_fsn == atomic_load_explicit(&r->plan_fsn, memory_order_relaxed))
         rotate_as_planned(r);
-    return !r->rotation_owed && !(r->txn.fresh && !r->txn.seg && r->active->frame_count > 0);
+    return !r->prod.rotation_owed &&
+           !(r->prod.txn.fresh && !r->prod.txn.seg && r->active->frame_count > 0);
 }
 
 static int append_slow(qsf_ring *r, const void *payload, uint32_t len, int64_t *fsn_out,
@@ -520,7 +525,7 @@ static int append_slow(qsf_ring *r, const void *payload, uint32_t len, int64_t *
 
 static int txn_append(qsf_ring *r, const void *payload, size_t len, int64_t *fsn_out,
                       qsf_errinfo *err) {
-    if (!r->txn.open)
+    if (!r->prod.txn.open)
         return qsf_err_set(err, QSF_E_STATE, 0, 0, "ring append outside a flush");
     if (len > qsf_seg_max_payload(r->seg_bytes))
         return qsf_err_set(err, QSF_E_TOO_LARGE, 0, 0,
@@ -547,7 +552,8 @@ static int txn_append(qsf_ring *r, const void *payload, size_t len, int64_t *fsn
  * without it; a frame that fails to go in takes it back. */
 int qsf_ring_txn_append(qsf_ring *r, const void *payload, size_t len, int64_t *fsn_out,
                         qsf_errinfo *err) {
-    int rc = r->txn.open ? qsf_ring_srcpos_before_frame(r, payload, len, err) : QSF_OK;
+    qsf_assert_producer(r);
+    int rc = r->prod.txn.open ? qsf_ring_srcpos_before_frame(r, payload, len, err) : QSF_OK;
     if (rc == QSF_OK)
         rc = txn_append(r, payload, len, fsn_out, err);
     if (rc != QSF_OK)
@@ -563,14 +569,14 @@ int qsf_ring_txn_append(qsf_ring *r, const void *payload, size_t len, int64_t *f
  * frame's bytes do (qsf_ring_txn_append), and sealing a placed frame cannot
  * fail. */
 uint8_t *qsf_ring_txn_place(qsf_ring *r, size_t cap) {
-    if (!r->txn.open || r->srcpos_pending_len || latched(r) || !active_takes_next(r) ||
+    if (!r->prod.txn.open || r->prod.srcpos_pending_len || latched(r) || !active_takes_next(r) ||
         r->active->frames_by_pwrite)
         return NULL;
     return qsf_seg_place(r->active, cap);
 }
 
 void qsf_ring_txn_append_placed(qsf_ring *r, size_t len, int64_t *fsn_out) {
-    qsf_assert(r->txn.open);
+    qsf_assert(r->prod.txn.open);
     qsf_segment *a = r->active;
     uint64_t off = a->append_off;
     (void) QSF_FAULT_POINT(QSF_FP_FRAME_PLACED);
@@ -580,6 +586,6 @@ void qsf_ring_txn_append_placed(qsf_ring *r, size_t len, int64_t *fsn_out) {
 }
 
 void qsf_ring_txn_unplace(qsf_ring *r, size_t cap) {
-    qsf_assert(r->txn.open);
+    qsf_assert(r->prod.txn.open);
     qsf_seg_unplace(r->active, cap);
 }

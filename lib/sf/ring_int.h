@@ -87,6 +87,30 @@ enum qsf_stall_cause {
     QSF_STALL_PLAN,     /* the spare thread is syncing the spare's planned header */
 };
 
+/* The producer's state: the thread that appends, flushes and rotates (one at
+ * a time: the sender's caller) reads and writes it without a lock; no other
+ * thread touches it while the ring runs (qsf_assert_producer); open sets it
+ * up and close reads it after the threads stopped. */
+typedef struct qsf_ring_prod {
+    int64_t next_fsn;
+    qsf_ring_txn txn; /* the open flush */
+    /* Source positions (ring_srcpos.c): the log, and the position the next
+     * commit carries (length 0: none). */
+    qsf_srcpos_log srcpos;
+    bool srcpos_ready;
+    uint32_t srcpos_pending_len;
+    uint8_t srcpos_pending[QSF_SRCPOS_MAX];
+    bool rotation_owed;                   /* a rotation's barriers failed; until one succeeds no
+                                             frame may go into the active segment */
+    bool reuse_owed;                      /* the active segment was reused in place but its
+                                             manifest step failed: that step is retried before
+                                             anything else (and rotation_owed is set meanwhile) */
+    char rotate_err[QSF_ERRINFO_MSG_MAX]; /* last rotation barrier failure */
+    qsf_ring_episode_fn episode_fn;       /* backpressure episodes (ring.h) */
+    void *episode_user;
+    int64_t episode_long_ns;
+} qsf_ring_prod;
+
 /* The manager thread's state (manager.c). Its own: the idle backoff, the
  * checkpoint and trim timing, written only by the manager (start sets
  * next_sync_ns before the thread runs); stop/kick/sync_requested are its
@@ -169,21 +193,10 @@ struct qsf_ring {
                               given their bytes back yet (qsf_ring_spare_fits_locked) */
     _Atomic uint64_t owned_bytes;
 
-    /* FSNs, each on its own cache line: the producer writes published_fsn on
-     * every append, the reader writes acked_fsn. */
-    _Alignas(64) int64_t next_fsn; /* producer-private */
-    qsf_ring_txn txn;              /* producer-private: the open flush */
-    /* Source positions (ring_srcpos.c): the log, and the position the next
-     * commit carries (producer-private; length 0: none). */
-    qsf_srcpos_log srcpos;
-    bool srcpos_ready;
-    uint32_t srcpos_pending_len;
-    uint8_t srcpos_pending[QSF_SRCPOS_MAX];
-    bool rotation_owed; /* producer-private: a rotation's barriers failed; until one
-                           succeeds no frame may go into the active segment */
-    bool reuse_owed;    /* producer-private: the active segment was reused in place
-                           but its manifest step failed: that step is retried before
-                           anything else (and rotation_owed is set meanwhile) */
+    /* FSNs, each on its own cache line (so is the producer's group): the
+     * producer writes published_fsn on every append, the reader writes
+     * acked_fsn. */
+    _Alignas(64) qsf_ring_prod prod; /* the producer's own */
     _Alignas(64) _Atomic int64_t published_fsn;
     _Alignas(64) _Atomic int64_t acked_fsn;
     /* .ack-watermark follows ackedFsn within milliseconds (qsf_ring_persist_acked):
@@ -213,13 +226,9 @@ struct qsf_ring {
     _Atomic int dur_latched; /* periodic checkpoint failure latched */
     qsf_errinfo dur_err;     /* under mu */
     char create_err[QSF_ERRINFO_MSG_MAX]; /* last spare creation failure, under mu */
-    char rotate_err[QSF_ERRINFO_MSG_MAX]; /* last rotation barrier failure, producer */
     char trim_err[QSF_ERRINFO_MSG_MAX];   /* under mu: why trims fail ("" once one
                                              succeeds), written by the manager */
     _Atomic uint64_t stalls;
-    qsf_ring_episode_fn episode_fn; /* producer: backpressure episodes (ring.h) */
-    void *episode_user;
-    int64_t episode_long_ns;
 
     qsf_ring_mgr mgr; /* the manager thread's (manager.c) */
     qsf_ring_spr spr; /* the spare provisioner's (spares.c) */

@@ -33,16 +33,16 @@
 bool qsf_ring_reusable_locked(const qsf_ring *r) {
     qsf_assert_held(&r->mu);
     const qsf_segment *a = r->active;
-    if (r->reuse_owed) /* reused, its manifest step failed: retried, spare or not */
+    if (r->prod.reuse_owed) /* reused, its manifest step failed: retried, spare or not */
         return !r->rotating && !r->planning;
-    if (!r->sf || r->spare || r->rotating || r->planning || r->head != a || r->txn.seg)
+    if (!r->sf || r->spare || r->rotating || r->planning || r->head != a || r->prod.txn.seg)
         return false;
     return qsf_ring_acked_fsn(r) >= qsf_ring_published_fsn(r);
 }
 
 /* Steps 1 and 2. */
 static int reset_active(qsf_ring *r, qsf_segment *a, int64_t base, qsf_errinfo *err) {
-    qsf_assert(!r->txn.seg); /* no frame of the open flush is in it */
+    qsf_assert(!r->prod.txn.seg); /* no frame of the open flush is in it */
     qsf_assert(qsf_ring_acked_fsn(r) >= qsf_ring_published_fsn(r)); /* every frame acknowledged */
     uint64_t end = a->append_off;
     int rc = qsf_ring_persist_acked(r, err);
@@ -64,6 +64,7 @@ static int reset_active(qsf_ring *r, qsf_segment *a, int64_t base, qsf_errinfo *
 }
 
 int qsf_ring_reuse_active(qsf_ring *r, qsf_errinfo *err) {
+    qsf_assert_producer(r);
     qsf_segment *a = r->active;
     int64_t old_base = a->base_seq, base = qsf_ring_published_fsn(r) + 1;
     int rc = a->frame_count > 0 ? reset_active(r, a, base, err) : QSF_OK;
