@@ -83,7 +83,7 @@ static void reattach(qsf_ring *r, qsf_segment **cand) {
 static int trim_pre_barriers(qsf_ring *r, int64_t new_head, qsf_errinfo *e) {
     qsf_slot_recovered *rec = &r->rec;
     /* The record holds ackedFsn as it is now (>= what the quantum trims),
-     * written by whoever came first; the sync runs outside wm_mu so the I/O
+     * written by whoever came first; the sync runs outside wm.mu so the I/O
      * thread's record writes never wait for the disk. */
     int rc = qsf_ring_persist_acked(r, e);
     if (rc == QSF_OK)

@@ -86,7 +86,7 @@ static int init_sync(qsf_ring *r) {
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     int rc = pthread_mutex_init(&r->mu, NULL) | pthread_mutex_init(&r->mf_mu, NULL) |
              pthread_mutex_init(&r->dict_mu, NULL) | pthread_mutex_init(&r->sync_mu, NULL) |
-             pthread_mutex_init(&r->wm_mu, NULL) | pthread_cond_init(&r->space_cv, &ca) |
+             pthread_mutex_init(&r->wm.mu, NULL) | pthread_cond_init(&r->space_cv, &ca) |
              pthread_cond_init(&r->mgr.cv, &ca) | pthread_cond_init(&r->spr.cv, &ca);
     pthread_condattr_destroy(&ca);
     return rc;
@@ -114,8 +114,8 @@ static qsf_ring *ring_alloc(const qsf_ring_opts *o) {
     atomic_init(&r->mgr.dozing, false);
     atomic_init(&r->mgr.passes, 0);
     atomic_init(&r->acked_fsn, -1);
-    atomic_init(&r->plan_fsn, -1);
-    r->persisted_acked = -1;
+    atomic_init(&r->plan.fsn, -1);
+    r->wm.persisted = -1;
     qsf_latch_init(&r->own_latch);
     r->latch = o->latch ? o->latch : &r->own_latch;
     return r;
@@ -201,7 +201,7 @@ static int open_sf(qsf_ring *r, const qsf_ring_opts *o, qsf_recovery_report *rep
     r->spr.next_gen = r->rec.next_generation;
     atomic_store(&r->published_fsn, r->rec.published_fsn);
     atomic_store(&r->acked_fsn, r->rec.acked_fsn);
-    r->persisted_acked = r->rec.watermark.present ? r->rec.watermark.fsn : -1;
+    r->wm.persisted = r->rec.watermark.present ? r->rec.watermark.fsn : -1;
     atomic_store(&r->dict_bytes, r->rec.symdict.valid_end);
     if (rep)
         *rep = r->rec.report;
@@ -239,7 +239,7 @@ static void ring_free(qsf_ring *r) {
     pthread_mutex_destroy(&r->mf_mu);
     pthread_mutex_destroy(&r->dict_mu);
     pthread_mutex_destroy(&r->sync_mu);
-    pthread_mutex_destroy(&r->wm_mu);
+    pthread_mutex_destroy(&r->wm.mu);
     pthread_cond_destroy(&r->space_cv);
     pthread_cond_destroy(&r->mgr.cv);
     pthread_cond_destroy(&r->spr.cv);
@@ -307,13 +307,13 @@ static int remove_drained_slot(qsf_ring *r, qsf_errinfo *err) {
 
 static int close_drained(qsf_ring *r, qsf_errinfo *err) {
     int64_t acked = atomic_load(&r->acked_fsn);
-    pthread_mutex_lock(&r->wm_mu);
+    pthread_mutex_lock(&r->wm.mu);
     int rc = qsf_watermark_write(&r->rec.watermark, acked, err);
     if (rc == QSF_OK)
         rc = qsf_watermark_sync(&r->rec.watermark, err);
     if (rc == QSF_OK)
-        r->persisted_acked = acked;
-    pthread_mutex_unlock(&r->wm_mu);
+        r->wm.persisted = acked;
+    pthread_mutex_unlock(&r->wm.mu);
     if (rc == QSF_OK) /* before any segment goes: the next FSNs may start anew */
         rc = qsf_ring_srcpos_finalize(r, err);
     if (rc == QSF_OK)
@@ -443,7 +443,7 @@ int64_t qsf_ring_acked_fsn(const qsf_ring *r) {
 }
 
 int64_t qsf_ring_planned_fsn(const qsf_ring *r) {
-    return atomic_load_explicit(&r->plan_fsn, memory_order_relaxed);
+    return atomic_load_explicit(&r->plan.fsn, memory_order_relaxed);
 }
 
 /* Published bytes of s (envelopes included) of frames above `acked`. */
@@ -496,14 +496,14 @@ int qsf_ring_persist_acked(qsf_ring *r, qsf_errinfo *err) {
     if (!r->sf || r->rec.watermark.fd < 0)
         return QSF_OK;
     int rc = QSF_OK;
-    pthread_mutex_lock(&r->wm_mu);
+    pthread_mutex_lock(&r->wm.mu);
     int64_t acked = qsf_ring_acked_fsn(r);
-    if (acked != r->persisted_acked) {
+    if (acked != r->wm.persisted) {
         rc = qsf_watermark_write(&r->rec.watermark, acked, err);
         if (rc == QSF_OK)
-            r->persisted_acked = acked;
+            r->wm.persisted = acked;
     }
-    pthread_mutex_unlock(&r->wm_mu);
+    pthread_mutex_unlock(&r->wm.mu);
     return rc;
 }
 

@@ -143,7 +143,7 @@ static int rotation_blocked_locked(qsf_ring *r, qsf_segment *a) {
         r->stall_cause = no_spare_cause_locked(r);
         return 1;
     }
-    if (r->planning) { /* the spare thread is writing the spare's header */
+    if (r->plan.planning) { /* the spare thread is writing the spare's header */
         r->stall_cause = QSF_STALL_PLAN;
         return 2;
     }
@@ -196,8 +196,8 @@ static int try_rotate(qsf_ring *r, uint64_t *gen) {
     r->spare = NULL;
     r->prod.rotate_err[0] = 0;
     if (a->frame_count > 0)
-        r->frame_bytes_avg = (a->append_off - QSF_SFA_HEADER_SIZE) / a->frame_count;
-    atomic_store_explicit(&r->plan_fsn, -1, memory_order_relaxed);
+        r->plan.frame_bytes_avg = (a->append_off - QSF_SFA_HEADER_SIZE) / a->frame_count;
+    atomic_store_explicit(&r->plan.fsn, -1, memory_order_relaxed);
     atomic_store_explicit(&a->next, sp, memory_order_release);
     /* Without frames of the open flush `a` is final: sealed now, so the reader
      * may move on (and the manager trim it) at once. Otherwise when the flush
@@ -386,10 +386,10 @@ static void rotate_as_planned(qsf_ring *r) {
     qsf_segment *a = r->active;
     uint64_t room = a->size - QSF_SFA_HEADER_SIZE;
     uint64_t gen;
-    if (a->size - a->append_off <= room / 16 + r->frame_bytes_avg &&
+    if (a->size - a->append_off <= room / 16 + r->plan.frame_bytes_avg &&
         try_rotate(r, &gen) == TRY_ROTATED)
         return; /* try_rotate cleared the plan */
-    atomic_store_explicit(&r->plan_fsn, -1, memory_order_relaxed);
+    atomic_store_explicit(&r->plan.fsn, -1, memory_order_relaxed);
 }
 
 /* Segments the ring may ever hold at once: the cap less the dictionary file,
@@ -502,7 +502,7 @@ static bool latched(const qsf_ring *r) {
  * rotation is owed, or a fresh flush's first frame must start a new segment
  * (append_slow rotates first). */
 static bool active_takes_next(qsf_ring *r) {
-    if (r->prod.next_fsn == atomic_load_explicit(&r->plan_fsn, memory_order_relaxed))
+    if (r->prod.next_fsn == atomic_load_explicit(&r->plan.fsn, memory_order_relaxed))
         rotate_as_planned(r);
     return !r->prod.rotation_owed &&
            !(r->prod.txn.fresh && !r->prod.txn.seg && r->active->frame_count > 0);

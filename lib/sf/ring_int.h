@@ -87,6 +87,28 @@ enum qsf_stall_cause {
     QSF_STALL_PLAN,     /* the spare thread is syncing the spare's planned header */
 };
 
+/* .ack-watermark follows ackedFsn within milliseconds (qsf_ring_persist_acked):
+ * written by the I/O thread when acks advance and by the manager's passes,
+ * whichever comes first, so a manager stuck in a slow barrier does not hold
+ * it back. mu orders those writes with trim's write + sync; persisted is
+ * read and written only under it. */
+typedef struct qsf_ring_wm {
+    pthread_mutex_t mu;
+    int64_t persisted; /* last value written to .ack-watermark */
+} qsf_ring_wm;
+
+/* Planned rotation (rotation_plan.c), the spare thread's: fsn is the FSN at
+ * which the producer switches to the spare whose header already holds it
+ * durably, or -1. The spare thread writes fsn and planning under the ring's
+ * mu and the producer clears fsn; the producer reads fsn on every append as
+ * a hint, and decides under mu. */
+typedef struct qsf_ring_plan {
+    _Atomic int64_t fsn;
+    uint64_t frame_bytes_avg; /* bytes per frame of the last sealed segment: written by
+                                 the producer under mu, read by the spare thread under mu */
+    bool planning;            /* under mu: the spare thread is writing the spare's header */
+} qsf_ring_plan;
+
 /* The producer's state: the thread that appends, flushes and rotates (one at
  * a time: the sender's caller) reads and writes it without a lock; no other
  * thread touches it while the ring runs (qsf_assert_producer); open sets it
@@ -199,23 +221,11 @@ struct qsf_ring {
     _Alignas(64) qsf_ring_prod prod; /* the producer's own */
     _Alignas(64) _Atomic int64_t published_fsn;
     _Alignas(64) _Atomic int64_t acked_fsn;
-    /* .ack-watermark follows ackedFsn within milliseconds (qsf_ring_persist_acked):
-     * written by the I/O thread when acks advance and by the manager's passes,
-     * whichever comes first, so a manager stuck in a slow barrier does not hold
-     * it back. wm_mu orders those writes with trim's write + sync. */
-    _Alignas(64) pthread_mutex_t wm_mu;
-    int64_t persisted_acked; /* under wm_mu: last value written to .ack-watermark */
-    /* Planned rotation (rotation_plan.c): the FSN at which the producer
-     * switches to the spare whose header already holds it durably, or -1.
-     * Written by the spare thread (under mu) and cleared by the producer; the
-     * producer reads it on every append as a hint, and decides under mu. */
-    _Alignas(64) _Atomic int64_t plan_fsn;
-    uint64_t frame_bytes_avg; /* bytes per frame of the last sealed segment: written by the
-                                 producer under mu, read by the spare thread under mu */
-    bool planning;            /* under mu: the spare thread is writing the spare's header */
-    qsf_segment *prefaulting; /* under mu: the segment the manager populates outside mu;
-                                 an abort that drops it waits on space_cv until it is NULL */
-    bool prefault_waited;     /* under mu: such an abort is waiting */
+    _Alignas(64) qsf_ring_wm wm;     /* the .ack-watermark's writers' */
+    _Alignas(64) qsf_ring_plan plan; /* the planned rotation */
+    qsf_segment *prefaulting;        /* under mu: the segment the manager populates outside mu;
+                                        an abort that drops it waits on space_cv until it is NULL */
+    bool prefault_waited;            /* under mu: such an abort is waiting */
 
     /* producer waiting and failure latches */
     uint64_t wake_gen;       /* under mu: bumped by every broadcast of space_cv */

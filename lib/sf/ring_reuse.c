@@ -34,8 +34,8 @@ bool qsf_ring_reusable_locked(const qsf_ring *r) {
     qsf_assert_held(&r->mu);
     const qsf_segment *a = r->active;
     if (r->prod.reuse_owed) /* reused, its manifest step failed: retried, spare or not */
-        return !r->rotating && !r->planning;
-    if (!r->sf || r->spare || r->rotating || r->planning || r->head != a || r->prod.txn.seg)
+        return !r->rotating && !r->plan.planning;
+    if (!r->sf || r->spare || r->rotating || r->plan.planning || r->head != a || r->prod.txn.seg)
         return false;
     return qsf_ring_acked_fsn(r) >= qsf_ring_published_fsn(r);
 }
@@ -53,7 +53,7 @@ static int reset_active(qsf_ring *r, qsf_segment *a, int64_t base, qsf_errinfo *
     pthread_mutex_lock(&r->sync_mu); /* no checkpoint marks the old range durable meanwhile */
     pthread_mutex_lock(&r->mu);
     qsf_seg_reset_in_place(a, base);
-    atomic_store_explicit(&r->plan_fsn, -1, memory_order_relaxed);
+    atomic_store_explicit(&r->plan.fsn, -1, memory_order_relaxed);
     pthread_mutex_unlock(&r->mu);
     rc = qsf_seg_sync_range(a, 0, end, r->rec.slot.path, err);
     qsf_seg_lower_durable(a, QSF_SFA_HEADER_SIZE);

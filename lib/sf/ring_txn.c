@@ -123,8 +123,8 @@ static int unrotate(qsf_ring *r, qsf_segment *prev, qsf_segment *s, qsf_errinfo 
     atomic_store_explicit(&prev->next, NULL, memory_order_release);
     r->active = prev;
     r->live--;
-    atomic_store_explicit(&r->plan_fsn, -1, memory_order_relaxed);
-    bool spare = !r->spare && !r->rotating && !r->planning;
+    atomic_store_explicit(&r->plan.fsn, -1, memory_order_relaxed);
+    bool spare = !r->spare && !r->rotating && !r->plan.planning;
     if (spare) { /* empty again, its header durable: the next rotation rebases it */
         s->early_woken = false;
         r->spare = s;

@@ -10,7 +10,7 @@
  * come from its pool or malloc; its manager provisions them in its own passes.
  *
  * The spare thread owns next_gen, create_retry and the creation log's
- * timing; it writes r->spare and plan_fsn under mu. It
+ * timing; it writes r->spare and r->plan under mu. It
  * sleeps until kicked (qsf_spares_kick_locked: a rotation took the spare, the
  * producer found none, a trim gave bytes back), at most IDLE_NS, or until a
  * failed creation's backoff ends. */
