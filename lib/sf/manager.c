@@ -55,8 +55,8 @@ static int detach_trimmable_locked(qsf_ring *r, qsf_segment **cand, bool ignore_
     qsf_assert_held(&r->mu);
     int64_t acked = qsf_ring_acked_fsn(r);
     int n = 0;
-    qsf_segment *s = r->head;
-    while (s && s != r->active && n < QSF_MAX_TRIMS_PER_PASS - r->npending) {
+    qsf_segment *s = r->chain.head;
+    while (s && s != r->chain.active && n < QSF_MAX_TRIMS_PER_PASS - r->chain.npending) {
         if (!ignore_pins && atomic_load(&s->pins) > 0)
             break;
         if (atomic_load(&s->sealed_off) == UINT64_MAX)
@@ -67,15 +67,15 @@ static int detach_trimmable_locked(qsf_ring *r, qsf_segment **cand, bool ignore_
         s = atomic_load(&s->next);
     }
     if (n > 0) {
-        qsf_assert(r->npending + n <= QSF_MAX_TRIMS_PER_PASS);
-        r->head = s; /* still live: their bytes are owned until release_pending */
+        qsf_assert(r->chain.npending + n <= QSF_MAX_TRIMS_PER_PASS);
+        r->chain.head = s; /* still live: their bytes are owned until release_pending */
     }
     return n;
 }
 
 static void reattach(qsf_ring *r, qsf_segment **cand) {
     pthread_mutex_lock(&r->mu);
-    r->head = cand[0];
+    r->chain.head = cand[0];
     pthread_mutex_unlock(&r->mu);
 }
 
@@ -102,8 +102,8 @@ static int trim_pre_barriers(qsf_ring *r, int64_t new_head, qsf_errinfo *e) {
 
 /* Step 5: unlinks pending segments oldest first; stops at the first failure. */
 static int trim_unlink(qsf_ring *r, qsf_errinfo *e) {
-    for (int i = 0; i < r->npending; i++) {
-        qsf_segment *s = r->pending[i];
+    for (int i = 0; i < r->chain.npending; i++) {
+        qsf_segment *s = r->chain.pending[i];
         if (s->unlinked)
             continue;
         if (QSF_OS->unlinkat(r->rec.slot.dirfd, s->name, 0) != 0 && errno != ENOENT) {
@@ -122,21 +122,21 @@ static int trim_unlink(qsf_ring *r, qsf_errinfo *e) {
 static void release_pending(qsf_ring *r) {
     pthread_mutex_lock(&r->mu);
     uint64_t bytes = 0;
-    for (int i = 0; i < r->npending; i++) {
-        qsf_assert(!r->sf || r->pending[i]->unlinked); /* gone from the disk first */
-        bytes += r->pending[i]->size;
+    for (int i = 0; i < r->chain.npending; i++) {
+        qsf_assert(!r->sf || r->chain.pending[i]->unlinked); /* gone from the disk first */
+        bytes += r->chain.pending[i]->size;
     }
-    int n = r->npending;
-    qsf_assert(r->live >= (uint32_t) n); /* pending segments still count as live */
+    int n = r->chain.npending;
+    qsf_assert(r->chain.live >= (uint32_t) n); /* pending segments still count as live */
     qsf_segment *done[QSF_MAX_TRIMS_PER_PASS];
-    memcpy(done, r->pending, (size_t) n * sizeof done[0]);
-    r->npending = 0;
-    r->live -= (uint32_t) n;
+    memcpy(done, r->chain.pending, (size_t) n * sizeof done[0]);
+    r->chain.npending = 0;
+    r->chain.live -= (uint32_t) n;
     if (!r->sf) {
         /* Memory mode: keep the newest trimmed buffers (pages resident) for
          * the next spares instead of freeing and faulting in new ones. */
-        while (n > 0 && r->npool < QSF_MEM_POOL) {
-            r->pool[r->npool++] = done[--n];
+        while (n > 0 && r->chain.npool < QSF_MEM_POOL) {
+            r->chain.pool[r->chain.npool++] = done[--n];
             bytes -= done[n]->size;
         }
         qsf_ring_spare_from_pool_locked(r);
@@ -168,7 +168,7 @@ static int finish_pending(qsf_ring *r, bool force, qsf_errinfo *e) {
 /* One quantum. Returns 1 if it trimmed, 0 if nothing was trimmable, or a
  * negative code when a stage failed or waits for its backoff. */
 static int trim_quantum(qsf_ring *r, bool force, qsf_errinfo *e) {
-    bool finished = r->npending > 0;
+    bool finished = r->chain.npending > 0;
     if (finished) {
         int rc = finish_pending(r, force, e);
         if (rc != QSF_OK)
@@ -177,7 +177,7 @@ static int trim_quantum(qsf_ring *r, bool force, qsf_errinfo *e) {
     qsf_segment *cand[QSF_MAX_TRIMS_PER_PASS];
     pthread_mutex_lock(&r->mu);
     int n = detach_trimmable_locked(r, cand, force);
-    int64_t new_head = n ? r->head->base_seq : 0;
+    int64_t new_head = n ? r->chain.head->base_seq : 0;
     pthread_mutex_unlock(&r->mu);
     if (n == 0)
         return finished ? 1 : 0; /* the pending removals were trimming too */
@@ -195,8 +195,8 @@ static int trim_quantum(qsf_ring *r, bool force, qsf_errinfo *e) {
         }
     }
     pthread_mutex_lock(&r->mu);
-    memcpy(r->pending + r->npending, cand, (size_t) n * sizeof cand[0]);
-    r->npending += n;
+    memcpy(r->chain.pending + r->chain.npending, cand, (size_t) n * sizeof cand[0]);
+    r->chain.npending += n;
     pthread_mutex_unlock(&r->mu);
     if (!r->sf) {
         release_pending(r);
@@ -217,8 +217,8 @@ static void note_trim_result(qsf_ring *r, int rc, const char *msg, bool trimmed)
     if ((rc != 0 && !msg[0]) || (rc == 0 && !trimmed))
         return;
     pthread_mutex_lock(&r->mu);
-    bool failing = r->trim_err[0] != 0;
-    snprintf(r->trim_err, sizeof r->trim_err, "%s", rc == 0 ? "" : msg);
+    bool failing = r->stall.trim_err[0] != 0;
+    snprintf(r->stall.trim_err, sizeof r->stall.trim_err, "%s", rc == 0 ? "" : msg);
     pthread_mutex_unlock(&r->mu);
     if (rc != 0 && !failing)
         QSF_LOGW("acknowledged segments cannot be removed (retrying): %s", msg);
@@ -276,14 +276,14 @@ static void periodic_checkpoint(qsf_ring *r) {
             QSF_LOGE("periodic disk sync failed (appends fail until a retry succeeds): %s", e.msg);
         e.code = QSF_E_DURABILITY;
         e.flags = QSF_ERRF_RETRIABLE;
-        qsf_err_copy(&r->dur_err, &e);
+        qsf_err_copy(&r->stall.dur_err, &e);
         atomic_store(&r->dur_latched, true);
         r->mgr.next_sync_ns = now + (interval < SYNC_RETRY_MAX_NS ? interval : SYNC_RETRY_MAX_NS);
     } else {
         if (latched)
             QSF_LOGW("periodic disk sync succeeded again; appends resume");
         atomic_store(&r->dur_latched, false);
-        qsf_err_clear(&r->dur_err);
+        qsf_err_clear(&r->stall.dur_err);
         r->mgr.sync_requested = false;
         r->mgr.next_sync_ns = now + interval;
         qsf_ring_wake_producers_locked(r);
@@ -303,16 +303,17 @@ static void prefault_active(qsf_ring *r) {
     if (!r->sf || r->durability != QSF_DUR_MEMORY)
         return;
     pthread_mutex_lock(&r->mu);
-    qsf_segment *a = r->active;
-    r->prefaulting = a; /* an aborted flush's undo may drop it: it waits for us */
+    qsf_segment *a = r->chain.active;
+    qsf_assert(!r->chain.prefaulting && !r->chain.prefault_waited); /* one prefault at a time */
+    r->chain.prefaulting = a; /* an aborted flush's undo may drop it: it waits for us */
     pthread_mutex_unlock(&r->mu);
     uint64_t pub = atomic_load_explicit(&a->published_off, memory_order_acquire);
     if (a->prefault_off < pub + PREFAULT_AHEAD / 2 && a->prefault_off < a->size)
         qsf_seg_prefault(a, pub, pub + PREFAULT_AHEAD);
     pthread_mutex_lock(&r->mu);
-    r->prefaulting = NULL;
-    if (r->prefault_waited) { /* an abort is waiting to drop it */
-        r->prefault_waited = false;
+    r->chain.prefaulting = NULL;
+    if (r->chain.prefault_waited) { /* an abort is waiting to drop it */
+        r->chain.prefault_waited = false;
         qsf_ring_wake_producers_locked(r);
     }
     pthread_mutex_unlock(&r->mu);
@@ -328,16 +329,16 @@ static void shrink_pool(qsf_ring *r) {
     uint64_t bytes = 0;
     int64_t now = qsf_ring_now_ns();
     pthread_mutex_lock(&r->mu);
-    if (now - r->pool_check_ns >= QSF_MEM_POOL_CHECK_NS) {
-        int excess = r->pool_low - QSF_MEM_POOL_KEEP;
-        while (n < excess && r->npool > 0) {
-            drop[n] = r->pool[--r->npool];
+    if (now - r->chain.pool_check_ns >= QSF_MEM_POOL_CHECK_NS) {
+        int excess = r->chain.pool_low - QSF_MEM_POOL_KEEP;
+        while (n < excess && r->chain.npool > 0) {
+            drop[n] = r->chain.pool[--r->chain.npool];
             bytes += drop[n++]->size;
         }
         if (n > 0)
             qsf_ring_release_bytes_locked(r, bytes);
-        r->pool_low = r->npool;
-        r->pool_check_ns = now;
+        r->chain.pool_low = r->chain.npool;
+        r->chain.pool_check_ns = now;
     }
     pthread_mutex_unlock(&r->mu);
     for (int i = 0; i < n; i++)

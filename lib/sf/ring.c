@@ -26,7 +26,7 @@ int64_t qsf_ring_now_ns(void) {
 
 bool qsf_ring_spare_fits_locked(const qsf_ring *r) {
     qsf_assert_held(&r->mu);
-    if (r->live + (r->spare ? 1u : 0u) < QSF_MIN_LIVE_SEGMENTS)
+    if (r->chain.live + (r->chain.spare ? 1u : 0u) < QSF_MIN_LIVE_SEGMENTS)
         return true;
     uint64_t owned = atomic_load(&r->owned_bytes) + atomic_load(&r->dict_bytes);
     return owned + r->seg_bytes <= r->cap_bytes;
@@ -34,19 +34,19 @@ bool qsf_ring_spare_fits_locked(const qsf_ring *r) {
 
 void qsf_ring_wake_producers_locked(qsf_ring *r) {
     qsf_assert_held(&r->mu);
-    r->wake_gen++;
-    pthread_cond_broadcast(&r->space_cv);
+    r->stall.wake_gen++;
+    pthread_cond_broadcast(&r->stall.space_cv);
 }
 
 bool qsf_ring_spare_from_pool_locked(qsf_ring *r) {
     qsf_assert_held(&r->mu);
-    if (r->spare || r->rotating || r->npool == 0)
+    if (r->chain.spare || r->chain.rotating || r->chain.npool == 0)
         return false;
-    qsf_segment *s = r->pool[--r->npool];
-    if (r->npool < r->pool_low)
-        r->pool_low = r->npool;
+    qsf_segment *s = r->chain.pool[--r->chain.npool];
+    if (r->chain.npool < r->chain.pool_low)
+        r->chain.pool_low = r->chain.npool;
     qsf_seg_reuse_mem(s, qsf_ring_published_fsn(r) + 1);
-    r->spare = s;
+    r->chain.spare = s;
     qsf_ring_wake_producers_locked(r);
     return true;
 }
@@ -86,7 +86,7 @@ static int init_sync(qsf_ring *r) {
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     int rc = pthread_mutex_init(&r->mu, NULL) | pthread_mutex_init(&r->mf_mu, NULL) |
              pthread_mutex_init(&r->dict_mu, NULL) | pthread_mutex_init(&r->sync_mu, NULL) |
-             pthread_mutex_init(&r->wm.mu, NULL) | pthread_cond_init(&r->space_cv, &ca) |
+             pthread_mutex_init(&r->wm.mu, NULL) | pthread_cond_init(&r->stall.space_cv, &ca) |
              pthread_cond_init(&r->mgr.cv, &ca) | pthread_cond_init(&r->spr.cv, &ca);
     pthread_condattr_destroy(&ca);
     return rc;
@@ -134,13 +134,13 @@ static void wake_on_latch(void *user, int code) {
 
 /* Appends s at the tail of the chain and counts it (open only). */
 static void chain_push(qsf_ring *r, qsf_segment *s) {
-    if (r->active) {
-        qsf_seg_seal(r->active); /* recovered: final */
-        atomic_store(&r->active->next, s);
+    if (r->chain.active) {
+        qsf_seg_seal(r->chain.active); /* recovered: final */
+        atomic_store(&r->chain.active->next, s);
     } else
-        r->head = s;
-    r->active = s;
-    r->live++;
+        r->chain.head = s;
+    r->chain.active = s;
+    r->chain.live++;
     atomic_fetch_add(&r->owned_bytes, s->size);
 }
 
@@ -209,20 +209,20 @@ static int open_sf(qsf_ring *r, const qsf_ring_opts *o, qsf_recovery_report *rep
 }
 
 static void free_segments(qsf_ring *r) {
-    qsf_segment *s = r->head;
+    qsf_segment *s = r->chain.head;
     while (s) {
         qsf_segment *n = atomic_load(&s->next);
         qsf_seg_destroy(s);
         s = n;
     }
-    for (int i = 0; i < r->npending; i++)
-        qsf_seg_destroy(r->pending[i]);
-    for (int i = 0; i < r->npool; i++)
-        qsf_seg_destroy(r->pool[i]);
-    r->npool = 0;
-    qsf_seg_destroy(r->spare);
-    r->head = r->active = r->spare = NULL;
-    r->npending = 0;
+    for (int i = 0; i < r->chain.npending; i++)
+        qsf_seg_destroy(r->chain.pending[i]);
+    for (int i = 0; i < r->chain.npool; i++)
+        qsf_seg_destroy(r->chain.pool[i]);
+    r->chain.npool = 0;
+    qsf_seg_destroy(r->chain.spare);
+    r->chain.head = r->chain.active = r->chain.spare = NULL;
+    r->chain.npending = 0;
 }
 
 static void wake_on_latch(void *user, int code);
@@ -240,7 +240,7 @@ static void ring_free(qsf_ring *r) {
     pthread_mutex_destroy(&r->dict_mu);
     pthread_mutex_destroy(&r->sync_mu);
     pthread_mutex_destroy(&r->wm.mu);
-    pthread_cond_destroy(&r->space_cv);
+    pthread_cond_destroy(&r->stall.space_cv);
     pthread_cond_destroy(&r->mgr.cv);
     pthread_cond_destroy(&r->spr.cv);
     qsf_latch_destroy(&r->own_latch);
@@ -293,7 +293,7 @@ int qsf_ring_mark_failed(qsf_ring *r, const char *reason, qsf_errinfo *err) {
 static int remove_drained_slot(qsf_ring *r, qsf_errinfo *err) {
     const char *names[2];
     uint32_t n = 0;
-    qsf_segment *a = r->active, *sp = r->spare;
+    qsf_segment *a = r->chain.active, *sp = r->chain.spare;
     if (sp && sp->gen < a->gen)
         names[n++] = sp->name;
     names[n++] = a->name;
@@ -327,7 +327,7 @@ static int close_drained(qsf_ring *r, qsf_errinfo *err) {
  * published from a tear (docs/FORMAT.md §5.7). Only a mark of the active
  * segment holding frames says anything; failing to write it only logs. */
 static void note_published(qsf_ring *r, int64_t pub) {
-    qsf_segment *a = r->active;
+    qsf_segment *a = r->chain.active;
     if (!a || pub < a->base_seq)
         return;
     qsf_published_mark m = {.fsn = pub,
@@ -460,7 +460,7 @@ uint64_t qsf_ring_pending_bytes(const qsf_ring *r) {
     int64_t acked = qsf_ring_acked_fsn(r);
     uint64_t n = 0;
     pthread_mutex_lock(&m->mu);
-    for (qsf_segment *s = r->head; s; s = atomic_load(&s->next)) {
+    for (qsf_segment *s = r->chain.head; s; s = atomic_load(&s->next)) {
         qsf_segment *nx = atomic_load(&s->next);
         if (!nx || nx->base_seq - 1 > acked)
             n += unacked_bytes_of(s, acked);
@@ -473,7 +473,7 @@ int64_t qsf_ring_created_us(const qsf_ring *r, int64_t fsn) {
     qsf_ring *m = (qsf_ring *) r;
     int64_t us = -1;
     pthread_mutex_lock(&m->mu);
-    for (qsf_segment *s = r->head; s; s = atomic_load(&s->next)) {
+    for (qsf_segment *s = r->chain.head; s; s = atomic_load(&s->next)) {
         qsf_segment *nx = atomic_load(&s->next);
         if (s->base_seq <= fsn && (!nx || fsn < nx->base_seq)) {
             us = qsf_get_i64(s->base + QSF_SFA_AT_CREATED);

@@ -29,7 +29,7 @@ static void maybe_early_wake(qsf_ring *r, qsf_segment *a) {
         return;
     a->early_woken = true;
     pthread_mutex_lock(&r->mu);
-    if (!r->spare)
+    if (!r->chain.spare)
         qsf_spares_kick_locked(r);
     pthread_mutex_unlock(&r->mu);
 }
@@ -38,7 +38,7 @@ static void maybe_early_wake(qsf_ring *r, qsf_segment *a) {
  * assigned, where the flush started remembered for an abort. */
 static void frame_joins_txn(qsf_ring *r, qsf_segment *s, uint64_t off, int64_t *fsn_out) {
     qsf_assert(r->prod.txn.open &&
-               s == r->active); /* frames go into the active segment, in a flush */
+               s == r->chain.active); /* frames go into the active segment, in a flush */
     qsf_assert(!r->prod.txn.seg || r->prod.next_fsn >= r->prod.txn.first_fsn);
     qsf_ring_txn *t = &r->prod.txn;
     if (!t->seg) {
@@ -73,8 +73,8 @@ int qsf_ring_manifest_back(qsf_ring *r, qsf_errinfo *err) {
         return QSF_OK;
     pthread_mutex_lock(&r->mf_mu); /* the manager writes the manifest too (trim) */
     qsf_manifest *m = &r->rec.manifest;
-    bool ahead = m->active_base > r->active->base_seq;
-    int rc = ahead ? qsf_manifest_correct(m, m->head_base, r->active->base_seq, err) : QSF_OK;
+    bool ahead = m->active_base > r->chain.active->base_seq;
+    int rc = ahead ? qsf_manifest_correct(m, m->head_base, r->chain.active->base_seq, err) : QSF_OK;
     pthread_mutex_unlock(&r->mf_mu);
     if (ahead && rc == QSF_OK)
         r->prod.rotation_owed = false; /* what it owed was this; any other owed step stays owed */
@@ -118,8 +118,9 @@ static bool acked_segments_owned_locked(qsf_ring *r) {
     qsf_assert_held(&r->mu);
     int64_t acked = qsf_ring_acked_fsn(r);
     uint64_t unacked = 0;
-    for (qsf_segment *s = r->head; s; s = atomic_load_explicit(&s->next, memory_order_acquire))
-        if (s == r->active || qsf_seg_end_fsn(s) - 1 > acked)
+    for (qsf_segment *s = r->chain.head; s;
+         s = atomic_load_explicit(&s->next, memory_order_acquire))
+        if (s == r->chain.active || qsf_seg_end_fsn(s) - 1 > acked)
             unacked += s->size;
     return atomic_load(&r->owned_bytes) > unacked;
 }
@@ -127,7 +128,7 @@ static bool acked_segments_owned_locked(qsf_ring *r) {
 static int no_spare_cause_locked(qsf_ring *r) {
     qsf_assert_held(&r->mu);
     if (qsf_ring_spare_fits_locked(r))
-        return r->create_err[0] ? QSF_STALL_CREATE : QSF_STALL_SPARE;
+        return r->stall.create_err[0] ? QSF_STALL_CREATE : QSF_STALL_SPARE;
     return acked_segments_owned_locked(r) ? QSF_STALL_TRIM : QSF_STALL_SPACE;
 }
 
@@ -137,20 +138,20 @@ static int no_spare_cause_locked(qsf_ring *r) {
 static int rotation_blocked_locked(qsf_ring *r, qsf_segment *a) {
     qsf_assert_held(&r->mu);
     /* one rotation at a time, from the chain's last segment into another */
-    qsf_assert(!r->rotating && !atomic_load(&a->next) && r->spare != a);
+    qsf_assert(!r->chain.rotating && !atomic_load(&a->next) && r->chain.spare != a);
     qsf_ring_spare_from_pool_locked(r);
-    if (!r->spare) {
-        r->stall_cause = no_spare_cause_locked(r);
+    if (!r->chain.spare) {
+        r->stall.cause = no_spare_cause_locked(r);
         return 1;
     }
     if (r->plan.planning) { /* the spare thread is writing the spare's header */
-        r->stall_cause = QSF_STALL_PLAN;
+        r->stall.cause = QSF_STALL_PLAN;
         return 2;
     }
     if (r->durability == QSF_DUR_PERIODIC &&
         atomic_load(&a->durable_off) < atomic_load(&a->written_off)) {
         r->mgr.sync_requested = true;
-        r->stall_cause = QSF_STALL_PERIODIC;
+        r->stall.cause = QSF_STALL_PERIODIC;
         return 1;
     }
     return 0;
@@ -160,19 +161,19 @@ static int rotation_blocked_locked(qsf_ring *r, qsf_segment *a) {
  * *gen set to the wake generation observed while deciding. */
 static int try_rotate(qsf_ring *r, uint64_t *gen) {
     qsf_assert_producer(r);
-    qsf_segment *a = r->active;
+    qsf_segment *a = r->chain.active;
     pthread_mutex_lock(&r->mu);
-    *gen = r->wake_gen;
+    *gen = r->stall.wake_gen;
     int blocked = rotation_blocked_locked(r, a);
     if (blocked) {
         qsf_mgr_kick_locked(r); /* a checkpoint or a plan to finish, or no spare */
-        if (!r->spare)
+        if (!r->chain.spare)
             qsf_spares_kick_locked(r);
         pthread_mutex_unlock(&r->mu);
         return blocked == 2 ? TRY_PLANNING : TRY_WAIT;
     }
-    qsf_segment *sp = r->spare;
-    r->rotating = true;
+    qsf_segment *sp = r->chain.spare;
+    r->chain.rotating = true;
     pthread_mutex_unlock(&r->mu);
 
     qsf_errinfo e;
@@ -184,16 +185,16 @@ static int try_rotate(qsf_ring *r, uint64_t *gen) {
     r->prod.rotation_owed = rc != QSF_OK;
 
     pthread_mutex_lock(&r->mu);
-    r->rotating = false;
+    r->chain.rotating = false;
     if (rc != QSF_OK) { /* the rotation did not happen; the spare stays the spare */
         snprintf(r->prod.rotate_err, sizeof r->prod.rotate_err, "%s", e.msg);
-        r->stall_cause = QSF_STALL_ROTATE;
-        *gen = r->wake_gen;
+        r->stall.cause = QSF_STALL_ROTATE;
+        *gen = r->stall.wake_gen;
         pthread_mutex_unlock(&r->mu);
         return TRY_WAIT;
     }
-    qsf_assert(r->spare == sp); /* nobody replaces a spare while it is rotated into */
-    r->spare = NULL;
+    qsf_assert(r->chain.spare == sp); /* nobody replaces a spare while it is rotated into */
+    r->chain.spare = NULL;
     r->prod.rotate_err[0] = 0;
     if (a->frame_count > 0)
         r->plan.frame_bytes_avg = (a->append_off - QSF_SFA_HEADER_SIZE) / a->frame_count;
@@ -204,8 +205,8 @@ static int try_rotate(qsf_ring *r, uint64_t *gen) {
      * commits (ring_txn.c). */
     if (r->prod.txn.last != a)
         qsf_seg_seal(a);
-    r->active = sp;
-    r->live++;
+    r->chain.active = sp;
+    r->chain.live++;
     qsf_mgr_kick_locked(r);    /* the sealed segment may be trimmable */
     qsf_spares_kick_locked(r); /* the next spare */
     pthread_mutex_unlock(&r->mu);
@@ -222,8 +223,8 @@ static int wait_for_space(qsf_ring *r, uint64_t gen, int64_t remaining_ns) {
     int64_t ns = ts.tv_nsec + step;
     ts.tv_sec += ns / 1000000000;
     ts.tv_nsec = ns % 1000000000;
-    while (r->wake_gen == gen && !qsf_latch_code(r->latch)) {
-        if (pthread_cond_timedwait(&r->space_cv, &r->mu, &ts) != 0)
+    while (r->stall.wake_gen == gen && !qsf_latch_code(r->latch)) {
+        if (pthread_cond_timedwait(&r->stall.space_cv, &r->mu, &ts) != 0)
             break;
     }
     int code = qsf_latch_code(r->latch);
@@ -255,7 +256,7 @@ static void space_text(qsf_ring *r, int cause, char *buf, size_t cap) {
     int64_t pub = qsf_ring_published_fsn(r), acked = qsf_ring_acked_fsn(r);
     pthread_mutex_lock(&r->mu);
     char trim_err[QSF_ERRINFO_MSG_MAX];
-    snprintf(trim_err, sizeof trim_err, "%s", r->trim_err);
+    snprintf(trim_err, sizeof trim_err, "%s", r->stall.trim_err);
     pthread_mutex_unlock(&r->mu);
     if (cause == QSF_STALL_TRIM && trim_err[0])
         snprintf(buf, cap,
@@ -277,14 +278,14 @@ static void space_text(qsf_ring *r, int cause, char *buf, size_t cap) {
 
 static void cause_text(qsf_ring *r, char *buf, size_t cap) {
     pthread_mutex_lock(&r->mu);
-    int cause = r->stall_cause;
+    int cause = r->stall.cause;
     switch (cause) {
     case QSF_STALL_PERIODIC:
         snprintf(buf, cap, "waiting for a periodic disk sync (sf_sync_interval_millis=%" PRId64 ")",
                  r->sync_interval_ms);
         break;
     case QSF_STALL_CREATE:
-        snprintf(buf, cap, "cannot create a new segment: %.300s", r->create_err);
+        snprintf(buf, cap, "cannot create a new segment: %.300s", r->stall.create_err);
         break;
     case QSF_STALL_ROTATE:
         snprintf(buf, cap, "cannot switch to a new segment: %.300s", r->prod.rotate_err);
@@ -318,7 +319,7 @@ static int full_error(qsf_ring *r, int64_t waited_ns, qsf_errinfo *err) {
 bool qsf_ring_full_awaits_acks(qsf_ring *r) {
     qsf_assert_producer(r);
     pthread_mutex_lock(&r->mu);
-    bool space = r->stall_cause == QSF_STALL_SPACE;
+    bool space = r->stall.cause == QSF_STALL_SPACE;
     pthread_mutex_unlock(&r->mu);
     return space;
 }
@@ -339,8 +340,8 @@ int qsf_ring_latched_error(qsf_ring *r, qsf_errinfo *err) {
     if (code)
         return code;
     pthread_mutex_lock(&r->mu);
-    qsf_err_copy(err, &r->dur_err);
-    code = r->dur_err.code ? r->dur_err.code : QSF_E_DURABILITY;
+    qsf_err_copy(err, &r->stall.dur_err);
+    code = r->stall.dur_err.code ? r->stall.dur_err.code : QSF_E_DURABILITY;
     pthread_mutex_unlock(&r->mu);
     return code;
 }
@@ -349,7 +350,7 @@ int qsf_ring_latched_error(qsf_ring *r, qsf_errinfo *err) {
 
 static int stall_cause(qsf_ring *r) {
     pthread_mutex_lock(&r->mu);
-    int c = r->stall_cause;
+    int c = r->stall.cause;
     pthread_mutex_unlock(&r->mu);
     return c;
 }
@@ -383,7 +384,7 @@ static void episode_begin(qsf_ring *r, qsf_ring_episode *ep) {
  * waste it), or the rotation could not happen (no spare, a checkpoint first,
  * a failed barrier, which leaves the rotation owed: see try_rotate). */
 static void rotate_as_planned(qsf_ring *r) {
-    qsf_segment *a = r->active;
+    qsf_segment *a = r->chain.active;
     uint64_t room = a->size - QSF_SFA_HEADER_SIZE;
     uint64_t gen;
     if (a->size - a->append_off <= room / 16 + r->plan.frame_bytes_avg &&
@@ -423,10 +424,10 @@ static int never_fits(qsf_ring *r, uint32_t len, qsf_errinfo *err) {
  * keep failing (their segments' files stay, and stay counted), but the active
  * segment holds only acknowledged frames: it becomes the next segment itself. */
 static bool reuse_in_place(qsf_ring *r) {
-    qsf_segment *a = r->active;
+    qsf_segment *a = r->chain.active;
     pthread_mutex_lock(&r->mu);
-    bool no_spare =
-        r->stall_cause == QSF_STALL_CREATE || (r->stall_cause == QSF_STALL_TRIM && r->trim_err[0]);
+    bool no_spare = r->stall.cause == QSF_STALL_CREATE ||
+                    (r->stall.cause == QSF_STALL_TRIM && r->stall.trim_err[0]);
     bool ok = (r->prod.reuse_owed || no_spare) && qsf_ring_reusable_locked(r);
     pthread_mutex_unlock(&r->mu);
     qsf_errinfo e;
@@ -455,7 +456,7 @@ static int rotate_or_wait(qsf_ring *r, const void *payload, uint32_t len, int64_
         int t = TRY_WAIT;
         if (r->prod.reuse_owed) { /* finished before anything else, even with a spare */
             pthread_mutex_lock(&r->mu);
-            gen = r->wake_gen;
+            gen = r->stall.wake_gen;
             pthread_mutex_unlock(&r->mu);
         } else {
             t = try_rotate(r, &gen);
@@ -469,7 +470,7 @@ static int rotate_or_wait(qsf_ring *r, const void *payload, uint32_t len, int64_
             continue;
         }
         if (t == TRY_ROTATED || (t == TRY_WAIT && reuse_in_place(r))) {
-            int w = write_frame(r, r->active, payload, len, fsn_out, err);
+            int w = write_frame(r, r->chain.active, payload, len, fsn_out, err);
             if (w == 0)
                 return qsf_err_set(err, QSF_E_INTERNAL, 0, 0,
                                    "frame of %u bytes did not fit "
@@ -505,7 +506,7 @@ static bool active_takes_next(qsf_ring *r) {
     if (r->prod.next_fsn == atomic_load_explicit(&r->plan.fsn, memory_order_relaxed))
         rotate_as_planned(r);
     return !r->prod.rotation_owed &&
-           !(r->prod.txn.fresh && !r->prod.txn.seg && r->active->frame_count > 0);
+           !(r->prod.txn.fresh && !r->prod.txn.seg && r->chain.active->frame_count > 0);
 }
 
 static int append_slow(qsf_ring *r, const void *payload, uint32_t len, int64_t *fsn_out,
@@ -536,7 +537,7 @@ static int txn_append(qsf_ring *r, const void *payload, size_t len, int64_t *fsn
         return qsf_ring_latched_error(r, err);
     if (!active_takes_next(r))
         return append_slow(r, payload, (uint32_t) len, fsn_out, err); /* rotates first */
-    qsf_segment *a = r->active;
+    qsf_segment *a = r->chain.active;
     int w = write_frame(r, a, payload, (uint32_t) len, fsn_out, err);
     if (w == 1) {
         maybe_early_wake(r, a);
@@ -570,14 +571,14 @@ int qsf_ring_txn_append(qsf_ring *r, const void *payload, size_t len, int64_t *f
  * fail. */
 uint8_t *qsf_ring_txn_place(qsf_ring *r, size_t cap) {
     if (!r->prod.txn.open || r->prod.srcpos_pending_len || latched(r) || !active_takes_next(r) ||
-        r->active->frames_by_pwrite)
+        r->chain.active->frames_by_pwrite)
         return NULL;
-    return qsf_seg_place(r->active, cap);
+    return qsf_seg_place(r->chain.active, cap);
 }
 
 void qsf_ring_txn_append_placed(qsf_ring *r, size_t len, int64_t *fsn_out) {
     qsf_assert(r->prod.txn.open);
-    qsf_segment *a = r->active;
+    qsf_segment *a = r->chain.active;
     uint64_t off = a->append_off;
     (void) QSF_FAULT_POINT(QSF_FP_FRAME_PLACED);
     qsf_seg_write_placed(a, (uint32_t) len);
@@ -587,5 +588,5 @@ void qsf_ring_txn_append_placed(qsf_ring *r, size_t len, int64_t *fsn_out) {
 
 void qsf_ring_txn_unplace(qsf_ring *r, size_t cap) {
     qsf_assert(r->prod.txn.open);
-    qsf_seg_unplace(r->active, cap);
+    qsf_seg_unplace(r->chain.active, cap);
 }

@@ -1,11 +1,25 @@
 /* Internals of the ring shared by ring.c (producer, reader, open/close),
- * manager.c (spares, trim, checkpoints) and barrier.c (data barriers).
+ * ring_append.c and ring_txn.c (producer), manager.c (trim, prefault,
+ * checkpoints), spares.c and rotation_plan.c (the spare thread), cursor.c
+ * (reader) and barrier.c (data barriers).
  *
  * The chain of live segments, oldest first:
  *
  *   head -> sealed -> sealed -> ... -> active      spare (not linked)
  *                                                  pending[] (trimmed, file
  *                                                  not yet gone; still counted)
+ *
+ * struct qsf_ring groups its fields by owner:
+ *
+ *   prod   the producer's, no lock         mgr    the manager thread's
+ *   chain  the chain, under mu             spr    the spare provisioner's
+ *   stall  a waiting producer's, under mu  plan   the planned rotation
+ *   wm     the .ack-watermark's writers, under wm.mu
+ *
+ * and keeps at the top level what everyone reads: the configuration, the
+ * recovered slot, the FSNs, the byte counts and the latches (atomics), and
+ * the locks. Each group's comment gives its rule; debug builds check them
+ * (qsf_assert_held, qsf_assert_producer, qsf_ring_on).
  *
  * Locking: `mu` guards the chain shape (head, active pointer changes, spare,
  * pending), the byte accounting and the wait/wake state. The producer appends
@@ -86,6 +100,42 @@ enum qsf_stall_cause {
     QSF_STALL_ROTATE,   /* a rotation barrier failed; retried */
     QSF_STALL_PLAN,     /* the spare thread is syncing the spare's planned header */
 };
+
+/* The chain (see the diagram above), under mu: every change to it is made
+ * holding mu, by the producer (rotation, an aborted flush's segments), the
+ * manager (trim, pool) or the spare thread (spare). Each reads it under mu,
+ * except the producer, which reads `active` without it (no one else changes
+ * it). */
+typedef struct qsf_ring_chain {
+    qsf_segment *head;
+    qsf_segment *active;
+    qsf_segment *spare;
+    qsf_segment *pending[QSF_MAX_TRIMS_PER_PASS];
+    int npending;
+    qsf_segment *pool[QSF_MEM_POOL]; /* memory mode: trimmed buffers kept for reuse */
+    int npool;
+    int pool_low;             /* fewest buffers pooled since the last check */
+    int64_t pool_check_ns;    /* when the pool was last checked */
+    uint32_t live;            /* segments in the chain, or taken out by a trim that has not
+                                 given their bytes back yet (qsf_ring_spare_fits_locked) */
+    bool rotating;            /* the producer holds the spare for rotation */
+    qsf_segment *prefaulting; /* the segment the manager populates outside mu; an
+                                 abort that drops it waits on space_cv until it is NULL */
+    bool prefault_waited;     /* such an abort is waiting */
+} qsf_ring_chain;
+
+/* A waiting producer's side, under mu: what it waits on and why it may not
+ * go on. The producer writes cause; the manager dur_err and trim_err, the
+ * spare provisioner create_err; whoever frees room or ends a failure bumps
+ * wake_gen and broadcasts space_cv (qsf_ring_wake_producers_locked). */
+typedef struct qsf_ring_stall {
+    pthread_cond_t space_cv;              /* the producer waits for space / a spare */
+    uint64_t wake_gen;                    /* bumped by every broadcast of space_cv */
+    int cause;                            /* enum qsf_stall_cause: why the producer last waited */
+    qsf_errinfo dur_err;                  /* the latched periodic checkpoint failure */
+    char create_err[QSF_ERRINFO_MSG_MAX]; /* last spare creation failure */
+    char trim_err[QSF_ERRINFO_MSG_MAX];   /* why trims fail ("" once one succeeds) */
+} qsf_ring_stall;
 
 /* .ack-watermark follows ackedFsn within milliseconds (qsf_ring_persist_acked):
  * written by the I/O thread when acks advance and by the manager's passes,
@@ -201,18 +251,8 @@ struct qsf_ring {
 
     /* chain (see the diagram above) */
     pthread_mutex_t mu;
-    pthread_cond_t space_cv; /* producer waits for space / a spare */
-    qsf_segment *head;
-    qsf_segment *active;
-    qsf_segment *spare;
-    qsf_segment *pending[QSF_MAX_TRIMS_PER_PASS];
-    int npending;
-    qsf_segment *pool[QSF_MEM_POOL]; /* memory mode: trimmed buffers kept for reuse */
-    int npool;
-    int pool_low;          /* fewest buffers pooled since the last check */
-    int64_t pool_check_ns; /* when the pool was last checked */
-    uint32_t live;         /* segments in the chain, or taken out by a trim that has not
-                              given their bytes back yet (qsf_ring_spare_fits_locked) */
+    qsf_ring_chain chain; /* under mu */
+    qsf_ring_stall stall; /* under mu */
     _Atomic uint64_t owned_bytes;
 
     /* FSNs, each on its own cache line (so is the producer's group): the
@@ -223,21 +263,11 @@ struct qsf_ring {
     _Alignas(64) _Atomic int64_t acked_fsn;
     _Alignas(64) qsf_ring_wm wm;     /* the .ack-watermark's writers' */
     _Alignas(64) qsf_ring_plan plan; /* the planned rotation */
-    qsf_segment *prefaulting;        /* under mu: the segment the manager populates outside mu;
-                                        an abort that drops it waits on space_cv until it is NULL */
-    bool prefault_waited;            /* under mu: such an abort is waiting */
 
-    /* producer waiting and failure latches */
-    uint64_t wake_gen;       /* under mu: bumped by every broadcast of space_cv */
-    bool rotating;           /* under mu: the producer holds the spare for rotation */
-    int stall_cause;         /* under mu: enum qsf_stall_cause */
+    /* failure latches */
     qsf_latch *latch;        /* the sender's terminal latch (opts.latch, or own_latch) */
     qsf_latch own_latch;     /* used when the opener passed none (tests, tools) */
     _Atomic int dur_latched; /* periodic checkpoint failure latched */
-    qsf_errinfo dur_err;     /* under mu */
-    char create_err[QSF_ERRINFO_MSG_MAX]; /* last spare creation failure, under mu */
-    char trim_err[QSF_ERRINFO_MSG_MAX];   /* under mu: why trims fail ("" once one
-                                             succeeds), written by the manager */
     _Atomic uint64_t stalls;
 
     qsf_ring_mgr mgr; /* the manager thread's (manager.c) */

@@ -32,10 +32,11 @@
 
 bool qsf_ring_reusable_locked(const qsf_ring *r) {
     qsf_assert_held(&r->mu);
-    const qsf_segment *a = r->active;
+    const qsf_segment *a = r->chain.active;
     if (r->prod.reuse_owed) /* reused, its manifest step failed: retried, spare or not */
-        return !r->rotating && !r->plan.planning;
-    if (!r->sf || r->spare || r->rotating || r->plan.planning || r->head != a || r->prod.txn.seg)
+        return !r->chain.rotating && !r->plan.planning;
+    if (!r->sf || r->chain.spare || r->chain.rotating || r->plan.planning || r->chain.head != a ||
+        r->prod.txn.seg)
         return false;
     return qsf_ring_acked_fsn(r) >= qsf_ring_published_fsn(r);
 }
@@ -65,7 +66,7 @@ static int reset_active(qsf_ring *r, qsf_segment *a, int64_t base, qsf_errinfo *
 
 int qsf_ring_reuse_active(qsf_ring *r, qsf_errinfo *err) {
     qsf_assert_producer(r);
-    qsf_segment *a = r->active;
+    qsf_segment *a = r->chain.active;
     int64_t old_base = a->base_seq, base = qsf_ring_published_fsn(r) + 1;
     int rc = a->frame_count > 0 ? reset_active(r, a, base, err) : QSF_OK;
     if (rc == QSF_OK) {
@@ -79,10 +80,11 @@ int qsf_ring_reuse_active(qsf_ring *r, qsf_errinfo *err) {
         return rc;
     char why[QSF_ERRINFO_MSG_MAX + 48];
     pthread_mutex_lock(&r->mu); /* the spare thread and the manager write them */
-    if (r->create_err[0] || !r->trim_err[0])
-        snprintf(why, sizeof why, "no new segment could be created (%s)", r->create_err);
+    if (r->stall.create_err[0] || !r->stall.trim_err[0])
+        snprintf(why, sizeof why, "no new segment could be created (%s)", r->stall.create_err);
     else
-        snprintf(why, sizeof why, "acknowledged segments cannot be removed (%s)", r->trim_err);
+        snprintf(why, sizeof why, "acknowledged segments cannot be removed (%s)",
+                 r->stall.trim_err);
     pthread_mutex_unlock(&r->mu);
     QSF_LOGW("%s: reusing %s/%s, whose frames %" PRId64 "..%" PRId64
              " are all acknowledged, from FSN %" PRId64,

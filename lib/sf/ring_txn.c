@@ -58,12 +58,12 @@ static void publish_all(qsf_ring *r) {
     qsf_assert(r->prod.next_fsn - 1 >=
                qsf_ring_published_fsn(r)); /* publishedFsn never moves back */
     qsf_segment *s = r->prod.txn.seg;
-    for (; s != r->active; s = atomic_load_explicit(&s->next, memory_order_relaxed)) {
+    for (; s != r->chain.active; s = atomic_load_explicit(&s->next, memory_order_relaxed)) {
         /* A segment of the flush before the active one: linked, not sealed yet. */
         qsf_assert(atomic_load(&s->next) && atomic_load(&s->sealed_off) == UINT64_MAX);
         qsf_seg_seal(s);
     }
-    qsf_seg_publish(r->active);
+    qsf_seg_publish(r->chain.active);
     atomic_store_explicit(&r->published_fsn, r->prod.next_fsn - 1, memory_order_release);
     if (atomic_load_explicit(&r->mgr.dozing, memory_order_relaxed)) {
         atomic_store_explicit(&r->mgr.dozing, false, memory_order_relaxed);
@@ -92,13 +92,13 @@ static void drop_segment(qsf_ring *r, qsf_segment *s) {
         QSF_OS->unlinkat(r->rec.slot.dirfd, s->name, 0); /* an empty extra: recovery would too */
     uint64_t size = s->size;
     pthread_mutex_lock(&r->mu);
-    while (r->prefaulting == s) { /* the manager is populating it outside mu */
-        r->prefault_waited = true;
-        pthread_cond_wait(&r->space_cv, &r->mu);
+    while (r->chain.prefaulting == s) { /* the manager is populating it outside mu */
+        r->chain.prefault_waited = true;
+        pthread_cond_wait(&r->stall.space_cv, &r->mu);
     }
-    bool pooled = !r->sf && r->npool < QSF_MEM_POOL;
+    bool pooled = !r->sf && r->chain.npool < QSF_MEM_POOL;
     if (pooled)
-        r->pool[r->npool++] = s;
+        r->chain.pool[r->chain.npool++] = s;
     else
         qsf_ring_release_bytes_locked(r, size);
     pthread_mutex_unlock(&r->mu);
@@ -109,7 +109,7 @@ static void drop_segment(qsf_ring *r, qsf_segment *s) {
 /* Undoes the rotation from prev into s (the active one), whose frames all
  * belong to the flush: steps 1 and 2 of the diagram. */
 static int unrotate(qsf_ring *r, qsf_segment *prev, qsf_segment *s, qsf_errinfo *err) {
-    qsf_assert(s == r->active && atomic_load(&prev->next) == s);
+    qsf_assert(s == r->chain.active && atomic_load(&prev->next) == s);
     int rc = zero_frames(r, s, QSF_SFA_HEADER_SIZE, s->frame_count, true, err);
     if (rc == QSF_OK && r->sf) {
         pthread_mutex_lock(&r->mf_mu);
@@ -121,13 +121,13 @@ static int unrotate(qsf_ring *r, qsf_segment *prev, qsf_segment *s, qsf_errinfo 
         return rc;
     pthread_mutex_lock(&r->mu);
     atomic_store_explicit(&prev->next, NULL, memory_order_release);
-    r->active = prev;
-    r->live--;
+    r->chain.active = prev;
+    r->chain.live--;
     atomic_store_explicit(&r->plan.fsn, -1, memory_order_relaxed);
-    bool spare = !r->spare && !r->rotating && !r->plan.planning;
+    bool spare = !r->chain.spare && !r->chain.rotating && !r->plan.planning;
     if (spare) { /* empty again, its header durable: the next rotation rebases it */
         s->early_woken = false;
-        r->spare = s;
+        r->chain.spare = s;
         qsf_ring_wake_producers_locked(r);
     }
     pthread_mutex_unlock(&r->mu);
@@ -150,8 +150,8 @@ static int undo_to(qsf_ring *r, qsf_segment *seg, uint64_t off, uint64_t frames_
                    qsf_errinfo *err) {
     int rc = QSF_OK;
     pthread_mutex_lock(&r->sync_mu); /* no barrier may mark the zeros durable meanwhile */
-    while (rc == QSF_OK && r->active != seg)
-        rc = unrotate(r, before(seg, r->active), r->active, err);
+    while (rc == QSF_OK && r->chain.active != seg)
+        rc = unrotate(r, before(seg, r->chain.active), r->chain.active, err);
     if (rc == QSF_OK)
         rc = zero_frames(r, seg, off, seg->frame_count - frames_before,
                          r->durability != QSF_DUR_MEMORY, err);
@@ -203,10 +203,10 @@ int qsf_ring_txn_abort(qsf_ring *r, qsf_errinfo *err) {
 void qsf_ring_txn_mark(const qsf_ring *r, qsf_ring_mark *m) {
     const qsf_ring_txn *t = &r->prod.txn;
     *m = (qsf_ring_mark){
-        .seg = t->seg ? r->active : NULL, .fsn = r->prod.next_fsn, .nsegs = t->nsegs};
+        .seg = t->seg ? r->chain.active : NULL, .fsn = r->prod.next_fsn, .nsegs = t->nsegs};
     if (m->seg) {
-        m->off = r->active->append_off;
-        m->frames = r->active->frame_count;
+        m->off = r->chain.active->append_off;
+        m->frames = r->chain.active->frame_count;
     }
 }
 
@@ -253,7 +253,7 @@ int qsf_ring_txn_commit(qsf_ring *r, qsf_errinfo *err) {
         r->prod.txn.open = false;
         return qsf_ring_srcpos_commit_empty(r, err);
     }
-    qsf_assert(r->prod.txn.last == r->active && r->prod.next_fsn > r->prod.txn.first_fsn);
+    qsf_assert(r->prod.txn.last == r->chain.active && r->prod.next_fsn > r->prod.txn.first_fsn);
     /* the position after the frames, before the barrier that covers both */
     int rc = qsf_ring_srcpos_write(r, r->prod.next_fsn - 1, err);
     if (rc == QSF_OK && r->durability == QSF_DUR_APPEND)

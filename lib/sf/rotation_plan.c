@@ -74,10 +74,10 @@ void qsf_plan_rotation(qsf_ring *r) {
         return;
     qsf_assert(qsf_ring_on(r->spr.self)); /* an SF ring's spare thread */
     pthread_mutex_lock(&r->mu);
-    qsf_segment *sp = r->spare;
+    qsf_segment *sp = r->chain.spare;
     int64_t x = -1;
-    if (sp && !r->rotating && !sp->header_durable && atomic_load(&r->plan.fsn) < 0)
-        x = predict_end_fsn_locked(r, r->active);
+    if (sp && !r->chain.rotating && !sp->header_durable && atomic_load(&r->plan.fsn) < 0)
+        x = predict_end_fsn_locked(r, r->chain.active);
     if (x < 0) {
         pthread_mutex_unlock(&r->mu);
         return;
@@ -96,7 +96,7 @@ void qsf_plan_rotation(qsf_ring *r) {
         qsf_seg_prefault(sp, 0, SPARE_PREFAULT); /* still planning: no one else touches it */
 
     pthread_mutex_lock(&r->mu);
-    qsf_assert(r->plan.planning && r->spare == sp); /* nobody took or replaced it meanwhile */
+    qsf_assert(r->plan.planning && r->chain.spare == sp); /* nobody took or replaced it meanwhile */
     r->plan.planning = false;
     if (rc == QSF_OK)
         atomic_store(&r->plan.fsn, x);

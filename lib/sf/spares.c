@@ -10,7 +10,7 @@
  * come from its pool or malloc; its manager provisions them in its own passes.
  *
  * The spare thread owns next_gen, create_retry and the creation log's
- * timing; it writes r->spare and r->plan under mu. It
+ * timing; it writes r->chain.spare and r->plan under mu. It
  * sleeps until kicked (qsf_spares_kick_locked: a rotation took the spare, the
  * producer found none, a trim gave bytes back), at most IDLE_NS, or until a
  * failed creation's backoff ends. */
@@ -55,7 +55,7 @@ static int create_spare(qsf_ring *r, qsf_segment **out, qsf_errinfo *err) {
 static void note_create_failure(qsf_ring *r, const qsf_errinfo *e) {
     int64_t now = qsf_ring_now_ns();
     pthread_mutex_lock(&r->mu);
-    snprintf(r->create_err, sizeof r->create_err, "%s", e->msg);
+    snprintf(r->stall.create_err, sizeof r->stall.create_err, "%s", e->msg);
     pthread_mutex_unlock(&r->mu);
     if (!r->spr.create_logged || now - r->spr.last_create_log_ns >= CREATE_LOG_EVERY_NS) {
         QSF_LOGW("cannot create a spare segment (retrying): %s", e->msg);
@@ -67,7 +67,7 @@ static void note_create_failure(qsf_ring *r, const qsf_errinfo *e) {
 static void provision_spare(qsf_ring *r) {
     pthread_mutex_lock(&r->mu);
     qsf_ring_spare_from_pool_locked(r);
-    bool need = !r->spare && !r->rotating && qsf_ring_spare_fits_locked(r);
+    bool need = !r->chain.spare && !r->chain.rotating && qsf_ring_spare_fits_locked(r);
     pthread_mutex_unlock(&r->mu);
     int64_t now = qsf_ring_now_ns();
     if (!need || !qsf_retry_due(&r->spr.create_retry, now))
@@ -81,12 +81,12 @@ static void provision_spare(qsf_ring *r) {
         return;
     }
     pthread_mutex_lock(&r->mu);
-    r->create_err[0] = 0;
+    r->stall.create_err[0] = 0;
     /* The producer may have found a spare meanwhile (a pooled buffer, a
      * segment an aborted flush gave back): this one is not needed then. */
-    bool surplus = r->spare != NULL;
+    bool surplus = r->chain.spare != NULL;
     if (!surplus) {
-        r->spare = s;
+        r->chain.spare = s;
         atomic_fetch_add(&r->owned_bytes, s->size);
         qsf_ring_wake_producers_locked(r);
     }
@@ -110,7 +110,7 @@ void qsf_spares_pass(qsf_ring *r) {
  * needed yet, however long ago the backoff ended (the trim that makes room
  * kicks): waiting 0 ms for it spun the thread. */
 static int64_t idle_wait_ns(qsf_ring *r) {
-    if (r->spare || r->spr.create_retry.next_ns == 0 || !qsf_ring_spare_fits_locked(r))
+    if (r->chain.spare || r->spr.create_retry.next_ns == 0 || !qsf_ring_spare_fits_locked(r))
         return IDLE_NS;
     int64_t left = r->spr.create_retry.next_ns - qsf_ring_now_ns();
     return left <= 0 ? 0 : left < IDLE_NS ? left : IDLE_NS;

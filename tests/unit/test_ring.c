@@ -644,7 +644,7 @@ static void abort_never_frees_a_segment_the_manager_prefaults(void **state) {
         assert_int_equal(qsf_ring_txn_append(r, buf, frame, NULL, NULL), QSF_OK);
         assert_int_equal(qsf_ring_txn_append(r, buf, frame, NULL, NULL), QSF_OK); /* rotates */
         pthread_mutex_lock(&r->mu);
-        qsf_segment *s = r->active;
+        qsf_segment *s = r->chain.active;
         pthread_mutex_unlock(&r->mu);
         uint64_t before = prefaulted(s);
         atomic_store(&mgr_gate_open, 1);
