@@ -216,6 +216,8 @@ static int trim_quantum(qsf_ring *r, bool force, qsf_errinfo *e) {
 static void note_trim_result(qsf_ring *r, int rc, const char *msg, bool trimmed) {
     if ((rc != 0 && !msg[0]) || (rc == 0 && !trimmed))
         return;
+    /* the manager's, or close's once the manager stopped */
+    qsf_assert(qsf_ring_on(&r->mgr.self) || !r->mgr.started);
     pthread_mutex_lock(&r->mu);
     bool failing = r->stall.trim_err[0] != 0;
     snprintf(r->stall.trim_err, sizeof r->stall.trim_err, "%s", rc == 0 ? "" : msg);
@@ -348,7 +350,7 @@ static void shrink_pool(qsf_ring *r) {
 /* ---- the thread ---- */
 
 void qsf_mgr_pass(qsf_ring *r) {
-    qsf_assert(qsf_ring_on(r->mgr.self));
+    qsf_assert(qsf_ring_on(&r->mgr.self));
     prefault_active(r);
     shrink_pool(r);
     if (!r->sf)
@@ -371,7 +373,7 @@ static int64_t tick_ns(const qsf_ring *r) {
  * a periodic checkpoint. While dozing, the next flush wakes it (ring_txn.c):
  * the producer does not run into unprefaulted pages for up to IDLE_MAX_NS. */
 static int64_t next_wait(qsf_ring *r, bool kicked) {
-    qsf_assert(qsf_ring_on(r->mgr.self));
+    qsf_assert(qsf_ring_on(&r->mgr.self));
     qsf_assert_held(&r->mu);
     int64_t pub = atomic_load_explicit(&r->published_fsn, memory_order_relaxed);
     int64_t acked = atomic_load_explicit(&r->acked_fsn, memory_order_relaxed);
@@ -394,7 +396,7 @@ static int64_t next_wait(qsf_ring *r, bool kicked) {
 
 static void *mgr_main(void *arg) {
     qsf_ring *r = arg;
-    r->mgr.self = pthread_self();
+    qsf_ring_on_start(&r->mgr.self);
     int64_t wait = tick_ns(r);
     r->mgr.wait_ns = wait;
     r->mgr.seen_pub = r->mgr.seen_acked = INT64_MIN; /* the first pass counts as a move */
@@ -448,6 +450,6 @@ bool qsf_mgr_stop(qsf_ring *r) {
     if (!qsf_ring_thread_stop(r, r->mgr.thread, &r->mgr.cv, &r->mgr.stop))
         return false;
     r->mgr.started = false;
-    memset(&r->mgr.self, 0, sizeof r->mgr.self); /* a later thread may get its id */
+    qsf_ring_on_end(&r->mgr.self); /* a later thread may get its id */
     return true;
 }

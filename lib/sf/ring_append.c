@@ -137,6 +137,7 @@ static int no_spare_cause_locked(qsf_ring *r) {
  * mode must first make the full segment durable. */
 static int rotation_blocked_locked(qsf_ring *r, qsf_segment *a) {
     qsf_assert_held(&r->mu);
+    qsf_assert_producer(r); /* it alone writes the stall cause */
     /* one rotation at a time, from the chain's last segment into another */
     qsf_assert(!r->chain.rotating && !atomic_load(&a->next) && r->chain.spare != a);
     qsf_ring_spare_from_pool_locked(r);
@@ -216,6 +217,7 @@ static int try_rotate(qsf_ring *r, uint64_t *gen) {
 /* Waits until woken (wake_gen moves), a terminal failure is latched, or one
  * wait step passes. Returns the latched terminal code or 0. */
 static int wait_for_space(qsf_ring *r, uint64_t gen, int64_t remaining_ns) {
+    qsf_assert_producer(r);
     pthread_mutex_lock(&r->mu);
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -190,7 +190,7 @@ typedef struct qsf_ring_prod {
  * close. */
 typedef struct qsf_ring_mgr {
     pthread_t thread;
-    pthread_t self; /* pthread_self() of the running manager, for qsf_ring_on */
+    _Atomic pthread_t self; /* pthread_self() of the running manager, for qsf_ring_on */
     bool started;
     pthread_cond_t cv;   /* the manager waits for work */
     bool stop;           /* under mu */
@@ -212,8 +212,8 @@ typedef struct qsf_ring_mgr {
  * under mu; thread and started belong to open and close. */
 typedef struct qsf_ring_spr {
     pthread_t thread;
-    pthread_t self; /* pthread_self() of the running spare thread */
-    bool started;   /* the thread runs: open and close only */
+    _Atomic pthread_t self; /* pthread_self() of the running spare thread */
+    bool started;           /* the thread runs: open and close only */
     pthread_cond_t cv;
     bool stop;         /* under mu */
     bool kick;         /* under mu: woken with work */
@@ -225,11 +225,17 @@ typedef struct qsf_ring_spr {
 } qsf_ring_spr;
 
 /* Debug checks of who runs: whether the calling thread is the one that
- * recorded `self` as it started (a thread never started matches none). */
-#define qsf_ring_on(self) pthread_equal((self), pthread_self())
+ * recorded itself in *self as it started (qsf_ring_on_start; a thread never
+ * started, or joined, matches none). Atomic, as the producer's checks read
+ * it while the thread starts: relaxed is enough, a thread sees its own store
+ * and any other sees an id that is not its own. */
+#define qsf_ring_on(self)                                                                          \
+    pthread_equal(atomic_load_explicit((self), memory_order_relaxed), pthread_self())
+#define qsf_ring_on_start(self) atomic_store_explicit((self), pthread_self(), memory_order_relaxed)
+#define qsf_ring_on_end(self)   atomic_store_explicit((self), (pthread_t) 0, memory_order_relaxed)
 /* Producer-only state is never touched by the ring's own threads. */
 #define qsf_assert_producer(r)                                                                     \
-    qsf_assert(!qsf_ring_on((r)->mgr.self) && !qsf_ring_on((r)->spr.self))
+    qsf_assert(!qsf_ring_on(&(r)->mgr.self) && !qsf_ring_on(&(r)->spr.self))
 
 struct qsf_ring {
     /* configuration */

@@ -72,7 +72,7 @@ void qsf_plan_rotation(qsf_ring *r) {
      * yet, so the rotation would wait for a checkpoint instead; no plan. */
     if (!r->sf || r->durability == QSF_DUR_PERIODIC)
         return;
-    qsf_assert(qsf_ring_on(r->spr.self)); /* an SF ring's spare thread */
+    qsf_assert(qsf_ring_on(&r->spr.self)); /* an SF ring's spare thread */
     pthread_mutex_lock(&r->mu);
     qsf_segment *sp = r->chain.spare;
     int64_t x = -1;

@@ -99,7 +99,7 @@ static void provision_spare(qsf_ring *r) {
 }
 
 void qsf_spares_pass(qsf_ring *r) {
-    qsf_assert(qsf_ring_on(r->sf ? r->spr.self : r->mgr.self));
+    qsf_assert(qsf_ring_on(r->sf ? &r->spr.self : &r->mgr.self));
     provision_spare(r);
     qsf_plan_rotation(r);
 }
@@ -118,7 +118,7 @@ static int64_t idle_wait_ns(qsf_ring *r) {
 
 static void *spares_main(void *arg) {
     qsf_ring *r = arg;
-    r->spr.self = pthread_self();
+    qsf_ring_on_start(&r->spr.self);
     pthread_mutex_lock(&r->mu);
     while (!r->spr.stop) {
         r->spr.kick = false;
@@ -150,7 +150,7 @@ bool qsf_spares_stop(qsf_ring *r) {
     if (!qsf_ring_thread_stop(r, r->spr.thread, &r->spr.cv, &r->spr.stop))
         return false;
     r->spr.started = false;
-    memset(&r->spr.self, 0, sizeof r->spr.self); /* a later thread may get its id */
+    qsf_ring_on_end(&r->spr.self); /* a later thread may get its id */
     return true;
 }
 
