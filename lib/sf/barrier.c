@@ -81,7 +81,7 @@ static int sync_written(qsf_ring *r, qsf_errinfo *err) {
 }
 
 int qsf_barrier_sync_written(qsf_ring *r, qsf_errinfo *err) {
-    if (!r->sf)
+    if (!r->cfg.sf)
         return QSF_OK;
     pthread_mutex_lock(&r->sync_mu);
     int rc = sync_written(r, err);

@@ -123,7 +123,7 @@ static void release_pending(qsf_ring *r) {
     pthread_mutex_lock(&r->mu);
     uint64_t bytes = 0;
     for (int i = 0; i < r->chain.npending; i++) {
-        qsf_assert(!r->sf || r->chain.pending[i]->unlinked); /* gone from the disk first */
+        qsf_assert(!r->cfg.sf || r->chain.pending[i]->unlinked); /* gone from the disk first */
         bytes += r->chain.pending[i]->size;
     }
     int n = r->chain.npending;
@@ -132,7 +132,7 @@ static void release_pending(qsf_ring *r) {
     memcpy(done, r->chain.pending, (size_t) n * sizeof done[0]);
     r->chain.npending = 0;
     r->chain.live -= (uint32_t) n;
-    if (!r->sf) {
+    if (!r->cfg.sf) {
         /* Memory mode: keep the newest trimmed buffers (pages resident) for
          * the next spares instead of freeing and faulting in new ones. */
         while (n > 0 && r->chain.npool < QSF_MEM_POOL) {
@@ -142,7 +142,7 @@ static void release_pending(qsf_ring *r) {
         qsf_ring_spare_from_pool_locked(r);
     }
     qsf_ring_release_bytes_locked(r, bytes);
-    if (r->sf)
+    if (r->cfg.sf)
         qsf_spares_kick_locked(r); /* a spare that did not fit may fit now */
     pthread_mutex_unlock(&r->mu);
     for (int i = 0; i < n; i++)
@@ -181,7 +181,7 @@ static int trim_quantum(qsf_ring *r, bool force, qsf_errinfo *e) {
     pthread_mutex_unlock(&r->mu);
     if (n == 0)
         return finished ? 1 : 0; /* the pending removals were trimming too */
-    if (r->sf) {
+    if (r->cfg.sf) {
         int64_t now = qsf_ring_now_ns();
         if (!force && !stage_due(r, QSF_TRIM_PRE, now)) {
             reattach(r, cand);
@@ -198,7 +198,7 @@ static int trim_quantum(qsf_ring *r, bool force, qsf_errinfo *e) {
     memcpy(r->chain.pending + r->chain.npending, cand, (size_t) n * sizeof cand[0]);
     r->chain.npending += n;
     pthread_mutex_unlock(&r->mu);
-    if (!r->sf) {
+    if (!r->cfg.sf) {
         release_pending(r);
         return 1;
     }
@@ -232,7 +232,7 @@ static void note_trim_result(qsf_ring *r, int rc, const char *msg, bool trimmed)
 
 /* Quanta until nothing is trimmable or a stage fails. */
 static void trim_pass(qsf_ring *r) {
-    if (r->sf && r->rec.watermark.fd < 0)
+    if (r->cfg.sf && r->rec.watermark.fd < 0)
         return; /* disk trim is refused without a watermark file */
     qsf_errinfo e;
     e.msg[0] = 0;
@@ -260,7 +260,7 @@ static void persist_acked(qsf_ring *r) {
 /* ---- periodic checkpoint (docs/DURABILITY.md §8) ---- */
 
 static void periodic_checkpoint(qsf_ring *r) {
-    if (r->durability != QSF_DUR_PERIODIC)
+    if (r->cfg.durability != QSF_DUR_PERIODIC)
         return;
     int64_t now = qsf_ring_now_ns();
     pthread_mutex_lock(&r->mu);
@@ -271,7 +271,7 @@ static void periodic_checkpoint(qsf_ring *r) {
         return;
     qsf_errinfo e;
     int rc = qsf_barrier_sync_written(r, &e);
-    int64_t interval = r->sync_interval_ms * 1000000;
+    int64_t interval = r->cfg.sync_interval_ms * 1000000;
     pthread_mutex_lock(&r->mu);
     if (rc != QSF_OK) {
         if (!latched)
@@ -302,7 +302,7 @@ static void periodic_checkpoint(qsf_ring *r) {
  * durability only: with data barriers, populated zero pages would be written
  * by the next sync and then fault again on the producer's first store. */
 static void prefault_active(qsf_ring *r) {
-    if (!r->sf || r->durability != QSF_DUR_MEMORY)
+    if (!r->cfg.sf || r->cfg.durability != QSF_DUR_MEMORY)
         return;
     pthread_mutex_lock(&r->mu);
     qsf_segment *a = r->chain.active;
@@ -353,7 +353,7 @@ void qsf_mgr_pass(qsf_ring *r) {
     qsf_assert(qsf_ring_on(&r->mgr.self));
     prefault_active(r);
     shrink_pool(r);
-    if (!r->sf)
+    if (!r->cfg.sf)
         qsf_spares_pass(r); /* an SF ring's spares have a thread of their own (spares.c) */
     persist_acked(r);       /* first: a slow trim barrier must not hold it back */
     trim_pass(r);
@@ -362,7 +362,8 @@ void qsf_mgr_pass(qsf_ring *r) {
 }
 
 static int64_t tick_ns(const qsf_ring *r) {
-    int64_t sync = r->durability == QSF_DUR_PERIODIC ? r->sync_interval_ms * 1000000 : TICK_NS;
+    int64_t sync =
+        r->cfg.durability == QSF_DUR_PERIODIC ? r->cfg.sync_interval_ms * 1000000 : TICK_NS;
     return sync < TICK_NS ? sync : TICK_NS;
 }
 
@@ -384,7 +385,7 @@ static int64_t next_wait(qsf_ring *r, bool kicked) {
             wait = moved ? tick : 2 * (r->mgr.wait_ns > tick ? r->mgr.wait_ns : tick);
     if (wait > IDLE_MAX_NS)
         wait = IDLE_MAX_NS;
-    if (r->durability == QSF_DUR_PERIODIC) {
+    if (r->cfg.durability == QSF_DUR_PERIODIC) {
         int64_t to_sync = r->mgr.next_sync_ns - qsf_ring_now_ns();
         if (wait > to_sync)
             wait = to_sync > tick ? to_sync : tick;
@@ -418,7 +419,7 @@ static void *mgr_main(void *arg) {
 }
 
 int qsf_mgr_start(qsf_ring *r, qsf_errinfo *err) {
-    r->mgr.next_sync_ns = qsf_ring_now_ns() + r->sync_interval_ms * 1000000;
+    r->mgr.next_sync_ns = qsf_ring_now_ns() + r->cfg.sync_interval_ms * 1000000;
     int e = pthread_create(&r->mgr.thread, NULL, mgr_main, r);
     if (e != 0)
         return qsf_err_set(err, QSF_E_NOMEM, 0, e, "cannot start the segment manager: %s",

@@ -29,7 +29,7 @@ bool qsf_ring_spare_fits_locked(const qsf_ring *r) {
     if (r->chain.live + (r->chain.spare ? 1u : 0u) < QSF_MIN_LIVE_SEGMENTS)
         return true;
     uint64_t owned = atomic_load(&r->owned_bytes) + atomic_load(&r->dict_bytes);
-    return owned + r->seg_bytes <= r->cap_bytes;
+    return owned + r->cfg.seg_bytes <= r->cfg.cap_bytes;
 }
 
 void qsf_ring_wake_producers_locked(qsf_ring *r) {
@@ -100,12 +100,13 @@ static qsf_ring *ring_alloc(const qsf_ring_opts *o) {
         free(r);
         return NULL;
     }
-    r->sf = o->sf_dir != NULL || o->slot_path != NULL;
-    r->durability = o->durability;
-    r->seg_bytes = o->segment_bytes;
-    r->cap_bytes = o->total_bytes > 2 * o->segment_bytes ? o->total_bytes : 2 * o->segment_bytes;
-    r->sync_interval_ms = o->sync_interval_ms;
-    r->append_deadline_ms = o->append_deadline_ms > 0 ? o->append_deadline_ms : 0;
+    r->cfg.sf = o->sf_dir != NULL || o->slot_path != NULL;
+    r->cfg.durability = o->durability;
+    r->cfg.seg_bytes = o->segment_bytes;
+    r->cfg.cap_bytes =
+        o->total_bytes > 2 * o->segment_bytes ? o->total_bytes : 2 * o->segment_bytes;
+    r->cfg.sync_interval_ms = o->sync_interval_ms;
+    r->cfg.append_deadline_ms = o->append_deadline_ms > 0 ? o->append_deadline_ms : 0;
     r->prod.episode_long_ns = QSF_RING_EPISODE_LONG_NS;
     r->rec.slot.sf_dirfd = r->rec.slot.dirfd = -1;
     r->rec.slot.lock_fd = r->rec.slot.logical_lock_fd = -1;
@@ -148,7 +149,7 @@ static int open_memory(qsf_ring *r, qsf_recovery_report *rep, qsf_errinfo *err) 
     qsf_symdict_init(&r->rec.symdict);
     r->rec.symdict.self_sufficient = false;
     qsf_segment *s;
-    int rc = qsf_seg_new_mem(r->seg_bytes, 0, &s, err);
+    int rc = qsf_seg_new_mem(r->cfg.seg_bytes, 0, &s, err);
     if (rc != QSF_OK)
         return rc;
     chain_push(r, s);
@@ -231,7 +232,7 @@ static void ring_free(qsf_ring *r) {
     qsf_latch_unsubscribe(r->latch, wake_on_latch, r);
     free_segments(r);
     qsf_ring_srcpos_close(r);
-    if (r->sf)
+    if (r->cfg.sf)
         qsf_slot_release(&r->rec);
     else
         qsf_symdict_destroy(&r->rec.symdict);
@@ -259,7 +260,7 @@ int qsf_ring_open(const qsf_ring_opts *opts, qsf_ring **out, qsf_recovery_report
              ? QSF_OK
              : qsf_err_set(err, QSF_E_INTERNAL, 0, 0, "too many subscribers of one latch");
     if (rc == QSF_OK)
-        rc = r->sf ? open_sf(r, opts, report, err) : open_memory(r, report, err);
+        rc = r->cfg.sf ? open_sf(r, opts, report, err) : open_memory(r, report, err);
     if (rc == QSF_OK)
         rc = qsf_ring_srcpos_open(r, err);
     if (rc == QSF_OK) {
@@ -281,7 +282,7 @@ int qsf_ring_open(const qsf_ring_opts *opts, qsf_ring **out, qsf_recovery_report
 }
 
 int qsf_ring_mark_failed(qsf_ring *r, const char *reason, qsf_errinfo *err) {
-    if (!r->sf)
+    if (!r->cfg.sf)
         return qsf_err_set(err, QSF_E_INVAL, 0, 0, "a memory-mode ring has no slot to mark");
     return qsf_slot_write_failed(r->rec.slot.dirfd, r->rec.slot.path, reason, err);
 }
@@ -344,7 +345,7 @@ static int close_sf(qsf_ring *r, qsf_errinfo *err) {
     if (qsf_ring_txn_retry_undo(r, &e) != QSF_OK) /* then the slot is kept, for recovery */
         QSF_LOGW("ring close: an aborted flush still cannot be undone: %s", e.msg);
     int rc = qsf_ring_manifest_back(r, err); /* an aborted flush's rotation left it ahead */
-    if (rc == QSF_OK && r->durability != QSF_DUR_MEMORY)
+    if (rc == QSF_OK && r->cfg.durability != QSF_DUR_MEMORY)
         rc = qsf_barrier_sync_written(r, err);
     int64_t pub = atomic_load(&r->published_fsn);
     int64_t acked = atomic_load(&r->acked_fsn);
@@ -368,7 +369,7 @@ void qsf_ring_forsake(qsf_ring *r) {
     if (!r)
         return;
     free_segments(r); /* munmap and close: no byte of a file changes */
-    if (r->sf)
+    if (r->cfg.sf)
         qsf_slot_release(&r->rec); /* closes only: the locks stay the parent's */
     else
         qsf_symdict_destroy(&r->rec.symdict);
@@ -388,7 +389,7 @@ int qsf_ring_close(qsf_ring *r, qsf_errinfo *err) {
         return qsf_err_set(err, QSF_E_TIMEOUT, 0, 0, "store-and-forward %s did not stop within 5 s",
                            who);
     }
-    int rc = r->sf ? close_sf(r, err) : QSF_OK;
+    int rc = r->cfg.sf ? close_sf(r, err) : QSF_OK;
     if (rc != QSF_OK)
         QSF_LOGW("ring close: %s", err ? err->msg : qsf_err_str(rc));
     ring_free(r);
@@ -404,7 +405,7 @@ void qsf_ring_set_episode_fn(qsf_ring *r, qsf_ring_episode_fn fn, void *user, in
 }
 
 const qsf_fsn_span *qsf_ring_retired(const qsf_ring *r, uint32_t *n) {
-    *n = r->sf ? r->rec.n_retired : 0;
+    *n = r->cfg.sf ? r->rec.n_retired : 0;
     return *n ? r->rec.retired : NULL;
 }
 
@@ -418,12 +419,12 @@ bool qsf_ring_given_up(const qsf_ring *r, int64_t fsn) {
 }
 
 const qsf_recovery_loss *qsf_ring_losses(const qsf_ring *r, uint32_t *n) {
-    *n = r->sf ? r->rec.n_losses : 0;
+    *n = r->cfg.sf ? r->rec.n_losses : 0;
     return *n ? r->rec.losses : NULL;
 }
 
 const char *qsf_ring_slot_path(const qsf_ring *r) {
-    return r->sf ? r->rec.slot.path : NULL;
+    return r->cfg.sf ? r->rec.slot.path : NULL;
 }
 
 qsf_latch *qsf_ring_latch(qsf_ring *r) {
@@ -431,7 +432,7 @@ qsf_latch *qsf_ring_latch(qsf_ring *r) {
 }
 
 size_t qsf_ring_max_payload(const qsf_ring *r) {
-    return (size_t) qsf_seg_max_payload(r->seg_bytes);
+    return (size_t) qsf_seg_max_payload(r->cfg.seg_bytes);
 }
 
 int64_t qsf_ring_published_fsn(const qsf_ring *r) {
@@ -493,7 +494,7 @@ uint64_t qsf_ring_backpressure_stalls(const qsf_ring *r) {
 }
 
 int qsf_ring_persist_acked(qsf_ring *r, qsf_errinfo *err) {
-    if (!r->sf || r->rec.watermark.fd < 0)
+    if (!r->cfg.sf || r->rec.watermark.fd < 0)
         return QSF_OK;
     int rc = QSF_OK;
     pthread_mutex_lock(&r->wm.mu);
@@ -525,7 +526,7 @@ int qsf_ring_symdict_append(qsf_ring *r, uint32_t first, uint32_t count, const c
                             const uint32_t *lens, qsf_errinfo *err) {
     pthread_mutex_lock(&r->dict_mu);
     int rc = qsf_symdict_append(&r->rec.symdict, first, count, strs, lens, err);
-    if (r->sf)
+    if (r->cfg.sf)
         atomic_store(&r->dict_bytes, r->rec.symdict.valid_end);
     pthread_mutex_unlock(&r->dict_mu);
     return rc;

@@ -69,7 +69,7 @@ static int write_frame(qsf_ring *r, qsf_segment *s, const void *payload, uint32_
 
 int qsf_ring_manifest_back(qsf_ring *r, qsf_errinfo *err) {
     qsf_assert_producer(r);
-    if (!r->sf)
+    if (!r->cfg.sf)
         return QSF_OK;
     pthread_mutex_lock(&r->mf_mu); /* the manager writes the manifest too (trim) */
     qsf_manifest *m = &r->rec.manifest;
@@ -92,7 +92,7 @@ static int rotation_barriers(qsf_ring *r, qsf_segment *a, qsf_segment *sp, qsf_e
         return rc;
     bool planned = sp->header_durable && sp->base_seq == qsf_seg_end_fsn(a);
     rc = planned ? QSF_OK : qsf_seg_rebase(sp, qsf_seg_end_fsn(a), r->rec.slot.path, err);
-    if (rc != QSF_OK || !r->sf)
+    if (rc != QSF_OK || !r->cfg.sf)
         return rc;
     if (!planned) {
         (void) QSF_FAULT_POINT(QSF_FP_SPARE_REBASED);
@@ -149,7 +149,7 @@ static int rotation_blocked_locked(qsf_ring *r, qsf_segment *a) {
         r->stall.cause = QSF_STALL_PLAN;
         return 2;
     }
-    if (r->durability == QSF_DUR_PERIODIC &&
+    if (r->cfg.durability == QSF_DUR_PERIODIC &&
         atomic_load(&a->durable_off) < atomic_load(&a->written_off)) {
         r->mgr.sync_requested = true;
         r->stall.cause = QSF_STALL_PERIODIC;
@@ -238,7 +238,8 @@ static int wait_for_space(qsf_ring *r, uint64_t gen, int64_t remaining_ns) {
 static const char *waiting_for(const qsf_ring *r, int cause) {
     switch (cause) {
     case QSF_STALL_TRIM:
-        return r->sf ? "acknowledged segments to be removed" : "acknowledged segments to be freed";
+        return r->cfg.sf ? "acknowledged segments to be removed"
+                         : "acknowledged segments to be freed";
     case QSF_STALL_SPARE:
         return "the next segment to be prepared";
     case QSF_STALL_PERIODIC:
@@ -264,18 +265,18 @@ static void space_text(qsf_ring *r, int cause, char *buf, size_t cap) {
         snprintf(buf, cap,
                  "acknowledged segments cannot be removed (retrying): %.250s "
                  "(sf_max_total_bytes=%" PRIu64 ")",
-                 trim_err, r->cap_bytes);
+                 trim_err, r->cfg.cap_bytes);
     else if (cause == QSF_STALL_TRIM || acked >= pub)
         snprintf(buf, cap,
                  "waiting for acknowledged segments to be %s (sf_max_total_bytes=%" PRIu64
                  "; acked FSN %" PRId64 " of published %" PRId64 ")",
-                 r->sf ? "removed" : "freed", r->cap_bytes, acked, pub);
+                 r->cfg.sf ? "removed" : "freed", r->cfg.cap_bytes, acked, pub);
     else
         snprintf(
             buf, cap,
             "acknowledgements not keeping up (the server is slow, or sf_max_total_bytes=%" PRIu64
             " is too small): acked FSN %" PRId64 " of published %" PRId64,
-            r->cap_bytes, acked, pub);
+            r->cfg.cap_bytes, acked, pub);
 }
 
 static void cause_text(qsf_ring *r, char *buf, size_t cap) {
@@ -284,7 +285,7 @@ static void cause_text(qsf_ring *r, char *buf, size_t cap) {
     switch (cause) {
     case QSF_STALL_PERIODIC:
         snprintf(buf, cap, "waiting for a periodic disk sync (sf_sync_interval_millis=%" PRId64 ")",
-                 r->sync_interval_ms);
+                 r->cfg.sync_interval_ms);
         break;
     case QSF_STALL_CREATE:
         snprintf(buf, cap, "cannot create a new segment: %.300s", r->stall.create_err);
@@ -399,8 +400,8 @@ static void rotate_as_planned(qsf_ring *r) {
  * at least the live-segment floor. */
 static uint32_t cap_segments(const qsf_ring *r) {
     uint64_t dict = atomic_load(&r->dict_bytes);
-    uint64_t room = r->cap_bytes > dict ? r->cap_bytes - dict : 0;
-    uint64_t n = room / r->seg_bytes;
+    uint64_t room = r->cfg.cap_bytes > dict ? r->cfg.cap_bytes - dict : 0;
+    uint64_t n = room / r->cfg.seg_bytes;
     return n < QSF_MIN_LIVE_SEGMENTS ? QSF_MIN_LIVE_SEGMENTS : (uint32_t) n;
 }
 
@@ -418,8 +419,8 @@ static int never_fits(qsf_ring *r, uint32_t len, qsf_errinfo *err) {
                        "%" PRIu64 " (less %" PRIu64
                        " bytes of .symbol-dict) holds %u; nothing was published (raise "
                        "sf_max_total_bytes, or flush fewer rows at a time)",
-                       r->prod.next_fsn - r->prod.txn.first_fsn, r->prod.txn.nsegs, r->seg_bytes,
-                       len, r->cap_bytes, atomic_load(&r->dict_bytes), cap);
+                       r->prod.next_fsn - r->prod.txn.first_fsn, r->prod.txn.nsegs,
+                       r->cfg.seg_bytes, len, r->cfg.cap_bytes, atomic_load(&r->dict_bytes), cap);
 }
 
 /* No spare can be created (the disk is full), or none fits because trims
@@ -451,7 +452,7 @@ static bool reuse_in_place(qsf_ring *r) {
  * deadline. *ep is the episode once waiting for room began (ep->waiting set). */
 static int rotate_or_wait(qsf_ring *r, const void *payload, uint32_t len, int64_t *fsn_out,
                           qsf_ring_episode *ep, qsf_errinfo *err) {
-    int64_t start = qsf_ring_now_ns(), deadline = r->append_deadline_ms * 1000000;
+    int64_t start = qsf_ring_now_ns(), deadline = r->cfg.append_deadline_ms * 1000000;
     bool warned = false;
     for (;;) {
         uint64_t gen;
@@ -530,11 +531,11 @@ static int txn_append(qsf_ring *r, const void *payload, size_t len, int64_t *fsn
                       qsf_errinfo *err) {
     if (!r->prod.txn.open)
         return qsf_err_set(err, QSF_E_STATE, 0, 0, "ring append outside a flush");
-    if (len > qsf_seg_max_payload(r->seg_bytes))
+    if (len > qsf_seg_max_payload(r->cfg.seg_bytes))
         return qsf_err_set(err, QSF_E_TOO_LARGE, 0, 0,
                            "payload too large for segment: %zu bytes, segment holds at most "
                            "%" PRIu64,
-                           len, qsf_seg_max_payload(r->seg_bytes));
+                           len, qsf_seg_max_payload(r->cfg.seg_bytes));
     if (latched(r))
         return qsf_ring_latched_error(r, err);
     if (!active_takes_next(r))

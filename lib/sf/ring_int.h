@@ -15,10 +15,10 @@
  *   chain  the chain, under mu             spr    the spare provisioner's
  *   stall  a waiting producer's, under mu  plan   the planned rotation
  *   wm     the .ack-watermark's writers, under wm.mu
+ *   cfg    written by open, then read by all
  *
- * and keeps at the top level what everyone reads: the configuration, the
- * recovered slot, the FSNs, the byte counts and the latches (atomics), and
- * the locks. Each group's comment gives its rule; debug builds check them
+ * and keeps at the top level what everyone reads: the recovered slot, the
+ * FSNs, the byte counts and the latches (atomics), and the locks. Each group's comment gives its rule; debug builds check them
  * (qsf_assert_held, qsf_assert_producer, qsf_ring_on).
  *
  * Locking: `mu` guards the chain shape (head, active pointer changes, spare,
@@ -100,6 +100,17 @@ enum qsf_stall_cause {
     QSF_STALL_ROTATE,   /* a rotation barrier failed; retried */
     QSF_STALL_PLAN,     /* the spare thread is syncing the spare's planned header */
 };
+
+/* The configuration: written once by open (ring_alloc) before any thread
+ * starts, then only read, by every thread, without a lock. */
+typedef struct qsf_ring_cfg {
+    bool sf; /* a slot directory backs the ring (else memory mode) */
+    int durability;
+    uint64_t seg_bytes;
+    uint64_t cap_bytes; /* effective: max(total, 2 * segment) */
+    int64_t sync_interval_ms;
+    int64_t append_deadline_ms;
+} qsf_ring_cfg;
 
 /* The chain (see the diagram above), under mu: every change to it is made
  * holding mu, by the producer (rotation, an aborted flush's segments), the
@@ -238,13 +249,7 @@ typedef struct qsf_ring_spr {
     qsf_assert(!qsf_ring_on(&(r)->mgr.self) && !qsf_ring_on(&(r)->spr.self))
 
 struct qsf_ring {
-    /* configuration */
-    bool sf;
-    int durability;
-    uint64_t seg_bytes;
-    uint64_t cap_bytes; /* effective: max(total, 2 * segment) */
-    int64_t sync_interval_ms;
-    int64_t append_deadline_ms;
+    qsf_ring_cfg cfg; /* set by open, then only read */
 
     /* SF backing: slot, watermark, manifest and dictionary handles as
      * recovery left them (rec.symdict is the memory-only dictionary in memory
@@ -369,7 +374,7 @@ bool qsf_ring_spare_fits_locked(const qsf_ring *r);
  * write every folio a store through the mapping dirtied whole. Set on every
  * file segment the ring makes or recovers. */
 static inline bool qsf_ring_frames_by_pwrite(const qsf_ring *r) {
-    return r->durability == QSF_DUR_APPEND;
+    return r->cfg.durability == QSF_DUR_APPEND;
 }
 /* Memory mode, under mu: a pooled buffer becomes the spare (if there is no
  * spare). The producer calls it at rotation too, so a busy manager thread

@@ -35,8 +35,8 @@ bool qsf_ring_reusable_locked(const qsf_ring *r) {
     const qsf_segment *a = r->chain.active;
     if (r->prod.reuse_owed) /* reused, its manifest step failed: retried, spare or not */
         return !r->chain.rotating && !r->plan.planning;
-    if (!r->sf || r->chain.spare || r->chain.rotating || r->plan.planning || r->chain.head != a ||
-        r->prod.txn.seg)
+    if (!r->cfg.sf || r->chain.spare || r->chain.rotating || r->plan.planning ||
+        r->chain.head != a || r->prod.txn.seg)
         return false;
     return qsf_ring_acked_fsn(r) >= qsf_ring_published_fsn(r);
 }

@@ -80,7 +80,7 @@ static bool flush_survived(void *user, const qsf_srcpos_rec *rec, bool check_fra
 }
 
 int qsf_ring_srcpos_open(qsf_ring *r, qsf_errinfo *err) {
-    if (!r->sf) {
+    if (!r->cfg.sf) {
         qsf_srcpos_init_memory(&r->prod.srcpos);
         r->prod.srcpos_ready = true;
         return QSF_OK;
@@ -118,7 +118,7 @@ void qsf_ring_srcpos_unstage(qsf_ring *r) {
  * there with `crc` when has_frame. */
 static int write_record(qsf_ring *r, int64_t fsn, bool has_frame, uint32_t crc, qsf_errinfo *err) {
     qsf_srcpos_rec rec = {.fsn = fsn,
-                          .has_frame = has_frame && r->sf,
+                          .has_frame = has_frame && r->cfg.sf,
                           .frame_crc = crc,
                           .len = r->prod.srcpos_pending_len};
     memcpy(rec.bytes, r->prod.srcpos_pending, rec.len);
@@ -131,12 +131,12 @@ int qsf_ring_srcpos_write(qsf_ring *r, int64_t fsn, qsf_errinfo *err) {
     if (r->prod.txn.pos_written || r->prod.srcpos_pending_len == 0)
         return QSF_OK; /* written before the committing frame (before_frame) */
     uint32_t crc = 0;
-    bool has = r->sf && last_frame_crc(r, &crc);
+    bool has = r->cfg.sf && last_frame_crc(r, &crc);
     return write_record(r, fsn, has, crc, err);
 }
 
 int qsf_ring_srcpos_before_frame(qsf_ring *r, const void *payload, size_t len, qsf_errinfo *err) {
-    if (!r->sf || r->prod.srcpos_pending_len == 0)
+    if (!r->cfg.sf || r->prod.srcpos_pending_len == 0)
         return QSF_OK;
     qsf_ring_srcpos_retract(r); /* a frame after the committing one: the flush goes on */
     qsf_qwp_hdr h;
@@ -156,8 +156,8 @@ void qsf_ring_srcpos_retract(qsf_ring *r) {
     /* If the zeros cannot be written the record stays: its FSN is above
      * publishedFsn, so the next open drops it (qsf_srcpos_open), and the next
      * record overwrites it in place. */
-    if (qsf_srcpos_retract(&r->prod.srcpos, r->prod.txn.pos_mark, r->durability != QSF_DUR_MEMORY,
-                           &e) != QSF_OK)
+    if (qsf_srcpos_retract(&r->prod.srcpos, r->prod.txn.pos_mark,
+                           r->cfg.durability != QSF_DUR_MEMORY, &e) != QSF_OK)
         QSF_LOGW("the source position of an aborted flush could not be taken back: %s", e.msg);
 }
 
@@ -182,9 +182,9 @@ int qsf_ring_srcpos_commit_empty(qsf_ring *r, qsf_errinfo *err) {
     /* no frame of its own: it names the last published one, if any */
     int64_t pub = atomic_load(&r->published_fsn);
     uint32_t crc = 0;
-    bool has = r->sf && published_frame_crc(r, pub, &crc);
+    bool has = r->cfg.sf && published_frame_crc(r, pub, &crc);
     int rc = write_record(r, pub, has, crc, err);
-    if (rc == QSF_OK && r->durability == QSF_DUR_APPEND)
+    if (rc == QSF_OK && r->cfg.durability == QSF_DUR_APPEND)
         rc = qsf_srcpos_sync(&r->prod.srcpos, err);
     if (rc != QSF_OK) {
         qsf_ring_srcpos_retract(r);

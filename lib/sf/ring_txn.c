@@ -81,14 +81,14 @@ static int zero_frames(qsf_ring *r, qsf_segment *s, uint64_t off, uint64_t frame
     if (end <= off)
         return QSF_OK;
     qsf_seg_unwrite(s, off, frames);
-    int rc = r->sf && sync ? qsf_seg_sync_range(s, off, end, r->rec.slot.path, err) : QSF_OK;
+    int rc = r->cfg.sf && sync ? qsf_seg_sync_range(s, off, end, r->rec.slot.path, err) : QSF_OK;
     qsf_seg_lower_durable(s, off); /* nothing at or above off is a frame */
     return rc;
 }
 
 /* A segment taken back from the chain that cannot be the spare: gone. */
 static void drop_segment(qsf_ring *r, qsf_segment *s) {
-    if (r->sf)
+    if (r->cfg.sf)
         QSF_OS->unlinkat(r->rec.slot.dirfd, s->name, 0); /* an empty extra: recovery would too */
     uint64_t size = s->size;
     pthread_mutex_lock(&r->mu);
@@ -96,7 +96,7 @@ static void drop_segment(qsf_ring *r, qsf_segment *s) {
         r->chain.prefault_waited = true;
         pthread_cond_wait(&r->stall.space_cv, &r->mu);
     }
-    bool pooled = !r->sf && r->chain.npool < QSF_MEM_POOL;
+    bool pooled = !r->cfg.sf && r->chain.npool < QSF_MEM_POOL;
     if (pooled)
         r->chain.pool[r->chain.npool++] = s;
     else
@@ -111,7 +111,7 @@ static void drop_segment(qsf_ring *r, qsf_segment *s) {
 static int unrotate(qsf_ring *r, qsf_segment *prev, qsf_segment *s, qsf_errinfo *err) {
     qsf_assert(s == r->chain.active && atomic_load(&prev->next) == s);
     int rc = zero_frames(r, s, QSF_SFA_HEADER_SIZE, s->frame_count, true, err);
-    if (rc == QSF_OK && r->sf) {
+    if (rc == QSF_OK && r->cfg.sf) {
         pthread_mutex_lock(&r->mf_mu);
         qsf_manifest *m = &r->rec.manifest;
         rc = qsf_manifest_correct(m, m->head_base, prev->base_seq, err);
@@ -154,7 +154,7 @@ static int undo_to(qsf_ring *r, qsf_segment *seg, uint64_t off, uint64_t frames_
         rc = unrotate(r, before(seg, r->chain.active), r->chain.active, err);
     if (rc == QSF_OK)
         rc = zero_frames(r, seg, off, seg->frame_count - frames_before,
-                         r->durability != QSF_DUR_MEMORY, err);
+                         r->cfg.durability != QSF_DUR_MEMORY, err);
     pthread_mutex_unlock(&r->sync_mu);
     return rc;
 }
@@ -256,7 +256,7 @@ int qsf_ring_txn_commit(qsf_ring *r, qsf_errinfo *err) {
     qsf_assert(r->prod.txn.last == r->chain.active && r->prod.next_fsn > r->prod.txn.first_fsn);
     /* the position after the frames, before the barrier that covers both */
     int rc = qsf_ring_srcpos_write(r, r->prod.next_fsn - 1, err);
-    if (rc == QSF_OK && r->durability == QSF_DUR_APPEND)
+    if (rc == QSF_OK && r->cfg.durability == QSF_DUR_APPEND)
         rc = qsf_barrier_sync_written(r, err);
     if (rc == QSF_OK)
         rc = qsf_fault_check(QSF_FP_FLUSH_SYNCED, err);

@@ -70,7 +70,7 @@ static int64_t predict_end_fsn_locked(const qsf_ring *r, const qsf_segment *a) {
 void qsf_plan_rotation(qsf_ring *r) {
     /* periodic: at the planned FSN the full segment is almost never durable
      * yet, so the rotation would wait for a checkpoint instead; no plan. */
-    if (!r->sf || r->durability == QSF_DUR_PERIODIC)
+    if (!r->cfg.sf || r->cfg.durability == QSF_DUR_PERIODIC)
         return;
     qsf_assert(qsf_ring_on(&r->spr.self)); /* an SF ring's spare thread */
     pthread_mutex_lock(&r->mu);
@@ -92,7 +92,7 @@ void qsf_plan_rotation(qsf_ring *r) {
         (void) QSF_FAULT_POINT(QSF_FP_SPARE_REBASED);
         rc = qsf_seg_sync_header(sp, r->rec.slot.path, &e);
     }
-    if (rc == QSF_OK && r->durability == QSF_DUR_MEMORY)
+    if (rc == QSF_OK && r->cfg.durability == QSF_DUR_MEMORY)
         qsf_seg_prefault(sp, 0, SPARE_PREFAULT); /* still planning: no one else touches it */
 
     pthread_mutex_lock(&r->mu);

@@ -32,13 +32,13 @@
 
 static int create_spare(qsf_ring *r, qsf_segment **out, qsf_errinfo *err) {
     int64_t provisional = qsf_ring_published_fsn(r) + 1;
-    if (!r->sf)
-        return qsf_seg_new_mem(r->seg_bytes, provisional, out, err);
+    if (!r->cfg.sf)
+        return qsf_seg_new_mem(r->cfg.seg_bytes, provisional, out, err);
     const qsf_slot *sl = &r->rec.slot;
     char name[QSF_SEG_NAME_MAX];
     uint64_t gen = r->spr.next_gen;
     qsf_seg_name(gen, name);
-    int rc = qsf_seg_create_file(sl->dirfd, sl->path, name, gen, r->seg_bytes, provisional,
+    int rc = qsf_seg_create_file(sl->dirfd, sl->path, name, gen, r->cfg.seg_bytes, provisional,
                                  QSF_SFA_FLAG_MANIFEST_REQUIRED, out, err);
     if (rc != QSF_OK)
         return rc; /* the partial file is gone: the name is free for the next attempt */
@@ -92,14 +92,14 @@ static void provision_spare(qsf_ring *r) {
     }
     pthread_mutex_unlock(&r->mu);
     if (surplus) {
-        if (r->sf)
+        if (r->cfg.sf)
             QSF_OS->unlinkat(r->rec.slot.dirfd, s->name, 0);
         qsf_seg_destroy(s);
     }
 }
 
 void qsf_spares_pass(qsf_ring *r) {
-    qsf_assert(qsf_ring_on(r->sf ? &r->spr.self : &r->mgr.self));
+    qsf_assert(qsf_ring_on(r->cfg.sf ? &r->spr.self : &r->mgr.self));
     provision_spare(r);
     qsf_plan_rotation(r);
 }
@@ -133,7 +133,7 @@ static void *spares_main(void *arg) {
 }
 
 int qsf_spares_start(qsf_ring *r, qsf_errinfo *err) {
-    if (!r->sf)
+    if (!r->cfg.sf)
         return QSF_OK; /* the manager provisions a memory-mode ring's spares */
     int e = pthread_create(&r->spr.thread, NULL, spares_main, r);
     if (e != 0)
@@ -156,7 +156,7 @@ bool qsf_spares_stop(qsf_ring *r) {
 
 void qsf_spares_kick_locked(qsf_ring *r) {
     qsf_assert_held(&r->mu);
-    if (r->sf) { /* nothing to wake once it stopped: close creates no spare */
+    if (r->cfg.sf) { /* nothing to wake once it stopped: close creates no spare */
         r->spr.kick = true;
         pthread_cond_signal(&r->spr.cv);
     } else {
