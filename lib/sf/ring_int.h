@@ -18,8 +18,9 @@
  *   cfg    written by open, then read by all
  *
  * and keeps at the top level what everyone reads: the recovered slot, the
- * FSNs, the byte counts and the latches (atomics), and the locks. Each group's comment gives its rule; debug builds check them
- * (qsf_assert_held, qsf_assert_producer, qsf_ring_on).
+ * FSNs, the byte counts and the latches (atomics), and the locks. Each
+ * group's comment gives its rule; debug builds check them (qsf_assert_held,
+ * qsf_assert_producer, qsf_ring_on).
  *
  * Locking: `mu` guards the chain shape (head, active pointer changes, spare,
  * pending), the byte accounting and the wait/wake state. The producer appends
