@@ -112,7 +112,7 @@ void qsf_io_pause(qsf_io *io, bool pause);
 void qsf_io_stats(const qsf_io *io, qsf_stats *out);
 
 /* The connection's part of a QSF_E_FULL message that blames acknowledgements
- * (qsf_ring_status_fn): "connected to H", "not connected, N reconnect
+ * (qsf_backpressure_full): "connected to H", "not connected, N reconnect
  * attempts since T (last error: ...)" or "wire paused". */
 void qsf_io_status(void *io, char *buf, size_t cap);
 

@@ -62,3 +62,12 @@ void qsf_backpressure_attach(qsf_ring *r, qsf_inbox *events) {
     if (r)
         qsf_ring_set_episode_fn(r, on_episode, events, QSF_BACKPRESSURE_WARN_MS);
 }
+
+int qsf_backpressure_full(qsf_ring *r, qsf_io *io, int rc, qsf_errinfo *err) {
+    if (rc != QSF_E_FULL || !io || !err || !qsf_ring_full_awaits_acks(r))
+        return rc;
+    char status[QSF_RING_FULL_CAUSE_MAX];
+    qsf_io_status(io, status, sizeof status);
+    qsf_ring_full_add_status(err, status);
+    return rc;
+}

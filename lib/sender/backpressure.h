@@ -11,11 +11,17 @@
 #define QSF_SENDER_BACKPRESSURE_H
 
 #include "inbox.h"
+#include "io/io.h"
 #include "sf/ring.h"
 
 #define QSF_BACKPRESSURE_WARN_MS 5000
 
 /* Reports r's episodes into `events` (NULL: only logged); NULL ring: none. */
 void qsf_backpressure_attach(qsf_ring *r, qsf_inbox *events);
+
+/* After an append into r returned rc: a QSF_E_FULL that blames
+ * acknowledgements gets the connection's state (qsf_io_status) added to its
+ * message, when there is a connection. Returns rc. Producer. */
+int qsf_backpressure_full(qsf_ring *r, qsf_io *io, int rc, qsf_errinfo *err);
 
 #endif

@@ -70,9 +70,7 @@ int qsf_replay(const qsf_conf *conf, qsf_ring *ring, const qsf_recovery_report *
     qsf_io *io = NULL;
     if (start_io(conf, ring, rep, &inbox, &io, err) != QSF_OK)
         return QSF_REPLAY_NOT_STARTED;
-    qsf_ring_set_status_fn(ring, qsf_io_status, io);
     int out = wait_for(ring, io, inbox, target, hooks, err);
-    qsf_ring_set_status_fn(ring, NULL, NULL);
     qsf_io_stop(io);
     qsf_io_free(io);
     drain_inbox(inbox, hooks);

@@ -72,7 +72,8 @@ static int on_new_symbols(void *u, uint32_t first, uint32_t count, const char *c
 static int emit_frame(void *u, const uint8_t *frame, size_t len, bool is_last, qsf_errinfo *err) {
     qsf_sender *s = u;
     (void) is_last;
-    return qsf_ring_txn_append(s->ring, frame, len, NULL, err);
+    int rc = qsf_ring_txn_append(s->ring, frame, len, NULL, err);
+    return qsf_backpressure_full(s->ring, s->io, rc, err);
 }
 
 /* Frames are built in the ring where it has room for them (no copy). */
@@ -310,7 +311,6 @@ static int io_open(qsf_sender *s, qsf_errinfo *err) {
     int rc = qsf_io_start(o, s->ring, s->inbox, &s->latch, &s->io, err);
     qsf_io_conf_clear(&s->ic);
     if (rc == QSF_OK) {
-        qsf_ring_set_status_fn(s->ring, qsf_io_status, s->io);
         qsf_backpressure_attach(s->ring, s->events);
     }
     return rc;
@@ -319,8 +319,6 @@ static int io_open(qsf_sender *s, qsf_errinfo *err) {
 int qsf_sender_stop(qsf_sender *s, qsf_errinfo *err) {
     qsf_drainers_stop(s->drainers, NULL); /* they use the conf */
     s->drainers = NULL;
-    if (s->ring)
-        qsf_ring_set_status_fn(s->ring, NULL, NULL); /* the I/O side goes first */
     qsf_io_free(s->io);
     s->io = NULL;
     int rc = s->ring ? qsf_ring_close(s->ring, err) : QSF_OK;

@@ -24,6 +24,7 @@
  * retried; any other failure aborts it whole, and the application starts it
  * again. */
 #include "sender/internal.h"
+#include "sender/backpressure.h"
 #include "qsf_assert.h"
 
 #include "err.h"
@@ -171,6 +172,7 @@ static int append_commit_frame(qsf_sender *s, qsf_errinfo *err) {
     qsf_ring_mark m;
     qsf_ring_txn_mark(s->ring, &m);
     int rc = qsf_ring_txn_append(s->ring, frame, len, NULL, err);
+    rc = qsf_backpressure_full(s->ring, s->io, rc, err);
     return rc == QSF_OK ? QSF_OK : staged_fail(s, &m, qsf_symtab_published(s->symtab), rc, err);
 }
 

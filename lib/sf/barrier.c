@@ -65,7 +65,7 @@ static int sync_written(qsf_ring *r, qsf_errinfo *err) {
         return rc;
     qsf_segment *batch[BATCH];
     pthread_mutex_lock(&r->mu);
-    qsf_segment *next = r->head;
+    qsf_segment *next = r->chain.head;
     int n = collect_dirty_locked(r, next, batch, &next);
     pthread_mutex_unlock(&r->mu);
     while (n > 0) {
@@ -81,7 +81,7 @@ static int sync_written(qsf_ring *r, qsf_errinfo *err) {
 }
 
 int qsf_barrier_sync_written(qsf_ring *r, qsf_errinfo *err) {
-    if (!r->sf)
+    if (!r->cfg.sf)
         return QSF_OK;
     pthread_mutex_lock(&r->sync_mu);
     int rc = sync_written(r, err);

@@ -15,7 +15,7 @@
  * head. */
 static qsf_segment *find_segment_locked(qsf_ring *r, int64_t fsn, int64_t pub) {
     qsf_assert_held(&r->mu);
-    qsf_segment *s = r->head;
+    qsf_segment *s = r->chain.head;
     if (!s || fsn < s->base_seq)
         return NULL;
     for (qsf_segment *n = atomic_load(&s->next); n && fsn >= n->base_seq && n->base_seq <= pub;

@@ -26,27 +26,27 @@ int64_t qsf_ring_now_ns(void) {
 
 bool qsf_ring_spare_fits_locked(const qsf_ring *r) {
     qsf_assert_held(&r->mu);
-    if (r->live + (r->spare ? 1u : 0u) < QSF_MIN_LIVE_SEGMENTS)
+    if (r->chain.live + (r->chain.spare ? 1u : 0u) < QSF_MIN_LIVE_SEGMENTS)
         return true;
     uint64_t owned = atomic_load(&r->owned_bytes) + atomic_load(&r->dict_bytes);
-    return owned + r->seg_bytes <= r->cap_bytes;
+    return owned + r->cfg.seg_bytes <= r->cfg.cap_bytes;
 }
 
 void qsf_ring_wake_producers_locked(qsf_ring *r) {
     qsf_assert_held(&r->mu);
-    r->wake_gen++;
-    pthread_cond_broadcast(&r->space_cv);
+    r->stall.wake_gen++;
+    pthread_cond_broadcast(&r->stall.space_cv);
 }
 
 bool qsf_ring_spare_from_pool_locked(qsf_ring *r) {
     qsf_assert_held(&r->mu);
-    if (r->spare || r->rotating || r->npool == 0)
+    if (r->chain.spare || r->chain.rotating || r->chain.npool == 0)
         return false;
-    qsf_segment *s = r->pool[--r->npool];
-    if (r->npool < r->pool_low)
-        r->pool_low = r->npool;
+    qsf_segment *s = r->chain.pool[--r->chain.npool];
+    if (r->chain.npool < r->chain.pool_low)
+        r->chain.pool_low = r->chain.npool;
     qsf_seg_reuse_mem(s, qsf_ring_published_fsn(r) + 1);
-    r->spare = s;
+    r->chain.spare = s;
     qsf_ring_wake_producers_locked(r);
     return true;
 }
@@ -86,8 +86,8 @@ static int init_sync(qsf_ring *r) {
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     int rc = pthread_mutex_init(&r->mu, NULL) | pthread_mutex_init(&r->mf_mu, NULL) |
              pthread_mutex_init(&r->dict_mu, NULL) | pthread_mutex_init(&r->sync_mu, NULL) |
-             pthread_mutex_init(&r->wm_mu, NULL) | pthread_cond_init(&r->space_cv, &ca) |
-             pthread_cond_init(&r->mgr_cv, &ca) | pthread_cond_init(&r->spares_cv, &ca);
+             pthread_mutex_init(&r->wm.mu, NULL) | pthread_cond_init(&r->stall.space_cv, &ca) |
+             pthread_cond_init(&r->mgr.cv, &ca) | pthread_cond_init(&r->spr.cv, &ca);
     pthread_condattr_destroy(&ca);
     return rc;
 }
@@ -100,22 +100,23 @@ static qsf_ring *ring_alloc(const qsf_ring_opts *o) {
         free(r);
         return NULL;
     }
-    r->sf = o->sf_dir != NULL || o->slot_path != NULL;
-    r->durability = o->durability;
-    r->seg_bytes = o->segment_bytes;
-    r->cap_bytes = o->total_bytes > 2 * o->segment_bytes ? o->total_bytes : 2 * o->segment_bytes;
-    r->sync_interval_ms = o->sync_interval_ms;
-    r->append_deadline_ms = o->append_deadline_ms > 0 ? o->append_deadline_ms : 0;
-    r->episode_long_ns = QSF_RING_EPISODE_LONG_NS;
+    r->cfg.sf = o->sf_dir != NULL || o->slot_path != NULL;
+    r->cfg.durability = o->durability;
+    r->cfg.seg_bytes = o->segment_bytes;
+    r->cfg.cap_bytes =
+        o->total_bytes > 2 * o->segment_bytes ? o->total_bytes : 2 * o->segment_bytes;
+    r->cfg.sync_interval_ms = o->sync_interval_ms;
+    r->cfg.append_deadline_ms = o->append_deadline_ms > 0 ? o->append_deadline_ms : 0;
+    r->prod.episode_long_ns = QSF_RING_EPISODE_LONG_NS;
     r->rec.slot.sf_dirfd = r->rec.slot.dirfd = -1;
     r->rec.slot.lock_fd = r->rec.slot.logical_lock_fd = -1;
     r->rec.watermark.fd = r->rec.manifest.fd = -1;
     atomic_init(&r->published_fsn, -1);
-    atomic_init(&r->mgr_dozing, false);
-    atomic_init(&r->mgr_passes, 0);
+    atomic_init(&r->mgr.dozing, false);
+    atomic_init(&r->mgr.passes, 0);
     atomic_init(&r->acked_fsn, -1);
-    atomic_init(&r->plan_fsn, -1);
-    r->persisted_acked = -1;
+    atomic_init(&r->plan.fsn, -1);
+    r->wm.persisted = -1;
     qsf_latch_init(&r->own_latch);
     r->latch = o->latch ? o->latch : &r->own_latch;
     return r;
@@ -134,13 +135,13 @@ static void wake_on_latch(void *user, int code) {
 
 /* Appends s at the tail of the chain and counts it (open only). */
 static void chain_push(qsf_ring *r, qsf_segment *s) {
-    if (r->active) {
-        qsf_seg_seal(r->active); /* recovered: final */
-        atomic_store(&r->active->next, s);
+    if (r->chain.active) {
+        qsf_seg_seal(r->chain.active); /* recovered: final */
+        atomic_store(&r->chain.active->next, s);
     } else
-        r->head = s;
-    r->active = s;
-    r->live++;
+        r->chain.head = s;
+    r->chain.active = s;
+    r->chain.live++;
     atomic_fetch_add(&r->owned_bytes, s->size);
 }
 
@@ -148,7 +149,7 @@ static int open_memory(qsf_ring *r, qsf_recovery_report *rep, qsf_errinfo *err) 
     qsf_symdict_init(&r->rec.symdict);
     r->rec.symdict.self_sufficient = false;
     qsf_segment *s;
-    int rc = qsf_seg_new_mem(r->seg_bytes, 0, &s, err);
+    int rc = qsf_seg_new_mem(r->cfg.seg_bytes, 0, &s, err);
     if (rc != QSF_OK)
         return rc;
     chain_push(r, s);
@@ -198,10 +199,10 @@ static int open_sf(qsf_ring *r, const qsf_ring_opts *o, qsf_recovery_report *rep
         s->frames_by_pwrite = qsf_ring_frames_by_pwrite(r);
         chain_push(r, s);
     }
-    r->next_gen = r->rec.next_generation;
+    r->spr.next_gen = r->rec.next_generation;
     atomic_store(&r->published_fsn, r->rec.published_fsn);
     atomic_store(&r->acked_fsn, r->rec.acked_fsn);
-    r->persisted_acked = r->rec.watermark.present ? r->rec.watermark.fsn : -1;
+    r->wm.persisted = r->rec.watermark.present ? r->rec.watermark.fsn : -1;
     atomic_store(&r->dict_bytes, r->rec.symdict.valid_end);
     if (rep)
         *rep = r->rec.report;
@@ -209,20 +210,20 @@ static int open_sf(qsf_ring *r, const qsf_ring_opts *o, qsf_recovery_report *rep
 }
 
 static void free_segments(qsf_ring *r) {
-    qsf_segment *s = r->head;
+    qsf_segment *s = r->chain.head;
     while (s) {
         qsf_segment *n = atomic_load(&s->next);
         qsf_seg_destroy(s);
         s = n;
     }
-    for (int i = 0; i < r->npending; i++)
-        qsf_seg_destroy(r->pending[i]);
-    for (int i = 0; i < r->npool; i++)
-        qsf_seg_destroy(r->pool[i]);
-    r->npool = 0;
-    qsf_seg_destroy(r->spare);
-    r->head = r->active = r->spare = NULL;
-    r->npending = 0;
+    for (int i = 0; i < r->chain.npending; i++)
+        qsf_seg_destroy(r->chain.pending[i]);
+    for (int i = 0; i < r->chain.npool; i++)
+        qsf_seg_destroy(r->chain.pool[i]);
+    r->chain.npool = 0;
+    qsf_seg_destroy(r->chain.spare);
+    r->chain.head = r->chain.active = r->chain.spare = NULL;
+    r->chain.npending = 0;
 }
 
 static void wake_on_latch(void *user, int code);
@@ -231,7 +232,7 @@ static void ring_free(qsf_ring *r) {
     qsf_latch_unsubscribe(r->latch, wake_on_latch, r);
     free_segments(r);
     qsf_ring_srcpos_close(r);
-    if (r->sf)
+    if (r->cfg.sf)
         qsf_slot_release(&r->rec);
     else
         qsf_symdict_destroy(&r->rec.symdict);
@@ -239,10 +240,10 @@ static void ring_free(qsf_ring *r) {
     pthread_mutex_destroy(&r->mf_mu);
     pthread_mutex_destroy(&r->dict_mu);
     pthread_mutex_destroy(&r->sync_mu);
-    pthread_mutex_destroy(&r->wm_mu);
-    pthread_cond_destroy(&r->space_cv);
-    pthread_cond_destroy(&r->mgr_cv);
-    pthread_cond_destroy(&r->spares_cv);
+    pthread_mutex_destroy(&r->wm.mu);
+    pthread_cond_destroy(&r->stall.space_cv);
+    pthread_cond_destroy(&r->mgr.cv);
+    pthread_cond_destroy(&r->spr.cv);
     qsf_latch_destroy(&r->own_latch);
     free(r);
 }
@@ -259,11 +260,11 @@ int qsf_ring_open(const qsf_ring_opts *opts, qsf_ring **out, qsf_recovery_report
              ? QSF_OK
              : qsf_err_set(err, QSF_E_INTERNAL, 0, 0, "too many subscribers of one latch");
     if (rc == QSF_OK)
-        rc = r->sf ? open_sf(r, opts, report, err) : open_memory(r, report, err);
+        rc = r->cfg.sf ? open_sf(r, opts, report, err) : open_memory(r, report, err);
     if (rc == QSF_OK)
         rc = qsf_ring_srcpos_open(r, err);
     if (rc == QSF_OK) {
-        r->next_fsn = atomic_load(&r->published_fsn) + 1;
+        r->prod.next_fsn = atomic_load(&r->published_fsn) + 1;
         rc = qsf_spares_start(r, err);
     }
     if (rc == QSF_OK && (rc = qsf_mgr_start(r, err)) != QSF_OK && !qsf_spares_stop(r)) {
@@ -281,7 +282,7 @@ int qsf_ring_open(const qsf_ring_opts *opts, qsf_ring **out, qsf_recovery_report
 }
 
 int qsf_ring_mark_failed(qsf_ring *r, const char *reason, qsf_errinfo *err) {
-    if (!r->sf)
+    if (!r->cfg.sf)
         return qsf_err_set(err, QSF_E_INVAL, 0, 0, "a memory-mode ring has no slot to mark");
     return qsf_slot_write_failed(r->rec.slot.dirfd, r->rec.slot.path, reason, err);
 }
@@ -293,7 +294,7 @@ int qsf_ring_mark_failed(qsf_ring *r, const char *reason, qsf_errinfo *err) {
 static int remove_drained_slot(qsf_ring *r, qsf_errinfo *err) {
     const char *names[2];
     uint32_t n = 0;
-    qsf_segment *a = r->active, *sp = r->spare;
+    qsf_segment *a = r->chain.active, *sp = r->chain.spare;
     if (sp && sp->gen < a->gen)
         names[n++] = sp->name;
     names[n++] = a->name;
@@ -307,13 +308,13 @@ static int remove_drained_slot(qsf_ring *r, qsf_errinfo *err) {
 
 static int close_drained(qsf_ring *r, qsf_errinfo *err) {
     int64_t acked = atomic_load(&r->acked_fsn);
-    pthread_mutex_lock(&r->wm_mu);
+    pthread_mutex_lock(&r->wm.mu);
     int rc = qsf_watermark_write(&r->rec.watermark, acked, err);
     if (rc == QSF_OK)
         rc = qsf_watermark_sync(&r->rec.watermark, err);
     if (rc == QSF_OK)
-        r->persisted_acked = acked;
-    pthread_mutex_unlock(&r->wm_mu);
+        r->wm.persisted = acked;
+    pthread_mutex_unlock(&r->wm.mu);
     if (rc == QSF_OK) /* before any segment goes: the next FSNs may start anew */
         rc = qsf_ring_srcpos_finalize(r, err);
     if (rc == QSF_OK)
@@ -327,7 +328,7 @@ static int close_drained(qsf_ring *r, qsf_errinfo *err) {
  * published from a tear (docs/FORMAT.md §5.7). Only a mark of the active
  * segment holding frames says anything; failing to write it only logs. */
 static void note_published(qsf_ring *r, int64_t pub) {
-    qsf_segment *a = r->active;
+    qsf_segment *a = r->chain.active;
     if (!a || pub < a->base_seq)
         return;
     qsf_published_mark m = {.fsn = pub,
@@ -344,13 +345,13 @@ static int close_sf(qsf_ring *r, qsf_errinfo *err) {
     if (qsf_ring_txn_retry_undo(r, &e) != QSF_OK) /* then the slot is kept, for recovery */
         QSF_LOGW("ring close: an aborted flush still cannot be undone: %s", e.msg);
     int rc = qsf_ring_manifest_back(r, err); /* an aborted flush's rotation left it ahead */
-    if (rc == QSF_OK && r->durability != QSF_DUR_MEMORY)
+    if (rc == QSF_OK && r->cfg.durability != QSF_DUR_MEMORY)
         rc = qsf_barrier_sync_written(r, err);
     int64_t pub = atomic_load(&r->published_fsn);
     int64_t acked = atomic_load(&r->acked_fsn);
     /* drained: everything published is acknowledged and nothing unpublished
      * is left written (a flush whose undo failed stays, for recovery to cut) */
-    bool drained = (pub < 0 || acked >= pub) && r->next_fsn == pub + 1;
+    bool drained = (pub < 0 || acked >= pub) && r->prod.next_fsn == pub + 1;
     if (rc == QSF_OK && drained)
         return close_drained(r, err);
     /* Keep the tail for the next opener; persist how far it was acknowledged. */
@@ -368,7 +369,7 @@ void qsf_ring_forsake(qsf_ring *r) {
     if (!r)
         return;
     free_segments(r); /* munmap and close: no byte of a file changes */
-    if (r->sf)
+    if (r->cfg.sf)
         qsf_slot_release(&r->rec); /* closes only: the locks stay the parent's */
     else
         qsf_symdict_destroy(&r->rec.symdict);
@@ -388,7 +389,7 @@ int qsf_ring_close(qsf_ring *r, qsf_errinfo *err) {
         return qsf_err_set(err, QSF_E_TIMEOUT, 0, 0, "store-and-forward %s did not stop within 5 s",
                            who);
     }
-    int rc = r->sf ? close_sf(r, err) : QSF_OK;
+    int rc = r->cfg.sf ? close_sf(r, err) : QSF_OK;
     if (rc != QSF_OK)
         QSF_LOGW("ring close: %s", err ? err->msg : qsf_err_str(rc));
     ring_free(r);
@@ -397,21 +398,14 @@ int qsf_ring_close(qsf_ring *r, qsf_errinfo *err) {
 
 /* ---- status, latches, gauges ---- */
 
-void qsf_ring_set_status_fn(qsf_ring *r, qsf_ring_status_fn fn, void *user) {
-    pthread_mutex_lock(&r->mu);
-    r->status_fn = fn;
-    r->status_user = user;
-    pthread_mutex_unlock(&r->mu);
-}
-
 void qsf_ring_set_episode_fn(qsf_ring *r, qsf_ring_episode_fn fn, void *user, int64_t long_ms) {
-    r->episode_fn = fn;
-    r->episode_user = user;
-    r->episode_long_ns = long_ms * 1000000;
+    r->prod.episode_fn = fn;
+    r->prod.episode_user = user;
+    r->prod.episode_long_ns = long_ms * 1000000;
 }
 
 const qsf_fsn_span *qsf_ring_retired(const qsf_ring *r, uint32_t *n) {
-    *n = r->sf ? r->rec.n_retired : 0;
+    *n = r->cfg.sf ? r->rec.n_retired : 0;
     return *n ? r->rec.retired : NULL;
 }
 
@@ -425,12 +419,12 @@ bool qsf_ring_given_up(const qsf_ring *r, int64_t fsn) {
 }
 
 const qsf_recovery_loss *qsf_ring_losses(const qsf_ring *r, uint32_t *n) {
-    *n = r->sf ? r->rec.n_losses : 0;
+    *n = r->cfg.sf ? r->rec.n_losses : 0;
     return *n ? r->rec.losses : NULL;
 }
 
 const char *qsf_ring_slot_path(const qsf_ring *r) {
-    return r->sf ? r->rec.slot.path : NULL;
+    return r->cfg.sf ? r->rec.slot.path : NULL;
 }
 
 qsf_latch *qsf_ring_latch(qsf_ring *r) {
@@ -438,7 +432,7 @@ qsf_latch *qsf_ring_latch(qsf_ring *r) {
 }
 
 size_t qsf_ring_max_payload(const qsf_ring *r) {
-    return (size_t) qsf_seg_max_payload(r->seg_bytes);
+    return (size_t) qsf_seg_max_payload(r->cfg.seg_bytes);
 }
 
 int64_t qsf_ring_published_fsn(const qsf_ring *r) {
@@ -450,7 +444,7 @@ int64_t qsf_ring_acked_fsn(const qsf_ring *r) {
 }
 
 int64_t qsf_ring_planned_fsn(const qsf_ring *r) {
-    return atomic_load_explicit(&r->plan_fsn, memory_order_relaxed);
+    return atomic_load_explicit(&r->plan.fsn, memory_order_relaxed);
 }
 
 /* Published bytes of s (envelopes included) of frames above `acked`. */
@@ -467,7 +461,7 @@ uint64_t qsf_ring_pending_bytes(const qsf_ring *r) {
     int64_t acked = qsf_ring_acked_fsn(r);
     uint64_t n = 0;
     pthread_mutex_lock(&m->mu);
-    for (qsf_segment *s = r->head; s; s = atomic_load(&s->next)) {
+    for (qsf_segment *s = r->chain.head; s; s = atomic_load(&s->next)) {
         qsf_segment *nx = atomic_load(&s->next);
         if (!nx || nx->base_seq - 1 > acked)
             n += unacked_bytes_of(s, acked);
@@ -480,7 +474,7 @@ int64_t qsf_ring_created_us(const qsf_ring *r, int64_t fsn) {
     qsf_ring *m = (qsf_ring *) r;
     int64_t us = -1;
     pthread_mutex_lock(&m->mu);
-    for (qsf_segment *s = r->head; s; s = atomic_load(&s->next)) {
+    for (qsf_segment *s = r->chain.head; s; s = atomic_load(&s->next)) {
         qsf_segment *nx = atomic_load(&s->next);
         if (s->base_seq <= fsn && (!nx || fsn < nx->base_seq)) {
             us = qsf_get_i64(s->base + QSF_SFA_AT_CREATED);
@@ -500,17 +494,17 @@ uint64_t qsf_ring_backpressure_stalls(const qsf_ring *r) {
 }
 
 int qsf_ring_persist_acked(qsf_ring *r, qsf_errinfo *err) {
-    if (!r->sf || r->rec.watermark.fd < 0)
+    if (!r->cfg.sf || r->rec.watermark.fd < 0)
         return QSF_OK;
     int rc = QSF_OK;
-    pthread_mutex_lock(&r->wm_mu);
+    pthread_mutex_lock(&r->wm.mu);
     int64_t acked = qsf_ring_acked_fsn(r);
-    if (acked != r->persisted_acked) {
+    if (acked != r->wm.persisted) {
         rc = qsf_watermark_write(&r->rec.watermark, acked, err);
         if (rc == QSF_OK)
-            r->persisted_acked = acked;
+            r->wm.persisted = acked;
     }
-    pthread_mutex_unlock(&r->wm_mu);
+    pthread_mutex_unlock(&r->wm.mu);
     return rc;
 }
 
@@ -532,7 +526,7 @@ int qsf_ring_symdict_append(qsf_ring *r, uint32_t first, uint32_t count, const c
                             const uint32_t *lens, qsf_errinfo *err) {
     pthread_mutex_lock(&r->dict_mu);
     int rc = qsf_symdict_append(&r->rec.symdict, first, count, strs, lens, err);
-    if (r->sf)
+    if (r->cfg.sf)
         atomic_store(&r->dict_bytes, r->rec.symdict.valid_end);
     pthread_mutex_unlock(&r->dict_mu);
     return rc;

@@ -92,10 +92,6 @@ typedef struct qsf_recovery_report {
     bool manifest_repaired;    /* the manifest's bounds were corrected from the segments */
 } qsf_recovery_report;
 
-/* Status the I/O side keeps current so a full ring can say why (docs/DURABILITY.md §3.3;
- * docs/ERRORS.md §3). The ring calls this when composing the QSF_E_FULL message. */
-typedef void (*qsf_ring_status_fn)(void *user, char *buf, size_t cap);
-
 /* Opens (SF: lock, recover, sanitise; memory: allocate) and starts the manager
  * thread. Errors: QSF_E_LOCKED (holder PID), QSF_E_CORRUPT (names FSNs/files),
  * QSF_E_IO, QSF_E_NOSPC, QSF_E_UNSUPPORTED, QSF_E_NOMEM. On failure nothing stays
@@ -123,7 +119,16 @@ void qsf_ring_forsake(qsf_ring *r);
  * QSF_E_INVAL in memory mode. */
 int qsf_ring_mark_failed(qsf_ring *r, const char *reason, qsf_errinfo *err);
 
-void qsf_ring_set_status_fn(qsf_ring *r, qsf_ring_status_fn fn, void *user);
+/* A QSF_E_FULL that blames acknowledgements (the ring is full of unacknowledged
+ * frames) is completed by whoever holds the connection, with how it stands
+ * (docs/DURABILITY.md §3.3; docs/ERRORS.md §3): the ring knows nothing of it.
+ * qsf_ring_full_awaits_acks tells, on the producer right after the append
+ * that failed, whether the error was of that kind; qsf_ring_full_add_status
+ * adds "; " and `status` to its message, within the room its cause has
+ * (QSF_RING_FULL_CAUSE_MAX). */
+#define QSF_RING_FULL_CAUSE_MAX 384
+bool qsf_ring_full_awaits_acks(qsf_ring *r);
+void qsf_ring_full_add_status(qsf_errinfo *err, const char *status);
 
 /* A backpressure episode: one append call that had to wait for room
  * (qsf_ring_backpressure_stalls counts them; a wait for the manager's planned

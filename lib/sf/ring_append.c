@@ -29,7 +29,7 @@ static void maybe_early_wake(qsf_ring *r, qsf_segment *a) {
         return;
     a->early_woken = true;
     pthread_mutex_lock(&r->mu);
-    if (!r->spare)
+    if (!r->chain.spare)
         qsf_spares_kick_locked(r);
     pthread_mutex_unlock(&r->mu);
 }
@@ -37,9 +37,10 @@ static void maybe_early_wake(qsf_ring *r, qsf_segment *a) {
 /* The frame just written at `off` in s belongs to the open flush: its FSN
  * assigned, where the flush started remembered for an abort. */
 static void frame_joins_txn(qsf_ring *r, qsf_segment *s, uint64_t off, int64_t *fsn_out) {
-    qsf_assert(r->txn.open && s == r->active); /* frames go into the active segment, in a flush */
-    qsf_assert(!r->txn.seg || r->next_fsn >= r->txn.first_fsn);
-    qsf_ring_txn *t = &r->txn;
+    qsf_assert(r->prod.txn.open &&
+               s == r->chain.active); /* frames go into the active segment, in a flush */
+    qsf_assert(!r->prod.txn.seg || r->prod.next_fsn >= r->prod.txn.first_fsn);
+    qsf_ring_txn *t = &r->prod.txn;
     if (!t->seg) {
         t->seg = s;
         t->off = off;
@@ -49,7 +50,7 @@ static void frame_joins_txn(qsf_ring *r, qsf_segment *s, uint64_t off, int64_t *
         t->nsegs++;
     }
     t->last = s;
-    int64_t fsn = r->next_fsn++;
+    int64_t fsn = r->prod.next_fsn++;
     if (fsn_out)
         *fsn_out = fsn;
 }
@@ -67,15 +68,16 @@ static int write_frame(qsf_ring *r, qsf_segment *s, const void *payload, uint32_
 }
 
 int qsf_ring_manifest_back(qsf_ring *r, qsf_errinfo *err) {
-    if (!r->sf)
+    qsf_assert_producer(r);
+    if (!r->cfg.sf)
         return QSF_OK;
     pthread_mutex_lock(&r->mf_mu); /* the manager writes the manifest too (trim) */
     qsf_manifest *m = &r->rec.manifest;
-    bool ahead = m->active_base > r->active->base_seq;
-    int rc = ahead ? qsf_manifest_correct(m, m->head_base, r->active->base_seq, err) : QSF_OK;
+    bool ahead = m->active_base > r->chain.active->base_seq;
+    int rc = ahead ? qsf_manifest_correct(m, m->head_base, r->chain.active->base_seq, err) : QSF_OK;
     pthread_mutex_unlock(&r->mf_mu);
     if (ahead && rc == QSF_OK)
-        r->rotation_owed = false; /* what it owed was this; any other owed step stays owed */
+        r->prod.rotation_owed = false; /* what it owed was this; any other owed step stays owed */
     return rc;
 }
 
@@ -90,7 +92,7 @@ static int rotation_barriers(qsf_ring *r, qsf_segment *a, qsf_segment *sp, qsf_e
         return rc;
     bool planned = sp->header_durable && sp->base_seq == qsf_seg_end_fsn(a);
     rc = planned ? QSF_OK : qsf_seg_rebase(sp, qsf_seg_end_fsn(a), r->rec.slot.path, err);
-    if (rc != QSF_OK || !r->sf)
+    if (rc != QSF_OK || !r->cfg.sf)
         return rc;
     if (!planned) {
         (void) QSF_FAULT_POINT(QSF_FP_SPARE_REBASED);
@@ -116,8 +118,9 @@ static bool acked_segments_owned_locked(qsf_ring *r) {
     qsf_assert_held(&r->mu);
     int64_t acked = qsf_ring_acked_fsn(r);
     uint64_t unacked = 0;
-    for (qsf_segment *s = r->head; s; s = atomic_load_explicit(&s->next, memory_order_acquire))
-        if (s == r->active || qsf_seg_end_fsn(s) - 1 > acked)
+    for (qsf_segment *s = r->chain.head; s;
+         s = atomic_load_explicit(&s->next, memory_order_acquire))
+        if (s == r->chain.active || qsf_seg_end_fsn(s) - 1 > acked)
             unacked += s->size;
     return atomic_load(&r->owned_bytes) > unacked;
 }
@@ -125,7 +128,7 @@ static bool acked_segments_owned_locked(qsf_ring *r) {
 static int no_spare_cause_locked(qsf_ring *r) {
     qsf_assert_held(&r->mu);
     if (qsf_ring_spare_fits_locked(r))
-        return r->create_err[0] ? QSF_STALL_CREATE : QSF_STALL_SPARE;
+        return r->stall.create_err[0] ? QSF_STALL_CREATE : QSF_STALL_SPARE;
     return acked_segments_owned_locked(r) ? QSF_STALL_TRIM : QSF_STALL_SPACE;
 }
 
@@ -134,21 +137,22 @@ static int no_spare_cause_locked(qsf_ring *r) {
  * mode must first make the full segment durable. */
 static int rotation_blocked_locked(qsf_ring *r, qsf_segment *a) {
     qsf_assert_held(&r->mu);
+    qsf_assert_producer(r); /* it alone writes the stall cause */
     /* one rotation at a time, from the chain's last segment into another */
-    qsf_assert(!r->rotating && !atomic_load(&a->next) && r->spare != a);
+    qsf_assert(!r->chain.rotating && !atomic_load(&a->next) && r->chain.spare != a);
     qsf_ring_spare_from_pool_locked(r);
-    if (!r->spare) {
-        r->stall_cause = no_spare_cause_locked(r);
+    if (!r->chain.spare) {
+        r->stall.cause = no_spare_cause_locked(r);
         return 1;
     }
-    if (r->planning) { /* the spare thread is writing the spare's header */
-        r->stall_cause = QSF_STALL_PLAN;
+    if (r->plan.planning) { /* the spare thread is writing the spare's header */
+        r->stall.cause = QSF_STALL_PLAN;
         return 2;
     }
-    if (r->durability == QSF_DUR_PERIODIC &&
+    if (r->cfg.durability == QSF_DUR_PERIODIC &&
         atomic_load(&a->durable_off) < atomic_load(&a->written_off)) {
-        r->sync_requested = true;
-        r->stall_cause = QSF_STALL_PERIODIC;
+        r->mgr.sync_requested = true;
+        r->stall.cause = QSF_STALL_PERIODIC;
         return 1;
     }
     return 0;
@@ -157,19 +161,20 @@ static int rotation_blocked_locked(qsf_ring *r, qsf_segment *a) {
 /* Rotates to the spare if one is ready. TRY_ROTATED, or another TRY_* with
  * *gen set to the wake generation observed while deciding. */
 static int try_rotate(qsf_ring *r, uint64_t *gen) {
-    qsf_segment *a = r->active;
+    qsf_assert_producer(r);
+    qsf_segment *a = r->chain.active;
     pthread_mutex_lock(&r->mu);
-    *gen = r->wake_gen;
+    *gen = r->stall.wake_gen;
     int blocked = rotation_blocked_locked(r, a);
     if (blocked) {
         qsf_mgr_kick_locked(r); /* a checkpoint or a plan to finish, or no spare */
-        if (!r->spare)
+        if (!r->chain.spare)
             qsf_spares_kick_locked(r);
         pthread_mutex_unlock(&r->mu);
         return blocked == 2 ? TRY_PLANNING : TRY_WAIT;
     }
-    qsf_segment *sp = r->spare;
-    r->rotating = true;
+    qsf_segment *sp = r->chain.spare;
+    r->chain.rotating = true;
     pthread_mutex_unlock(&r->mu);
 
     qsf_errinfo e;
@@ -178,31 +183,31 @@ static int try_rotate(qsf_ring *r, uint64_t *gen) {
      * written, its fsync failed): from then on nothing may be appended to the
      * active segment, even a frame small enough to fit, or the slot would
      * end in an FSN gap. Owed until a rotation succeeds. */
-    r->rotation_owed = rc != QSF_OK;
+    r->prod.rotation_owed = rc != QSF_OK;
 
     pthread_mutex_lock(&r->mu);
-    r->rotating = false;
+    r->chain.rotating = false;
     if (rc != QSF_OK) { /* the rotation did not happen; the spare stays the spare */
-        snprintf(r->rotate_err, sizeof r->rotate_err, "%s", e.msg);
-        r->stall_cause = QSF_STALL_ROTATE;
-        *gen = r->wake_gen;
+        snprintf(r->prod.rotate_err, sizeof r->prod.rotate_err, "%s", e.msg);
+        r->stall.cause = QSF_STALL_ROTATE;
+        *gen = r->stall.wake_gen;
         pthread_mutex_unlock(&r->mu);
         return TRY_WAIT;
     }
-    qsf_assert(r->spare == sp); /* nobody replaces a spare while it is rotated into */
-    r->spare = NULL;
-    r->rotate_err[0] = 0;
+    qsf_assert(r->chain.spare == sp); /* nobody replaces a spare while it is rotated into */
+    r->chain.spare = NULL;
+    r->prod.rotate_err[0] = 0;
     if (a->frame_count > 0)
-        r->frame_bytes_avg = (a->append_off - QSF_SFA_HEADER_SIZE) / a->frame_count;
-    atomic_store_explicit(&r->plan_fsn, -1, memory_order_relaxed);
+        r->plan.frame_bytes_avg = (a->append_off - QSF_SFA_HEADER_SIZE) / a->frame_count;
+    atomic_store_explicit(&r->plan.fsn, -1, memory_order_relaxed);
     atomic_store_explicit(&a->next, sp, memory_order_release);
     /* Without frames of the open flush `a` is final: sealed now, so the reader
      * may move on (and the manager trim it) at once. Otherwise when the flush
      * commits (ring_txn.c). */
-    if (r->txn.last != a)
+    if (r->prod.txn.last != a)
         qsf_seg_seal(a);
-    r->active = sp;
-    r->live++;
+    r->chain.active = sp;
+    r->chain.live++;
     qsf_mgr_kick_locked(r);    /* the sealed segment may be trimmable */
     qsf_spares_kick_locked(r); /* the next spare */
     pthread_mutex_unlock(&r->mu);
@@ -212,6 +217,7 @@ static int try_rotate(qsf_ring *r, uint64_t *gen) {
 /* Waits until woken (wake_gen moves), a terminal failure is latched, or one
  * wait step passes. Returns the latched terminal code or 0. */
 static int wait_for_space(qsf_ring *r, uint64_t gen, int64_t remaining_ns) {
+    qsf_assert_producer(r);
     pthread_mutex_lock(&r->mu);
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -219,8 +225,8 @@ static int wait_for_space(qsf_ring *r, uint64_t gen, int64_t remaining_ns) {
     int64_t ns = ts.tv_nsec + step;
     ts.tv_sec += ns / 1000000000;
     ts.tv_nsec = ns % 1000000000;
-    while (r->wake_gen == gen && !qsf_latch_code(r->latch)) {
-        if (pthread_cond_timedwait(&r->space_cv, &r->mu, &ts) != 0)
+    while (r->stall.wake_gen == gen && !qsf_latch_code(r->latch)) {
+        if (pthread_cond_timedwait(&r->stall.space_cv, &r->mu, &ts) != 0)
             break;
     }
     int code = qsf_latch_code(r->latch);
@@ -232,7 +238,8 @@ static int wait_for_space(qsf_ring *r, uint64_t gen, int64_t remaining_ns) {
 static const char *waiting_for(const qsf_ring *r, int cause) {
     switch (cause) {
     case QSF_STALL_TRIM:
-        return r->sf ? "acknowledged segments to be removed" : "acknowledged segments to be freed";
+        return r->cfg.sf ? "acknowledged segments to be removed"
+                         : "acknowledged segments to be freed";
     case QSF_STALL_SPARE:
         return "the next segment to be prepared";
     case QSF_STALL_PERIODIC:
@@ -252,41 +259,39 @@ static void space_text(qsf_ring *r, int cause, char *buf, size_t cap) {
     int64_t pub = qsf_ring_published_fsn(r), acked = qsf_ring_acked_fsn(r);
     pthread_mutex_lock(&r->mu);
     char trim_err[QSF_ERRINFO_MSG_MAX];
-    snprintf(trim_err, sizeof trim_err, "%s", r->trim_err);
+    snprintf(trim_err, sizeof trim_err, "%s", r->stall.trim_err);
     pthread_mutex_unlock(&r->mu);
     if (cause == QSF_STALL_TRIM && trim_err[0])
         snprintf(buf, cap,
                  "acknowledged segments cannot be removed (retrying): %.250s "
                  "(sf_max_total_bytes=%" PRIu64 ")",
-                 trim_err, r->cap_bytes);
+                 trim_err, r->cfg.cap_bytes);
     else if (cause == QSF_STALL_TRIM || acked >= pub)
         snprintf(buf, cap,
                  "waiting for acknowledged segments to be %s (sf_max_total_bytes=%" PRIu64
                  "; acked FSN %" PRId64 " of published %" PRId64 ")",
-                 r->sf ? "removed" : "freed", r->cap_bytes, acked, pub);
+                 r->cfg.sf ? "removed" : "freed", r->cfg.cap_bytes, acked, pub);
     else
         snprintf(
             buf, cap,
             "acknowledgements not keeping up (the server is slow, or sf_max_total_bytes=%" PRIu64
             " is too small): acked FSN %" PRId64 " of published %" PRId64,
-            r->cap_bytes, acked, pub);
+            r->cfg.cap_bytes, acked, pub);
 }
 
 static void cause_text(qsf_ring *r, char *buf, size_t cap) {
     pthread_mutex_lock(&r->mu);
-    int cause = r->stall_cause;
-    qsf_ring_status_fn fn = r->status_fn;
-    void *user = r->status_user;
+    int cause = r->stall.cause;
     switch (cause) {
     case QSF_STALL_PERIODIC:
         snprintf(buf, cap, "waiting for a periodic disk sync (sf_sync_interval_millis=%" PRId64 ")",
-                 r->sync_interval_ms);
+                 r->cfg.sync_interval_ms);
         break;
     case QSF_STALL_CREATE:
-        snprintf(buf, cap, "cannot create a new segment: %.300s", r->create_err);
+        snprintf(buf, cap, "cannot create a new segment: %.300s", r->stall.create_err);
         break;
     case QSF_STALL_ROTATE:
-        snprintf(buf, cap, "cannot switch to a new segment: %.300s", r->rotate_err);
+        snprintf(buf, cap, "cannot switch to a new segment: %.300s", r->prod.rotate_err);
         break;
     case QSF_STALL_PLAN:
         snprintf(buf, cap, "waiting for the next segment's header to reach the disk");
@@ -298,23 +303,39 @@ static void cause_text(qsf_ring *r, char *buf, size_t cap) {
         buf[0] = 0;
     }
     pthread_mutex_unlock(&r->mu);
-    if (buf[0])
-        return;
-    space_text(r, cause, buf, cap);
-    size_t n = strlen(buf);
-    /* Called without the ring mutex: the I/O side may take its own locks. */
-    if (fn && cause == QSF_STALL_SPACE && n + 2 < cap) {
-        memcpy(buf + n, "; ", 3);
-        fn(user, buf + n + 2, cap - n - 2);
-    }
+    if (!buf[0])
+        space_text(r, cause, buf, cap);
 }
 
+#define FULL_CAUSE_AT " ms: " /* ends the message's head: the cause follows */
+
 static int full_error(qsf_ring *r, int64_t waited_ns, qsf_errinfo *err) {
-    char cause[384];
+    char cause[QSF_RING_FULL_CAUSE_MAX];
     cause_text(r, cause, sizeof cause);
     return qsf_err_set(err, QSF_E_FULL, QSF_ERRF_RETRIABLE, 0,
-                       "store-and-forward ring full for %" PRId64 " ms: %s", waited_ns / 1000000,
-                       cause);
+                       "store-and-forward ring full for %" PRId64 FULL_CAUSE_AT "%s",
+                       waited_ns / 1000000, cause);
+}
+
+/* The producer alone sets stall_cause, so it still names the wait that
+ * failed. */
+bool qsf_ring_full_awaits_acks(qsf_ring *r) {
+    qsf_assert_producer(r);
+    pthread_mutex_lock(&r->mu);
+    bool space = r->stall.cause == QSF_STALL_SPACE;
+    pthread_mutex_unlock(&r->mu);
+    return space;
+}
+
+/* The status shares the cause's room, as when it was written into it. */
+void qsf_ring_full_add_status(qsf_errinfo *err, const char *status) {
+    char *cause = strstr(err->msg, FULL_CAUSE_AT);
+    if (!cause)
+        return;
+    cause += strlen(FULL_CAUSE_AT);
+    size_t n = strlen(cause);
+    if (n + 2 < QSF_RING_FULL_CAUSE_MAX)
+        snprintf(cause + n, QSF_RING_FULL_CAUSE_MAX - n, "; %s", status);
 }
 
 int qsf_ring_latched_error(qsf_ring *r, qsf_errinfo *err) {
@@ -322,8 +343,8 @@ int qsf_ring_latched_error(qsf_ring *r, qsf_errinfo *err) {
     if (code)
         return code;
     pthread_mutex_lock(&r->mu);
-    qsf_err_copy(err, &r->dur_err);
-    code = r->dur_err.code ? r->dur_err.code : QSF_E_DURABILITY;
+    qsf_err_copy(err, &r->stall.dur_err);
+    code = r->stall.dur_err.code ? r->stall.dur_err.code : QSF_E_DURABILITY;
     pthread_mutex_unlock(&r->mu);
     return code;
 }
@@ -332,7 +353,7 @@ int qsf_ring_latched_error(qsf_ring *r, qsf_errinfo *err) {
 
 static int stall_cause(qsf_ring *r) {
     pthread_mutex_lock(&r->mu);
-    int c = r->stall_cause;
+    int c = r->stall.cause;
     pthread_mutex_unlock(&r->mu);
     return c;
 }
@@ -344,8 +365,8 @@ static void episode_report(qsf_ring *r, qsf_ring_episode *ep, int phase, int64_t
     ep->cause[0] = 0;
     if (phase != QSF_RING_EPISODE_END)
         cause_text(r, ep->cause, sizeof ep->cause);
-    if (r->episode_fn)
-        r->episode_fn(r->episode_user, phase, ep);
+    if (r->prod.episode_fn)
+        r->prod.episode_fn(r->prod.episode_user, phase, ep);
     else if (phase == QSF_RING_EPISODE_LONG)
         QSF_LOGW("store-and-forward ring backpressured for %" PRId64 " ms: %s", waited / 1000000,
                  ep->cause);
@@ -366,21 +387,21 @@ static void episode_begin(qsf_ring *r, qsf_ring_episode *ep) {
  * waste it), or the rotation could not happen (no spare, a checkpoint first,
  * a failed barrier, which leaves the rotation owed: see try_rotate). */
 static void rotate_as_planned(qsf_ring *r) {
-    qsf_segment *a = r->active;
+    qsf_segment *a = r->chain.active;
     uint64_t room = a->size - QSF_SFA_HEADER_SIZE;
     uint64_t gen;
-    if (a->size - a->append_off <= room / 16 + r->frame_bytes_avg &&
+    if (a->size - a->append_off <= room / 16 + r->plan.frame_bytes_avg &&
         try_rotate(r, &gen) == TRY_ROTATED)
         return; /* try_rotate cleared the plan */
-    atomic_store_explicit(&r->plan_fsn, -1, memory_order_relaxed);
+    atomic_store_explicit(&r->plan.fsn, -1, memory_order_relaxed);
 }
 
 /* Segments the ring may ever hold at once: the cap less the dictionary file,
  * at least the live-segment floor. */
 static uint32_t cap_segments(const qsf_ring *r) {
     uint64_t dict = atomic_load(&r->dict_bytes);
-    uint64_t room = r->cap_bytes > dict ? r->cap_bytes - dict : 0;
-    uint64_t n = room / r->seg_bytes;
+    uint64_t room = r->cfg.cap_bytes > dict ? r->cfg.cap_bytes - dict : 0;
+    uint64_t n = room / r->cfg.seg_bytes;
     return n < QSF_MIN_LIVE_SEGMENTS ? QSF_MIN_LIVE_SEGMENTS : (uint32_t) n;
 }
 
@@ -389,7 +410,7 @@ static uint32_t cap_segments(const qsf_ring *r) {
  * only once it is published). */
 static int never_fits(qsf_ring *r, uint32_t len, qsf_errinfo *err) {
     uint32_t cap = cap_segments(r);
-    if (!r->txn.seg || r->txn.nsegs + 1 <= cap)
+    if (!r->prod.txn.seg || r->prod.txn.nsegs + 1 <= cap)
         return QSF_OK;
     return qsf_err_set(err, QSF_E_TOO_LARGE, 0, 0,
                        "flush too large for the ring: its first %" PRId64
@@ -398,19 +419,19 @@ static int never_fits(qsf_ring *r, uint32_t len, qsf_errinfo *err) {
                        "%" PRIu64 " (less %" PRIu64
                        " bytes of .symbol-dict) holds %u; nothing was published (raise "
                        "sf_max_total_bytes, or flush fewer rows at a time)",
-                       r->next_fsn - r->txn.first_fsn, r->txn.nsegs, r->seg_bytes, len,
-                       r->cap_bytes, atomic_load(&r->dict_bytes), cap);
+                       r->prod.next_fsn - r->prod.txn.first_fsn, r->prod.txn.nsegs,
+                       r->cfg.seg_bytes, len, r->cfg.cap_bytes, atomic_load(&r->dict_bytes), cap);
 }
 
 /* No spare can be created (the disk is full), or none fits because trims
  * keep failing (their segments' files stay, and stay counted), but the active
  * segment holds only acknowledged frames: it becomes the next segment itself. */
 static bool reuse_in_place(qsf_ring *r) {
-    qsf_segment *a = r->active;
+    qsf_segment *a = r->chain.active;
     pthread_mutex_lock(&r->mu);
-    bool no_spare =
-        r->stall_cause == QSF_STALL_CREATE || (r->stall_cause == QSF_STALL_TRIM && r->trim_err[0]);
-    bool ok = (r->reuse_owed || no_spare) && qsf_ring_reusable_locked(r);
+    bool no_spare = r->stall.cause == QSF_STALL_CREATE ||
+                    (r->stall.cause == QSF_STALL_TRIM && r->stall.trim_err[0]);
+    bool ok = (r->prod.reuse_owed || no_spare) && qsf_ring_reusable_locked(r);
     pthread_mutex_unlock(&r->mu);
     qsf_errinfo e;
     if (!ok)
@@ -420,10 +441,10 @@ static bool reuse_in_place(qsf_ring *r) {
         /* Once its frames are gone under a new base, the segment takes no
          * frame before its manifest step is done: the manifest still names
          * the old base, and frames above it would be an FSN gap. */
-        r->reuse_owed = r->rotation_owed = a->frame_count == 0;
+        r->prod.reuse_owed = r->prod.rotation_owed = a->frame_count == 0;
         return false;
     }
-    r->reuse_owed = r->rotation_owed = false;
+    r->prod.reuse_owed = r->prod.rotation_owed = false;
     return true;
 }
 
@@ -431,14 +452,14 @@ static bool reuse_in_place(qsf_ring *r) {
  * deadline. *ep is the episode once waiting for room began (ep->waiting set). */
 static int rotate_or_wait(qsf_ring *r, const void *payload, uint32_t len, int64_t *fsn_out,
                           qsf_ring_episode *ep, qsf_errinfo *err) {
-    int64_t start = qsf_ring_now_ns(), deadline = r->append_deadline_ms * 1000000;
+    int64_t start = qsf_ring_now_ns(), deadline = r->cfg.append_deadline_ms * 1000000;
     bool warned = false;
     for (;;) {
         uint64_t gen;
         int t = TRY_WAIT;
-        if (r->reuse_owed) { /* finished before anything else, even with a spare */
+        if (r->prod.reuse_owed) { /* finished before anything else, even with a spare */
             pthread_mutex_lock(&r->mu);
-            gen = r->wake_gen;
+            gen = r->stall.wake_gen;
             pthread_mutex_unlock(&r->mu);
         } else {
             t = try_rotate(r, &gen);
@@ -452,7 +473,7 @@ static int rotate_or_wait(qsf_ring *r, const void *payload, uint32_t len, int64_
             continue;
         }
         if (t == TRY_ROTATED || (t == TRY_WAIT && reuse_in_place(r))) {
-            int w = write_frame(r, r->active, payload, len, fsn_out, err);
+            int w = write_frame(r, r->chain.active, payload, len, fsn_out, err);
             if (w == 0)
                 return qsf_err_set(err, QSF_E_INTERNAL, 0, 0,
                                    "frame of %u bytes did not fit "
@@ -467,7 +488,7 @@ static int rotate_or_wait(qsf_ring *r, const void *payload, uint32_t len, int64_
         int64_t waited = qsf_ring_now_ns() - start;
         if (waited >= deadline)
             return full_error(r, waited, err);
-        if (!warned && waited >= r->episode_long_ns) {
+        if (!warned && waited >= r->prod.episode_long_ns) {
             warned = true;
             episode_report(r, ep, QSF_RING_EPISODE_LONG, waited);
         }
@@ -485,9 +506,10 @@ static bool latched(const qsf_ring *r) {
  * rotation is owed, or a fresh flush's first frame must start a new segment
  * (append_slow rotates first). */
 static bool active_takes_next(qsf_ring *r) {
-    if (r->next_fsn == atomic_load_explicit(&r->plan_fsn, memory_order_relaxed))
+    if (r->prod.next_fsn == atomic_load_explicit(&r->plan.fsn, memory_order_relaxed))
         rotate_as_planned(r);
-    return !r->rotation_owed && !(r->txn.fresh && !r->txn.seg && r->active->frame_count > 0);
+    return !r->prod.rotation_owed &&
+           !(r->prod.txn.fresh && !r->prod.txn.seg && r->chain.active->frame_count > 0);
 }
 
 static int append_slow(qsf_ring *r, const void *payload, uint32_t len, int64_t *fsn_out,
@@ -507,18 +529,18 @@ static int append_slow(qsf_ring *r, const void *payload, uint32_t len, int64_t *
 
 static int txn_append(qsf_ring *r, const void *payload, size_t len, int64_t *fsn_out,
                       qsf_errinfo *err) {
-    if (!r->txn.open)
+    if (!r->prod.txn.open)
         return qsf_err_set(err, QSF_E_STATE, 0, 0, "ring append outside a flush");
-    if (len > qsf_seg_max_payload(r->seg_bytes))
+    if (len > qsf_seg_max_payload(r->cfg.seg_bytes))
         return qsf_err_set(err, QSF_E_TOO_LARGE, 0, 0,
                            "payload too large for segment: %zu bytes, segment holds at most "
                            "%" PRIu64,
-                           len, qsf_seg_max_payload(r->seg_bytes));
+                           len, qsf_seg_max_payload(r->cfg.seg_bytes));
     if (latched(r))
         return qsf_ring_latched_error(r, err);
     if (!active_takes_next(r))
         return append_slow(r, payload, (uint32_t) len, fsn_out, err); /* rotates first */
-    qsf_segment *a = r->active;
+    qsf_segment *a = r->chain.active;
     int w = write_frame(r, a, payload, (uint32_t) len, fsn_out, err);
     if (w == 1) {
         maybe_early_wake(r, a);
@@ -534,7 +556,8 @@ static int txn_append(qsf_ring *r, const void *payload, size_t len, int64_t *fsn
  * without it; a frame that fails to go in takes it back. */
 int qsf_ring_txn_append(qsf_ring *r, const void *payload, size_t len, int64_t *fsn_out,
                         qsf_errinfo *err) {
-    int rc = r->txn.open ? qsf_ring_srcpos_before_frame(r, payload, len, err) : QSF_OK;
+    qsf_assert_producer(r);
+    int rc = r->prod.txn.open ? qsf_ring_srcpos_before_frame(r, payload, len, err) : QSF_OK;
     if (rc == QSF_OK)
         rc = txn_append(r, payload, len, fsn_out, err);
     if (rc != QSF_OK)
@@ -550,15 +573,15 @@ int qsf_ring_txn_append(qsf_ring *r, const void *payload, size_t len, int64_t *f
  * frame's bytes do (qsf_ring_txn_append), and sealing a placed frame cannot
  * fail. */
 uint8_t *qsf_ring_txn_place(qsf_ring *r, size_t cap) {
-    if (!r->txn.open || r->srcpos_pending_len || latched(r) || !active_takes_next(r) ||
-        r->active->frames_by_pwrite)
+    if (!r->prod.txn.open || r->prod.srcpos_pending_len || latched(r) || !active_takes_next(r) ||
+        r->chain.active->frames_by_pwrite)
         return NULL;
-    return qsf_seg_place(r->active, cap);
+    return qsf_seg_place(r->chain.active, cap);
 }
 
 void qsf_ring_txn_append_placed(qsf_ring *r, size_t len, int64_t *fsn_out) {
-    qsf_assert(r->txn.open);
-    qsf_segment *a = r->active;
+    qsf_assert(r->prod.txn.open);
+    qsf_segment *a = r->chain.active;
     uint64_t off = a->append_off;
     (void) QSF_FAULT_POINT(QSF_FP_FRAME_PLACED);
     qsf_seg_write_placed(a, (uint32_t) len);
@@ -567,6 +590,6 @@ void qsf_ring_txn_append_placed(qsf_ring *r, size_t len, int64_t *fsn_out) {
 }
 
 void qsf_ring_txn_unplace(qsf_ring *r, size_t cap) {
-    qsf_assert(r->txn.open);
-    qsf_seg_unplace(r->active, cap);
+    qsf_assert(r->prod.txn.open);
+    qsf_seg_unplace(r->chain.active, cap);
 }

@@ -1,11 +1,26 @@
 /* Internals of the ring shared by ring.c (producer, reader, open/close),
- * manager.c (spares, trim, checkpoints) and barrier.c (data barriers).
+ * ring_append.c and ring_txn.c (producer), manager.c (trim, prefault,
+ * checkpoints), spares.c and rotation_plan.c (the spare thread), cursor.c
+ * (reader) and barrier.c (data barriers).
  *
  * The chain of live segments, oldest first:
  *
  *   head -> sealed -> sealed -> ... -> active      spare (not linked)
  *                                                  pending[] (trimmed, file
  *                                                  not yet gone; still counted)
+ *
+ * struct qsf_ring groups its fields by owner:
+ *
+ *   prod   the producer's, no lock         mgr    the manager thread's
+ *   chain  the chain, under mu             spr    the spare provisioner's
+ *   stall  a waiting producer's, under mu  plan   the planned rotation
+ *   wm     the .ack-watermark's writers, under wm.mu
+ *   cfg    written by open, then read by all
+ *
+ * and keeps at the top level what everyone reads: the recovered slot, the
+ * FSNs, the byte counts and the latches (atomics), and the locks. Each
+ * group's comment gives its rule; debug builds check them (qsf_assert_held,
+ * qsf_assert_producer, qsf_ring_on).
  *
  * Locking: `mu` guards the chain shape (head, active pointer changes, spare,
  * pending), the byte accounting and the wait/wake state. The producer appends
@@ -17,6 +32,7 @@
 #define QSF_RING_INT_H
 
 #include "latch.h"
+#include "qsf_assert.h"
 #include "sf/recover.h"
 #include "sf/ring.h"
 #include "sf/segment.h"
@@ -86,14 +102,155 @@ enum qsf_stall_cause {
     QSF_STALL_PLAN,     /* the spare thread is syncing the spare's planned header */
 };
 
-struct qsf_ring {
-    /* configuration */
-    bool sf;
+/* The configuration: written once by open (ring_alloc) before any thread
+ * starts, then only read, by every thread, without a lock. */
+typedef struct qsf_ring_cfg {
+    bool sf; /* a slot directory backs the ring (else memory mode) */
     int durability;
     uint64_t seg_bytes;
     uint64_t cap_bytes; /* effective: max(total, 2 * segment) */
     int64_t sync_interval_ms;
     int64_t append_deadline_ms;
+} qsf_ring_cfg;
+
+/* The chain (see the diagram above), under mu: every change to it is made
+ * holding mu, by the producer (rotation, an aborted flush's segments), the
+ * manager (trim, pool) or the spare thread (spare). Each reads it under mu,
+ * except the producer, which reads `active` without it (no one else changes
+ * it). */
+typedef struct qsf_ring_chain {
+    qsf_segment *head;
+    qsf_segment *active;
+    qsf_segment *spare;
+    qsf_segment *pending[QSF_MAX_TRIMS_PER_PASS];
+    int npending;
+    qsf_segment *pool[QSF_MEM_POOL]; /* memory mode: trimmed buffers kept for reuse */
+    int npool;
+    int pool_low;             /* fewest buffers pooled since the last check */
+    int64_t pool_check_ns;    /* when the pool was last checked */
+    uint32_t live;            /* segments in the chain, or taken out by a trim that has not
+                                 given their bytes back yet (qsf_ring_spare_fits_locked) */
+    bool rotating;            /* the producer holds the spare for rotation */
+    qsf_segment *prefaulting; /* the segment the manager populates outside mu; an
+                                 abort that drops it waits on space_cv until it is NULL */
+    bool prefault_waited;     /* such an abort is waiting */
+} qsf_ring_chain;
+
+/* A waiting producer's side, under mu: what it waits on and why it may not
+ * go on. The producer writes cause; the manager dur_err and trim_err, the
+ * spare provisioner create_err; whoever frees room or ends a failure bumps
+ * wake_gen and broadcasts space_cv (qsf_ring_wake_producers_locked). */
+typedef struct qsf_ring_stall {
+    pthread_cond_t space_cv;              /* the producer waits for space / a spare */
+    uint64_t wake_gen;                    /* bumped by every broadcast of space_cv */
+    int cause;                            /* enum qsf_stall_cause: why the producer last waited */
+    qsf_errinfo dur_err;                  /* the latched periodic checkpoint failure */
+    char create_err[QSF_ERRINFO_MSG_MAX]; /* last spare creation failure */
+    char trim_err[QSF_ERRINFO_MSG_MAX];   /* why trims fail ("" once one succeeds) */
+} qsf_ring_stall;
+
+/* .ack-watermark follows ackedFsn within milliseconds (qsf_ring_persist_acked):
+ * written by the I/O thread when acks advance and by the manager's passes,
+ * whichever comes first, so a manager stuck in a slow barrier does not hold
+ * it back. mu orders those writes with trim's write + sync; persisted is
+ * read and written only under it. */
+typedef struct qsf_ring_wm {
+    pthread_mutex_t mu;
+    int64_t persisted; /* last value written to .ack-watermark */
+} qsf_ring_wm;
+
+/* Planned rotation (rotation_plan.c), the spare thread's: fsn is the FSN at
+ * which the producer switches to the spare whose header already holds it
+ * durably, or -1. The spare thread writes fsn and planning under the ring's
+ * mu and the producer clears fsn; the producer reads fsn on every append as
+ * a hint, and decides under mu. */
+typedef struct qsf_ring_plan {
+    _Atomic int64_t fsn;
+    uint64_t frame_bytes_avg; /* bytes per frame of the last sealed segment: written by
+                                 the producer under mu, read by the spare thread under mu */
+    bool planning;            /* under mu: the spare thread is writing the spare's header */
+} qsf_ring_plan;
+
+/* The producer's state: the thread that appends, flushes and rotates (one at
+ * a time: the sender's caller) reads and writes it without a lock; no other
+ * thread touches it while the ring runs (qsf_assert_producer); open sets it
+ * up and close reads it after the threads stopped. */
+typedef struct qsf_ring_prod {
+    int64_t next_fsn;
+    qsf_ring_txn txn; /* the open flush */
+    /* Source positions (ring_srcpos.c): the log, and the position the next
+     * commit carries (length 0: none). */
+    qsf_srcpos_log srcpos;
+    bool srcpos_ready;
+    uint32_t srcpos_pending_len;
+    uint8_t srcpos_pending[QSF_SRCPOS_MAX];
+    bool rotation_owed;                   /* a rotation's barriers failed; until one succeeds no
+                                             frame may go into the active segment */
+    bool reuse_owed;                      /* the active segment was reused in place but its
+                                             manifest step failed: that step is retried before
+                                             anything else (and rotation_owed is set meanwhile) */
+    char rotate_err[QSF_ERRINFO_MSG_MAX]; /* last rotation barrier failure */
+    qsf_ring_episode_fn episode_fn;       /* backpressure episodes (ring.h) */
+    void *episode_user;
+    int64_t episode_long_ns;
+} qsf_ring_prod;
+
+/* The manager thread's state (manager.c). Its own: the idle backoff, the
+ * checkpoint and trim timing, written only by the manager (start sets
+ * next_sync_ns before the thread runs); stop/kick/sync_requested are its
+ * inbox, written by others under mu; thread and started belong to open and
+ * close. */
+typedef struct qsf_ring_mgr {
+    pthread_t thread;
+    _Atomic pthread_t self; /* pthread_self() of the running manager, for qsf_ring_on */
+    bool started;
+    pthread_cond_t cv;   /* the manager waits for work */
+    bool stop;           /* under mu */
+    bool kick;           /* under mu: woken with work */
+    bool sync_requested; /* under mu: rotation asked for a checkpoint */
+    /* The idle backoff (manager.c, next_wait): the manager's wait, and what
+     * the ring showed at its last pass; dozing while the wait is longer than
+     * the tick, so that the next flush wakes it (ring_txn.c). */
+    int64_t wait_ns, seen_pub, seen_acked;
+    atomic_bool dozing;
+    _Atomic uint64_t passes; /* qsf_ring_manager_passes */
+    int64_t next_sync_ns;    /* periodic checkpoint due */
+    qsf_retry trim_retry[QSF_TRIM_STAGES];
+} qsf_ring_mgr;
+
+/* The spare provisioner's state (spares.c): the spare thread of a ring with a
+ * slot directory, else the manager (memory mode), owns next_gen, create_retry
+ * and the creation log's timing without a lock; stop/kick are its inbox,
+ * under mu; thread and started belong to open and close. */
+typedef struct qsf_ring_spr {
+    pthread_t thread;
+    _Atomic pthread_t self; /* pthread_self() of the running spare thread */
+    bool started;           /* the thread runs: open and close only */
+    pthread_cond_t cv;
+    bool stop;         /* under mu */
+    bool kick;         /* under mu: woken with work */
+    uint64_t next_gen; /* next segment file counter */
+    int64_t last_create_log_ns;
+    bool create_logged;
+    qsf_retry create_retry;  /* spare creation after a failure: 4 ms doubling to 1.024 s */
+    _Atomic uint64_t passes; /* qsf_ring_spare_passes */
+} qsf_ring_spr;
+
+/* Debug checks of who runs: whether the calling thread is the one that
+ * recorded itself in *self as it started (qsf_ring_on_start; a thread never
+ * started, or joined, matches none). Atomic, as the producer's checks read
+ * it while the thread starts: relaxed is enough, a thread sees its own store
+ * and any other sees an id that is not its own. */
+#define qsf_ring_on(self)                                                                          \
+    pthread_equal(atomic_load_explicit((self), memory_order_relaxed), pthread_self())
+#define qsf_ring_on_start(self) atomic_store_explicit((self), pthread_self(), memory_order_relaxed)
+#define qsf_ring_on_end(self)   atomic_store_explicit((self), (pthread_t) 0, memory_order_relaxed)
+/* Producer-only state is never touched by the ring's own threads. */
+#define qsf_assert_producer(r)                                                                     \
+    qsf_assert(!qsf_ring_on(&(r)->mgr.self) && !qsf_ring_on(&(r)->spr.self))
+
+struct qsf_ring {
+    qsf_ring_cfg cfg; /* set by open, then only read */
 
     /* SF backing: slot, watermark, manifest and dictionary handles as
      * recovery left them (rec.symdict is the memory-only dictionary in memory
@@ -102,106 +259,31 @@ struct qsf_ring {
     pthread_mutex_t mf_mu;   /* manifest writes: rotating producer vs trimming manager */
     pthread_mutex_t dict_mu; /* dictionary append (producer) vs sync (manager) */
     pthread_mutex_t sync_mu; /* data barriers (manager, producer) vs zeroing an aborted flush */
-    uint64_t next_gen;       /* next segment file counter (spare thread) */
     _Atomic uint64_t dict_bytes;
 
     /* chain (see the diagram above) */
     pthread_mutex_t mu;
-    pthread_cond_t space_cv; /* producer waits for space / a spare */
-    pthread_cond_t mgr_cv;   /* manager waits for work */
-    qsf_segment *head;
-    qsf_segment *active;
-    qsf_segment *spare;
-    qsf_segment *pending[QSF_MAX_TRIMS_PER_PASS];
-    int npending;
-    qsf_segment *pool[QSF_MEM_POOL]; /* memory mode: trimmed buffers kept for reuse */
-    int npool;
-    int pool_low;          /* fewest buffers pooled since the last check */
-    int64_t pool_check_ns; /* when the pool was last checked */
-    uint32_t live;         /* segments in the chain, or taken out by a trim that has not
-                              given their bytes back yet (qsf_ring_spare_fits_locked) */
+    qsf_ring_chain chain; /* under mu */
+    qsf_ring_stall stall; /* under mu */
     _Atomic uint64_t owned_bytes;
 
-    /* FSNs, each on its own cache line: the producer writes published_fsn on
-     * every append, the reader writes acked_fsn. */
-    _Alignas(64) int64_t next_fsn; /* producer-private */
-    qsf_ring_txn txn;              /* producer-private: the open flush */
-    /* Source positions (ring_srcpos.c): the log, and the position the next
-     * commit carries (producer-private; length 0: none). */
-    qsf_srcpos_log srcpos;
-    bool srcpos_ready;
-    uint32_t srcpos_pending_len;
-    uint8_t srcpos_pending[QSF_SRCPOS_MAX];
-    bool rotation_owed; /* producer-private: a rotation's barriers failed; until one
-                           succeeds no frame may go into the active segment */
-    bool reuse_owed;    /* producer-private: the active segment was reused in place
-                           but its manifest step failed: that step is retried before
-                           anything else (and rotation_owed is set meanwhile) */
+    /* FSNs, each on its own cache line (so is the producer's group): the
+     * producer writes published_fsn on every append, the reader writes
+     * acked_fsn. */
+    _Alignas(64) qsf_ring_prod prod; /* the producer's own */
     _Alignas(64) _Atomic int64_t published_fsn;
     _Alignas(64) _Atomic int64_t acked_fsn;
-    /* .ack-watermark follows ackedFsn within milliseconds (qsf_ring_persist_acked):
-     * written by the I/O thread when acks advance and by the manager's passes,
-     * whichever comes first, so a manager stuck in a slow barrier does not hold
-     * it back. wm_mu orders those writes with trim's write + sync. */
-    _Alignas(64) pthread_mutex_t wm_mu;
-    int64_t persisted_acked; /* under wm_mu: last value written to .ack-watermark */
-    /* Planned rotation (rotation_plan.c): the FSN at which the producer
-     * switches to the spare whose header already holds it durably, or -1.
-     * Written by the spare thread (under mu) and cleared by the producer; the
-     * producer reads it on every append as a hint, and decides under mu. */
-    _Alignas(64) _Atomic int64_t plan_fsn;
-    uint64_t frame_bytes_avg; /* bytes per frame of the last sealed segment: written by the
-                                 producer under mu, read by the spare thread under mu */
-    bool planning;            /* under mu: the spare thread is writing the spare's header */
-    qsf_segment *prefaulting; /* under mu: the segment the manager populates outside mu;
-                                 an abort that drops it waits on space_cv until it is NULL */
-    bool prefault_waited;     /* under mu: such an abort is waiting */
+    _Alignas(64) qsf_ring_wm wm;     /* the .ack-watermark's writers' */
+    _Alignas(64) qsf_ring_plan plan; /* the planned rotation */
 
-    /* producer waiting and failure latches */
-    uint64_t wake_gen;       /* under mu: bumped by every broadcast of space_cv */
-    bool rotating;           /* under mu: the producer holds the spare for rotation */
-    int stall_cause;         /* under mu: enum qsf_stall_cause */
+    /* failure latches */
     qsf_latch *latch;        /* the sender's terminal latch (opts.latch, or own_latch) */
     qsf_latch own_latch;     /* used when the opener passed none (tests, tools) */
     _Atomic int dur_latched; /* periodic checkpoint failure latched */
-    qsf_errinfo dur_err;     /* under mu */
-    char create_err[QSF_ERRINFO_MSG_MAX]; /* last spare creation failure, under mu */
-    char rotate_err[QSF_ERRINFO_MSG_MAX]; /* last rotation barrier failure, producer */
-    char trim_err[QSF_ERRINFO_MSG_MAX];   /* under mu: why trims fail ("" once one
-                                             succeeds), written by the manager */
     _Atomic uint64_t stalls;
-    qsf_ring_status_fn status_fn;
-    void *status_user;
-    qsf_ring_episode_fn episode_fn; /* producer: backpressure episodes (ring.h) */
-    void *episode_user;
-    int64_t episode_long_ns;
 
-    /* manager */
-    pthread_t mgr;
-    bool mgr_started;
-    bool mgr_stop; /* under mu */
-    bool mgr_kick; /* under mu: woken with work */
-    /* The idle backoff (manager.c, next_wait): the manager's wait, and what
-     * the ring showed at its last pass; mgr_dozing while the wait is longer
-     * than the tick, so that the next flush wakes it (ring_txn.c). */
-    int64_t mgr_wait_ns, mgr_seen_pub, mgr_seen_acked;
-    atomic_bool mgr_dozing;
-    _Atomic uint64_t mgr_passes; /* qsf_ring_manager_passes */
-    bool sync_requested;         /* under mu: rotation asked for a checkpoint */
-    int64_t next_sync_ns;        /* periodic checkpoint due */
-    qsf_retry trim_retry[QSF_TRIM_STAGES];
-
-    /* spares (spares.c): the spare thread with a slot directory, else the
-     * manager, owns these three */
-    int64_t last_create_log_ns;
-    bool create_logged;
-    qsf_retry create_retry; /* spare creation after a failure: 4 ms doubling to 1.024 s */
-    pthread_t spares;
-    bool spares_started; /* the thread runs: open and close only */
-    bool spares_stop;    /* under mu */
-    bool spares_kick;    /* under mu: woken with work */
-    pthread_cond_t spares_cv;
-    _Atomic uint64_t spares_passes; /* qsf_ring_spare_passes */
+    qsf_ring_mgr mgr; /* the manager thread's (manager.c) */
+    qsf_ring_spr spr; /* the spare provisioner's (spares.c) */
 };
 
 /* ---- manager.c ---- */
@@ -293,7 +375,7 @@ bool qsf_ring_spare_fits_locked(const qsf_ring *r);
  * write every folio a store through the mapping dirtied whole. Set on every
  * file segment the ring makes or recovers. */
 static inline bool qsf_ring_frames_by_pwrite(const qsf_ring *r) {
-    return r->durability == QSF_DUR_APPEND;
+    return r->cfg.durability == QSF_DUR_APPEND;
 }
 /* Memory mode, under mu: a pooled buffer becomes the spare (if there is no
  * spare). The producer calls it at rotation too, so a busy manager thread

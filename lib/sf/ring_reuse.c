@@ -32,17 +32,18 @@
 
 bool qsf_ring_reusable_locked(const qsf_ring *r) {
     qsf_assert_held(&r->mu);
-    const qsf_segment *a = r->active;
-    if (r->reuse_owed) /* reused, its manifest step failed: retried, spare or not */
-        return !r->rotating && !r->planning;
-    if (!r->sf || r->spare || r->rotating || r->planning || r->head != a || r->txn.seg)
+    const qsf_segment *a = r->chain.active;
+    if (r->prod.reuse_owed) /* reused, its manifest step failed: retried, spare or not */
+        return !r->chain.rotating && !r->plan.planning;
+    if (!r->cfg.sf || r->chain.spare || r->chain.rotating || r->plan.planning ||
+        r->chain.head != a || r->prod.txn.seg)
         return false;
     return qsf_ring_acked_fsn(r) >= qsf_ring_published_fsn(r);
 }
 
 /* Steps 1 and 2. */
 static int reset_active(qsf_ring *r, qsf_segment *a, int64_t base, qsf_errinfo *err) {
-    qsf_assert(!r->txn.seg); /* no frame of the open flush is in it */
+    qsf_assert(!r->prod.txn.seg); /* no frame of the open flush is in it */
     qsf_assert(qsf_ring_acked_fsn(r) >= qsf_ring_published_fsn(r)); /* every frame acknowledged */
     uint64_t end = a->append_off;
     int rc = qsf_ring_persist_acked(r, err);
@@ -53,7 +54,7 @@ static int reset_active(qsf_ring *r, qsf_segment *a, int64_t base, qsf_errinfo *
     pthread_mutex_lock(&r->sync_mu); /* no checkpoint marks the old range durable meanwhile */
     pthread_mutex_lock(&r->mu);
     qsf_seg_reset_in_place(a, base);
-    atomic_store_explicit(&r->plan_fsn, -1, memory_order_relaxed);
+    atomic_store_explicit(&r->plan.fsn, -1, memory_order_relaxed);
     pthread_mutex_unlock(&r->mu);
     rc = qsf_seg_sync_range(a, 0, end, r->rec.slot.path, err);
     qsf_seg_lower_durable(a, QSF_SFA_HEADER_SIZE);
@@ -64,7 +65,8 @@ static int reset_active(qsf_ring *r, qsf_segment *a, int64_t base, qsf_errinfo *
 }
 
 int qsf_ring_reuse_active(qsf_ring *r, qsf_errinfo *err) {
-    qsf_segment *a = r->active;
+    qsf_assert_producer(r);
+    qsf_segment *a = r->chain.active;
     int64_t old_base = a->base_seq, base = qsf_ring_published_fsn(r) + 1;
     int rc = a->frame_count > 0 ? reset_active(r, a, base, err) : QSF_OK;
     if (rc == QSF_OK) {
@@ -78,10 +80,11 @@ int qsf_ring_reuse_active(qsf_ring *r, qsf_errinfo *err) {
         return rc;
     char why[QSF_ERRINFO_MSG_MAX + 48];
     pthread_mutex_lock(&r->mu); /* the spare thread and the manager write them */
-    if (r->create_err[0] || !r->trim_err[0])
-        snprintf(why, sizeof why, "no new segment could be created (%s)", r->create_err);
+    if (r->stall.create_err[0] || !r->stall.trim_err[0])
+        snprintf(why, sizeof why, "no new segment could be created (%s)", r->stall.create_err);
     else
-        snprintf(why, sizeof why, "acknowledged segments cannot be removed (%s)", r->trim_err);
+        snprintf(why, sizeof why, "acknowledged segments cannot be removed (%s)",
+                 r->stall.trim_err);
     pthread_mutex_unlock(&r->mu);
     QSF_LOGW("%s: reusing %s/%s, whose frames %" PRId64 "..%" PRId64
              " are all acknowledged, from FSN %" PRId64,

@@ -40,10 +40,10 @@ static bool published_frame_crc(qsf_ring *r, int64_t fsn, uint32_t *crc) {
 /* The CRC-32C of the last frame the open flush wrote (producer-private, not
  * yet published); false when it wrote none. */
 static bool last_frame_crc(const qsf_ring *r, uint32_t *crc) {
-    const qsf_segment *s = r->txn.last;
+    const qsf_segment *s = r->prod.txn.last;
     if (!s)
         return false;
-    uint64_t off = s == r->txn.seg ? r->txn.off : QSF_SFA_HEADER_SIZE, last = UINT64_MAX;
+    uint64_t off = s == r->prod.txn.seg ? r->prod.txn.off : QSF_SFA_HEADER_SIZE, last = UINT64_MAX;
     while (off < s->append_off) {
         const uint8_t *p;
         uint32_t n;
@@ -80,24 +80,24 @@ static bool flush_survived(void *user, const qsf_srcpos_rec *rec, bool check_fra
 }
 
 int qsf_ring_srcpos_open(qsf_ring *r, qsf_errinfo *err) {
-    if (!r->sf) {
-        qsf_srcpos_init_memory(&r->srcpos);
-        r->srcpos_ready = true;
+    if (!r->cfg.sf) {
+        qsf_srcpos_init_memory(&r->prod.srcpos);
+        r->prod.srcpos_ready = true;
         return QSF_OK;
     }
     /* Recovery kept every flush up to publishedFsn whole: a position above
      * it belongs to a flush that did not survive, and so does one whose
      * frame is not the one kept at its FSN. */
-    int rc = qsf_srcpos_open(&r->srcpos, r->rec.slot.dirfd, r->rec.slot.path, r->rec.published_fsn,
-                             flush_survived, r, err);
-    r->srcpos_ready = rc == QSF_OK;
+    int rc = qsf_srcpos_open(&r->prod.srcpos, r->rec.slot.dirfd, r->rec.slot.path,
+                             r->rec.published_fsn, flush_survived, r, err);
+    r->prod.srcpos_ready = rc == QSF_OK;
     return rc;
 }
 
 void qsf_ring_srcpos_close(qsf_ring *r) {
-    if (r->srcpos_ready)
-        qsf_srcpos_close(&r->srcpos);
-    r->srcpos_ready = false;
+    if (r->prod.srcpos_ready)
+        qsf_srcpos_close(&r->prod.srcpos);
+    r->prod.srcpos_ready = false;
 }
 
 int qsf_ring_srcpos_stage(qsf_ring *r, const void *pos, size_t len, qsf_errinfo *err) {
@@ -105,38 +105,38 @@ int qsf_ring_srcpos_stage(qsf_ring *r, const void *pos, size_t len, qsf_errinfo 
         return qsf_err_set(err, QSF_E_INVAL, 0, 0,
                            "source position of %zu bytes%s: it must be 1..%d bytes", len,
                            pos ? "" : " (NULL)", QSF_SRCPOS_MAX);
-    memcpy(r->srcpos_pending, pos, len);
-    r->srcpos_pending_len = (uint32_t) len;
+    memcpy(r->prod.srcpos_pending, pos, len);
+    r->prod.srcpos_pending_len = (uint32_t) len;
     return QSF_OK;
 }
 
 void qsf_ring_srcpos_unstage(qsf_ring *r) {
-    r->srcpos_pending_len = 0;
+    r->prod.srcpos_pending_len = 0;
 }
 
 /* Writes the staged position into the log at fsn, naming the frame stored
  * there with `crc` when has_frame. */
 static int write_record(qsf_ring *r, int64_t fsn, bool has_frame, uint32_t crc, qsf_errinfo *err) {
     qsf_srcpos_rec rec = {.fsn = fsn,
-                          .has_frame = has_frame && r->sf,
+                          .has_frame = has_frame && r->cfg.sf,
                           .frame_crc = crc,
-                          .len = r->srcpos_pending_len};
-    memcpy(rec.bytes, r->srcpos_pending, rec.len);
-    int rc = qsf_srcpos_append(&r->srcpos, &rec, &r->txn.pos_mark, err);
-    r->txn.pos_written = rc == QSF_OK;
+                          .len = r->prod.srcpos_pending_len};
+    memcpy(rec.bytes, r->prod.srcpos_pending, rec.len);
+    int rc = qsf_srcpos_append(&r->prod.srcpos, &rec, &r->prod.txn.pos_mark, err);
+    r->prod.txn.pos_written = rc == QSF_OK;
     return rc;
 }
 
 int qsf_ring_srcpos_write(qsf_ring *r, int64_t fsn, qsf_errinfo *err) {
-    if (r->txn.pos_written || r->srcpos_pending_len == 0)
+    if (r->prod.txn.pos_written || r->prod.srcpos_pending_len == 0)
         return QSF_OK; /* written before the committing frame (before_frame) */
     uint32_t crc = 0;
-    bool has = r->sf && last_frame_crc(r, &crc);
+    bool has = r->cfg.sf && last_frame_crc(r, &crc);
     return write_record(r, fsn, has, crc, err);
 }
 
 int qsf_ring_srcpos_before_frame(qsf_ring *r, const void *payload, size_t len, qsf_errinfo *err) {
-    if (!r->sf || r->srcpos_pending_len == 0)
+    if (!r->cfg.sf || r->prod.srcpos_pending_len == 0)
         return QSF_OK;
     qsf_ring_srcpos_retract(r); /* a frame after the committing one: the flush goes on */
     qsf_qwp_hdr h;
@@ -145,47 +145,47 @@ int qsf_ring_srcpos_before_frame(qsf_ring *r, const void *payload, size_t len, q
         return QSF_OK;
     /* the CRC the frame will be stored with (a payload too large for a
      * segment fails its append, which takes the record back) */
-    return write_record(r, r->next_fsn, true, qsf_sfa_frame_crc(payload, (uint32_t) len), err);
+    return write_record(r, r->prod.next_fsn, true, qsf_sfa_frame_crc(payload, (uint32_t) len), err);
 }
 
 void qsf_ring_srcpos_retract(qsf_ring *r) {
-    if (!r->txn.pos_written)
+    if (!r->prod.txn.pos_written)
         return;
-    r->txn.pos_written = false;
+    r->prod.txn.pos_written = false;
     qsf_errinfo e;
     /* If the zeros cannot be written the record stays: its FSN is above
      * publishedFsn, so the next open drops it (qsf_srcpos_open), and the next
      * record overwrites it in place. */
-    if (qsf_srcpos_retract(&r->srcpos, r->txn.pos_mark, r->durability != QSF_DUR_MEMORY, &e) !=
-        QSF_OK)
+    if (qsf_srcpos_retract(&r->prod.srcpos, r->prod.txn.pos_mark,
+                           r->cfg.durability != QSF_DUR_MEMORY, &e) != QSF_OK)
         QSF_LOGW("the source position of an aborted flush could not be taken back: %s", e.msg);
 }
 
 void qsf_ring_srcpos_committed(qsf_ring *r) {
-    if (!r->txn.pos_written)
+    if (!r->prod.txn.pos_written)
         return;
-    r->txn.pos_written = false;
-    r->srcpos_pending_len = 0;
+    r->prod.txn.pos_written = false;
+    r->prod.srcpos_pending_len = 0;
     int64_t acked = atomic_load_explicit(&r->acked_fsn, memory_order_acquire);
-    if (!qsf_srcpos_wants_compaction(&r->srcpos, acked))
+    if (!qsf_srcpos_wants_compaction(&r->prod.srcpos, acked))
         return;
     qsf_errinfo e;
-    if (qsf_srcpos_compact(&r->srcpos, acked, false, &e) != QSF_OK)
+    if (qsf_srcpos_compact(&r->prod.srcpos, acked, false, &e) != QSF_OK)
         QSF_LOGW("source positions not compacted (retried at a later flush): %s", e.msg);
 }
 
 int qsf_ring_srcpos_commit_empty(qsf_ring *r, qsf_errinfo *err) {
-    if (r->srcpos_pending_len == 0)
+    if (r->prod.srcpos_pending_len == 0)
         return QSF_OK;
     if (qsf_latch_code(r->latch) || atomic_load_explicit(&r->dur_latched, memory_order_relaxed))
         return qsf_ring_latched_error(r, err);
     /* no frame of its own: it names the last published one, if any */
     int64_t pub = atomic_load(&r->published_fsn);
     uint32_t crc = 0;
-    bool has = r->sf && published_frame_crc(r, pub, &crc);
+    bool has = r->cfg.sf && published_frame_crc(r, pub, &crc);
     int rc = write_record(r, pub, has, crc, err);
-    if (rc == QSF_OK && r->durability == QSF_DUR_APPEND)
-        rc = qsf_srcpos_sync(&r->srcpos, err);
+    if (rc == QSF_OK && r->cfg.durability == QSF_DUR_APPEND)
+        rc = qsf_srcpos_sync(&r->prod.srcpos, err);
     if (rc != QSF_OK) {
         qsf_ring_srcpos_retract(r);
         return rc;
@@ -195,18 +195,20 @@ int qsf_ring_srcpos_commit_empty(qsf_ring *r, qsf_errinfo *err) {
 }
 
 int qsf_ring_srcpos_sync(qsf_ring *r, qsf_errinfo *err) {
-    return r->srcpos_ready ? qsf_srcpos_sync(&r->srcpos, err) : QSF_OK;
+    return r->prod.srcpos_ready ? qsf_srcpos_sync(&r->prod.srcpos, err) : QSF_OK;
 }
 
 int qsf_ring_srcpos_finalize(qsf_ring *r, qsf_errinfo *err) {
-    return r->srcpos_ready ? qsf_srcpos_compact(&r->srcpos, INT64_MAX, true, err) : QSF_OK;
+    return r->prod.srcpos_ready ? qsf_srcpos_compact(&r->prod.srcpos, INT64_MAX, true, err)
+                                : QSF_OK;
 }
 
 int qsf_ring_source_position(const qsf_ring *r, bool acked, void *buf, size_t cap, size_t *len,
                              int64_t *fsn, qsf_errinfo *err) {
     int64_t limit =
         atomic_load_explicit(acked ? &r->acked_fsn : &r->published_fsn, memory_order_acquire);
-    const qsf_srcpos_rec *rec = r->srcpos_ready ? qsf_srcpos_find(&r->srcpos, limit) : NULL;
+    const qsf_srcpos_rec *rec =
+        r->prod.srcpos_ready ? qsf_srcpos_find(&r->prod.srcpos, limit) : NULL;
     if (len)
         *len = rec ? rec->len : 0;
     if (fsn)

@@ -49,11 +49,11 @@
  * after a rotation), not when it is racing to it. */
 static int64_t predict_end_fsn_locked(const qsf_ring *r, const qsf_segment *a) {
     qsf_assert_held(&r->mu);
-    if (r->frame_bytes_avg == 0 ||
+    if (r->plan.frame_bytes_avg == 0 ||
         atomic_load_explicit(&a->published_off, memory_order_relaxed) > a->size / 2)
         return -1;
     uint64_t room = a->size - QSF_SFA_HEADER_SIZE;
-    uint64_t frames = (room - room / 32) / r->frame_bytes_avg;
+    uint64_t frames = (room - room / 32) / r->plan.frame_bytes_avg;
     if (frames < 2)
         return -1;
     int64_t x = a->base_seq + (int64_t) frames;
@@ -70,19 +70,20 @@ static int64_t predict_end_fsn_locked(const qsf_ring *r, const qsf_segment *a) {
 void qsf_plan_rotation(qsf_ring *r) {
     /* periodic: at the planned FSN the full segment is almost never durable
      * yet, so the rotation would wait for a checkpoint instead; no plan. */
-    if (!r->sf || r->durability == QSF_DUR_PERIODIC)
+    if (!r->cfg.sf || r->cfg.durability == QSF_DUR_PERIODIC)
         return;
+    qsf_assert(qsf_ring_on(&r->spr.self)); /* an SF ring's spare thread */
     pthread_mutex_lock(&r->mu);
-    qsf_segment *sp = r->spare;
+    qsf_segment *sp = r->chain.spare;
     int64_t x = -1;
-    if (sp && !r->rotating && !sp->header_durable && atomic_load(&r->plan_fsn) < 0)
-        x = predict_end_fsn_locked(r, r->active);
+    if (sp && !r->chain.rotating && !sp->header_durable && atomic_load(&r->plan.fsn) < 0)
+        x = predict_end_fsn_locked(r, r->chain.active);
     if (x < 0) {
         pthread_mutex_unlock(&r->mu);
         return;
     }
-    qsf_assert(!r->planning); /* one planner: the spare thread */
-    r->planning = true;       /* the producer leaves the spare alone meanwhile */
+    qsf_assert(!r->plan.planning); /* one planner: the spare thread */
+    r->plan.planning = true;       /* the producer leaves the spare alone meanwhile */
     pthread_mutex_unlock(&r->mu);
 
     qsf_errinfo e;
@@ -91,14 +92,14 @@ void qsf_plan_rotation(qsf_ring *r) {
         (void) QSF_FAULT_POINT(QSF_FP_SPARE_REBASED);
         rc = qsf_seg_sync_header(sp, r->rec.slot.path, &e);
     }
-    if (rc == QSF_OK && r->durability == QSF_DUR_MEMORY)
+    if (rc == QSF_OK && r->cfg.durability == QSF_DUR_MEMORY)
         qsf_seg_prefault(sp, 0, SPARE_PREFAULT); /* still planning: no one else touches it */
 
     pthread_mutex_lock(&r->mu);
-    qsf_assert(r->planning && r->spare == sp); /* nobody took or replaced it meanwhile */
-    r->planning = false;
+    qsf_assert(r->plan.planning && r->chain.spare == sp); /* nobody took or replaced it meanwhile */
+    r->plan.planning = false;
     if (rc == QSF_OK)
-        atomic_store(&r->plan_fsn, x);
+        atomic_store(&r->plan.fsn, x);
     else /* rotation will rewrite and sync the header itself */
         QSF_LOGD("planned rotation at FSN %" PRId64 " abandoned: %s", x, e.msg);
     qsf_ring_wake_producers_locked(r);

@@ -348,8 +348,11 @@ static void full_ring_fails_at_deadline_naming_cause(void **state) {
     assert_non_null(strstr(e.msg, "acked FSN -1 of published 7"));
     assert_int_equal(qsf_ring_backpressure_stalls(r), 2); /* once per call */
 
-    qsf_ring_set_status_fn(r, status, "3 reconnect attempts");
     assert_int_equal(qsf_ring_append(r, b, sizeof b, NULL, &e), QSF_E_FULL);
+    assert_true(qsf_ring_full_awaits_acks(r));
+    char st[QSF_RING_FULL_CAUSE_MAX];
+    status("3 reconnect attempts", st, sizeof st);
+    qsf_ring_full_add_status(&e, st);
     assert_non_null(strstr(e.msg, "not connected, 3 reconnect attempts"));
 
     /* Acknowledging frees the oldest segment and the next append goes through. */
@@ -641,7 +644,7 @@ static void abort_never_frees_a_segment_the_manager_prefaults(void **state) {
         assert_int_equal(qsf_ring_txn_append(r, buf, frame, NULL, NULL), QSF_OK);
         assert_int_equal(qsf_ring_txn_append(r, buf, frame, NULL, NULL), QSF_OK); /* rotates */
         pthread_mutex_lock(&r->mu);
-        qsf_segment *s = r->active;
+        qsf_segment *s = r->chain.active;
         pthread_mutex_unlock(&r->mu);
         uint64_t before = prefaulted(s);
         atomic_store(&mgr_gate_open, 1);
