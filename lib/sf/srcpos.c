@@ -129,15 +129,12 @@ const qsf_srcpos_rec *qsf_srcpos_find(const qsf_srcpos_log *l, int64_t limit) {
 
 typedef struct loader {
     qsf_srcpos_log *l;
-    int64_t limit;
     int rc;
 } loader;
 
 static void load_one(void *user, const qsf_srcpos_rec *rec) {
     loader *ld = user;
-    if (rec->fsn > ld->limit)
-        ld->l->dropped++;
-    else if (ld->rc == QSF_OK)
+    if (ld->rc == QSF_OK)
         ld->rc = push(ld->l, rec);
 }
 
@@ -173,23 +170,29 @@ static int create_file(qsf_srcpos_log *l, qsf_errinfo *err) {
     return QSF_OK;
 }
 
-/* Drops the records whose flushes did not survive: asked newest first, the
- * frame checked until one is accepted (below it the frames kept their FSNs:
- * salvage only ever numbers frames higher, docs/FORMAT.md §6.15). */
-static void drop_lost(qsf_srcpos_log *l, qsf_srcpos_survived_fn survived, void *user) {
-    if (l->n == 0)
-        return; /* recs may be NULL: memmove needs a pointer */
+/* The rule (srcpos.h): the records above limit go; the rest are asked newest
+ * first, the frame checked until one is accepted (below it the frames kept
+ * their FSNs: salvage only ever numbers frames higher, docs/FORMAT.md §6.15). */
+uint32_t qsf_srcpos_select(qsf_srcpos_rec *recs, uint32_t *n, int64_t limit,
+                           qsf_srcpos_survived_fn survived, void *user) {
+    uint32_t dropped = 0, below = 0;
+    for (uint32_t i = 0; i < *n; i++) /* keeps the order */
+        if (recs[i].fsn <= limit)
+            recs[below++] = recs[i];
+    dropped = *n - below;
     bool check_frame = true;
-    uint32_t kept = l->n;
-    for (uint32_t i = l->n; i-- > 0;) {
-        if (survived(user, &l->recs[i], check_frame)) {
+    uint32_t kept = below;
+    for (uint32_t i = below; i-- > 0;) {
+        if (!survived || survived(user, &recs[i], check_frame)) {
             check_frame = false;
-            l->recs[--kept] = l->recs[i];
+            recs[--kept] = recs[i];
         } else
-            l->dropped++;
+            dropped++;
     }
-    memmove(l->recs, l->recs + kept, (l->n - kept) * sizeof *l->recs);
-    l->n -= kept;
+    if (kept > 0) /* recs may be NULL when *n is 0: memmove needs a pointer */
+        memmove(recs, recs + kept, (below - kept) * sizeof *recs);
+    *n = below - kept;
+    return dropped;
 }
 
 /* Reads the existing file into memory; *rewrite when it must be compacted
@@ -201,7 +204,7 @@ static int load_file(qsf_srcpos_log *l, uint64_t size, int64_t limit,
         return qsf_err_set(err, QSF_E_NOMEM, 0, ENOMEM, "no memory to read %s/%s", l->dir,
                            QSF_NAME_SRCPOS);
     int rc = qsf_read_at(l->fd, img, size, 0, l->dir, QSF_NAME_SRCPOS, err);
-    loader ld = {l, limit, QSF_OK};
+    loader ld = {l, QSF_OK};
     uint64_t valid = 0;
     uint32_t version = rc == QSF_OK ? image_version(img, size) : 0;
     if (rc == QSF_OK && qsf_srcpos_parse(img, size, load_one, &ld, &valid) != 0) {
@@ -213,8 +216,8 @@ static int load_file(qsf_srcpos_log *l, uint64_t size, int64_t limit,
     if (rc == QSF_OK && ld.rc != QSF_OK)
         rc = qsf_err_set(err, ld.rc, 0, 0, "no memory for the records of %s/%s", l->dir,
                          QSF_NAME_SRCPOS);
-    if (rc == QSF_OK && survived)
-        drop_lost(l, survived, user);
+    if (rc == QSF_OK)
+        l->dropped = qsf_srcpos_select(l->recs, &l->n, limit, survived, user);
     if (l->dropped)
         QSF_LOGI("%s/%s: %" PRIu32 " position(s) dropped: their flushes did not survive (above "
                  "FSN %" PRId64 ", given up, or another frame at their FSN)",
@@ -413,24 +416,28 @@ int qsf_srcpos_compact(qsf_srcpos_log *l, int64_t acked, bool final, qsf_errinfo
 
 /* ---- read-only view (tools) ---- */
 
-typedef struct viewer {
-    qsf_srcpos_view *v;
-    int64_t published, acked;
-} viewer;
-
 static void view_one(void *user, const qsf_srcpos_rec *rec) {
-    viewer *w = user;
-    w->v->records++;
-    if (rec->fsn > w->published) {
-        w->v->above++;
-        return;
+    qsf_srcpos_view *v = user;
+    v->records++;
+    if (v->n == v->cap) {
+        uint32_t cap = v->cap ? v->cap * 2 : 16;
+        qsf_srcpos_rec *p = realloc(v->recs, cap * sizeof *p);
+        if (!p) {
+            v->nomem = true;
+            return;
+        }
+        v->recs = p;
+        v->cap = cap;
     }
-    w->v->has_published = true;
-    w->v->published = *rec;
-    if (rec->fsn <= w->acked) {
-        w->v->has_acked = true;
-        w->v->acked = *rec;
-    }
+    v->recs[v->n++] = *rec;
+}
+
+/* The newest of recs[0, n) at or below limit, or NULL. */
+static const qsf_srcpos_rec *newest_below(const qsf_srcpos_rec *recs, uint32_t n, int64_t limit) {
+    for (uint32_t i = n; i-- > 0;)
+        if (recs[i].fsn <= limit)
+            return &recs[i];
+    return NULL;
 }
 
 int qsf_srcpos_read_slot(const char *slot_path, qsf_srcpos_fn fn, void *user, bool *present,
@@ -460,9 +467,32 @@ int qsf_srcpos_read_slot(const char *slot_path, qsf_srcpos_fn fn, void *user, bo
 }
 
 int qsf_srcpos_view_slot(const char *slot_path, int64_t published, int64_t acked,
-                         qsf_srcpos_view *v, qsf_errinfo *err) {
+                         qsf_srcpos_survived_fn survived, void *user, qsf_srcpos_view *v,
+                         qsf_errinfo *err) {
     memset(v, 0, sizeof *v);
-    viewer w = {v, published, acked};
-    return qsf_srcpos_read_slot(slot_path, view_one, &w, &v->present, &v->valid, &v->size,
-                                &v->valid_end, err);
+    int rc = qsf_srcpos_read_slot(slot_path, view_one, v, &v->present, &v->valid, &v->size,
+                                  &v->valid_end, err);
+    if (rc == QSF_OK && v->nomem)
+        rc = qsf_err_set(err, QSF_E_NOMEM, 0, ENOMEM, "no memory for the records of %s/%s",
+                         slot_path, QSF_NAME_SRCPOS);
+    if (rc != QSF_OK) {
+        qsf_srcpos_view_free(v);
+        return rc;
+    }
+    v->dropped = qsf_srcpos_select(v->recs, &v->n, published, survived, user);
+    const qsf_srcpos_rec *pub = newest_below(v->recs, v->n, published);
+    const qsf_srcpos_rec *ack = newest_below(v->recs, v->n, acked);
+    v->has_published = pub;
+    v->has_acked = ack;
+    if (pub)
+        v->published = *pub;
+    if (ack)
+        v->acked = *ack;
+    return QSF_OK;
+}
+
+void qsf_srcpos_view_free(qsf_srcpos_view *v) {
+    free(v->recs);
+    v->recs = NULL;
+    v->n = v->cap = 0;
 }

@@ -395,9 +395,44 @@ static void a_position_whose_frame_was_replaced_is_dropped(void **state) {
     assert_int_equal(qsf_ring_close(r, NULL), 0);
 }
 
+typedef struct asked {
+    int64_t fsn[8];
+    bool check[8];
+    int n;
+} asked;
+
+/* Refuses FSN 2 when its frame is checked, accepts the rest. */
+static bool refuse_2(void *user, const qsf_srcpos_rec *rec, bool check_frame) {
+    asked *a = user;
+    a->fsn[a->n] = rec->fsn;
+    a->check[a->n++] = check_frame;
+    return !(rec->fsn == 2 && check_frame);
+}
+
+/* The rule the open and the tools share: above the limit dropped unasked,
+ * the rest asked newest first, the frame checked until one passes. */
+static void the_rule_asks_newest_first(void **state) {
+    (void) state;
+    qsf_srcpos_rec recs[5] = {{.fsn = 0}, {.fsn = 1}, {.fsn = 2}, {.fsn = 3}, {.fsn = 2}};
+    uint32_t n = 5;
+    asked a = {0};
+    assert_int_equal(qsf_srcpos_select(recs, &n, 2, refuse_2, &a), 3);
+    assert_int_equal(n, 2);
+    assert_int_equal(recs[0].fsn, 0);
+    assert_int_equal(recs[1].fsn, 1);
+    static const int64_t fsns[] = {2, 2, 1, 0};
+    static const bool checks[] = {true, true, true, false};
+    assert_int_equal(a.n, 4);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(a.fsn[i], fsns[i]);
+        assert_int_equal(a.check[i], checks[i]);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(record_vector),
+        cmocka_unit_test(the_rule_asks_newest_first),
         cmocka_unit_test_setup_teardown(torn_tail_and_records_above_are_dropped, setup, teardown),
         cmocka_unit_test_setup_teardown(records_of_lost_flushes_fall_back, setup, teardown),
         cmocka_unit_test_setup_teardown(version_1_is_read_and_rewritten, setup, teardown),
