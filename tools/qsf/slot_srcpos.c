@@ -48,13 +48,14 @@ void slot_print_source_positions(const char *path, const qsf_slot_inspection *in
                (unsigned long long) v->size);
         return;
     }
-    printf("source positions: %u records, %llu bytes", v->records, (unsigned long long) v->size);
+    printf("source positions: %u records, %llu bytes", v->records,
+           (unsigned long long) v->valid_end);
     if (v->dropped)
         printf(", %u dropped by an open (their flushes did not survive: above the last FSN, "
                "given up, or another frame at their FSN)",
                v->dropped);
-    if (v->valid_end != v->size)
-        printf(", torn tail of %llu bytes", (unsigned long long) (v->size - v->valid_end));
+    if (v->torn)
+        printf(", torn tail of %llu bytes", (unsigned long long) v->torn);
     printf("\n");
     print_one("published", v->has_published, &v->published);
     print_one("acknowledged", v->has_acked, &v->acked);
@@ -84,7 +85,9 @@ void slot_json_source_positions(json *j, const char *path, const qsf_slot_inspec
     if (ok && v->present) {
         json_bool(j, "valid", v->valid);
         json_uint(j, "records", v->records);
-        json_uint(j, "bytes", v->size);
+        json_uint(j, "bytes", v->valid_end);
+        json_uint(j, "file_bytes", v->size);
+        json_uint(j, "torn_bytes", v->torn);
         json_uint(j, "dropped_on_open", v->dropped);
         json_one(j, "published", v->has_published, &v->published);
         json_one(j, "acknowledged", v->has_acked, &v->acked);
