@@ -22,6 +22,17 @@
 /* Compaction waits until the file holds this much since the last one. */
 #define COMPACT_MIN_BYTES (64 * 1024)
 
+/* The file is kept ahead of its records in written zeros, grown in steps of
+ * this: a record then overwrites blocks the file already has, and the
+ * fdatasync of the barrier writes that data alone, without the metadata
+ * commit (the file system's journal) that a file growing by each record
+ * needs (docs/DURABILITY.md §9a). Written zeros, not fallocate: an
+ * unwritten extent needs a metadata commit at its first write too. */
+#define ZERO_AHEAD (64 * 1024)
+
+/* The room one more record may take. */
+#define REC_ROOM (QSF_SRCPOS_REC_FIXED + QSF_SRCPOS_MAX)
+
 /* ---- codec ---- */
 
 /* Bytes between the fsn and the position: the frame CRC and the flags. */
@@ -92,6 +103,13 @@ int qsf_srcpos_parse(const uint8_t *img, size_t len, qsf_srcpos_fn fn, void *use
     return 0;
 }
 
+uint64_t qsf_srcpos_torn_bytes(const uint8_t *img, size_t len, uint64_t valid_end) {
+    uint64_t last = len;
+    while (last > valid_end && img[last - 1] == 0)
+        last--;
+    return last > valid_end ? last - valid_end : 0;
+}
+
 /* ---- in-memory records ---- */
 
 static int push(qsf_srcpos_log *l, const qsf_srcpos_rec *rec) {
@@ -129,16 +147,32 @@ const qsf_srcpos_rec *qsf_srcpos_find(const qsf_srcpos_log *l, int64_t limit) {
 
 typedef struct loader {
     qsf_srcpos_log *l;
-    int64_t limit;
     int rc;
 } loader;
 
 static void load_one(void *user, const qsf_srcpos_rec *rec) {
     loader *ld = user;
-    if (rec->fsn > ld->limit)
-        ld->l->dropped++;
-    else if (ld->rc == QSF_OK)
+    if (ld->rc == QSF_OK)
         ld->rc = push(ld->l, rec);
+}
+
+/* Grows the file `name` (fd, *size bytes long) with written zeros to the
+ * ZERO_AHEAD step at or above need, if it is shorter. No sync: the next one
+ * of the file (the barrier's, or the caller's) makes it durable. */
+static int zero_ahead(const qsf_srcpos_log *l, int fd, const char *name, uint64_t need,
+                      uint64_t *size, qsf_errinfo *err) {
+    static const uint8_t zeros[ZERO_AHEAD];
+    if (need <= *size)
+        return QSF_OK;
+    uint64_t to = (need + ZERO_AHEAD - 1) / ZERO_AHEAD * ZERO_AHEAD;
+    while (*size < to) {
+        size_t n = to - *size < ZERO_AHEAD ? (size_t) (to - *size) : ZERO_AHEAD;
+        int rc = qsf_write_at(fd, zeros, n, *size, l->dir, name, err);
+        if (rc != QSF_OK)
+            return rc;
+        *size += n;
+    }
+    return QSF_OK;
 }
 
 /* Creates (or truncates) `name` in the slot and writes the log's header into
@@ -160,6 +194,9 @@ static int create_file(qsf_srcpos_log *l, qsf_errinfo *err) {
     int rc = begin_file(l, QSF_NAME_SRCPOS, &fd, err);
     if (fd < 0)
         return rc;
+    uint64_t size = QSF_SRCPOS_HEADER_SIZE;
+    if (rc == QSF_OK)
+        rc = zero_ahead(l, fd, QSF_NAME_SRCPOS, QSF_SRCPOS_HEADER_SIZE + REC_ROOM, &size, err);
     if (rc == QSF_OK && QSF_OS->fsync(fd) != 0)
         rc = qsf_file_err(err, errno, "cannot sync", l->dir, QSF_NAME_SRCPOS);
     if (rc == QSF_OK)
@@ -170,26 +207,33 @@ static int create_file(qsf_srcpos_log *l, qsf_errinfo *err) {
     }
     l->fd = fd;
     l->end = l->compacted_end = QSF_SRCPOS_HEADER_SIZE;
+    l->size = size;
     return QSF_OK;
 }
 
-/* Drops the records whose flushes did not survive: asked newest first, the
- * frame checked until one is accepted (below it the frames kept their FSNs:
- * salvage only ever numbers frames higher, docs/FORMAT.md §6.15). */
-static void drop_lost(qsf_srcpos_log *l, qsf_srcpos_survived_fn survived, void *user) {
-    if (l->n == 0)
-        return; /* recs may be NULL: memmove needs a pointer */
+/* The rule (srcpos.h): the records above limit go; the rest are asked newest
+ * first, the frame checked until one is accepted (below it the frames kept
+ * their FSNs: salvage only ever numbers frames higher, docs/FORMAT.md §6.15). */
+uint32_t qsf_srcpos_select(qsf_srcpos_rec *recs, uint32_t *n, int64_t limit,
+                           qsf_srcpos_survived_fn survived, void *user) {
+    uint32_t dropped = 0, below = 0;
+    for (uint32_t i = 0; i < *n; i++) /* keeps the order */
+        if (recs[i].fsn <= limit)
+            recs[below++] = recs[i];
+    dropped = *n - below;
     bool check_frame = true;
-    uint32_t kept = l->n;
-    for (uint32_t i = l->n; i-- > 0;) {
-        if (survived(user, &l->recs[i], check_frame)) {
+    uint32_t kept = below;
+    for (uint32_t i = below; i-- > 0;) {
+        if (!survived || survived(user, &recs[i], check_frame)) {
             check_frame = false;
-            l->recs[--kept] = l->recs[i];
+            recs[--kept] = recs[i];
         } else
-            l->dropped++;
+            dropped++;
     }
-    memmove(l->recs, l->recs + kept, (l->n - kept) * sizeof *l->recs);
-    l->n -= kept;
+    if (kept > 0) /* recs may be NULL when *n is 0: memmove needs a pointer */
+        memmove(recs, recs + kept, (below - kept) * sizeof *recs);
+    *n = below - kept;
+    return dropped;
 }
 
 /* Reads the existing file into memory; *rewrite when it must be compacted
@@ -201,7 +245,7 @@ static int load_file(qsf_srcpos_log *l, uint64_t size, int64_t limit,
         return qsf_err_set(err, QSF_E_NOMEM, 0, ENOMEM, "no memory to read %s/%s", l->dir,
                            QSF_NAME_SRCPOS);
     int rc = qsf_read_at(l->fd, img, size, 0, l->dir, QSF_NAME_SRCPOS, err);
-    loader ld = {l, limit, QSF_OK};
+    loader ld = {l, QSF_OK};
     uint64_t valid = 0;
     uint32_t version = rc == QSF_OK ? image_version(img, size) : 0;
     if (rc == QSF_OK && qsf_srcpos_parse(img, size, load_one, &ld, &valid) != 0) {
@@ -209,18 +253,21 @@ static int load_file(qsf_srcpos_log *l, uint64_t size, int64_t limit,
                  QSF_NAME_SRCPOS, size);
         valid = 0;
     }
+    bool torn = rc == QSF_OK && valid > 0 && qsf_srcpos_torn_bytes(img, size, valid) > 0;
     free(img);
     if (rc == QSF_OK && ld.rc != QSF_OK)
         rc = qsf_err_set(err, ld.rc, 0, 0, "no memory for the records of %s/%s", l->dir,
                          QSF_NAME_SRCPOS);
-    if (rc == QSF_OK && survived)
-        drop_lost(l, survived, user);
+    if (rc == QSF_OK)
+        l->dropped = qsf_srcpos_select(l->recs, &l->n, limit, survived, user);
     if (l->dropped)
         QSF_LOGI("%s/%s: %" PRIu32 " position(s) dropped: their flushes did not survive (above "
                  "FSN %" PRId64 ", given up, or another frame at their FSN)",
                  l->dir, QSF_NAME_SRCPOS, l->dropped, limit);
-    *rewrite = valid == 0 || valid != size || l->dropped > 0 || version != QSF_SRCPOS_VERSION;
+    /* zeros after the records are the room kept ahead (zero_ahead) */
+    *rewrite = valid == 0 || torn || l->dropped > 0 || version != QSF_SRCPOS_VERSION;
     l->end = l->compacted_end = valid;
+    l->size = size;
     return rc;
 }
 
@@ -276,7 +323,9 @@ int qsf_srcpos_append(qsf_srcpos_log *l, const qsf_srcpos_rec *rec, uint64_t *ma
     if (rc == QSF_OK && l->fd >= 0) {
         uint8_t buf[QSF_SRCPOS_REC_FIXED + QSF_SRCPOS_MAX];
         size_t n = qsf_srcpos_encode(buf, rec);
-        rc = qsf_write_at(l->fd, buf, n, l->end, l->dir, QSF_NAME_SRCPOS, err);
+        rc = zero_ahead(l, l->fd, QSF_NAME_SRCPOS, l->end + n, &l->size, err);
+        if (rc == QSF_OK)
+            rc = qsf_write_at(l->fd, buf, n, l->end, l->dir, QSF_NAME_SRCPOS, err);
         if (rc == QSF_OK) {
             l->end += n;
             l->dirty = true;
@@ -341,7 +390,7 @@ bool qsf_srcpos_wants_compaction(const qsf_srcpos_log *l, int64_t acked) {
 /* Writes the records [from, n) (or, `final`, the last one at FSN -1) into the
  * temporary file and syncs it. */
 static int write_tmp(qsf_srcpos_log *l, uint32_t from, bool final, int *fd_out, uint64_t *end,
-                     qsf_errinfo *err) {
+                     uint64_t *size, qsf_errinfo *err) {
     int fd;
     int rc = begin_file(l, TMP_NAME, &fd, err);
     if (fd < 0)
@@ -358,6 +407,9 @@ static int write_tmp(qsf_srcpos_log *l, uint32_t from, bool final, int *fd_out, 
         rc = qsf_write_at(fd, buf, n, off, l->dir, TMP_NAME, err);
         off += n;
     }
+    *size = off;
+    if (rc == QSF_OK) /* the room ahead, synced with the records */
+        rc = zero_ahead(l, fd, TMP_NAME, off + REC_ROOM, size, err);
     if (rc == QSF_OK && QSF_OS->fsync(fd) != 0)
         rc = qsf_file_err(err, errno, "cannot sync", l->dir, TMP_NAME);
     if (rc != QSF_OK) {
@@ -390,8 +442,8 @@ int qsf_srcpos_compact(qsf_srcpos_log *l, int64_t acked, bool final, qsf_errinfo
     int rc = QSF_OK;
     if (l->fd >= 0) { /* without a file (memory mode, or no position yet) memory only */
         int fd = -1;
-        uint64_t end = 0;
-        rc = write_tmp(l, from, final, &fd, &end, err);
+        uint64_t end = 0, size = 0;
+        rc = write_tmp(l, from, final, &fd, &end, &size, err);
         if (rc == QSF_OK && QSF_OS->renameat(l->dirfd, TMP_NAME, l->dirfd, QSF_NAME_SRCPOS) != 0) {
             rc = qsf_file_err(err, errno, "cannot rename into place", l->dir, TMP_NAME);
             QSF_OS->close(fd);
@@ -401,6 +453,7 @@ int qsf_srcpos_compact(qsf_srcpos_log *l, int64_t acked, bool final, qsf_errinfo
             QSF_OS->close(l->fd);
             l->fd = fd;
             l->end = l->compacted_end = end;
+            l->size = size;
             l->dirty = false;
             rc = qsf_fsync_dir(l->dirfd, l->dir, err);
         }
@@ -413,30 +466,35 @@ int qsf_srcpos_compact(qsf_srcpos_log *l, int64_t acked, bool final, qsf_errinfo
 
 /* ---- read-only view (tools) ---- */
 
-typedef struct viewer {
-    qsf_srcpos_view *v;
-    int64_t published, acked;
-} viewer;
-
 static void view_one(void *user, const qsf_srcpos_rec *rec) {
-    viewer *w = user;
-    w->v->records++;
-    if (rec->fsn > w->published) {
-        w->v->above++;
-        return;
+    qsf_srcpos_view *v = user;
+    v->records++;
+    if (v->n == v->cap) {
+        uint32_t cap = v->cap ? v->cap * 2 : 16;
+        qsf_srcpos_rec *p = realloc(v->recs, cap * sizeof *p);
+        if (!p) {
+            v->nomem = true;
+            return;
+        }
+        v->recs = p;
+        v->cap = cap;
     }
-    w->v->has_published = true;
-    w->v->published = *rec;
-    if (rec->fsn <= w->acked) {
-        w->v->has_acked = true;
-        w->v->acked = *rec;
-    }
+    v->recs[v->n++] = *rec;
+}
+
+/* The newest of recs[0, n) at or below limit, or NULL. */
+static const qsf_srcpos_rec *newest_below(const qsf_srcpos_rec *recs, uint32_t n, int64_t limit) {
+    for (uint32_t i = n; i-- > 0;)
+        if (recs[i].fsn <= limit)
+            return &recs[i];
+    return NULL;
 }
 
 int qsf_srcpos_read_slot(const char *slot_path, qsf_srcpos_fn fn, void *user, bool *present,
-                         bool *valid, uint64_t *size, uint64_t *valid_end, qsf_errinfo *err) {
+                         bool *valid, uint64_t *size, uint64_t *valid_end, uint64_t *torn,
+                         qsf_errinfo *err) {
     *present = *valid = false;
-    *size = *valid_end = 0;
+    *size = *valid_end = *torn = 0;
     int dirfd = QSF_OS->openat(AT_FDCWD, slot_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
     if (dirfd < 0)
         return qsf_err_set(err, QSF_E_IO, 0, errno, "cannot open directory %s: %s", slot_path,
@@ -455,14 +513,39 @@ int qsf_srcpos_read_slot(const char *slot_path, qsf_srcpos_fn fn, void *user, bo
     QSF_OS->close(fd);
     if (rc == QSF_OK)
         *valid = qsf_srcpos_parse(img, *size, fn, user, valid_end) == 0;
+    if (rc == QSF_OK && *valid)
+        *torn = qsf_srcpos_torn_bytes(img, *size, *valid_end);
     free(img);
     return rc;
 }
 
 int qsf_srcpos_view_slot(const char *slot_path, int64_t published, int64_t acked,
-                         qsf_srcpos_view *v, qsf_errinfo *err) {
+                         qsf_srcpos_survived_fn survived, void *user, qsf_srcpos_view *v,
+                         qsf_errinfo *err) {
     memset(v, 0, sizeof *v);
-    viewer w = {v, published, acked};
-    return qsf_srcpos_read_slot(slot_path, view_one, &w, &v->present, &v->valid, &v->size,
-                                &v->valid_end, err);
+    int rc = qsf_srcpos_read_slot(slot_path, view_one, v, &v->present, &v->valid, &v->size,
+                                  &v->valid_end, &v->torn, err);
+    if (rc == QSF_OK && v->nomem)
+        rc = qsf_err_set(err, QSF_E_NOMEM, 0, ENOMEM, "no memory for the records of %s/%s",
+                         slot_path, QSF_NAME_SRCPOS);
+    if (rc != QSF_OK) {
+        qsf_srcpos_view_free(v);
+        return rc;
+    }
+    v->dropped = qsf_srcpos_select(v->recs, &v->n, published, survived, user);
+    const qsf_srcpos_rec *pub = newest_below(v->recs, v->n, published);
+    const qsf_srcpos_rec *ack = newest_below(v->recs, v->n, acked);
+    v->has_published = pub;
+    v->has_acked = ack;
+    if (pub)
+        v->published = *pub;
+    if (ack)
+        v->acked = *ack;
+    return QSF_OK;
+}
+
+void qsf_srcpos_view_free(qsf_srcpos_view *v) {
+    free(v->recs);
+    v->recs = NULL;
+    v->n = v->cap = 0;
 }

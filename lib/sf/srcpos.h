@@ -8,6 +8,9 @@
  *     4  u32  version 2 (version 1 is read, and rewritten as 2 at open)
  *     8  u64  reserved, 0
  *   offset 16  records, back to back, oldest first
+ *   then       zeros to the end of the file: room kept ahead of the records
+ *              (written, grown in 64 KiB steps), so a record overwrites
+ *              blocks the file already has
  *     0  u32  len, 1..256
  *     4  i64  fsn: the last FSN of the flush (for a flush without frames,
  *             publishedFsn when it was committed; -1 after a drained close)
@@ -20,8 +23,9 @@
  *   (version 1 records have neither the frame CRC nor the flags: len, fsn,
  *    bytes, CRC of [0, 12 + len); they are read as records without a frame CRC)
  *
- * The log ends at the first record that does not validate (a torn write, or
- * the zeros an aborted flush's record was overwritten with). A record counts
+ * The log ends at the first record that does not validate (the zeros ahead,
+ * a torn write, or the zeros an aborted flush's record was overwritten with);
+ * a non-zero byte after it is a torn tail, rewritten at open. A record counts
  * only if its flush survived: its fsn is at or below the last FSN recovery
  * kept, outside every FSN span it gave up, and (the newest such record) the
  * frame recovery kept at that FSN is stored with the record's frame CRC: a
@@ -63,6 +67,7 @@ typedef struct qsf_srcpos_log {
     int dirfd; /* the slot directory (not owned) */
     char dir[1024];
     uint64_t end;           /* file offset after the last record */
+    uint64_t size;          /* file length: the records, then zeros (room ahead) */
     uint64_t compacted_end; /* end right after the last compaction */
     bool dirty;             /* written since the last sync */
     qsf_srcpos_rec *recs;   /* oldest first */
@@ -84,22 +89,35 @@ typedef void (*qsf_srcpos_fn)(void *user, const qsf_srcpos_rec *rec);
 int qsf_srcpos_parse(const uint8_t *img, size_t len, qsf_srcpos_fn fn, void *user,
                      uint64_t *valid_end);
 
+/* The bytes after valid_end up to the last non-zero byte of the image: a torn
+ * tail (0: only the zeros kept ahead of the records follow them). */
+uint64_t qsf_srcpos_torn_bytes(const uint8_t *img, size_t len, uint64_t valid_end);
+
 /* Memory mode: an empty log without a file. */
 void qsf_srcpos_init_memory(qsf_srcpos_log *l);
 
-/* Whether the flush of `rec` survived recovery (ring_srcpos.c): false when
- * its fsn lies in a span recovery gave up or, with `check_frame`, when the
- * frame kept at its fsn is not the one it was committed with. */
+/* Whether the flush of `rec` survived recovery: false when its fsn lies in a
+ * span recovery gave up or, with `check_frame`, when the frame kept at its
+ * fsn is not the one it was committed with. An open implements it over the
+ * ring (ring_srcpos.c), the tooling over recovery's dry run
+ * (lib/sfops/srcpos_view.c). */
 typedef bool (*qsf_srcpos_survived_fn)(void *user, const qsf_srcpos_rec *rec, bool check_frame);
 
+/* The rule an open applies, and the one the operator tooling shows (one
+ * function, so both tell the same): drops from recs[0, *n) (oldest first) the
+ * records whose fsn is above `limit`, the last FSN recovery kept, then those
+ * `survived` (NULL: all) refuses, asked newest first, with check_frame until
+ * one is accepted, then without (the frames below the newest one that
+ * matches kept their FSNs). The kept ones stay in order in recs[0, *n).
+ * Returns how many were dropped. */
+uint32_t qsf_srcpos_select(qsf_srcpos_rec *recs, uint32_t *n, int64_t limit,
+                           qsf_srcpos_survived_fn survived, void *user);
+
 /* Opens the slot's log, if there is one (the first append creates it), and
- * keeps the records whose fsn is at or below `limit`, the last FSN recovery
- * kept, and that `survived` (NULL: all) accepts: asked newest first, with
- * check_frame until one is accepted, then without (the frames below the
- * newest one that matches kept their FSNs). If any record was dropped, the
- * tail was torn or the file is of version 1, the file is rewritten durably
- * (compact) before anything new is appended, so a later flush reusing those
- * FSNs can never be matched with an old position. */
+ * keeps the records qsf_srcpos_select keeps with `limit` and `survived`. If
+ * any record was dropped, the tail was torn or the file is of version 1, the
+ * file is rewritten durably (compact) before anything new is appended, so a
+ * later flush reusing those FSNs can never be matched with an old position. */
 int qsf_srcpos_open(qsf_srcpos_log *l, int slot_dirfd, const char *slot_path, int64_t limit,
                     qsf_srcpos_survived_fn survived, void *user, qsf_errinfo *err);
 void qsf_srcpos_close(qsf_srcpos_log *l);
@@ -127,26 +145,37 @@ int qsf_srcpos_compact(qsf_srcpos_log *l, int64_t acked, bool final, qsf_errinfo
 /* Whether the file has grown enough since the last compaction to compact. */
 bool qsf_srcpos_wants_compaction(const qsf_srcpos_log *l, int64_t acked);
 
-/* What `qsf slot inspect` shows (read-only: no lock, nothing changed). */
+/* What `qsf slot inspect` and `dump` show (read-only: no lock, nothing
+ * changed): the records an open keeps (qsf_srcpos_select). */
 typedef struct qsf_srcpos_view {
     bool present;             /* the file exists */
     bool valid;               /* its header is SPL1 version 1 or 2 */
     uint64_t size, valid_end; /* bytes, and the end of the last valid record */
+    uint64_t torn;            /* bytes after it up to the last non-zero one */
     uint32_t records;         /* valid records */
-    uint32_t above;           /* records above `published`: an open drops them */
+    uint32_t dropped;         /* of them, those an open drops (qsf_srcpos_select) */
     bool has_published, has_acked;
-    qsf_srcpos_rec published, acked; /* newest at or below published / acked */
+    qsf_srcpos_rec published, acked; /* newest kept at or below published / acked */
+    qsf_srcpos_rec *recs;            /* the kept records, oldest first */
+    uint32_t n, cap;
+    bool nomem; /* (while reading) a record found no memory */
 } qsf_srcpos_view;
 
 /* Reads <slot_path>/.source-positions read-only, its records through fn.
  * QSF_OK with *present false when there is none; *valid: its header is
- * SPL1 version 1 or 2. */
+ * SPL1 version 1 or 2; *torn: qsf_srcpos_torn_bytes of it. */
 int qsf_srcpos_read_slot(const char *slot_path, qsf_srcpos_fn fn, void *user, bool *present,
-                         bool *valid, uint64_t *size, uint64_t *valid_end, qsf_errinfo *err);
+                         bool *valid, uint64_t *size, uint64_t *valid_end, uint64_t *torn,
+                         qsf_errinfo *err);
 
-/* Reads <slot_path>/.source-positions. QSF_OK with v->present false when
- * there is none; QSF_E_IO when it cannot be read (the message names it). */
+/* Reads <slot_path>/.source-positions and selects its records as an open
+ * would (qsf_srcpos_select with `published` as the limit and `survived`, the
+ * tooling's view of recovery). QSF_OK with v->present false when there is
+ * none; QSF_E_IO when it cannot be read (the message names it), QSF_E_NOMEM.
+ * Free with qsf_srcpos_view_free. */
 int qsf_srcpos_view_slot(const char *slot_path, int64_t published, int64_t acked,
-                         qsf_srcpos_view *v, qsf_errinfo *err);
+                         qsf_srcpos_survived_fn survived, void *user, qsf_srcpos_view *v,
+                         qsf_errinfo *err);
+void qsf_srcpos_view_free(qsf_srcpos_view *v);
 
 #endif

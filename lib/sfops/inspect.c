@@ -11,6 +11,7 @@
 #include "sf/sfio.h"
 #include "sf/sidefile.h"
 #include "sfops/slotdir.h"
+#include "sfops/srcpos_view.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -368,6 +369,17 @@ static int check_kind(const char *path, qsf_slot_inspection *in, bool *stop, qsf
     return QSF_OK;
 }
 
+/* The source positions an open would report: with a live chain the plan was
+ * made (qsf_rv_publish follows it), and its frames are checked. */
+static void look_srcpos(qsf_rv *v, const char *slot_path, qsf_slot_inspection *in) {
+    qsf_errinfo e;
+    int64_t published = in->live ? in->last_fsn : -1;
+    in->srcpos_rc =
+        qsf_slot_srcpos_view(v, in->live > 0, slot_path, published, in->acked_fsn, &in->srcpos, &e);
+    if (in->srcpos_rc != QSF_OK)
+        snprintf(in->srcpos_msg, sizeof in->srcpos_msg, "%s", e.msg);
+}
+
 int qsf_slot_inspect(const char *slot_path, qsf_slot_inspection *in, qsf_errinfo *err) {
     return qsf_slot_inspect_with(slot_path, in, NULL, NULL, err);
 }
@@ -399,6 +411,8 @@ int qsf_slot_inspect_with(const char *slot_path, qsf_slot_inspection *in, qsf_in
         rc = collect_files(v, out, in, err);
     if (rc == QSF_OK && !stop) /* what the plan needs of the file system */
         qsf_slot_open_verdict(slot_path, in);
+    if (rc == QSF_OK && !stop)
+        look_srcpos(v, slot_path, in);
     if (rc == QSF_OK && !stop && fn)
         rc = fn(v, &out->slot, in, user, err);
     qsf_slot_release(out);
@@ -410,6 +424,7 @@ int qsf_slot_inspect_with(const char *slot_path, qsf_slot_inspection *in, qsf_in
 }
 
 void qsf_slot_inspection_free(qsf_slot_inspection *in) {
+    qsf_srcpos_view_free(&in->srcpos);
     free(in->files);
     in->files = NULL;
     in->nfiles = 0;

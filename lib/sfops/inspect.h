@@ -9,6 +9,7 @@
 #include "qsf.h"
 #include "sf/recover.h"
 #include "sf/recover_view.h"
+#include "sf/srcpos.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -41,6 +42,11 @@ typedef struct qsf_slot_inspection {
     uint32_t dict_entries, dict_chunks;
     uint64_t dict_bytes, dict_torn_bytes;
     bool unreplayable;
+    /* .source-positions as an open would report them (sfops/srcpos_view.h);
+     * srcpos_rc: QSF_OK, or why they could not be read (srcpos_msg). */
+    qsf_srcpos_view srcpos;
+    int srcpos_rc;
+    char srcpos_msg[QSF_ERRINFO_MSG_MAX];
     /* What an open would repair or give up (each also a problem line). */
     uint32_t losses;         /* damaged regions (qsf_recovery_loss entries) */
     uint64_t frames_lost;    /* FSNs an open would give up: destroyed + retired */

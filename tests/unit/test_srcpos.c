@@ -40,11 +40,24 @@ static int teardown(void **state) {
     return 0;
 }
 
-static uint64_t file_size(void) {
+static struct stat file_stat(void) {
     char p[512];
     snprintf(p, sizeof p, "%s/%s", dir, QSF_NAME_SRCPOS);
     struct stat st;
-    return stat(p, &st) == 0 ? (uint64_t) st.st_size : 0;
+    assert_int_equal(stat(p, &st), 0);
+    return st;
+}
+
+/* The end of the log's records; only zeros (the room kept ahead) follow. */
+static uint64_t records_end(void) {
+    bool present, valid;
+    uint64_t size, end, torn;
+    assert_int_equal(
+        qsf_srcpos_read_slot(dir, NULL, NULL, &present, &valid, &size, &end, &torn, NULL), 0);
+    assert_true(present && valid);
+    assert_int_equal(torn, 0);
+    assert_true(size > end);
+    return end;
 }
 
 /* A record at fsn naming the frame CRC fsn * 1000 (none for fsn < 0). */
@@ -140,7 +153,7 @@ static void records_of_lost_flushes_fall_back(void **state) {
     assert_int_equal(qsf_srcpos_find(&l, 20)->fsn, 7);
     assert_int_equal(qsf_srcpos_find(&l, 6)->fsn, 3);
     qsf_srcpos_close(&l);
-    assert_int_equal(file_size(), QSF_SRCPOS_HEADER_SIZE + 2 * QSF_SRCPOS_REC_FIXED + 5 + 5);
+    assert_int_equal(records_end(), QSF_SRCPOS_HEADER_SIZE + 2 * QSF_SRCPOS_REC_FIXED + 5 + 5);
     kept_frames all = {.other = {-2, -2, -2, -2}, .gave_from = -2, .gave_to = -2};
     assert_int_equal(qsf_srcpos_open(&l, dirfd_, dir, 20, frames_survived, &all, NULL), 0);
     assert_int_equal(l.dropped, 0);
@@ -176,7 +189,8 @@ static void version_1_is_read_and_rewritten(void **state) {
     assert_true(fd >= 0);
     ssize_t n = read(fd, img, sizeof img);
     close(fd);
-    assert_int_equal(n, QSF_SRCPOS_HEADER_SIZE + 2 * QSF_SRCPOS_REC_FIXED + 2 + 3);
+    assert_int_equal(n, sizeof img); /* the records, then zeros */
+    assert_int_equal(records_end(), QSF_SRCPOS_HEADER_SIZE + 2 * QSF_SRCPOS_REC_FIXED + 2 + 3);
     assert_int_equal(img[4], QSF_SRCPOS_VERSION);
     assert_int_equal(qsf_srcpos_open(&l, dirfd_, dir, 100, NULL, NULL, NULL), 0);
     assert_int_equal(l.n, 2);
@@ -209,7 +223,7 @@ static void torn_tail_and_records_above_are_dropped(void **state) {
     assert_int_equal(qsf_srcpos_find(&l, 4)->fsn, 3);
     assert_null(qsf_srcpos_find(&l, 2));
     qsf_srcpos_close(&l);
-    assert_int_equal(file_size(), QSF_SRCPOS_HEADER_SIZE + 2 * QSF_SRCPOS_REC_FIXED + 5 + 5);
+    assert_int_equal(records_end(), QSF_SRCPOS_HEADER_SIZE + 2 * QSF_SRCPOS_REC_FIXED + 5 + 5);
 }
 
 static void wrong_header_starts_anew(void **state) {
@@ -362,9 +376,9 @@ static void a_position_whose_frame_was_replaced_is_dropped(void **state) {
     snprintf(p, sizeof p, "%s/r", dir);
     qsf_srcpos_rec recs[4] = {0};
     bool present, valid;
-    uint64_t size, end;
+    uint64_t size, end, torn;
     assert_int_equal(
-        qsf_srcpos_read_slot(p, collect_rec, recs, &present, &valid, &size, &end, NULL), 0);
+        qsf_srcpos_read_slot(p, collect_rec, recs, &present, &valid, &size, &end, &torn, NULL), 0);
     uint8_t m[64];
     memset(m, 'x', sizeof m);
     uint32_t crc = qsf_sfa_frame_crc(m, sizeof m);
@@ -395,9 +409,114 @@ static void a_position_whose_frame_was_replaced_is_dropped(void **state) {
     assert_int_equal(qsf_ring_close(r, NULL), 0);
 }
 
+/* A log of "one" at FSN 1 and "two" at FSN 2; the end of its records. */
+static uint64_t one_two(void) {
+    qsf_srcpos_log l;
+    assert_int_equal(qsf_srcpos_open(&l, dirfd_, dir, 1000, NULL, NULL, NULL), 0);
+    append_ok(&l, 1, "one");
+    append_ok(&l, 2, "two");
+    uint64_t end = l.end;
+    qsf_srcpos_close(&l);
+    return end;
+}
+
+/* The log is kept ahead of its records in written zeros, so a record
+ * overwrites blocks the file has: an open reads the same records from it and
+ * does not rewrite it (the zeros are no torn tail); an append grows it by the
+ * step once the room is used up. */
+static void the_zeros_ahead_are_no_tail(void **state) {
+    (void) state;
+    qsf_srcpos_log l;
+    uint64_t end = one_two();
+    struct stat before = file_stat();
+    assert_int_equal(before.st_size, 64 * 1024);
+    assert_int_equal(records_end(), end);
+    assert_int_equal(qsf_srcpos_open(&l, dirfd_, dir, 1000, NULL, NULL, NULL), 0);
+    assert_int_equal(l.n, 2);
+    assert_int_equal(l.end, end);
+    assert_memory_equal(qsf_srcpos_find(&l, 1000)->bytes, "two", 3);
+    struct stat after = file_stat();
+    assert_int_equal(after.st_ino, before.st_ino); /* not rewritten */
+    char pos[QSF_SRCPOS_MAX + 1];
+    memset(pos, 'p', QSF_SRCPOS_MAX);
+    pos[QSF_SRCPOS_MAX] = '\0';
+    for (int64_t f = 3; l.end + QSF_SRCPOS_REC_FIXED + QSF_SRCPOS_MAX <= 64 * 1024; f++)
+        append_ok(&l, f, pos);
+    assert_int_equal(file_stat().st_size, 64 * 1024);
+    append_ok(&l, 999, pos); /* does not fit: the file grows by a step */
+    assert_int_equal(file_stat().st_size, 128 * 1024);
+    qsf_srcpos_close(&l);
+    assert_int_equal(qsf_srcpos_open(&l, dirfd_, dir, 1000, NULL, NULL, NULL), 0);
+    assert_int_equal(qsf_srcpos_find(&l, 1000)->fsn, 999);
+    assert_int_equal(file_stat().st_ino, before.st_ino);
+    qsf_srcpos_close(&l);
+}
+
+/* A crash in the middle of a record's write leaves part of it in the zeros:
+ * the open reads back the position before it, and rewrites the log. */
+static void a_record_cut_by_a_crash_reads_back_the_old_position(void **state) {
+    (void) state;
+    qsf_srcpos_log l;
+    uint64_t end = one_two();
+    uint8_t rec[QSF_SRCPOS_REC_FIXED + 5];
+    qsf_srcpos_rec three = rec_of(3, "three");
+    size_t n = qsf_srcpos_encode(rec, &three);
+    int fd = openat(dirfd_, QSF_NAME_SRCPOS, O_WRONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(pwrite(fd, rec, n - 3, (off_t) end), (ssize_t) (n - 3)); /* no CRC yet */
+    close(fd);
+    ino_t ino = file_stat().st_ino;
+    assert_int_equal(qsf_srcpos_open(&l, dirfd_, dir, 1000, NULL, NULL, NULL), 0);
+    assert_int_equal(l.n, 2);
+    assert_int_equal(qsf_srcpos_find(&l, 1000)->fsn, 2);
+    assert_memory_equal(qsf_srcpos_find(&l, 1000)->bytes, "two", 3);
+    append_ok(&l, 3, "three");
+    qsf_srcpos_close(&l);
+    assert_true(file_stat().st_ino != ino); /* rewritten: the torn bytes are gone */
+    assert_int_equal(records_end(), end + n);
+}
+
+typedef struct asked {
+    int64_t fsn[8];
+    bool check[8];
+    int n;
+} asked;
+
+/* Refuses FSN 2 when its frame is checked, accepts the rest. */
+static bool refuse_2(void *user, const qsf_srcpos_rec *rec, bool check_frame) {
+    asked *a = user;
+    a->fsn[a->n] = rec->fsn;
+    a->check[a->n++] = check_frame;
+    return !(rec->fsn == 2 && check_frame);
+}
+
+/* The rule the open and the tools share: above the limit dropped unasked,
+ * the rest asked newest first, the frame checked until one passes. */
+static void the_rule_asks_newest_first(void **state) {
+    (void) state;
+    qsf_srcpos_rec recs[5] = {{.fsn = 0}, {.fsn = 1}, {.fsn = 2}, {.fsn = 3}, {.fsn = 2}};
+    uint32_t n = 5;
+    asked a = {0};
+    assert_int_equal(qsf_srcpos_select(recs, &n, 2, refuse_2, &a), 3);
+    assert_int_equal(n, 2);
+    assert_int_equal(recs[0].fsn, 0);
+    assert_int_equal(recs[1].fsn, 1);
+    static const int64_t fsns[] = {2, 2, 1, 0};
+    static const bool checks[] = {true, true, true, false};
+    assert_int_equal(a.n, 4);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(a.fsn[i], fsns[i]);
+        assert_int_equal(a.check[i], checks[i]);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(record_vector),
+        cmocka_unit_test(the_rule_asks_newest_first),
+        cmocka_unit_test_setup_teardown(the_zeros_ahead_are_no_tail, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_record_cut_by_a_crash_reads_back_the_old_position, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(torn_tail_and_records_above_are_dropped, setup, teardown),
         cmocka_unit_test_setup_teardown(records_of_lost_flushes_fall_back, setup, teardown),
         cmocka_unit_test_setup_teardown(version_1_is_read_and_rewritten, setup, teardown),

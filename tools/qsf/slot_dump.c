@@ -44,8 +44,8 @@ static void dump_usage(FILE *out) {
 typedef struct dump {
     bool rows, as_json;
     rows_dec *dec;
-    const char *state;  /* overrides the frame's (set-aside frames) */
-    slot_positions pos; /* .source-positions: shown beside their frames */
+    const char *state;             /* overrides the frame's (set-aside frames) */
+    const qsf_slot_inspection *in; /* its srcpos: shown beside their frames */
 } dump;
 
 /* ---- one frame ---- */
@@ -155,7 +155,7 @@ static void json_frame(const dump *d, const qsf_dump_frame *f, const qsf_qwp_msg
     json_uint(&j, "tables", f->tables);
     json_bool(&j, "placeholder", f->placeholder);
     json_bool(&j, "empty_commit", f->empty_commit);
-    const qsf_srcpos_rec *pos = d->state ? NULL : slot_positions_at(&d->pos, f->fsn);
+    const qsf_srcpos_rec *pos = d->state ? NULL : slot_positions_at(d->in, f->fsn);
     if (pos)
         slot_json_position(&j, pos);
     if (m)
@@ -178,7 +178,7 @@ static int on_frame(void *user, const qsf_dump_frame *f) {
         return 0;
     }
     text_frame(d, f);
-    const qsf_srcpos_rec *pos = d->state ? NULL : slot_positions_at(&d->pos, f->fsn);
+    const qsf_srcpos_rec *pos = d->state ? NULL : slot_positions_at(d->in, f->fsn);
     if (pos)
         slot_print_position(pos);
     if (m)
@@ -259,9 +259,8 @@ static int walk(dump *d, const char *path, int64_t from, int64_t limit, bool rej
                        .dict = d->rows ? on_dict : NULL,
                        .frame = on_frame,
                        .user = d};
-    slot_positions_load(path, &d->pos);
+    d->in = in; /* filled in before the first frame */
     int rc = qsf_slot_walk(path, &o, in, NULL, err);
-    slot_positions_free(&d->pos);
     if (rc == QSF_OK && rejected)
         rc = dump_rejected(d, path, err);
     return rc;

@@ -1,21 +1,13 @@
-/* `qsf slot inspect`: the slot's source positions (.source-positions,
- * docs/FORMAT.md §4a): the one an open would report, and the acknowledged
- * one, as text and hex. */
+/* `qsf slot inspect` and `dump`: the slot's source positions
+ * (.source-positions, docs/FORMAT.md §4a) as an open would report them
+ * (in->srcpos, sfops/srcpos_view.h): the published and the acknowledged one,
+ * as text and hex, and each kept one beside its frame. */
 #include "slot_srcpos.h"
 
 #include "out.h"
 #include "sf/srcpos.h"
 
 #include <stdio.h>
-#include <stdlib.h>
-
-/* The position as an open sees it: the last FSN of the live chain (or -1 for
- * a slot without segments, a drained one). */
-static int view(const char *path, const qsf_slot_inspection *in, qsf_srcpos_view *v) {
-    int64_t published = in->live && in->last_fsn >= in->first_fsn ? in->last_fsn : -1;
-    qsf_errinfo e;
-    return qsf_srcpos_view_slot(path, published, in->acked_fsn, v, &e);
-}
 
 static void hex(char *out, const uint8_t *b, uint32_t n) {
     static const char digits[] = "0123456789abcdef";
@@ -39,28 +31,34 @@ static void print_one(const char *what, bool has, const qsf_srcpos_rec *r) {
 }
 
 void slot_print_source_positions(const char *path, const qsf_slot_inspection *in) {
-    qsf_srcpos_view v;
-    if (view(path, in, &v) != QSF_OK) {
-        printf("source positions: cannot be read\n");
+    (void) path;
+    const qsf_srcpos_view *v = &in->srcpos;
+    if (in->srcpos_rc != QSF_OK) {
+        printf("source positions: cannot be read: ");
+        out_str(stdout, in->srcpos_msg);
+        printf("\n");
         return;
     }
-    if (!v.present) {
+    if (!v->present) {
         printf("source positions: none\n");
         return;
     }
-    if (!v.valid) {
+    if (!v->valid) {
         printf("source positions: %llu bytes, not SPL1 (an open starts it anew)\n",
-               (unsigned long long) v.size);
+               (unsigned long long) v->size);
         return;
     }
-    printf("source positions: %u records, %llu bytes", v.records, (unsigned long long) v.size);
-    if (v.above)
-        printf(", %u above the last FSN (an open drops them)", v.above);
-    if (v.valid_end != v.size)
-        printf(", torn tail of %llu bytes", (unsigned long long) (v.size - v.valid_end));
+    printf("source positions: %u records, %llu bytes", v->records,
+           (unsigned long long) v->valid_end);
+    if (v->dropped)
+        printf(", %u dropped by an open (their flushes did not survive: above the last FSN, "
+               "given up, or another frame at their FSN)",
+               v->dropped);
+    if (v->torn)
+        printf(", torn tail of %llu bytes", (unsigned long long) v->torn);
     printf("\n");
-    print_one("published", v.has_published, &v.published);
-    print_one("acknowledged", v.has_acked, &v.acked);
+    print_one("published", v->has_published, &v->published);
+    print_one("acknowledged", v->has_acked, &v->acked);
 }
 
 static void json_one(json *j, const char *key, bool has, const qsf_srcpos_rec *r) {
@@ -77,49 +75,33 @@ static void json_one(json *j, const char *key, bool has, const qsf_srcpos_rec *r
 }
 
 void slot_json_source_positions(json *j, const char *path, const qsf_slot_inspection *in) {
-    qsf_srcpos_view v;
-    int rc = view(path, in, &v);
+    (void) path;
+    const qsf_srcpos_view *v = &in->srcpos;
+    bool ok = in->srcpos_rc == QSF_OK;
     json_obj(j, "source_positions");
-    json_bool(j, "present", rc == QSF_OK && v.present);
-    if (rc == QSF_OK && v.present) {
-        json_bool(j, "valid", v.valid);
-        json_uint(j, "records", v.records);
-        json_uint(j, "bytes", v.size);
-        json_uint(j, "dropped_on_open", v.above);
-        json_one(j, "published", v.has_published, &v.published);
-        json_one(j, "acknowledged", v.has_acked, &v.acked);
+    json_bool(j, "present", ok && v->present);
+    if (!ok)
+        json_str(j, "error", in->srcpos_msg);
+    if (ok && v->present) {
+        json_bool(j, "valid", v->valid);
+        json_uint(j, "records", v->records);
+        json_uint(j, "bytes", v->valid_end);
+        json_uint(j, "file_bytes", v->size);
+        json_uint(j, "torn_bytes", v->torn);
+        json_uint(j, "dropped_on_open", v->dropped);
+        json_one(j, "published", v->has_published, &v->published);
+        json_one(j, "acknowledged", v->has_acked, &v->acked);
     }
     json_end_obj(j);
 }
 
 /* ---- qsf slot dump ---- */
 
-static void keep(void *user, const qsf_srcpos_rec *rec) {
-    slot_positions *p = user;
-    qsf_srcpos_rec *n = realloc(p->recs, (p->n + 1) * sizeof *n);
-    if (!n)
-        return; /* shown without it: dump says nothing it did not read */
-    p->recs = n;
-    p->recs[p->n++] = *rec;
-}
-
-void slot_positions_load(const char *path, slot_positions *p) {
-    *p = (slot_positions){0};
-    bool present, valid;
-    uint64_t size, end;
-    qsf_errinfo e;
-    (void) qsf_srcpos_read_slot(path, keep, p, &present, &valid, &size, &end, &e);
-}
-
-void slot_positions_free(slot_positions *p) {
-    free(p->recs);
-    *p = (slot_positions){0};
-}
-
-const qsf_srcpos_rec *slot_positions_at(const slot_positions *p, int64_t fsn) {
-    for (uint32_t i = p->n; i-- > 0;)
-        if (p->recs[i].fsn == fsn)
-            return &p->recs[i];
+const qsf_srcpos_rec *slot_positions_at(const qsf_slot_inspection *in, int64_t fsn) {
+    const qsf_srcpos_view *v = &in->srcpos;
+    for (uint32_t i = v->n; i-- > 0;)
+        if (v->recs[i].fsn == fsn)
+            return &v->recs[i];
     return NULL;
 }
 
