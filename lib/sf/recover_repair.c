@@ -42,40 +42,18 @@ static int64_t last_fsn(const rc_seg *s) {
 /* ---- writing the rewritten segment ---- */
 
 typedef struct writer {
-    int fd;
-    const char *dir, *name;
-    uint8_t *buf; /* QSF_RECOVER_BUF */
-    size_t used;
-    uint64_t off, size; /* file offset of buf[0]; file size */
-    const rc_plan *p;   /* the flushes given up */
+    qsf_bufw out;     /* buf: QSF_RECOVER_BUF bytes */
+    uint64_t size;    /* the file's size: nothing is written past it */
+    const rc_plan *p; /* the flushes given up */
 } writer;
 
-static int w_flush(writer *w, qsf_errinfo *err) {
-    int rc = w->used ? qsf_write_at(w->fd, w->buf, w->used, w->off, w->dir, w->name, err) : QSF_OK;
-    w->off += w->used;
-    w->used = 0;
-    return rc;
-}
-
 static int w_put(writer *w, const uint8_t *p, size_t n, qsf_errinfo *err) {
-    if (w->off + w->used + n > w->size)
+    if (w->out.off + w->out.used + n > w->size)
         return qsf_err_set(err, QSF_E_CORRUPT, 0, 0,
                            "cannot rewrite %s/%s: the placeholders do not fit in %llu bytes (a gap "
                            "smaller than the smallest frame)",
-                           w->dir, w->name, (unsigned long long) w->size);
-    while (n > 0) {
-        size_t k = QSF_RECOVER_BUF - w->used < n ? QSF_RECOVER_BUF - w->used : n;
-        memcpy(w->buf + w->used, p, k);
-        w->used += k;
-        p += k;
-        n -= k;
-        if (w->used == QSF_RECOVER_BUF) {
-            int rc = w_flush(w, err);
-            if (rc != QSF_OK)
-                return rc;
-        }
-    }
-    return QSF_OK;
+                           w->out.dir, w->out.name, (unsigned long long) w->size);
+    return qsf_bufw_put(&w->out, p, n, err);
 }
 
 /* A 22-byte frame holding the placeholder (deferred) or the empty commit. */
@@ -142,23 +120,25 @@ static int write_tmp(rc_state *st, rc_seg *s, const char *tmp, int64_t limit, qs
     int rc = read_header(st, s, h, err);
     if (rc == QSF_OK)
         rc = qsf_unlink_quiet(sl->dirfd, sl->path, tmp, err);
-    writer w = {.fd = -1, .dir = sl->path, .name = tmp, .size = s->info.file_size, .p = &st->plan};
+    writer w = {.out = {.fd = -1, .dir = sl->path, .name = tmp, .cap = QSF_RECOVER_BUF},
+                .size = s->info.file_size,
+                .p = &st->plan};
     if (rc == QSF_OK)
-        rc = qsf_create_prealloc(sl->dirfd, sl->path, tmp, s->info.file_size, &w.fd, err);
+        rc = qsf_create_prealloc(sl->dirfd, sl->path, tmp, s->info.file_size, &w.out.fd, err);
     if (rc != QSF_OK)
         return rc;
-    w.buf = malloc(QSF_RECOVER_BUF);
-    rc = w.buf ? w_put(&w, h, sizeof h, err)
-               : qsf_err_set(err, QSF_E_NOMEM, 0, 0, "no memory to rewrite %s", s->info.name);
+    w.out.buf = malloc(QSF_RECOVER_BUF);
+    rc = w.out.buf ? w_put(&w, h, sizeof h, err)
+                   : qsf_err_set(err, QSF_E_NOMEM, 0, 0, "no memory to rewrite %s", s->info.name);
     int64_t to = limit - 1 < last_fsn(s) ? limit - 1 : last_fsn(s);
     if (rc == QSF_OK && to >= s->info.base_seq)
         rc = qsf_rc_walk_chain(sl, st->buf, w.p, s->info.base_seq, to, on_rewrite, &w, err);
     if (rc == QSF_OK)
-        rc = w_flush(&w, err);
+        rc = qsf_bufw_flush(&w.out, err);
     if (rc == QSF_OK)
-        rc = sync_file(w.fd, sl->path, tmp, err);
-    free(w.buf);
-    QSF_OS->close(w.fd);
+        rc = sync_file(w.out.fd, sl->path, tmp, err);
+    free(w.out.buf);
+    QSF_OS->close(w.out.fd);
     if (rc != QSF_OK)
         QSF_OS->unlinkat(sl->dirfd, tmp, 0);
     return rc;

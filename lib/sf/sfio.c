@@ -84,6 +84,28 @@ int qsf_write_at(int fd, const void *buf, size_t n, uint64_t off, const char *di
                        (unsigned long long) off, strerror(e));
 }
 
+int qsf_bufw_flush(qsf_bufw *w, qsf_errinfo *err) {
+    int rc = w->used ? qsf_write_at(w->fd, w->buf, w->used, w->off, w->dir, w->name, err) : QSF_OK;
+    w->off += w->used;
+    w->used = 0;
+    return rc;
+}
+
+int qsf_bufw_put(qsf_bufw *w, const void *p, size_t n, qsf_errinfo *err) {
+    const uint8_t *b = p;
+    while (n > 0) {
+        size_t k = w->cap - w->used < n ? w->cap - w->used : n;
+        memcpy(w->buf + w->used, b, k);
+        w->used += k;
+        b += k;
+        n -= k;
+        int rc = w->used == w->cap ? qsf_bufw_flush(w, err) : QSF_OK;
+        if (rc != QSF_OK)
+            return rc;
+    }
+    return QSF_OK;
+}
+
 int qsf_unlink_quiet(int dirfd, const char *dir, const char *name, qsf_errinfo *err) {
     if (QSF_OS->unlinkat(dirfd, name, 0) == 0 || errno == ENOENT)
         return QSF_OK;

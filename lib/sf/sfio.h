@@ -32,6 +32,25 @@ int qsf_read_at(int fd, void *buf, size_t n, uint64_t off, const char *dir, cons
 int qsf_write_at(int fd, const void *buf, size_t n, uint64_t off, const char *dir, const char *name,
                  qsf_errinfo *err);
 
+/* A buffered sequential writer of one file (never a mapping): puts collect
+ * in buf and reach the file in cap-byte writes (qsf_write_at) at off, then
+ * off + cap, ...; qsf_bufw_flush writes what is left. The caller owns fd and
+ * buf. Used where a file is written as one stream: recovery's rewrite of a
+ * segment, the .rejected image. */
+typedef struct qsf_bufw {
+    int fd;
+    const char *dir, *name; /* for the error messages */
+    uint8_t *buf;
+    size_t cap, used;
+    uint64_t off; /* file offset of buf[0] */
+} qsf_bufw;
+
+/* n bytes after the previous ones. QSF_OK, or qsf_write_at's error. */
+int qsf_bufw_put(qsf_bufw *w, const void *p, size_t n, qsf_errinfo *err);
+
+/* Writes the bytes still in buf. */
+int qsf_bufw_flush(qsf_bufw *w, qsf_errinfo *err);
+
 /* Unlinks <dir>/<name>; a missing file is success. */
 int qsf_unlink_quiet(int dirfd, const char *dir, const char *name, qsf_errinfo *err);
 

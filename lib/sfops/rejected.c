@@ -272,38 +272,14 @@ int qsf_rejected_frames(int slot_dirfd, const char *slot_path, const qsf_rejecte
 /* ---- adding a record ---- */
 
 struct qsf_rejected_writer {
-    int fd;
-    const char *dir;
-    uint8_t *buf; /* BUF bytes */
-    size_t used;
-    uint64_t off; /* file offset of buf[0] */
+    qsf_bufw out; /* into .rejected.tmp; buf: BUF bytes */
     uint32_t crc; /* running state over the record */
 };
-
-static int w_flush(qsf_rejected_writer *w, qsf_errinfo *err) {
-    int rc = w->used
-                 ? qsf_write_at(w->fd, w->buf, w->used, w->off, w->dir, QSF_NAME_REJECTED_TMP, err)
-                 : QSF_OK;
-    w->off += w->used;
-    w->used = 0;
-    return rc;
-}
 
 /* Bytes into the file, not into the record's CRC (the file header, copies of
  * the records there are). */
 static int w_raw(qsf_rejected_writer *w, const void *p, size_t n, qsf_errinfo *err) {
-    const uint8_t *b = p;
-    while (n > 0) {
-        size_t k = BUF - w->used < n ? BUF - w->used : n;
-        memcpy(w->buf + w->used, b, k);
-        w->used += k;
-        b += k;
-        n -= k;
-        int rc = w->used == BUF ? w_flush(w, err) : QSF_OK;
-        if (rc != QSF_OK)
-            return rc;
-    }
-    return QSF_OK;
+    return qsf_bufw_put(&w->out, p, n, err);
 }
 
 int qsf_rejected_put(qsf_rejected_writer *w, const void *p, size_t n, qsf_errinfo *err) {
@@ -359,13 +335,13 @@ static int put_record(qsf_rejected_writer *w, const qsf_rejected_new *r, qsf_err
     int rc = qsf_rejected_put(w, h, sizeof h, err);
     if (rc == QSF_OK)
         rc = qsf_rejected_put(w, r->audit, alen, err);
-    uint64_t before = w->off + w->used;
+    uint64_t before = w->out.off + w->out.used;
     if (rc == QSF_OK && r->write_frames)
         rc = r->write_frames(r->user, w, err);
-    if (rc == QSF_OK && w->off + w->used - before != r->frames_bytes)
+    if (rc == QSF_OK && w->out.off + w->out.used - before != r->frames_bytes)
         rc = qsf_err_set(err, QSF_E_INVAL, 0, 0, "set-aside record: %llu frame bytes, %llu written",
                          (unsigned long long) r->frames_bytes,
-                         (unsigned long long) (w->off + w->used - before));
+                         (unsigned long long) (w->out.off + w->out.used - before));
     uint8_t crc[4];
     qsf_put_u32(crc, qsf_crc32c_end(w->crc));
     return rc == QSF_OK ? w_raw(w, crc, sizeof crc, err) : rc;
@@ -397,9 +373,9 @@ static int write_image(int slot_dirfd, const char *slot_path, qsf_rejected_write
     if (rc == QSF_OK)
         rc = put_record(w, r, err);
     if (rc == QSF_OK)
-        rc = w_flush(w, err);
+        rc = qsf_bufw_flush(&w->out, err);
     if (rc == QSF_OK)
-        rc = sync_tmp(w->fd, slot_path, err);
+        rc = sync_tmp(w->out.fd, slot_path, err);
     return rc;
 }
 
@@ -410,19 +386,21 @@ int qsf_rejected_append(int slot_dirfd, const char *slot_path, const qsf_rejecte
         rc = qsf_unlink_quiet(slot_dirfd, slot_path, QSF_NAME_REJECTED_TMP, err);
     if (rc != QSF_OK)
         return rc;
-    qsf_rejected_writer w = {.dir = slot_path, .buf = malloc(BUF)};
-    w.fd = w.buf ? qsf_open_regular(slot_dirfd, QSF_NAME_REJECTED_TMP, O_WRONLY | O_CREAT | O_EXCL,
-                                    NULL)
-                 : -1;
-    if (!w.buf)
+    qsf_rejected_writer w = {
+        .out = {.dir = slot_path, .name = QSF_NAME_REJECTED_TMP, .buf = malloc(BUF), .cap = BUF}};
+    qsf_bufw *o = &w.out;
+    o->fd = o->buf ? qsf_open_regular(slot_dirfd, QSF_NAME_REJECTED_TMP,
+                                      O_WRONLY | O_CREAT | O_EXCL, NULL)
+                   : -1;
+    if (!o->buf)
         rc = qsf_err_set(err, QSF_E_NOMEM, 0, 0, "no memory to write .rejected");
-    else if (w.fd < 0)
+    else if (o->fd < 0)
         rc = qsf_file_err(err, errno, "cannot create", slot_path, QSF_NAME_REJECTED_TMP);
     if (rc == QSF_OK)
         rc = write_image(slot_dirfd, slot_path, &w, r, err);
-    if (w.fd >= 0)
-        QSF_OS->close(w.fd);
-    free(w.buf);
+    if (o->fd >= 0)
+        QSF_OS->close(o->fd);
+    free(o->buf);
     if (rc == QSF_OK &&
         QSF_OS->renameat(slot_dirfd, QSF_NAME_REJECTED_TMP, slot_dirfd, QSF_NAME_REJECTED) != 0)
         rc = qsf_file_err(err, errno, "cannot rename into place", slot_path, QSF_NAME_REJECTED_TMP);
