@@ -1,6 +1,7 @@
-/* Slot-relative file helpers shared by sidefile.c, symdict.c, slot.c and the
- * recovery code. Every call goes through the syscall table, opens with
- * O_NOFOLLOW | O_CLOEXEC and formats errors as "<what> <dir>/<name>: <reason>". */
+/* Slot-relative file helpers shared by sidefile.c, symdict.c, slot.c, the
+ * recovery code and the operator tooling (lib/sfops). Every call goes through
+ * the syscall table, opens with O_NOFOLLOW | O_CLOEXEC and formats errors as
+ * "<what> <dir>/<name>: <reason>". */
 #ifndef QSF_SFIO_H
 #define QSF_SFIO_H
 
