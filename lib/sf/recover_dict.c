@@ -11,11 +11,11 @@
 
 #include "bytes.h"
 #include "err.h"
-#include "grow.h"
 #include "log.h"
 #include "qwp/types.h"
 #include "qwp/utf8.h"
 #include "sf/symdict.h"
+#include "strlist.h"
 
 #include <fcntl.h>
 #include <stdint.h>
@@ -24,45 +24,15 @@
 #include <string.h>
 
 /* A growable list of strings (entries learned from frames, or one section). */
-typedef struct strlist {
-    char **strs;
-    uint32_t *lens;
-    uint32_t n, cap;
-} strlist;
 
 struct rc_dict {
     const qsf_symdict *file; /* .symbol-dict as opened (out->symdict) */
     uint32_t file_n;         /* entries that came from .symbol-dict */
-    strlist learned;         /* entries learned from frames, ids file_n.. */
+    qsf_strlist learned;     /* entries learned from frames, ids file_n.. */
     bool mismatch;
     char why[200];
 };
 typedef struct rc_dict fa_ctx;
-
-static void strlist_free(strlist *l) {
-    for (uint32_t i = 0; i < l->n; i++)
-        free(l->strs[i]);
-    free(l->strs);
-    free(l->lens);
-    memset(l, 0, sizeof *l);
-}
-
-static int strlist_push(strlist *l, char *s, uint32_t len) {
-    if (l->n == l->cap) { /* two arrays, one capacity: it moves once both grew */
-        uint32_t cap = l->cap, cap_lens = l->cap;
-        char **ns = qsf_grow(l->strs, &cap, 16);
-        if (ns)
-            l->strs = ns;
-        uint32_t *nl = ns ? qsf_grow(l->lens, &cap_lens, 16) : NULL;
-        if (!nl)
-            return QSF_E_NOMEM;
-        l->lens = nl;
-        l->cap = cap;
-    }
-    l->strs[l->n] = s;
-    l->lens[l->n++] = len;
-    return QSF_OK;
-}
 
 static uint32_t known(const fa_ctx *c) {
     return c->file_n + c->learned.n;
@@ -104,8 +74,8 @@ static int read_string(rc_reader *r, uint64_t pos, uint64_t len, char **out, qsf
 /* Parses the whole section into *sec (validated before anything is applied,
  * like the server, which leaves its dictionary unchanged on a bad frame).
  * Returns QSF_OK with *bad set when the section is malformed. */
-static int read_section(rc_reader *r, const rc_slot *slot, uint64_t *start, strlist *sec, bool *bad,
-                        qsf_errinfo *err) {
+static int read_section(rc_reader *r, const rc_slot *slot, uint64_t *start, qsf_strlist *sec,
+                        bool *bad, qsf_errinfo *err) {
     rc_delta d;
     int rc = qsf_rc_delta_open(r, slot, &d, bad, err);
     if (rc != QSF_OK || *bad)
@@ -121,7 +91,8 @@ static int read_section(rc_reader *r, const rc_slot *slot, uint64_t *start, strl
         rc = read_string(r, str, len, &s, err);
         if (rc != QSF_OK)
             break;
-        if (!qsf_utf8_valid(s, (size_t) len) || strlist_push(sec, s, (uint32_t) len) != QSF_OK) {
+        if (!qsf_utf8_valid(s, (size_t) len) ||
+            qsf_strlist_push(sec, s, (uint32_t) len) != QSF_OK) {
             *bad = true;
             free(s);
         }
@@ -133,7 +104,7 @@ static int read_section(rc_reader *r, const rc_slot *slot, uint64_t *start, strl
 
 /* A section past the known ids (*unknown) adds nothing: its ids cannot be
  * placed, and every later section that needs them is past the known ids too. */
-static void apply_section(fa_ctx *c, int64_t fsn, uint64_t start, strlist *sec,
+static void apply_section(fa_ctx *c, int64_t fsn, uint64_t start, qsf_strlist *sec,
                           rc_unknown_syms *unknown) {
     uint32_t d = known(c);
     if (start > d) {
@@ -152,7 +123,7 @@ static void apply_section(fa_ctx *c, int64_t fsn, uint64_t start, strlist *sec,
             }
             continue;
         }
-        if (strlist_push(&c->learned, sec->strs[i], sec->lens[i]) == QSF_OK)
+        if (qsf_strlist_push(&c->learned, sec->strs[i], sec->lens[i]) == QSF_OK)
             sec->strs[i] = NULL; /* ownership moved */
         else if (!c->mismatch) {
             c->mismatch = true;
@@ -163,7 +134,7 @@ static void apply_section(fa_ctx *c, int64_t fsn, uint64_t start, strlist *sec,
 
 static int analyse_section(fa_ctx *c, rc_reader *r, const rc_slot *s, rc_unknown_syms *unknown,
                            qsf_errinfo *err) {
-    strlist sec = {0};
+    qsf_strlist sec = {0};
     uint64_t start = 0;
     bool bad = false;
     int rc = read_section(r, s, &start, &sec, &bad, err);
@@ -173,7 +144,7 @@ static int analyse_section(fa_ctx *c, rc_reader *r, const rc_slot *s, rc_unknown
                  (long long) s->fsn, r->dir, r->name);
     if (rc == QSF_OK && !bad)
         apply_section(c, s->fsn, start, &sec, unknown);
-    strlist_free(&sec);
+    qsf_strlist_free(&sec);
     return rc;
 }
 
@@ -224,7 +195,7 @@ const char *qsf_rc_dict_entry(const rc_state *st, uint32_t id, uint32_t *len) {
 void qsf_rc_dict_free(rc_state *st) {
     if (!st->plan.dict)
         return;
-    strlist_free(&st->plan.dict->learned);
+    qsf_strlist_free(&st->plan.dict->learned);
     free(st->plan.dict);
     st->plan.dict = NULL;
 }

@@ -5,11 +5,11 @@
 
 #include "bytes.h"
 #include "err.h"
-#include "grow.h"
 #include "qsf.h"
 #include "qwp/encoder.h"
 #include "qwp/peek.h"
 #include "qwp/types.h"
+#include "strlist.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -20,9 +20,7 @@
 struct rows_dec {
     qsf_qwp_dict *dict;
     qsf_qwp_msg *msg;
-    char **strs; /* the slot's entries, until handed to the decoder */
-    uint32_t *lens;
-    uint32_t n, cap;
+    qsf_strlist ents; /* the slot's entries, until handed to the decoder */
     bool seeded;
 };
 
@@ -39,55 +37,35 @@ rows_dec *rows_new(void) {
     return d;
 }
 
-static void drop_entries(rows_dec *d) {
-    for (uint32_t i = 0; i < d->n; i++)
-        free(d->strs[i]);
-    free(d->strs);
-    free(d->lens);
-    d->strs = NULL;
-    d->lens = NULL;
-    d->n = d->cap = 0;
-}
-
 void rows_free(rows_dec *d) {
     if (!d)
         return;
-    drop_entries(d);
+    qsf_strlist_free(&d->ents);
     qsf_qwp_dict_free(d->dict);
     qsf_qwp_msg_free(d->msg);
     free(d);
 }
 
 int rows_add_symbol(rows_dec *d, uint32_t id, const char *s, uint32_t len) {
-    if (id != d->n)
-        return 0;         /* ids come in order; anything else is not ours to fix */
-    if (d->n == d->cap) { /* two arrays, one capacity: it moves once both grew */
-        uint32_t cap = d->cap, cap_lens = d->cap;
-        char **ns = qsf_grow(d->strs, &cap, 64);
-        if (ns)
-            d->strs = ns;
-        uint32_t *nl = ns ? qsf_grow(d->lens, &cap_lens, 64) : NULL;
-        if (!nl)
-            return -1;
-        d->lens = nl;
-        d->cap = cap;
-    }
+    if (id != d->ents.n)
+        return 0; /* ids come in order; anything else is not ours to fix */
     char *c = malloc(len + 1);
     if (!c)
         return -1;
     memcpy(c, s, len);
     c[len] = '\0';
-    d->strs[d->n] = c;
-    d->lens[d->n++] = len;
-    return 0;
+    if (qsf_strlist_push(&d->ents, c, len) == QSF_OK)
+        return 0;
+    free(c);
+    return -1;
 }
 
 /* ---- the dictionary, as catch-up frames ---- */
 
 static int entry(void *u, uint32_t id, const char **s, size_t *len) {
     rows_dec *d = u;
-    *s = d->strs[id];
-    *len = d->lens[id];
+    *s = d->ents.strs[id];
+    *len = d->ents.lens[id];
     return 0;
 }
 
@@ -103,11 +81,11 @@ static int feed(void *u, const uint8_t *frame, size_t len, bool is_last, qsf_err
 static void seed(rows_dec *d) {
     d->seeded = true;
     qsf_qwp_encoder *e = NULL;
-    if (d->n == 0 || qsf_qwp_encoder_new(&e, NULL) != QSF_OK)
+    if (d->ents.n == 0 || qsf_qwp_encoder_new(&e, NULL) != QSF_OK)
         return;
-    (void) qsf_qwp_catchup(e, d->n, entry, d, 0, feed, d, NULL, NULL);
+    (void) qsf_qwp_catchup(e, d->ents.n, entry, d, 0, feed, d, NULL, NULL);
     qsf_qwp_encoder_free(e);
-    drop_entries(d);
+    qsf_strlist_free(&d->ents);
 }
 
 const qsf_qwp_msg *rows_decode(rows_dec *d, const uint8_t *p, uint32_t len, char *why, size_t cap) {
