@@ -379,12 +379,7 @@ static void publish(qsf_sender *s, const schema *sc, const feed *f, uint64_t fir
 static result run_case(const schema *sc, const char *sfdir, uint64_t rows, const feed *f) {
     sink_proc k;
     sink_start_arg(&k, ack_only ? "--ack-only" : NULL);
-    char conf[1024];
-    snprintf(conf, sizeof conf, "ws::addr=127.0.0.1:%u;auto_flush_rows=%d;%s%s%s", k.port,
-             BATCH_ROWS, sfdir ? "sf_dir=" : "", sfdir ? sfdir : "", sfdir ? ";" : "");
-    qsf_sender *s;
-    if (qsf_sender_new(conf, strlen(conf), &s, &row_err) != QSF_OK)
-        die("qsf_sender_new", row_err.msg);
+    qsf_sender *s = sink_sender(&k, BATCH_ROWS, sfdir);
     uint64_t chunks = rows / chunk_rows;
     publish(s, sc, f, 0, 1); /* warm-up: connection up, buffers grown, symbols known */
     cpu_snap c0, c1;

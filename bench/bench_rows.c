@@ -154,12 +154,7 @@ static __attribute__((noinline)) void publish_timed(qsf_sender *s, const schema 
 static result run_case(const schema *sc, const char *sfdir, uint64_t rows) {
     sink_proc k;
     sink_start(&k);
-    char conf[1024];
-    snprintf(conf, sizeof conf, "ws::addr=127.0.0.1:%u;auto_flush_rows=%d;%s%s%s", k.port,
-             BATCH_ROWS, sfdir ? "sf_dir=" : "", sfdir ? sfdir : "", sfdir ? ";" : "");
-    qsf_sender *s;
-    if (qsf_sender_new(conf, strlen(conf), &s, &row_err) != QSF_OK)
-        die("qsf_sender_new", row_err.msg);
+    qsf_sender *s = sink_sender(&k, BATCH_ROWS, sfdir);
     uint64_t warm = rows / 10;
     publish(s, sc, 0, warm); /* connection up, buffers grown, symbols known */
     cpu_snap c0, c1;

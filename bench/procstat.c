@@ -117,6 +117,17 @@ void sink_start_arg(sink_proc *k, const char *arg) {
     die(path, "no 'listening on' line");
 }
 
+qsf_sender *sink_sender(const sink_proc *k, int batch_rows, const char *sfdir) {
+    char conf[1024];
+    snprintf(conf, sizeof conf, "ws::addr=127.0.0.1:%u;auto_flush_rows=%d;%s%s%s", k->port,
+             batch_rows, sfdir ? "sf_dir=" : "", sfdir ? sfdir : "", sfdir ? ";" : "");
+    qsf_sender *s;
+    qsf_errinfo e;
+    if (qsf_sender_new(conf, strlen(conf), &s, &e) != QSF_OK)
+        die("qsf_sender_new", e.msg);
+    return s;
+}
+
 long long sink_stop(sink_proc *k) {
     kill(k->pid, SIGTERM);
     long long rows = -1;

@@ -4,6 +4,8 @@
 #ifndef QSF_BENCH_PROCSTAT_H
 #define QSF_BENCH_PROCSTAT_H
 
+#include "qsf.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
@@ -39,6 +41,10 @@ void sink_start(sink_proc *k);
 /* As sink_start, with one more command-line argument for the sink (NULL:
  * none), e.g. "--ack-only". */
 void sink_start_arg(sink_proc *k, const char *arg);
+
+/* A sender into the sink k: auto-flush every batch_rows rows, in SF mode
+ * under sfdir (NULL: memory mode); exits on failure. */
+qsf_sender *sink_sender(const sink_proc *k, int batch_rows, const char *sfdir);
 
 /* Stops the sink; returns the rows it counted (its summary line; one table). */
 long long sink_stop(sink_proc *k);
