@@ -11,36 +11,45 @@
 
 typedef struct bitw {
     uint8_t *p;
-    uint64_t acc;
+    uint64_t acc; /* the bits not yet stored, LSB-first; fewer than 32 between puts */
     int n;
 } bitw;
 
+/* Appends the low `bits` (at most 32) of v. Whole 32-bit words are stored at
+ * once: a byte at a time cost a loop per value (most values are one bit). */
 static inline void bw_put(bitw *w, uint64_t v, int bits) {
     w->acc |= (v & ((1ull << bits) - 1)) << w->n;
     w->n += bits;
-    while (w->n >= 8) {
-        *w->p++ = (uint8_t) w->acc;
-        w->acc >>= 8;
-        w->n -= 8;
+    if (w->n >= 32) {
+        qsf_put_u32(w->p, (uint32_t) w->acc);
+        w->p += 4;
+        w->acc >>= 32;
+        w->n -= 32;
     }
 }
 
-/* One delta-of-delta: prefix bits then the value's low bits (LSB-first). */
+/* Stores the last partial word's bytes (padding bits 0). */
+static inline uint8_t *bw_end(bitw *w) {
+    for (; w->n > 0; w->n -= 8, w->acc >>= 8)
+        *w->p++ = (uint8_t) w->acc;
+    return w->p;
+}
+
+/* One delta-of-delta: prefix bits then the value's low bits (LSB-first), as
+ * one put where they fit in 32 bits. */
 static inline void bw_dod(bitw *w, int64_t dod) {
+    uint64_t v = (uint64_t) dod;
     if (dod == 0)
         bw_put(w, 0, 1);
-    else if (dod >= -64 && dod <= 63) {
-        bw_put(w, 0x1, 2);
-        bw_put(w, (uint64_t) dod, 7);
-    } else if (dod >= -256 && dod <= 255) {
-        bw_put(w, 0x3, 3);
-        bw_put(w, (uint64_t) dod, 9);
-    } else if (dod >= -2048 && dod <= 2047) {
-        bw_put(w, 0x7, 4);
-        bw_put(w, (uint64_t) dod, 12);
-    } else {
+    else if (dod >= -64 && dod <= 63)
+        bw_put(w, 0x1 | (v & 0x7F) << 2, 9);
+    else if (dod >= -256 && dod <= 255)
+        bw_put(w, 0x3 | (v & 0x1FF) << 3, 12);
+    else if (dod >= -2048 && dod <= 2047)
+        bw_put(w, 0x7 | (v & 0xFFF) << 4, 16);
+    else {
         bw_put(w, 0xF, 4);
-        bw_put(w, (uint64_t) dod, 32);
+        bw_put(w, v, 32);
     }
 }
 
@@ -62,9 +71,7 @@ static uint8_t *gorilla(uint8_t *p, const uint8_t *v, uint32_t n) {
         delta = d;
         cur = next;
     }
-    if (w.n > 0)
-        *w.p++ = (uint8_t) w.acc;
-    return w.p;
+    return bw_end(&w);
 }
 
 uint8_t *qsf_enc_timestamps(uint8_t *p, const uint8_t *v, uint32_t n, bool use_gorilla) {

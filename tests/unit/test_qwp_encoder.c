@@ -6,6 +6,7 @@
 #include "qwp_fixture.h"
 #include "qwp/batch.h"
 #include "qwpdec/decoder.h"
+#include "qwp/enc_int.h"
 #include "qwp/encoder.h"
 
 #include <malloc.h>
@@ -401,6 +402,76 @@ static void catchup_cap_gap(void **state) {
     assert_int_equal(frames, 5);
 }
 
+/* ---- Gorilla against a bit-at-a-time reference (docs/PROTOCOL.md §5.8) ---- */
+
+typedef struct refbits {
+    uint8_t *p;
+    size_t bit;
+} refbits;
+
+static void ref_put(refbits *b, uint64_t v, int bits) {
+    for (int i = 0; i < bits; i++, b->bit++)
+        if ((v >> i) & 1)
+            b->p[b->bit / 8] |= (uint8_t) (1u << (b->bit % 8));
+}
+
+/* The encoding byte and body the protocol defines, built one bit at a time. */
+static size_t ref_gorilla(uint8_t *out, const int64_t *v, uint32_t n) {
+    out[0] = QSF_QWP_TS_GORILLA;
+    memcpy(out + 1, &v[0], 8);
+    memcpy(out + 9, &v[1], 8);
+    refbits b = {out + 17, 0};
+    int64_t delta = v[1] - v[0];
+    for (uint32_t i = 2; i < n; i++) {
+        int64_t d = v[i] - v[i - 1], dod = d - delta;
+        delta = d;
+        if (dod == 0)
+            ref_put(&b, 0, 1);
+        else if (dod >= -64 && dod <= 63)
+            ref_put(&b, 0x1, 2), ref_put(&b, (uint64_t) dod, 7);
+        else if (dod >= -256 && dod <= 255)
+            ref_put(&b, 0x3, 3), ref_put(&b, (uint64_t) dod, 9);
+        else if (dod >= -2048 && dod <= 2047)
+            ref_put(&b, 0x7, 4), ref_put(&b, (uint64_t) dod, 12);
+        else
+            ref_put(&b, 0xF, 4), ref_put(&b, (uint64_t) dod, 32);
+    }
+    return 17 + (b.bit + 7) / 8;
+}
+
+/* Every bucket's edges, in runs long enough to cross many 32-bit words at
+ * every bit offset: the encoder stores whole words, the reference bits. */
+static void gorilla_matches_bitwise_reference(void **state) {
+    (void) state;
+    static const int64_t edges[] = {0,     1,     -1,     63,        -64,       64,       -65,
+                                    255,   -256,  256,    -257,      2047,      -2048,    2048,
+                                    -2049, 70000, -70000, INT32_MAX, INT32_MIN, 12345678, -9};
+    const size_t ne = sizeof edges / sizeof edges[0];
+    enum { N = 700 };
+    int64_t v[N];
+    uint8_t got[1 + 8 * N + 8], want[1 + 8 * N + 8];
+    uint64_t rnd = 0x9E3779B97F4A7C15ull;
+    for (int trial = 0; trial < 200; trial++) {
+        uint32_t n = 3 + (uint32_t) (trial * 7 % (N - 3));
+        v[0] = 1700000000000000 + trial;
+        v[1] = v[0] + 1000;
+        int64_t delta = 1000;
+        for (uint32_t i = 2; i < n; i++) {
+            rnd ^= rnd << 13, rnd ^= rnd >> 7, rnd ^= rnd << 17;
+            int64_t dod = (rnd % 3 == 0) ? 0 : edges[(rnd >> 8) % ne];
+            delta += dod;
+            v[i] = v[i - 1] + delta;
+        }
+        memset(got, 0xEE, sizeof got);
+        memset(want, 0, sizeof want);
+        size_t wn = ref_gorilla(want, v, n);
+        uint8_t *end = qsf_enc_timestamps(got, (const uint8_t *) v, n, true);
+        assert_int_equal((size_t) (end - got), wn);
+        assert_memory_equal(got, want, wn);
+        assert_int_equal(got[wn], 0xEE); /* nothing stored past the end */
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(split_under_a_small_cap, fx_setup, fx_teardown),
@@ -417,6 +488,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(steady_state_does_not_allocate, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(seeded_table_continues_ids, fx_setup, fx_teardown),
         cmocka_unit_test(max_frame_rule),
+        cmocka_unit_test(gorilla_matches_bitwise_reference),
         cmocka_unit_test_setup_teardown(catchup_splits_and_chains, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(catchup_cap_gap, fx_setup, fx_teardown),
     };
