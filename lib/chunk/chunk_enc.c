@@ -17,7 +17,8 @@
 /* A string of the caller's buffers and its id: the symbol table is asked
  * once per distinct string and slot, not once per row. */
 typedef struct qsf_chunk_memo {
-    const char *s; /* NULL: empty slot */
+    const char *s;       /* NULL: empty slot */
+    uint64_t tail, head; /* memo_words() of s */
     uint32_t len, id;
 } qsf_chunk_memo;
 
@@ -63,14 +64,36 @@ static void str_at(const void *offs, bool wide, const void *data, size_t j, cons
     *s = *len ? (const char *) data + b : "";
 }
 
-/* The memo slot of a string: one multiply over its length and end bytes, not
+/* The words of a string a memo slot keeps: its tail (qsf_strmap_tail: every
+ * byte of a string of up to 8 bytes) and its first 8 bytes (with the tail,
+ * every byte up to 16). A hit on a short string, most symbols, is then
+ * decided by the words in hand, without reading the bytes the slot points at. */
+static inline uint64_t memo_tail(const char *s, size_t len) {
+    return len ? qsf_strmap_tail(s, len) : 0;
+}
+
+static inline uint64_t memo_head(const char *s, size_t len) {
+    return len > 8 ? qsf_strmap_load64(s) : 0;
+}
+
+/* The memo slot of a string: one multiply over its length and tail, not
  * the symbol table's hash (three dependent multiplies), which only a miss
  * needs. The product's top bits, which every bit of the bytes reaches (the
  * bytes that differ between strings such as "SYM000042" and "SYM000043" are
- * the high ones). A hit is confirmed on the bytes. */
-static inline size_t memo_slot(const char *s, size_t len, int shift) {
-    uint64_t h = (len ? qsf_strmap_tail(s, len) : 0) ^ len;
-    return (size_t) ((h * 0x9E3779B97F4A7C15ull) >> shift);
+ * the high ones). */
+static inline size_t memo_slot(uint64_t tail, size_t len, int shift) {
+    return (size_t) (((tail ^ len) * 0x9E3779B97F4A7C15ull) >> shift);
+}
+
+/* Whether slot m holds s (whose tail is `tail`): bytes 8 .. len - 8 are read
+ * only for strings longer than 16. */
+static inline bool memo_hit(const qsf_chunk_memo *m, const char *s, size_t len, uint64_t tail) {
+    if (!m->s || m->len != len || m->tail != tail)
+        return false;
+    if (len <= 8)
+        return true;
+    return m->head == qsf_strmap_load64(s) &&
+           (len <= 16 || qsf_bytes_eq(m->s + 8, s + 8, len - 16));
 }
 
 /* memo_slot's shift for x->memo_slots slots (a power of two). */
@@ -96,8 +119,9 @@ static int row_id(qsf_chunk *c, qsf_chunk_col *k, qsf_symtab *st, size_t r, uint
         str_at(k->offs, false, k->dict, code, &s, &len);
     } else {
         str_at(k->offs, k->src == CSRC_SYM64, k->values, k->off + r, &s, &len);
-        m = &x->memo[memo_slot(s, len, memo_shift(x))];
-        if (m->s && m->len == len && qsf_bytes_eq(m->s, s, len)) {
+        uint64_t tail = memo_tail(s, len);
+        m = &x->memo[memo_slot(tail, len, memo_shift(x))];
+        if (memo_hit(m, s, len, tail)) {
             *id = m->id;
             return QSF_OK;
         }
@@ -111,7 +135,7 @@ static int row_id(qsf_chunk *c, qsf_chunk_col *k, qsf_symtab *st, size_t r, uint
     if (slot)
         *slot = *id + 1;
     if (m)
-        *m = (qsf_chunk_memo){s, (uint32_t) len, *id};
+        *m = (qsf_chunk_memo){s, memo_tail(s, len), memo_head(s, len), (uint32_t) len, *id};
     return QSF_OK;
 }
 
@@ -160,9 +184,10 @@ static int intern_plain32(qsf_chunk *c, qsf_chunk_col *k, qsf_symtab *st, qsf_er
     for (size_t r = 0; r < rows; r++) {
         const char *s = data + o[r];
         size_t len = (size_t) (o[r + 1] - o[r]);
-        const qsf_chunk_memo *m = &memo[memo_slot(s, len, shift)];
+        uint64_t tail = memo_tail(s, len);
+        const qsf_chunk_memo *m = &memo[memo_slot(tail, len, shift)];
         uint32_t id = m->id;
-        if (!(m->s && m->len == len && qsf_bytes_eq(m->s, s, len))) {
+        if (!memo_hit(m, s, len, tail)) {
             int rc = row_id(c, k, st, r, &id, err);
             if (rc != QSF_OK)
                 return rc;

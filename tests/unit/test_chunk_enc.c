@@ -166,15 +166,24 @@ static void splits_over_frames(void **state) {
 
 /* The one-loop case of the symbol interning: a chunk's only SYMBOL column,
  * plain strings with 32-bit offsets, no validity, read from an offset. Its
- * strings include the empty one, short ones, and long ones that share their
- * last 8 bytes and length (one memo slot: only their bytes tell them apart).
+ * strings include the empty one, short ones, ones that share their last 8
+ * bytes and length (one memo slot: only their first bytes tell them apart)
+ * and ones longer than 16 that differ only between their first and last 8.
  * The same frame bytes and ids as the row path. */
 static void one_plain_symbol_column_as_rows(void **state) {
     fx *f = *state;
-    static const char *const set[] = {"",          "a",          "ab",         "abcd",
-                                      "SYM000042", "xSYM000001", "ySYM000001", "abcde"};
+    static const char *const set[] = {"",
+                                      "a",
+                                      "ab",
+                                      "abcd",
+                                      "SYM000042",
+                                      "xSYM000001",
+                                      "ySYM000001",
+                                      "abcde",
+                                      "0123456789abcdefgh",
+                                      "01234567X9abcdefgh"};
     enum { ROWS = 3000, SKIP = 3, NSET = sizeof set / sizeof set[0] };
-    static char data[ROWS * 16];
+    static char data[ROWS * 32];
     static int32_t offs[ROWS + SKIP + 1];
     static int64_t ts[ROWS];
     int32_t at = 0;
