@@ -452,7 +452,7 @@ static double crc_copy_ns(double total, size_t frame, bool copy, uint64_t rows) 
 
 typedef struct floors {
     double bytes_per_row, pages_ns, crc_ns, tcp_ns, total;
-    double pages_large_ns; /* beside the floor, not in it (floors.h) */
+    double pages_large_ns, pages_recycled_ns; /* beside the floor, not in it (floors.h) */
 } floors;
 
 static floors measure_floor(qsf_chunk *k, uint64_t rows, bool sf, const char *dir) {
@@ -464,6 +464,8 @@ static floors measure_floor(qsf_chunk *k, uint64_t rows, bool sf, const char *di
         f.pages_ns = qsf_floor_pages_ns(total, frame, SEGMENT_BYTES, dir, rows);
     if (sf)
         f.pages_large_ns = qsf_floor_pages_large_ns(total, frame, SEGMENT_BYTES, dir, rows);
+    if (sf)
+        f.pages_recycled_ns = qsf_floor_pages_recycled_ns(total, frame, SEGMENT_BYTES, dir, rows);
     f.crc_ns = crc_copy_ns(total, frame, !sf, rows);
     f.tcp_ns = qsf_floor_tcp_ns(total, frame, rows);
     f.total = f.pages_ns + f.crc_ns + f.tcp_ns;
@@ -494,15 +496,15 @@ static void report(const schema *sc, const char *mode, int round, uint64_t rows,
            "\"spare_ns_per_row\":%.1f,\"other_ns_per_row\":%.1f,"
            "\"row_api_rows_per_s\":%.0f,\"row_api_cpu_ns_per_row\":%.1f,"
            "\"bytes_per_row\":%.1f,\"pages_ns_per_row\":%.1f,\"pages_large_ns_per_row\":%.1f,"
-           "\"crc_ns_per_row\":%.1f,"
+           "\"pages_recycled_ns_per_row\":%.1f,\"crc_ns_per_row\":%.1f,"
            "\"tcp_ns_per_row\":%.1f,\"floor_ns_per_row\":%.1f,\"cpu_vs_row_api\":%.3f,"
            "\"cpu_vs_floor\":%.2f,\"rows_per_s_vs_row_api\":%.2f,%s}\n",
            sc->name, mode, ack_only ? "ack-only" : "decode", round, (unsigned long long) rows,
            (unsigned long long) chunk_rows, c->rows_per_s, c->cpu_ns, c->thread_ns[T_PRODUCER],
            c->thread_ns[T_IO], c->thread_ns[T_MGR], c->thread_ns[T_SPARE], c->thread_ns[T_OTHER],
-           r->rows_per_s, r->cpu_ns, f->bytes_per_row, f->pages_ns, f->pages_large_ns, f->crc_ns,
-           f->tcp_ns, f->total, c->cpu_ns / r->cpu_ns, c->cpu_ns / f->total,
-           c->rows_per_s / r->rows_per_s, arrow);
+           r->rows_per_s, r->cpu_ns, f->bytes_per_row, f->pages_ns, f->pages_large_ns,
+           f->pages_recycled_ns, f->crc_ns, f->tcp_ns, f->total, c->cpu_ns / r->cpu_ns,
+           c->cpu_ns / f->total, c->rows_per_s / r->rows_per_s, arrow);
     fflush(stdout);
     fprintf(stderr,
             "%-8s %-6s r%d columns %9.0f rows/s cpu %6.1f ns/row (producer %6.1f io %5.1f) | "

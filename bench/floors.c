@@ -137,3 +137,54 @@ double qsf_floor_pages_large_ns(double total_bytes, size_t chunk, size_t file_by
                                 const char *dir, uint64_t rows) {
     return pages_ns(total_bytes, chunk, file_bytes, dir, rows, true);
 }
+
+/* One file of file_bytes under dir: created, preallocated, mapped with large
+ * folios asked for. */
+static uint8_t *open_mapped(const char *path, size_t file_bytes, int *fd) {
+    *fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (*fd < 0 || posix_fallocate(*fd, 0, (off_t) file_bytes) != 0)
+        fail(path);
+    uint8_t *p = mmap(NULL, file_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+    if (p == MAP_FAILED)
+        fail("mmap");
+    (void) madvise(p, file_bytes, MADV_HUGEPAGE);
+    return p;
+}
+
+double qsf_floor_pages_recycled_ns(double total_bytes, size_t chunk, size_t file_bytes,
+                                   const char *dir, uint64_t rows) {
+    char path[2][4200];
+    uint8_t *dst[2];
+    int fd[2];
+    if (chunk > file_bytes)
+        chunk = file_bytes;
+    for (int i = 0; i < 2; i++) {
+        snprintf(path[i], sizeof path[i], "%s/floor-recycled-%d", dir, i);
+        dst[i] = open_mapped(path[i], file_bytes, &fd[i]);
+    }
+    uint8_t *src = malloc(chunk);
+    if (!src)
+        fail("malloc");
+    memset(src, 0x5A, chunk);
+    int64_t c0 = thread_cpu_ns();
+    double done = 0;
+    for (int f = 0; done < total_bytes; f ^= 1) {
+        size_t used = 0;
+        for (; done < total_bytes && used + chunk <= file_bytes; used += chunk) {
+            memcpy(dst[f] + used, src, chunk);
+            done += (double) chunk;
+        }
+        /* the only safe reuse: zeros on disk before the file takes new data */
+        memset(dst[f], 0, used);
+        if (msync(dst[f], used, MS_SYNC) != 0 || fdatasync(fd[f]) != 0)
+            fail("msync + fdatasync");
+    }
+    int64_t cpu = thread_cpu_ns() - c0;
+    for (int i = 0; i < 2; i++) {
+        munmap(dst[i], file_bytes);
+        close(fd[i]);
+        unlink(path[i]);
+    }
+    free(src);
+    return (double) cpu / (double) rows;
+}

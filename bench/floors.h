@@ -27,4 +27,15 @@ double qsf_floor_pages_ns(double total_bytes, size_t chunk, size_t file_bytes, c
 double qsf_floor_pages_large_ns(double total_bytes, size_t chunk, size_t file_bytes,
                                 const char *dir, uint64_t rows);
 
+/* What reusing segment files instead of fresh ones would cost: the copies
+ * into two files created once, each then made reusable the one safe way,
+ * its written range zeroed and that made durable (msync + fdatasync) before
+ * it takes new data, so that no stale frame survives a host loss under a new
+ * header. Returns this thread's CPU per row. Not part of any floor: beside
+ * qsf_floor_pages_large_ns, it says what such reuse would save in CPU; the
+ * price is a device write of every byte the ring held, which fresh files
+ * unlinked before writeback never make. */
+double qsf_floor_pages_recycled_ns(double total_bytes, size_t chunk, size_t file_bytes,
+                                   const char *dir, uint64_t rows);
+
 #endif
