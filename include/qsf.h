@@ -220,14 +220,17 @@ typedef struct qsf_close_info {
  * The message of err always carries the counts (a message longer than
  * QSF_ERRINFO_MSG_MAX is cut in the causes after them, and ends with
  * " [...]"); qsf_close_report returns them as numbers. Producer thread.
- * Two exceptions, which do not free the sender: called from one of its own
- * error or event handlers, from the log handler (on any thread, for any
- * sender), or from a callback of the stream (or of its batches) that
+ * Two exceptions, which do not free the sender: called from an error or
+ * event handler (of any sender: close waits for the closed sender's
+ * handlers, so two handlers closing each other's sender would wait for each
+ * other forever), from the log handler (on any thread, for any sender), or
+ * from a callback of the stream (or of its batches) that
  * qsf_send_arrow_stream is publishing into it, it returns QSF_E_STATE and
- * changes nothing (close it once the handler or the call has returned); in
- * a process forked after the sender was created, see docs/THREADING.md
- * "fork()". So QSF_E_STATE, and only QSF_E_STATE, means the sender was not
- * freed (a child's second close is refused again and changes nothing). */
+ * changes nothing (close it from an application thread once the handler or
+ * the call has returned); in a process forked after the sender was created,
+ * see docs/THREADING.md "fork()". So QSF_E_STATE, and only QSF_E_STATE,
+ * means the sender was not freed (a child's second close is refused again
+ * and changes nothing). */
 QSF_API int qsf_close(qsf_sender *sender, qsf_errinfo *err);
 
 /* qsf_close, and fills *info (may be NULL) with what it found. */
@@ -968,8 +971,8 @@ QSF_API int qsf_poll_error_sized(qsf_sender *s, qsf_error_record *out, size_t si
 
 /* Registers a handler called on a dispatcher thread (never the I/O thread) for
  * each error notification; NULL unregisters. The handler cannot close its
- * sender: qsf_close there returns QSF_E_STATE and changes nothing. Producer
- * thread. */
+ * sender, nor any other: qsf_close there returns QSF_E_STATE and changes
+ * nothing. Producer thread. */
 typedef void (*qsf_error_handler)(void *user, const qsf_error_record *rec);
 QSF_API int qsf_set_error_handler(qsf_sender *s, qsf_error_handler fn, void *user);
 
@@ -1065,9 +1068,9 @@ QSF_API const char *qsf_event_name(int kind);
  * dispatcher thread (never the I/O thread, never the producer's) for each
  * event, in the order they happened; NULL unregisters. When it returns, the
  * handler it replaced is not running any more (unless it was called from
- * that handler). The handler cannot close its sender: qsf_close there
- * returns QSF_E_STATE and changes nothing. No handler runs after qsf_close
- * returns. Any thread. */
+ * that handler). The handler cannot close its sender, nor any other:
+ * qsf_close there returns QSF_E_STATE and changes nothing. No handler runs
+ * after qsf_close returns. Any thread. */
 typedef void (*qsf_event_handler)(void *user, const qsf_event *ev);
 QSF_API int qsf_set_event_handler(qsf_sender *s, qsf_event_handler fn, void *user);
 

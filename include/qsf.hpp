@@ -12,10 +12,13 @@
  *  - qsf::nothrow_sender returns a qsf::status instead, for code built without
  *    exceptions (it is all there is of this header under -fno-exceptions).
  * Both are move-only; the destructor closes the sender (call close() to learn
- * how that went). Names and values are std::string_view: qsf copies what it
- * keeps, nothing here allocates per row, and a qsf::error allocates only its
- * message. The rules of qsf.h hold unchanged (threads, ownership, which calls
- * may block): each method says which C call it makes.
+ * how that went), except where qsf_close is refused (inside an error, event
+ * or log handler: see qsf_close in qsf.h): there it leaves the sender open
+ * and running, so destroy or close() a sender on an application thread.
+ * Names and values are std::string_view: qsf copies what it keeps, nothing
+ * here allocates per row, and a qsf::error allocates only its message. The
+ * rules of qsf.h hold unchanged (threads, ownership, which calls may block):
+ * each method says which C call it makes.
  *
  * A row is sender.table(name), then columns, then at(...) or at_now(). A row
  * builder that goes away without at() (an exception, an early return) cancels
@@ -402,10 +405,11 @@ class handle {
 
   protected:
     /* qsf_close_report; the handle is empty afterwards unless the close was
-     * refused (QSF_E_STATE: called from a handler or callback of the sender,
-     * or in a child of fork()), which frees nothing: the handle keeps the
-     * sender, to be closed once the handler has returned (a child's second
-     * close is refused again and changes nothing). */
+     * refused (QSF_E_STATE: called from an error or event handler of any
+     * sender, the log handler or a callback of the sender's stream, or in a
+     * child of fork()), which frees nothing: the handle keeps the sender, to
+     * be closed once the handler has returned (a child's second close is
+     * refused again and changes nothing). */
     close_report close_now() noexcept {
         close_report r;
         std::memset(&r.info, 0, sizeof r.info);

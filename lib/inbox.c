@@ -86,6 +86,10 @@ int qsf_inbox_take(qsf_inbox *ib, void *out) {
     return got ? 1 : 0;
 }
 
+/* The inbox whose dispatcher this thread is, or NULL: a dispatcher thread
+ * runs dispatch_main and nothing else. */
+static _Thread_local const qsf_inbox *dispatching;
+
 static bool on_dispatcher(const qsf_inbox *ib) {
     return ib->thr_started && pthread_equal(pthread_self(), ib->thr);
 }
@@ -95,6 +99,7 @@ static bool on_dispatcher(const qsf_inbox *ib) {
 static void *dispatch_main(void *arg) {
     qsf_inbox *ib = arg;
     void *item = ib->item;
+    dispatching = ib;
     pthread_mutex_lock(&ib->mu);
     for (;;) {
         while (!ib->stopping && (!ib->count || !ib->fn))
@@ -125,6 +130,10 @@ bool qsf_inbox_is_dispatcher(qsf_inbox *ib) {
     bool self = on_dispatcher(ib);
     pthread_mutex_unlock(&ib->mu);
     return self;
+}
+
+bool qsf_inbox_on_a_dispatcher(void) {
+    return dispatching != NULL;
 }
 
 int qsf_inbox_set_fn(qsf_inbox *ib, void (*fn)(void), void *user) {

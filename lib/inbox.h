@@ -63,6 +63,10 @@ int qsf_inbox_set_fn(qsf_inbox *ib, void (*fn)(void), void *user);
  * it when the handler returns). NULL: false. */
 bool qsf_inbox_is_dispatcher(qsf_inbox *ib);
 
+/* True on the dispatcher thread of any inbox, of any sender: inside an error
+ * or event handler. */
+bool qsf_inbox_on_a_dispatcher(void);
+
 uint64_t qsf_inbox_dropped(const qsf_inbox *ib);
 uint64_t qsf_inbox_delivered(const qsf_inbox *ib);
 

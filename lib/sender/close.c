@@ -249,6 +249,13 @@ static const char *refused_here(qsf_sender *s) {
     if (qsf_inbox_is_dispatcher(s->inbox) || qsf_inbox_is_dispatcher(s->events))
         return "this sender's error or event handler: it would free the handler's own "
                "dispatcher; close from another thread once the handler has returned";
+    /* close joins the closed sender's dispatchers: from a handler it waits
+     * for that sender's handlers, and two handlers closing each other's
+     * sender (or any ring of them) would wait for each other for good */
+    if (qsf_inbox_on_a_dispatcher())
+        return "another sender's error or event handler: close waits for the closed sender's "
+               "handlers to return, and handlers that close each other's senders would wait "
+               "for each other forever; close from an application thread";
     if (qsf_log_in_handler())
         return "the log handler: it runs on the thread that logs (perhaps this sender's own "
                "I/O thread, or this very close) holding the log lock that every sender's "
