@@ -3,13 +3,20 @@
  * written), while the committing frame is written, after the commit before
  * any acknowledgement, and while an abort undoes its rotations; then several
  * senders in a row on the slot. Each transaction reaches the sink all at once
- * or not at all, once, and its symbols read back as they were written. */
+ * or not at all, once, and its symbols read back as they were written.
+ *
+ * Every wait is on an event (an acknowledgement, a line or the end of the
+ * child's report pipe); the timeouts are hang guards, far beyond any step on
+ * a loaded machine, and a failure names what was awaited. */
 #include "itest.h"
 
 #include "os/os.h"
 
+#include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +28,13 @@
 #define FAST   "reconnect_initial_backoff_millis=10;reconnect_max_backoff_millis=100;"
 #define T2_KEY 1000000 /* keys of the transaction the child may die in */
 #define T2_N   400     /* its rows: 8 staged frames and the committing one */
+/* A hang, not a slow machine: no acknowledgement, close or report of the
+ * child for this long. */
+#define HANG_MS 120000
+#define STR(x)  #x
+#define XSTR(x) STR(x)
+/* argv[1] of this program run as the child */
+#define CHILD_ARG "--txn-kill-child"
 
 /* Row i: k = i, sym = a symbol only row i's transaction uses (so an abort
  * leaves dictionary entries behind that a later transaction reuses), blob. */
@@ -34,57 +48,159 @@ static int add_rows(qsf_sender *s, int64_t from, int64_t to, qsf_errinfo *e) {
     return rc;
 }
 
+/* close_flush_timeout_millis is a bound in all, not a no-progress one: a
+ * restart's close delivers T2 when the child committed it. */
 static void conf_for(char *conf, size_t cap, qsink *sink, const char *extra) {
     char all[900];
     snprintf(all, sizeof all,
              "sf_dir=%s;sender_id=kill;sf_max_segment_bytes=32k;transaction=on;"
-             "auto_flush_rows=50;close_flush_timeout_millis=5000;" FAST "%s",
+             "auto_flush_rows=50;close_flush_timeout_millis=" XSTR(HANG_MS) ";" FAST "%s",
              it_dir, extra ? extra : "");
     it_conf(conf, cap, qsink_port(sink), all);
+}
+
+/* Waits for the acknowledgement of fsn (qsf_wait wakes on each ack). */
+static void wait_acked(qsf_sender *s, int64_t fsn, const char *what) {
+    qsf_errinfo e;
+    int rc = qsf_wait(s, fsn, QSF_WAIT_OK, HANG_MS, &e);
+    if (rc != QSF_OK)
+        fail_msg("%s: no acknowledgement of FSN %" PRId64 " (acked %" PRId64 "): %s: %s", what, fsn,
+                 qsf_acked_fsn(s), qsf_err_name(rc), e.msg);
 }
 
 /* What the child does once T1 (keys 0..99) is committed and acknowledged. */
 enum { DIE_IN_STAGE_OR_COMMIT, DIE_AFTER_COMMIT, DIE_IN_ABORT };
 
-static void child(const char *conf, int point, uint64_t nth, int how) {
+/* One line to the parent: how far the child got, or why it gave up. */
+static void report(int fd, const char *fmt, ...) {
+    char line[QSF_ERRINFO_MSG_MAX + 128];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line - 1, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        n = 0;
+    if ((size_t) n > sizeof line - 2)
+        n = (int) sizeof line - 2;
+    line[n++] = '\n';
+    if (write(fd, line, (size_t) n) < 0)
+        _exit(2); /* the parent is gone */
+}
+
+static _Noreturn void give_up(int fd, int code, const char *what, int rc, const qsf_errinfo *e) {
+    report(fd, "%s: %s: %s", what, qsf_err_name(rc), e->msg);
+    _exit(code);
+}
+
+static _Noreturn void child(const char *conf, int point, uint64_t nth, int how, int fd) {
     qsf_sender *s = NULL;
     qsf_errinfo e;
     int64_t fsn;
-    if (qsf_sender_new(conf, strlen(conf), &s, &e) != QSF_OK)
-        _exit(3);
-    if (add_rows(s, 0, 100, &e) != QSF_OK || qsf_flush(s, &fsn, &e) != QSF_OK ||
-        qsf_wait(s, fsn, QSF_WAIT_OK, 10000, &e) != QSF_OK)
-        _exit(4);
+    int rc = qsf_sender_new(conf, strlen(conf), &s, &e);
+    if (rc != QSF_OK)
+        give_up(fd, 3, "qsf_sender_new", rc, &e);
+    report(fd, "connected");
+    if ((rc = add_rows(s, 0, 100, &e)) != QSF_OK || (rc = qsf_flush(s, &fsn, &e)) != QSF_OK ||
+        (rc = qsf_wait(s, fsn, QSF_WAIT_OK, HANG_MS, &e)) != QSF_OK)
+        give_up(fd, 4, "T1 (commit and acknowledgement)", rc, &e);
+    report(fd, "T1 acknowledged");
     /* the producer's hits only: the manager's trim writes the manifest too,
      * and its hits would move the kill to a later step of the producer's */
     if (how == DIE_IN_STAGE_OR_COMMIT)
         qsf_fault_arm_here(point, nth, QSF_FA_KILL);
-    if (add_rows(s, T2_KEY, T2_KEY + T2_N, &e) != QSF_OK)
-        _exit(5);
+    if ((rc = add_rows(s, T2_KEY, T2_KEY + T2_N, &e)) != QSF_OK)
+        give_up(fd, 5, "T2 rows", rc, &e);
+    report(fd, "T2 staged");
     if (how == DIE_IN_ABORT) {
         qsf_fault_arm_here(point, nth, QSF_FA_KILL);
         qsf_buffer_clear(s);
         _exit(9); /* the abort did not hit the point that often */
     }
-    if (qsf_flush(s, &fsn, &e) != QSF_OK)
-        _exit(6);
+    if ((rc = qsf_flush(s, &fsn, &e)) != QSF_OK)
+        give_up(fd, 6, "T2 commit", rc, &e);
     if (how == DIE_AFTER_COMMIT)
         raise(SIGKILL);
     _exit(7); /* the point was not hit that often: the caller stops there */
 }
 
-/* Runs the child; true when it was killed (false: it ran to its end). */
+/* The child's reports until it is gone (the pipe's end: every holder of its
+ * write end exited or was killed); the last line goes to last. False when
+ * it went silent for HANG_MS. */
+static bool await_child(int fd, char *last, size_t cap) {
+    char buf[QSF_ERRINFO_MSG_MAX + 128];
+    size_t have = 0;
+    last[0] = 0;
+    for (;;) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        int r = poll(&p, 1, HANG_MS);
+        if (r == 0)
+            return false;
+        if (r < 0)
+            continue; /* EINTR */
+        ssize_t n = read(fd, buf + have, sizeof buf - 1 - have);
+        if (n == 0)
+            return true;
+        if (n < 0)
+            continue;
+        have += (size_t) n;
+        buf[have] = 0;
+        for (char *nl; (nl = strchr(buf, '\n')) != NULL;) {
+            *nl = 0;
+            snprintf(last, cap, "%s", buf);
+            have -= (size_t) (nl + 1 - buf);
+            memmove(buf, nl + 1, have + 1);
+        }
+        if (have == sizeof buf - 1)
+            have = 0; /* a line longer than any report: drop it */
+    }
+}
+
+/* Runs the child; true when it was killed (false: it ran to its end). The
+ * child is this program exec'd anew: a fork alone would inherit the state of
+ * the locks the in-process sink's threads hold at that instant (AddressSanitizer's
+ * allocator's among them), held for ever in a child that has only the forking
+ * thread, so between fork and exec only async-signal-safe calls are made. */
 static bool run_child(const char *conf, int point, uint64_t nth, int how) {
+    char a_conf[1400], a_point[24], a_nth[24], a_how[24], a_fd[24];
+    char exe[] = "/proc/self/exe", arg[] = CHILD_ARG;
+    int fds[2];
+    assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
+    snprintf(a_conf, sizeof a_conf, "%s", conf);
+    snprintf(a_point, sizeof a_point, "%d", point);
+    snprintf(a_nth, sizeof a_nth, "%" PRIu64, nth);
+    snprintf(a_how, sizeof a_how, "%d", how);
+    snprintf(a_fd, sizeof a_fd, "%d", fds[1]);
+    char *argv[] = {exe, arg, a_conf, a_point, a_nth, a_how, a_fd, NULL};
     pid_t pid = fork();
-    if (pid == 0)
-        child(conf, point, nth, how);
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        fcntl(fds[1], F_SETFD, 0); /* the write end stays open across the exec */
+        execv(exe, argv);
+        _exit(127);
+    }
+    close(fds[1]);
+    char last[QSF_ERRINFO_MSG_MAX + 128];
+    bool gone = await_child(fds[0], last, sizeof last);
+    close(fds[0]);
+    if (!gone)
+        kill(pid, SIGKILL);
     int status;
     waitpid(pid, &status, 0);
+    if (!gone)
+        fail_msg("child (fault point %d, hit %" PRIu64 ") hung: silent for %d ms after \"%s\"",
+                 point, nth, HANG_MS, last);
     if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
         return true;
     if (!WIFEXITED(status) || (WEXITSTATUS(status) != 7 && WEXITSTATUS(status) != 9))
-        fail_msg("child failed: status %d", status);
+        fail_msg("child (fault point %d, hit %" PRIu64 ") failed: status %d, last report \"%s\"",
+                 point, nth, status, last);
     return false;
+}
+
+/* The child's part of main: argv after CHILD_ARG is conf, point, nth, how and
+ * the report pipe's write end. */
+static int child_main(char **argv) {
+    child(argv[2], atoi(argv[3]), strtoull(argv[4], NULL, 10), atoi(argv[5]), atoi(argv[6]));
 }
 
 /* How often each key of one transaction reached the sink: the same for all of
@@ -144,7 +260,7 @@ static void restarts(const char *conf) {
         rc = qsf_flush(s, &fsn, &e);
     if (rc != QSF_OK)
         fail_msg("T3: %s: %s", qsf_err_name(rc), e.msg);
-    it_wait_acked(s, fsn);
+    wait_acked(s, fsn, "T3");
     rc = qsf_close(s, &e);
     if (rc != QSF_OK)
         fail_msg("last close: %s: %s", qsf_err_name(rc), e.msg);
@@ -244,7 +360,7 @@ static void abort_that_fails_is_cut_later(uint64_t nth) {
     int64_t fsn;
     assert_int_equal(add_rows(s, 0, 100, &e), QSF_OK);
     assert_int_equal(qsf_flush(s, &fsn, &e), QSF_OK);
-    it_wait_acked(s, fsn);
+    wait_acked(s, fsn, "T1");
     assert_int_equal(add_rows(s, T2_KEY, T2_KEY + T2_N, &e), QSF_OK);
     /* this thread's hits only: the manager may trim what the undo leaves
      * behind at the same time, and its manifest write would take the fault */
@@ -272,10 +388,14 @@ static void failed_abort_commits_nothing(void **state) {
 
 #endif
 
-int main(void) {
+int main(int argc, char **argv) {
 #ifndef QSF_FAULT_INJECTION
+    (void) argc;
+    (void) argv;
     return 77; /* needs -Dfault_injection=true */
 #else
+    if (argc == 7 && strcmp(argv[1], CHILD_ARG) == 0)
+        return child_main(argv);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(killed_writing_any_frame_commits_nothing, it_setup_dir,
                                         it_teardown_dir),
