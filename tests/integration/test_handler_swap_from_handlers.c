@@ -27,8 +27,8 @@
 enum { EVENTS, ERRORS }; /* which handler of a sender */
 
 /* One handler: on its first call it waits for `wait_for` (when set), then
- * sets the `target_kind` handler of `target` to `fn` (NULL: removes it) and
- * records what the call returned. */
+ * replaces the `target_kind` handler of `target` with a replacement (or
+ * removes it, when `remove`) and records what the call returned. */
 typedef struct side {
     qsf_sender *target;
     int target_kind;
