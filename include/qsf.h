@@ -970,9 +970,17 @@ QSF_API int qsf_poll_error_sized(qsf_sender *s, qsf_error_record *out, size_t si
 #define qsf_poll_error(s, out) qsf_poll_error_sized((s), (out), sizeof *(out))
 
 /* Registers a handler called on a dispatcher thread (never the I/O thread) for
- * each error notification; NULL unregisters. The handler cannot close its
- * sender, nor any other: qsf_close there returns QSF_E_STATE and changes
- * nothing. Producer thread. */
+ * each error notification; NULL unregisters. When it returns QSF_OK, the
+ * handler it replaced is not running any more (unless it was called from
+ * that handler). The handler cannot close its sender, nor any other:
+ * qsf_close there returns QSF_E_STATE and changes nothing. It may replace or
+ * remove itself; called from any other error or event handler (another
+ * sender's, or its sender's event handler) qsf_set_error_handler returns
+ * QSF_E_STATE, logs why and changes nothing: it would wait for this handler
+ * to return, and two handlers that set each other's handler would wait for
+ * each other forever. Returns QSF_OK, QSF_E_INVAL (s is NULL), QSF_E_STATE
+ * (that, or a sender inherited through fork()) or QSF_E_INTERNAL (the
+ * dispatcher thread cannot start). Producer thread. */
 typedef void (*qsf_error_handler)(void *user, const qsf_error_record *rec);
 QSF_API int qsf_set_error_handler(qsf_sender *s, qsf_error_handler fn, void *user);
 
@@ -1066,11 +1074,16 @@ QSF_API const char *qsf_event_name(int kind);
 /* Events go into an inbox of connection_listener_inbox_capacity entries; on
  * overflow the oldest is dropped and counted. Registers a handler called on a
  * dispatcher thread (never the I/O thread, never the producer's) for each
- * event, in the order they happened; NULL unregisters. When it returns, the
- * handler it replaced is not running any more (unless it was called from
- * that handler). The handler cannot close its sender, nor any other:
- * qsf_close there returns QSF_E_STATE and changes nothing. No handler runs
- * after qsf_close returns. Any thread. */
+ * event, in the order they happened; NULL unregisters. When it returns
+ * QSF_OK, the handler it replaced is not running any more (unless it was
+ * called from that handler). The handler cannot close its sender, nor any
+ * other: qsf_close there returns QSF_E_STATE and changes nothing. It may
+ * replace or remove itself; called from any other error or event handler
+ * (another sender's, or its sender's error handler) qsf_set_event_handler
+ * returns QSF_E_STATE, logs why and changes nothing, as qsf_set_error_handler
+ * does. No handler runs after qsf_close returns. Returns QSF_OK, QSF_E_INVAL
+ * (s is NULL), QSF_E_STATE or QSF_E_INTERNAL, as qsf_set_error_handler.
+ * Any thread. */
 typedef void (*qsf_event_handler)(void *user, const qsf_event *ev);
 QSF_API int qsf_set_event_handler(qsf_sender *s, qsf_event_handler fn, void *user);
 

@@ -11,10 +11,11 @@ static void call_event_handler(void (*fn)(void), void *user, const void *item) {
 }
 
 static const qsf_inbox_kind event_kind = {
-    sizeof(qsf_event),
-    1,
-    call_event_handler,
-    "qsf-events",
+    .item_size = sizeof(qsf_event),
+    .min_cap = 1,
+    .call = call_event_handler,
+    .thread = "qsf-events",
+    .setter = "qsf_set_event_handler",
 };
 
 qsf_inbox *qsf_events_new(int cap) {

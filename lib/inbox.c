@@ -136,7 +136,26 @@ bool qsf_inbox_on_a_dispatcher(void) {
     return dispatching != NULL;
 }
 
+/* Setting a handler waits for the one it replaces to return. Inside another
+ * inbox's handler that wait could be the other half of a cycle: two handlers
+ * setting each other's handler each wait for the other. Not waiting would
+ * break the promise that the handler replaced is not running any more, on
+ * which a caller frees what that handler uses; so the call is refused. */
+static bool refused_here(const qsf_inbox *ib) {
+    if (!dispatching || dispatching == ib)
+        return false;
+    qsf_log(QSF_LOG_WARN,
+            "%s refused (QSF_E_STATE): called from an error or event handler (of any sender) on "
+            "another handler than that one; it would wait for the handler it replaces to return, "
+            "and handlers that set each other's handler would wait for each other forever; set "
+            "it from an application thread",
+            ib->kind->setter ? ib->kind->setter : "setting a handler");
+    return true;
+}
+
 int qsf_inbox_set_fn(qsf_inbox *ib, void (*fn)(void), void *user) {
+    if (refused_here(ib))
+        return QSF_E_STATE;
     int rc = QSF_OK;
     pthread_mutex_lock(&ib->mu);
     ib->fn = fn;
@@ -210,10 +229,11 @@ static void call_error_handler(void (*fn)(void), void *user, const void *item) {
 }
 
 static const qsf_inbox_kind error_kind = {
-    sizeof(qsf_error_record),
-    ERROR_INBOX_MIN_CAP,
-    call_error_handler,
-    "qsf-dispatch",
+    .item_size = sizeof(qsf_error_record),
+    .min_cap = ERROR_INBOX_MIN_CAP,
+    .call = call_error_handler,
+    .thread = "qsf-dispatch",
+    .setter = "qsf_set_error_handler",
 };
 
 qsf_inbox *qsf_inbox_new(int cap) {

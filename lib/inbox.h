@@ -7,8 +7,8 @@
  * thread (started with the first handler) calls for each item, one at a time,
  * outside every lock: a handler never runs on the thread that queued, is
  * never re-entered, and a slow one only delays later items. When
- * qsf_inbox_set_fn returns, the handler it replaced is not running any more
- * (unless it was called from that handler), and qsf_inbox_free returns only
+ * qsf_inbox_set_fn returns QSF_OK, the handler it replaced is not running any
+ * more (unless it was called from that handler), and qsf_inbox_free returns only
  * once the dispatcher has ended: no handler runs after either.
  *
  * Every error record is logged once when queued (ERROR for TERMINAL /
@@ -33,6 +33,7 @@ typedef struct qsf_inbox_kind {
     int min_cap;         /* a smaller capacity is raised to it */
     qsf_inbox_call call; /* how the dispatcher calls a handler */
     const char *thread;  /* the dispatcher's thread name (at most 15 characters) */
+    const char *setter;  /* the public call that sets its handler, for a refusal's log line */
 } qsf_inbox_kind;
 
 /* NULL on OOM. The kind must outlive the inbox. */
@@ -55,7 +56,12 @@ void qsf_inbox_put(qsf_inbox *ib, const void *item);
 int qsf_inbox_take(qsf_inbox *ib, void *out);
 
 /* Registers (or with NULL removes) the handler; starts the dispatcher on first
- * use. Returns QSF_OK or QSF_E_INTERNAL if the thread cannot start. */
+ * use. Returns QSF_OK or QSF_E_INTERNAL if the thread cannot start. On the
+ * dispatcher of another inbox (inside a handler, of any sender) it returns
+ * QSF_E_STATE, logs why and changes nothing: it would wait there for this
+ * inbox's handler to return, and two handlers that set each other's handler
+ * (or a ring of them) would wait for each other forever. On this inbox's own
+ * dispatcher it works and does not wait (for the caller itself). */
 int qsf_inbox_set_fn(qsf_inbox *ib, void (*fn)(void), void *user);
 
 /* True on the inbox's dispatcher thread, i.e. inside one of its handlers:

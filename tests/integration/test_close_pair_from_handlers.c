@@ -14,70 +14,16 @@
  * application makes of the handler's own sender meanwhile.
  *
  * Every wait is on an event. A watchdog ends the process with the step it was
- * stuck in when a test makes no progress for WATCHDOG_S seconds: before the
+ * stuck in when a test makes no progress for WD_BOUND_S seconds: before the
  * rule, the first test stalled there for good. */
 #include "itest.h"
+#include "watchdog.h"
 
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
-#define WATCHDOG_S 60
-#define ROWS       100
-
-/* ---- the watchdog and the flags the threads wait on ---- */
-
-static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t cv = PTHREAD_COND_INITIALIZER; /* a flag raised */
-static pthread_cond_t dog_cv;                        /* the test ended (CLOCK_MONOTONIC) */
-static pthread_t dog;
-static bool test_over;
-static const char *step = "starting"; /* what the test waits for now (under mu) */
-
-static void at_step(const char *what) {
-    pthread_mutex_lock(&mu);
-    step = what;
-    pthread_mutex_unlock(&mu);
-}
-
-static void raise_flag(int *flag) {
-    pthread_mutex_lock(&mu);
-    *flag = 1;
-    pthread_cond_broadcast(&cv);
-    pthread_mutex_unlock(&mu);
-}
-
-/* Waits for *flag, for as long as the watchdog lets it. */
-static void await_flag(const int *flag) {
-    pthread_mutex_lock(&mu);
-    while (!*flag)
-        pthread_cond_wait(&cv, &mu);
-    pthread_mutex_unlock(&mu);
-}
-
-/* No test may hang CI: past the bound, the process ends with the step it was
- * in (cmocka can fail a test only from its own thread, which is the one
- * stuck). */
-static void *watch(void *arg) {
-    (void) arg;
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_sec += WATCHDOG_S;
-    pthread_mutex_lock(&mu);
-    while (!test_over && pthread_cond_timedwait(&dog_cv, &mu, &until) == 0)
-        ;
-    if (!test_over) {
-        fprintf(stderr, "FAIL: no progress in %d s while %s: the threads wait for each other\n",
-                WATCHDOG_S, step);
-        fflush(stderr);
-        _exit(1);
-    }
-    pthread_mutex_unlock(&mu);
-    return NULL;
-}
+#define ROWS 100
 
 /* ---- two senders and their handlers ---- */
 
@@ -96,47 +42,23 @@ static side a, b;
 static int app_closing; /* the application thread is about to close a.s */
 
 static int start(void **state) {
-    (void) state;
     memset(&a, 0, sizeof a);
     memset(&b, 0, sizeof b);
     app_closing = 0;
-    test_over = false;
-    step = "starting";
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&dog_cv, &ca);
-    pthread_condattr_destroy(&ca);
-    return pthread_create(&dog, NULL, watch, NULL) == 0 ? 0 : -1;
-}
-
-static int stop(void **state) {
-    (void) state;
-    pthread_mutex_lock(&mu);
-    test_over = true;
-    pthread_cond_signal(&dog_cv);
-    pthread_mutex_unlock(&mu);
-    pthread_join(dog, NULL);
-    pthread_cond_destroy(&dog_cv);
-    return 0;
+    return wd_start(state);
 }
 
 /* Runs once per side, on its first call. */
 static void handle(side *me) {
-    pthread_mutex_lock(&mu);
-    bool first = !me->inside;
-    me->inside = 1;
-    pthread_cond_broadcast(&cv);
-    pthread_mutex_unlock(&mu);
-    if (!first)
+    if (!wd_raise(&me->inside))
         return;
     if (me->wait_for)
-        await_flag(me->wait_for);
+        wd_await(me->wait_for);
     if (me->target) {
         qsf_errinfo e;
         atomic_store(&me->rc, qsf_close(me->target, &e));
         snprintf(me->msg, sizeof me->msg, "%s", e.msg);
-        raise_flag(&me->closed);
+        wd_raise(&me->closed);
     }
 }
 
@@ -159,10 +81,10 @@ static void expect_refused(const side *me) {
  * from..from+ROWS, closes cleanly, and its sink holds every key below
  * from+ROWS (twice, some of them, after a replay). */
 static void both_go_on(qsink *sink_a, qsink *sink_b, int64_t from, bool replayed) {
-    at_step("publishing after the refused closes");
+    wd_step("publishing after the refused closes");
     it_wait_acked(a.s, it_publish(a.s, "a", from, from + ROWS, 50));
     it_wait_acked(b.s, it_publish(b.s, "b", from, from + ROWS, 50));
-    at_step("closing both senders from the application thread");
+    wd_step("closing both senders from the application thread");
     qsf_errinfo e;
     assert_int_equal(qsf_close(a.s, &e), QSF_OK);
     assert_int_equal(qsf_close(b.s, &e), QSF_OK);
@@ -190,11 +112,11 @@ static void event_handlers_close_each_other(void **state) {
     b.wait_for = &a.inside;
     a.target = b.s;
     b.target = a.s;
-    at_step("waiting for both event handlers to close the other's sender");
+    wd_step("waiting for both event handlers to close the other's sender");
     assert_int_equal(qsf_set_event_handler(a.s, on_connected, &a), QSF_OK);
     assert_int_equal(qsf_set_event_handler(b.s, on_connected, &b), QSF_OK);
-    await_flag(&a.closed);
-    await_flag(&b.closed);
+    wd_await(&a.closed);
+    wd_await(&b.closed);
     expect_refused(&a);
     expect_refused(&b);
     both_go_on(sink, sink, 0, false);
@@ -224,15 +146,15 @@ static void error_handlers_close_each_other(void **state) {
     assert_int_equal(qsf_set_error_handler(b.s, on_error, &b), QSF_OK);
     int64_t fa = it_publish(a.s, "a", 0, ROWS, ROWS);
     int64_t fb = it_publish(b.s, "b", 0, ROWS, ROWS);
-    at_step("waiting for the sinks to receive the frames they withhold");
+    wd_step("waiting for the sinks to receive the frames they withhold");
     if (qsink_wait_frames(sink_a, fa + 1, 20000) != 0 ||
         qsink_wait_frames(sink_b, fb + 1, 20000) != 0)
         fail_msg("a sink did not receive its frame");
-    at_step("waiting for both error handlers to close the other's sender");
+    wd_step("waiting for both error handlers to close the other's sender");
     qsink_restart(sink_a);
     qsink_restart(sink_b);
-    await_flag(&a.closed);
-    await_flag(&b.closed);
+    wd_await(&a.closed);
+    wd_await(&b.closed);
     expect_refused(&a);
     expect_refused(&b);
     it_wait_acked(a.s, fa); /* replayed on the next connection */
@@ -252,17 +174,17 @@ static void handler_closes_b_while_the_application_closes_a(void **state) {
     a.target = b.s;
     it_wait_acked(a.s, it_publish(a.s, "a", 0, ROWS, 50));
     it_wait_acked(b.s, it_publish(b.s, "b", 0, ROWS, 50));
-    at_step("waiting for a's event handler to be called");
+    wd_step("waiting for a's event handler to be called");
     assert_int_equal(qsf_set_event_handler(a.s, on_connected, &a), QSF_OK);
-    await_flag(&a.inside);
-    at_step("closing a while its handler closes b");
-    raise_flag(&app_closing);
+    wd_await(&a.inside);
+    wd_step("closing a while its handler closes b");
+    wd_raise(&app_closing);
     qsf_errinfo e;
     assert_int_equal(qsf_close(a.s, &e), QSF_OK);
     assert_int_equal(a.closed, 1); /* the close of a waited for its handler */
     expect_refused(&a);
     it_wait_acked(b.s, it_publish(b.s, "b", ROWS, 2 * ROWS, 50)); /* b goes on */
-    at_step("closing b from the application thread");
+    wd_step("closing b from the application thread");
     assert_int_equal(qsf_close(b.s, &e), QSF_OK);
     it_assert_rows(sink, "a", ROWS, false);
     it_assert_rows(sink, "b", 2 * ROWS, false);
@@ -277,10 +199,10 @@ static void handler_closes_b_while_b_handler_is_busy(void **state) {
     a.wait_for = &b.inside;
     b.wait_for = &a.closed;
     a.target = b.s;
-    at_step("waiting for a's handler to close b while b's handler waits for that close");
+    wd_step("waiting for a's handler to close b while b's handler waits for that close");
     assert_int_equal(qsf_set_event_handler(b.s, on_connected, &b), QSF_OK);
     assert_int_equal(qsf_set_event_handler(a.s, on_connected, &a), QSF_OK);
-    await_flag(&a.closed);
+    wd_await(&a.closed);
     expect_refused(&a);
     both_go_on(sink, sink, 0, false);
     qsink_stop(sink);
@@ -288,11 +210,11 @@ static void handler_closes_b_while_b_handler_is_busy(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(event_handlers_close_each_other, start, stop),
-        cmocka_unit_test_setup_teardown(error_handlers_close_each_other, start, stop),
+        cmocka_unit_test_setup_teardown(event_handlers_close_each_other, start, wd_stop),
+        cmocka_unit_test_setup_teardown(error_handlers_close_each_other, start, wd_stop),
         cmocka_unit_test_setup_teardown(handler_closes_b_while_the_application_closes_a, start,
-                                        stop),
-        cmocka_unit_test_setup_teardown(handler_closes_b_while_b_handler_is_busy, start, stop),
+                                        wd_stop),
+        cmocka_unit_test_setup_teardown(handler_closes_b_while_b_handler_is_busy, start, wd_stop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,7 +17,7 @@ static void call_int(void (*fn)(void), void *user, const void *item) {
     ((void (*)(void *, const int *)) fn)(user, item);
 }
 
-static const qsf_inbox_kind int_kind = {sizeof(int), 1, call_int, "test-inbox"};
+static const qsf_inbox_kind int_kind = {sizeof(int), 1, call_int, "test-inbox", NULL};
 
 static pthread_mutex_t app_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_bool old_started, replacing;
