@@ -980,7 +980,8 @@ QSF_API int qsf_poll_error_sized(qsf_sender *s, qsf_error_record *out, size_t si
  * to return, and two handlers that set each other's handler would wait for
  * each other forever. Returns QSF_OK, QSF_E_INVAL (s is NULL), QSF_E_STATE
  * (that, or a sender inherited through fork()) or QSF_E_INTERNAL (the
- * dispatcher thread cannot start). Producer thread. */
+ * dispatcher thread cannot start). Producer thread, or the error handler
+ * itself. */
 typedef void (*qsf_error_handler)(void *user, const qsf_error_record *rec);
 QSF_API int qsf_set_error_handler(qsf_sender *s, qsf_error_handler fn, void *user);
 
