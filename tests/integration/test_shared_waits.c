@@ -2,8 +2,12 @@
  * loaded machine or a sanitizer build makes them longer, never a failure.
  *
  * qsink_wait_rows (tools/qwp-sink/query.c wait_for) gave up a fixed time
- * after it began, however steadily the rows came. */
+ * after it began, however steadily the rows came; it_wait_acked polled
+ * qsf_acked_fsn every 10 ms for a fixed 20 s instead of waiting in qsf_wait,
+ * whose timeout counts time without progress. */
 #include "itest.h"
+
+#include "sender/internal.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -12,6 +16,7 @@
 #define STALL_MS 2000
 #define ROWS     10
 #define PACE_MS  250 /* (ROWS - 1) * PACE_MS > STALL_MS > PACE_MS */
+#define FLUSHES  100
 
 static int64_t now_ms(void) {
     struct timespec ts;
@@ -68,10 +73,33 @@ static void a_sink_wait_ends_after_a_stall(void **state) {
     it_close_and_check(s, sink, "t", 1, false);
 }
 
+/* The I/O loop spins after a turn with work only while a thread is inside
+ * qsf_wait (lib/io/io.c wants_spin): it_wait_acked is one, it_poll_acked is
+ * not. */
+static void it_wait_acked_waits_in_qsf_wait(void **state) {
+    (void) state;
+    qsink *sink;
+    qsf_sender *s = sender_on(&sink);
+    it_wait_acked(s, it_publish(s, "t", 0, 1, 1));
+    uint64_t s0 = qsf_io_spins(s->io);
+    for (int i = 1; i <= FLUSHES; i++)
+        it_wait_acked(s, it_publish(s, "t", i, i + 1, 1));
+    uint64_t waited = qsf_io_spins(s->io) - s0;
+    for (int i = FLUSHES + 1; i <= 2 * FLUSHES; i++)
+        it_poll_acked(s, it_publish(s, "t", i, i + 1, 1));
+    uint64_t polled = qsf_io_spins(s->io) - s0 - waited;
+    print_message("# %d flushes: %llu spins waited for, %llu polled for\n", FLUSHES,
+                  (unsigned long long) waited, (unsigned long long) polled);
+    assert_true(waited > 0);
+    assert_int_equal(polled, 0);
+    it_close_and_check(s, sink, "t", 2 * FLUSHES + 1, false);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_sink_wait_outlives_its_timeout_while_rows_arrive),
         cmocka_unit_test(a_sink_wait_ends_after_a_stall),
+        cmocka_unit_test(it_wait_acked_waits_in_qsf_wait),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
