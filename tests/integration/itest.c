@@ -2,6 +2,7 @@
 #include "itest.h"
 
 #include "os/os.h"
+#include "sender/internal.h"
 #include "sf/segfmt.h"
 
 #include <stdatomic.h>
@@ -9,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <sched.h>
 #include <time.h>
 
 qsink *it_sink(const qsink_opts *opts) {
@@ -84,16 +86,63 @@ int it_add_row(qsf_sender *s, const char *table, int64_t k, const char *sym, siz
     return rc;
 }
 
+/* Milliseconds on the real monotonic clock: the no-progress guards must not
+ * follow QSF_OS->mono_ns, which it_clock_advance_ms shifts. */
+static int64_t real_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The level of qsf_wait whose watermark qsf_acked_fsn reads: the ring's acked
+ * FSN is the DURABLE watermark when durable acks are asked for; otherwise the
+ * I/O thread raises it right after the OK watermark, in the same step
+ * (lib/io/ack.c), and DURABLE is refused. */
+static int acked_level(const qsf_sender *s) {
+    return s->conf->request_durable_ack ? QSF_WAIT_DURABLE : QSF_WAIT_OK;
+}
+
 void it_wait_acked(qsf_sender *s, int64_t fsn) {
-    for (int i = 0; i < 2000 && qsf_acked_fsn(s) < fsn; i++)
-        nanosleep(&(struct timespec){0, 10000000}, NULL);
-    if (qsf_acked_fsn(s) < fsn)
-        fail_msg("acked fsn %lld did not reach %lld", (long long) qsf_acked_fsn(s),
-                 (long long) fsn);
+    int level = acked_level(s), rc = QSF_OK;
+    int64_t mark = qsf_acked_fsn(s), since = real_ms();
+    qsf_errinfo e = {0};
+    for (int64_t a; (a = qsf_acked_fsn(s)) < fsn;) {
+        if (a != mark) {
+            mark = a;
+            since = real_ms();
+        } else if (real_ms() - since >= IT_NO_PROGRESS_MS) {
+            break; /* on the real clock: a test may shift the library's */
+        }
+        rc = qsf_wait(s, fsn, level, IT_NO_PROGRESS_MS, &e);
+        if (rc == QSF_OK)
+            sched_yield(); /* OK level reached: the ring's watermark follows it */
+        else if (rc != QSF_E_TIMEOUT)
+            break; /* a latched error or qsf_close: acknowledged before, or never */
+    }
+    if (qsf_acked_fsn(s) >= fsn)
+        return;
+    if (rc == QSF_OK)
+        snprintf(e.msg, sizeof e.msg, "the OK watermark reached it, the ring's stood still");
+    fail_msg("acked fsn %lld did not reach %lld: %s: %s", (long long) qsf_acked_fsn(s),
+             (long long) fsn, qsf_err_name(rc), e.msg);
+}
+
+void it_poll_acked(qsf_sender *s, int64_t fsn) {
+    int64_t mark = qsf_acked_fsn(s), since = real_ms();
+    for (int64_t a; (a = qsf_acked_fsn(s)) < fsn;) {
+        if (a != mark) {
+            mark = a;
+            since = real_ms();
+        } else if (real_ms() - since >= IT_NO_PROGRESS_MS) {
+            fail_msg("acked fsn %lld did not reach %lld: no progress for %d ms", (long long) a,
+                     (long long) fsn, IT_NO_PROGRESS_MS);
+        }
+        it_sleep_ms(1);
+    }
 }
 
 void it_assert_rows(qsink *sink, const char *table, int64_t n, bool allow_dups) {
-    if (qsink_wait_rows(sink, table, n, 20000) != 0)
+    if (qsink_wait_rows(sink, table, n, IT_NO_PROGRESS_MS) != 0)
         fail_msg("sink has %lld rows of %s, expected %lld", (long long) qsink_rows(sink, table),
                  table, (long long) n);
     int64_t rows = qsink_rows(sink, table);

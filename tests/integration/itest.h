@@ -37,8 +37,19 @@ int64_t it_publish(qsf_sender *s, const char *table, int64_t from, int64_t to, i
 int it_add_row(qsf_sender *s, const char *table, int64_t k, const char *sym, size_t pad,
                qsf_errinfo *err);
 
-/* Waits until the sender's acked FSN reaches fsn (20 s bound). */
+/* How long the shared waits let what they wait for stand still before they
+ * fail: a bound on a stall, not on the wait, so a loaded machine (or a
+ * sanitizer build) only makes them longer. */
+#define IT_NO_PROGRESS_MS 60000
+
+/* Waits in qsf_wait until the sender's acked FSN (qsf_acked_fsn) reaches fsn.
+ * Fails, naming both FSNs, when it has not advanced for IT_NO_PROGRESS_MS or
+ * the wait ends otherwise (a latched error, qsf_close). */
 void it_wait_acked(qsf_sender *s, int64_t fsn);
+
+/* The same wait without entering qsf_wait: it polls qsf_acked_fsn, so the
+ * I/O thread sees nobody waiting (tests counting its spins need that). */
+void it_poll_acked(qsf_sender *s, int64_t fsn);
 
 /* The oracle: the sink holds every key 0..n-1 of `table`. Without allow_dups
  * exactly once each and in order; with it, duplicates are tolerated (replays

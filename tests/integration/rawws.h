@@ -51,7 +51,8 @@ int rawws_send_binary(rawws *w, const void *p, size_t n);
 /* n copies of the same binary frame in a single write. */
 int rawws_send_binary_n(rawws *w, const void *p, size_t n, int count);
 
-/* Reads one frame: 1 got it, 0 timeout, -1 EOF, -2 connection reset. */
+/* Reads one frame: 1 got it, 0 timeout, -1 EOF, -2 connection reset. The
+ * timeout bounds each silence: every read of part of the frame restarts it. */
 int rawws_recv(rawws *w, rawws_frame *f, int timeout_ms);
 
 /* Waits for the end of the stream: 0 on EOF (FIN), -2 on reset, -1 on timeout.

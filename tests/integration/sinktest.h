@@ -25,11 +25,18 @@ static inline void st_fault(qsink *s, const char *line) {
         fail_msg("qsink_fault(%s): %s", line, err);
 }
 
-/* Next frame, failing the test if none arrives within 5 s. */
+/* How long st_next lets the connection stay silent before it fails: a bound
+ * on a stall (rawws_recv restarts it with every byte read), generous so that
+ * a loaded machine or a sanitizer build only makes a test slower. */
+#define ST_NO_PROGRESS_MS 60000
+
+/* Next frame, failing the test if the connection stays silent for
+ * ST_NO_PROGRESS_MS first. */
 static inline void st_next(rawws *w, rawws_frame *f) {
-    int r = rawws_recv(w, f, 5000);
+    int r = rawws_recv(w, f, ST_NO_PROGRESS_MS);
     if (r != 1)
-        fail_msg("expected a frame from the sink, got %d", r);
+        fail_msg("expected a frame from the sink, got %d (0: silent for %d ms, -1: EOF, -2: reset)",
+                 r, ST_NO_PROGRESS_MS);
 }
 
 /* Next frame must be an OK for seq; returns its table count. */

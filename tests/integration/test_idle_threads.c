@@ -71,7 +71,7 @@ static void streaming_sender_sleeps_between_acks(void **state) {
     it_close_and_check(s, sink, "t", FLUSHES + 1, false);
 }
 
-/* Flushes with nobody in qsf_wait (it_wait_acked polls qsf_acked_fsn): the
+/* Flushes with nobody in qsf_wait (it_poll_acked polls qsf_acked_fsn): the
  * loop never spins. The same flushes each waited for with qsf_wait: it does,
  * so that the acknowledgement is read without a scheduler wake-up. */
 static void only_a_waiting_application_makes_the_loop_spin(void **state) {
@@ -79,7 +79,7 @@ static void only_a_waiting_application_makes_the_loop_spin(void **state) {
     qsink *sink;
     qsf_sender *s = connected_sender(&sink);
     uint64_t s0 = qsf_io_spins(s->io);
-    it_wait_acked(s, it_publish(s, "t", 1, 1 + FLUSHES * 10, 10));
+    it_poll_acked(s, it_publish(s, "t", 1, 1 + FLUSHES * 10, 10));
     uint64_t unwaited = qsf_io_spins(s->io) - s0;
     qsf_errinfo e;
     for (int i = 0; i < FLUSHES; i++) {

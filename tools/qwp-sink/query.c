@@ -222,24 +222,30 @@ int qsink_last_request(qsink *s, char *out, size_t cap) {
 
 enum { W_ROWS, W_CONNS, W_UPGRADES, W_FRAMES, W_IDLE };
 
-static int reached(qsink *s, int what, const char *name, int64_t n) {
+/* The count a wait watches (-1: no such table yet). */
+static int64_t count_of(qsink *s, int what, const char *name) {
     switch (what) {
     case W_ROWS: {
         struct stable *t = table(s, name);
-        return t && t->rows >= n;
+        return t ? t->rows : -1;
     }
     case W_CONNS:
-        return s->st.accepted >= n;
+        return s->st.accepted;
     case W_UPGRADES:
-        return s->st.upgrades >= n;
+        return s->st.upgrades;
     case W_IDLE:
-        return s->st.open == 0;
+        return s->st.open;
     default:
-        return s->st.frames >= n;
+        return s->st.frames;
     }
 }
 
-static int wait_for(qsink *s, int what, const char *name, int64_t n, int timeout_ms) {
+static int reached(int what, int64_t count, int64_t n) {
+    return what == W_IDLE ? count == 0 : count >= n;
+}
+
+/* timeout_ms from now on the condition variable's clock (CLOCK_MONOTONIC). */
+static struct timespec deadline_in(int timeout_ms) {
     struct timespec dl;
     clock_gettime(CLOCK_MONOTONIC, &dl);
     dl.tv_sec += timeout_ms / 1000;
@@ -248,11 +254,27 @@ static int wait_for(qsink *s, int what, const char *name, int64_t n, int timeout
         dl.tv_sec++;
         dl.tv_nsec -= 1000000000L;
     }
+    return dl;
+}
+
+/* Waits on the loop's broadcast (every turn) until the count reaches n; each
+ * change of the count restarts the timeout, so only a stall ends the wait: a
+ * slow machine makes it longer, never a failure. */
+static int wait_for(qsink *s, int what, const char *name, int64_t n, int timeout_ms) {
     pthread_mutex_lock(&s->mu);
+    int64_t count = count_of(s, what, name), mark = count;
+    struct timespec dl = deadline_in(timeout_ms);
     int rc = 0;
-    while (!reached(s, what, name, n) && rc == 0)
+    while (!reached(what, count, n) && rc == 0) {
         rc = pthread_cond_timedwait(&s->cv, &s->mu, &dl);
-    int ok = reached(s, what, name, n);
+        count = count_of(s, what, name);
+        if (count != mark) {
+            mark = count;
+            dl = deadline_in(timeout_ms);
+            rc = 0;
+        }
+    }
+    int ok = reached(what, count, n);
     pthread_mutex_unlock(&s->mu);
     return ok ? 0 : -1;
 }

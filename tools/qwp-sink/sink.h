@@ -153,13 +153,16 @@ int qsink_last_request(qsink *s, char *out, size_t cap);
 
 /* Waits until the table has at least n committed rows / at least n connections
  * were accepted / at least n upgrades were answered with 101 / at least n frames
- * were received. Returns 0, or -1 on timeout. */
+ * were received. timeout_ms bounds a stall, not the wait: each change of the
+ * count restarts it. Returns 0, or -1 when the count stood still for
+ * timeout_ms. */
 int qsink_wait_rows(qsink *s, const char *table, int64_t n, int timeout_ms);
 int qsink_wait_connections(qsink *s, int64_t n, int timeout_ms);
 int qsink_wait_upgrades(qsink *s, int64_t n, int timeout_ms);
 int qsink_wait_frames(qsink *s, int64_t n, int timeout_ms);
 /* Waits until no connection is open (e.g. the sink saw a client go away, so
- * its uncommitted rows are gone). 0, or -1 on timeout. */
+ * its uncommitted rows are gone). 0, or -1 when the number of open
+ * connections stood still for timeout_ms. */
 int qsink_wait_idle(qsink *s, int timeout_ms);
 
 /* The one-line JSON summary (connections, frames, rows per table, errors).
