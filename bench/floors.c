@@ -89,6 +89,20 @@ double qsf_floor_tcp_ns(double total_bytes, size_t chunk, uint64_t rows) {
 #define MADV_POPULATE_WRITE 23
 #endif
 
+/* One file of file_bytes at path: created O_EXCL, preallocated, mapped
+ * MAP_SHARED, large folios asked for if `large` (as the ring's segments). */
+static uint8_t *open_mapped(const char *path, size_t file_bytes, bool large, int *fd) {
+    *fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (*fd < 0 || posix_fallocate(*fd, 0, (off_t) file_bytes) != 0)
+        fail(path);
+    uint8_t *p = mmap(NULL, file_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+    if (p == MAP_FAILED)
+        fail("mmap");
+    if (large)
+        (void) madvise(p, file_bytes, MADV_HUGEPAGE);
+    return p;
+}
+
 /* Fresh file pages as qsf_floor_pages_ns, in `large` mode as the ring has
  * them: large folios asked for (MADV_HUGEPAGE) and the whole file populated
  * writable in one call before the copies. */
@@ -105,16 +119,10 @@ static double pages_ns(double total_bytes, size_t chunk, size_t file_bytes, cons
     int64_t c0 = thread_cpu_ns();
     double done = 0;
     while (done < total_bytes) {
-        int fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
-        if (fd < 0 || posix_fallocate(fd, 0, (off_t) file_bytes) != 0)
-            fail(path);
-        uint8_t *dst = mmap(NULL, file_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        if (dst == MAP_FAILED)
-            fail("mmap");
-        if (large) {
-            (void) madvise(dst, file_bytes, MADV_HUGEPAGE);
+        int fd;
+        uint8_t *dst = open_mapped(path, file_bytes, large, &fd);
+        if (large)
             (void) madvise(dst, file_bytes, MADV_POPULATE_WRITE);
-        }
         for (size_t off = 0; done < total_bytes && off + chunk <= file_bytes; off += chunk) {
             memcpy(dst + off, src, chunk);
             done += (double) chunk;
@@ -138,19 +146,6 @@ double qsf_floor_pages_large_ns(double total_bytes, size_t chunk, size_t file_by
     return pages_ns(total_bytes, chunk, file_bytes, dir, rows, true);
 }
 
-/* One file of file_bytes under dir: created, preallocated, mapped with large
- * folios asked for. */
-static uint8_t *open_mapped(const char *path, size_t file_bytes, int *fd) {
-    *fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
-    if (*fd < 0 || posix_fallocate(*fd, 0, (off_t) file_bytes) != 0)
-        fail(path);
-    uint8_t *p = mmap(NULL, file_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
-    if (p == MAP_FAILED)
-        fail("mmap");
-    (void) madvise(p, file_bytes, MADV_HUGEPAGE);
-    return p;
-}
-
 double qsf_floor_pages_recycled_ns(double total_bytes, size_t chunk, size_t file_bytes,
                                    const char *dir, uint64_t rows) {
     char path[2][4200];
@@ -160,7 +155,7 @@ double qsf_floor_pages_recycled_ns(double total_bytes, size_t chunk, size_t file
         chunk = file_bytes;
     for (int i = 0; i < 2; i++) {
         snprintf(path[i], sizeof path[i], "%s/floor-recycled-%d", dir, i);
-        dst[i] = open_mapped(path[i], file_bytes, &fd[i]);
+        dst[i] = open_mapped(path[i], file_bytes, true, &fd[i]);
     }
     uint8_t *src = malloc(chunk);
     if (!src)
