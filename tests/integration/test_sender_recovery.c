@@ -194,6 +194,33 @@ static void durable_acks_trim_and_keepalive_pings_fetch_them(void **state) {
     it_close_and_check(s, sink, "t", 1000, false);
 }
 
+/* argv[1] of this program run as the child of
+ * replay_after_sigkill_on_the_same_slot */
+#define CHILD_ARG "--recovery-child"
+
+/* The child: publishes 5000 rows in 20 flushes into the slot of conf while no
+ * server accepts it, says "published" and waits to be killed. A failed call
+ * of it_publish prints what failed and exits: the parent sees the pipe end
+ * after "sender created". */
+static _Noreturn void child_publish(const char *conf, int fd) {
+    qsf_sender *s = NULL;
+    qsf_errinfo e;
+    int rc = qsf_sender_new(conf, strlen(conf), &s, &e);
+    if (rc != QSF_OK)
+        it_child_give_up(fd, 3, "qsf_sender_new", rc, &e);
+    it_child_report(fd, "sender created");
+    it_publish(s, "t", 0, 5000, 250);
+    it_child_report(fd, "published");
+    for (;;)
+        pause(); /* SIGKILLed here while reconnecting, nothing acknowledged */
+}
+
+/* The child's part of main: argv after CHILD_ARG is conf and the report
+ * pipe's write end. */
+static int child_main(char **argv) {
+    child_publish(argv[2], atoi(argv[3]));
+}
+
 /* The child publishes into an SF slot while no server accepts it, then is
  * SIGKILLed; a new sender on the same slot delivers every row exactly once. */
 static void replay_after_sigkill_on_the_same_slot(void **state) {
@@ -204,26 +231,10 @@ static void replay_after_sigkill_on_the_same_slot(void **state) {
     snprintf(extra, sizeof extra, "sf_dir=%s;sender_id=crash;initial_connect_retry=async;" FAST,
              it_dir);
     it_conf(conf, sizeof conf, qsink_port(sink), extra);
-    int pfd[2];
-    assert_int_equal(pipe(pfd), 0);
-    pid_t pid = fork();
-    if (pid == 0) {
-        qsf_sender *s = NULL;
-        qsf_errinfo e;
-        if (qsf_sender_new(conf, strlen(conf), &s, &e) != QSF_OK)
-            _exit(3);
-        it_publish(s, "t", 0, 5000, 250);
-        char ok = 'k';
-        if (write(pfd[1], &ok, 1) != 1)
-            _exit(4);
-        for (;;)
-            pause(); /* SIGKILLed here while reconnecting, nothing acknowledged */
-    }
-    char c;
-    assert_int_equal(read(pfd[0], &c, 1), 1);
-    kill(pid, SIGKILL);
-    int status;
-    waitpid(pid, &status, 0);
+    it_child c;
+    it_child_start(&c, CHILD_ARG, (const char *const[]){conf, NULL});
+    int status =
+        it_child_kill_at(&c, "published", IT_NO_PROGRESS_MS, "the child's 5000 rows published");
     assert_true(WIFSIGNALED(status));
     assert_int_equal(qsink_rows(sink, "t"), 0);
     qsink_fault_clear(sink);
@@ -239,8 +250,6 @@ static void replay_after_sigkill_on_the_same_slot(void **state) {
     qsf_errinfo e;
     assert_int_equal(qsf_close(s, &e), QSF_OK);
     it_assert_rows(sink, "t", 6000, false);
-    close(pfd[0]);
-    close(pfd[1]);
     qsink_stop(sink);
 }
 
@@ -498,7 +507,9 @@ static void watermark_follows_acks_while_the_manager_waits_for_the_disk(void **s
     qsink_stop(sink);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    if (argc == 4 && strcmp(argv[1], CHILD_ARG) == 0)
+        return child_main(argv);
     qsf_log_set(NULL, NULL, getenv("QSF_TEST_LOG") ? QSF_LOG_DEBUG : QSF_LOG_OFF);
     if (getenv("QSF_TEST_ONLY")) {
         const struct CMUnitTest one[] = {
