@@ -134,4 +134,8 @@ void it_child_report(int fd, const char *fmt, ...) __attribute__((format(printf,
  * exits with code. */
 _Noreturn void it_child_give_up(int fd, int code, const char *what, int rc, const qsf_errinfo *e);
 
+/* In the child: a sender of conf, reported as "sender created"; a failure
+ * is reported and exits with 3. */
+qsf_sender *it_child_sender(const char *conf, int fd);
+
 #endif

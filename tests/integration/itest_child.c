@@ -127,3 +127,13 @@ _Noreturn void it_child_give_up(int fd, int code, const char *what, int rc, cons
     it_child_report(fd, "%s: %s: %s", what, qsf_err_name(rc), e->msg);
     _exit(code);
 }
+
+qsf_sender *it_child_sender(const char *conf, int fd) {
+    qsf_sender *s = NULL;
+    qsf_errinfo e;
+    int rc = qsf_sender_new(conf, strlen(conf), &s, &e);
+    if (rc != QSF_OK)
+        it_child_give_up(fd, 3, "qsf_sender_new", rc, &e);
+    it_child_report(fd, "sender created");
+    return s;
+}

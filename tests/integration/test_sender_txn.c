@@ -102,13 +102,10 @@ static void auto_flushes_commit_without_transaction(void **state) {
  * (keys from STAGED_KEYS on, across several segments), says "staged" and
  * waits to be killed. */
 static _Noreturn void child_commit_then_stage(const char *conf, int64_t from, int fd) {
-    qsf_sender *s = NULL;
+    qsf_sender *s = it_child_sender(conf, fd);
     qsf_errinfo e;
     int64_t fsn;
-    int rc = qsf_sender_new(conf, strlen(conf), &s, &e);
-    if (rc != QSF_OK)
-        it_child_give_up(fd, 3, "qsf_sender_new", rc, &e);
-    it_child_report(fd, "sender created");
+    int rc;
     if ((rc = add_rows(s, from, from + 100, 50, &e)) != QSF_OK ||
         (rc = qsf_flush(s, &fsn, &e)) != QSF_OK ||
         (rc = qsf_wait(s, fsn, QSF_WAIT_OK, IT_NO_PROGRESS_MS, &e)) != QSF_OK)

@@ -69,13 +69,10 @@ static void wait_acked(qsf_sender *s, int64_t fsn, const char *what) {
 enum { DIE_IN_STAGE_OR_COMMIT, DIE_AFTER_COMMIT, DIE_IN_ABORT };
 
 static _Noreturn void child(const char *conf, int point, uint64_t nth, int how, int fd) {
-    qsf_sender *s = NULL;
+    qsf_sender *s = it_child_sender(conf, fd);
     qsf_errinfo e;
     int64_t fsn;
-    int rc = qsf_sender_new(conf, strlen(conf), &s, &e);
-    if (rc != QSF_OK)
-        it_child_give_up(fd, 3, "qsf_sender_new", rc, &e);
-    it_child_report(fd, "connected");
+    int rc;
     if ((rc = add_rows(s, 0, 100, &e)) != QSF_OK || (rc = qsf_flush(s, &fsn, &e)) != QSF_OK ||
         (rc = qsf_wait(s, fsn, QSF_WAIT_OK, HANG_MS, &e)) != QSF_OK)
         it_child_give_up(fd, 4, "T1 (commit and acknowledgement)", rc, &e);
