@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Starts a sink with opts (may be NULL); fails the test on error. */
 qsink *it_sink(const qsink_opts *opts);
@@ -89,5 +90,52 @@ int it_count_segments(const char *slot, char *lowest, size_t cap);
 /* Replaces QSF_OS->mono_ns with real time + an offset tests can advance. */
 void it_clock_install(void);
 void it_clock_advance_ms(int64_t ms);
+
+/* A child of the test: this test program run anew by exec (/proc/self/exe),
+ * its argv[1] the role, then the role's arguments, then the write end of its
+ * report pipe (the last argument). A child forked alone would inherit the
+ * locks the in-process sink's threads hold at that instant (AddressSanitizer's
+ * allocator's among them), held for ever in a child that has only the forking
+ * thread; so between fork and exec only async-signal-safe calls are made. The
+ * child says how far it got, one line per step, with it_child_report. */
+#define IT_CHILD_LINE (QSF_ERRINFO_MSG_MAX + 128)
+typedef struct it_child {
+    pid_t pid;
+    int fd;                   /* the read end of its report pipe */
+    char last[IT_CHILD_LINE]; /* its last report ("" before the first) */
+    char buf[IT_CHILD_LINE];  /* what came after the last whole line */
+    size_t have;
+} it_child;
+
+/* Starts the child; args ends with NULL. Fails the test on error. */
+void it_child_start(it_child *c, const char *role, const char *const args[]);
+
+/* The child's next report into c->last; false at the pipe's end (the child
+ * exited or was killed, c->last keeps its last line). When it stays silent
+ * for hang_ms, kills it and fails naming `what` and its last report. */
+bool it_child_next(it_child *c, int hang_ms, const char *what);
+
+/* Reads the child's reports until the pipe's end (hang_ms and `what` as in
+ * it_child_next) and reaps it; returns its waitpid status. */
+int it_child_end(it_child *c, int hang_ms, const char *what);
+
+/* Reads the child's reports until `step` (hang_ms and `what` as in
+ * it_child_next), then SIGKILLs and reaps it; returns its waitpid status.
+ * Fails, naming its status and last report, when it ended before `step`. */
+int it_child_kill_at(it_child *c, const char *step, int hang_ms, const char *what);
+
+/* SIGKILLs the child and reaps it; returns its waitpid status. */
+int it_child_kill(it_child *c);
+
+/* In the child: one line to the parent. A parent that is gone ends it. */
+void it_child_report(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* In the child: reports "what: error name: message" of a failed call and
+ * exits with code. */
+_Noreturn void it_child_give_up(int fd, int code, const char *what, int rc, const qsf_errinfo *e);
+
+/* In the child: a sender of conf, reported as "sender created"; a failure
+ * is reported and exits with 3. */
+qsf_sender *it_child_sender(const char *conf, int fd);
 
 #endif

@@ -194,6 +194,23 @@ static void durable_acks_trim_and_keepalive_pings_fetch_them(void **state) {
     it_close_and_check(s, sink, "t", 1000, false);
 }
 
+/* argv[1] of this program run as the child of
+ * replay_after_sigkill_on_the_same_slot, of aborted_tail_is_retired_not_sent */
+#define REPLAY_CHILD "--replay-child"
+#define TAIL_CHILD   "--tail-child"
+
+/* The child: publishes 5000 rows in 20 flushes into the slot of conf while no
+ * server accepts it, says "published" and waits to be killed. A failed call
+ * of it_publish prints what failed and exits: the parent sees the pipe end
+ * after "sender created". */
+static _Noreturn void child_publish(const char *conf, int fd) {
+    qsf_sender *s = it_child_sender(conf, fd);
+    it_publish(s, "t", 0, 5000, 250);
+    it_child_report(fd, "published");
+    for (;;)
+        pause(); /* SIGKILLed here while reconnecting, nothing acknowledged */
+}
+
 /* The child publishes into an SF slot while no server accepts it, then is
  * SIGKILLed; a new sender on the same slot delivers every row exactly once. */
 static void replay_after_sigkill_on_the_same_slot(void **state) {
@@ -204,26 +221,10 @@ static void replay_after_sigkill_on_the_same_slot(void **state) {
     snprintf(extra, sizeof extra, "sf_dir=%s;sender_id=crash;initial_connect_retry=async;" FAST,
              it_dir);
     it_conf(conf, sizeof conf, qsink_port(sink), extra);
-    int pfd[2];
-    assert_int_equal(pipe(pfd), 0);
-    pid_t pid = fork();
-    if (pid == 0) {
-        qsf_sender *s = NULL;
-        qsf_errinfo e;
-        if (qsf_sender_new(conf, strlen(conf), &s, &e) != QSF_OK)
-            _exit(3);
-        it_publish(s, "t", 0, 5000, 250);
-        char ok = 'k';
-        if (write(pfd[1], &ok, 1) != 1)
-            _exit(4);
-        for (;;)
-            pause(); /* SIGKILLed here while reconnecting, nothing acknowledged */
-    }
-    char c;
-    assert_int_equal(read(pfd[0], &c, 1), 1);
-    kill(pid, SIGKILL);
-    int status;
-    waitpid(pid, &status, 0);
+    it_child c;
+    it_child_start(&c, REPLAY_CHILD, (const char *const[]){conf, NULL});
+    int status =
+        it_child_kill_at(&c, "published", IT_NO_PROGRESS_MS, "the child's 5000 rows published");
     assert_true(WIFSIGNALED(status));
     assert_int_equal(qsink_rows(sink, "t"), 0);
     qsink_fault_clear(sink);
@@ -239,8 +240,6 @@ static void replay_after_sigkill_on_the_same_slot(void **state) {
     qsf_errinfo e;
     assert_int_equal(qsf_close(s, &e), QSF_OK);
     it_assert_rows(sink, "t", 6000, false);
-    close(pfd[0]);
-    close(pfd[1]);
     qsink_stop(sink);
 }
 
@@ -292,6 +291,20 @@ static void publish_padded(qsf_sender *s, int64_t from, int64_t to) {
     assert_int_equal(qsf_flush(s, NULL, &e), QSF_OK);
 }
 
+/* The child of aborted_tail_is_retired_not_sent: commits fsn 0, then is
+ * killed while writing the third frame of a split flush. A failed call of
+ * publish_padded prints what failed and exits. */
+static _Noreturn void child_split_flush(const char *conf, int fd) {
+    qsf_sender *s = it_child_sender(conf, fd);
+    publish_padded(s, 0, 20); /* fsn 0, committing */
+    it_child_report(fd, "fsn 0 published");
+    /* die while writing the third frame of the next (split) flush */
+    qsf_fault_arm(QSF_FP_FRAME_PAYLOAD_WRITTEN, 3, QSF_FA_KILL); /* counts from here */
+    publish_padded(s, 20, 220);
+    it_child_report(fd, "not killed in the split flush");
+    _exit(5);
+}
+
 /* A producer killed in the middle of a split flush leaves deferred frames with
  * no committing frame after them: the next sender never sends that aborted tail
  * (docs/FORMAT.md §6.18): recovery cuts it from the disk (docs/FORMAT.md), so
@@ -306,22 +319,11 @@ static void aborted_tail_is_retired_not_sent(void **state) {
              "initial_connect_retry=async;" FAST,
              it_dir);
     it_conf(conf, sizeof conf, qsink_port(sink), extra);
-    pid_t pid = fork();
-    if (pid == 0) {
-        qsf_sender *s = NULL;
-        qsf_errinfo e;
-        if (qsf_sender_new(conf, strlen(conf), &s, &e) != QSF_OK)
-            _exit(3);
-        publish_padded(s, 0, 20); /* fsn 0, committing */
-        /* die while writing the third frame of the next (split) flush */
-        qsf_fault_arm(QSF_FP_FRAME_PAYLOAD_WRITTEN, 3, QSF_FA_KILL); /* counts from here */
-        publish_padded(s, 20, 220);
-        _exit(5); /* not reached */
-    }
-    int status;
-    waitpid(pid, &status, 0);
+    it_child c;
+    it_child_start(&c, TAIL_CHILD, (const char *const[]){conf, NULL});
+    int status = it_child_end(&c, IT_NO_PROGRESS_MS, "the child's kill in its split flush");
     if (!WIFSIGNALED(status))
-        fail_msg("child exited with %d", WEXITSTATUS(status));
+        fail_msg("child exited with %d, last report \"%s\"", WEXITSTATUS(status), c.last);
     assert_int_equal(WTERMSIG(status), SIGKILL);
     qsink_fault_clear(sink);
     qsf_sender *s = it_sender(conf);
@@ -498,7 +500,14 @@ static void watermark_follows_acks_while_the_manager_waits_for_the_disk(void **s
     qsink_stop(sink);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    /* a child: argv after its role is conf and the report pipe's write end */
+    if (argc == 4 && strcmp(argv[1], REPLAY_CHILD) == 0)
+        child_publish(argv[2], atoi(argv[3]));
+#ifdef QSF_FAULT_INJECTION
+    if (argc == 4 && strcmp(argv[1], TAIL_CHILD) == 0)
+        child_split_flush(argv[2], atoi(argv[3]));
+#endif
     qsf_log_set(NULL, NULL, getenv("QSF_TEST_LOG") ? QSF_LOG_DEBUG : QSF_LOG_OFF);
     if (getenv("QSF_TEST_ONLY")) {
         const struct CMUnitTest one[] = {

@@ -95,45 +95,48 @@ static void auto_flushes_commit_without_transaction(void **state) {
     it_close_and_check(s, sink, "t", 1000, false);
 }
 
-/* A child that commits keys [from, from + 100) and then stages a large
- * transaction (keys from STAGED_KEYS on, across several segments) and waits to
- * be killed. */
-static void child_commit_then_stage(const char *conf, int64_t from, int ready_fd) {
-    qsf_sender *s = NULL;
+/* argv[1] of this program run as the child of run_and_kill */
+#define CHILD_ARG "--txn-child"
+
+/* The child: commits keys [from, from + 100), then stages a large transaction
+ * (keys from STAGED_KEYS on, across several segments), says "staged" and
+ * waits to be killed. */
+static _Noreturn void child_commit_then_stage(const char *conf, int64_t from, int fd) {
+    qsf_sender *s = it_child_sender(conf, fd);
     qsf_errinfo e;
-    if (qsf_sender_new(conf, strlen(conf), &s, &e) != QSF_OK)
-        _exit(3);
-    if (add_rows(s, from, from + 100, 50, &e) != QSF_OK)
-        _exit(4);
     int64_t fsn;
-    if (qsf_flush(s, &fsn, &e) != QSF_OK || qsf_wait(s, fsn, QSF_WAIT_OK, 10000, &e) != QSF_OK)
-        _exit(5);
-    if (add_rows(s, STAGED_KEYS + from * 100, STAGED_KEYS + from * 100 + 5000, 200, &e) != QSF_OK ||
-        qsf_txn_rows(s) != 5000)
+    int rc;
+    if ((rc = add_rows(s, from, from + 100, 50, &e)) != QSF_OK ||
+        (rc = qsf_flush(s, &fsn, &e)) != QSF_OK ||
+        (rc = qsf_wait(s, fsn, QSF_WAIT_OK, IT_NO_PROGRESS_MS, &e)) != QSF_OK)
+        it_child_give_up(fd, 4, "100 rows (commit and acknowledgement)", rc, &e);
+    it_child_report(fd, "committed");
+    int64_t staged = STAGED_KEYS + from * 100;
+    if ((rc = add_rows(s, staged, staged + 5000, 200, &e)) != QSF_OK)
+        it_child_give_up(fd, 5, "staging 5000 rows", rc, &e);
+    if (qsf_txn_rows(s) != 5000) {
+        it_child_report(fd, "staged %" PRIu64 " rows of 5000", qsf_txn_rows(s));
         _exit(6);
-    if (write(ready_fd, "r", 1) != 1)
-        _exit(7);
-    pause(); /* SIGKILLed with the transaction open */
-    _exit(8);
+    }
+    it_child_report(fd, "staged");
+    for (;;)
+        pause(); /* SIGKILLed with the transaction open */
 }
 
+/* The child's part of main: argv after CHILD_ARG is conf, from and the report
+ * pipe's write end. */
+static int child_main(char **argv) {
+    child_commit_then_stage(argv[2], strtoll(argv[3], NULL, 10), atoi(argv[4]));
+}
+
+/* Runs the child until it has staged its transaction, and kills it there. */
 static void run_and_kill(const char *conf, int64_t from) {
-    int fds[2];
-    assert_int_equal(pipe(fds), 0);
-    pid_t pid = fork();
-    if (pid == 0) {
-        close(fds[0]);
-        child_commit_then_stage(conf, from, fds[1]);
-    }
-    close(fds[1]);
-    char c;
-    ssize_t n = read(fds[0], &c, 1);
-    close(fds[0]);
-    kill(pid, SIGKILL);
-    int status;
-    waitpid(pid, &status, 0);
-    if (n != 1)
-        fail_msg("child exited early: %d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    char a_from[24];
+    snprintf(a_from, sizeof a_from, "%" PRId64, from);
+    it_child c;
+    it_child_start(&c, CHILD_ARG, (const char *const[]){conf, a_from, NULL});
+    int status = it_child_kill_at(&c, "staged", IT_NO_PROGRESS_MS,
+                                  "the child's commit and staged transaction");
     assert_true(WIFSIGNALED(status));
 }
 
@@ -276,7 +279,9 @@ static void close_aborts_open_transaction(void **state) {
     qsink_stop(sink);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    if (argc == 5 && strcmp(argv[1], CHILD_ARG) == 0)
+        return child_main(argv);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(ten_megabytes_commit_at_once),
         cmocka_unit_test(auto_flushes_commit_without_transaction),

@@ -12,11 +12,8 @@
 
 #include "os/os.h"
 
-#include <fcntl.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,129 +68,51 @@ static void wait_acked(qsf_sender *s, int64_t fsn, const char *what) {
 /* What the child does once T1 (keys 0..99) is committed and acknowledged. */
 enum { DIE_IN_STAGE_OR_COMMIT, DIE_AFTER_COMMIT, DIE_IN_ABORT };
 
-/* One line to the parent: how far the child got, or why it gave up. */
-static void report(int fd, const char *fmt, ...) {
-    char line[QSF_ERRINFO_MSG_MAX + 128];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(line, sizeof line - 1, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        n = 0;
-    if ((size_t) n > sizeof line - 2)
-        n = (int) sizeof line - 2;
-    line[n++] = '\n';
-    if (write(fd, line, (size_t) n) < 0)
-        _exit(2); /* the parent is gone */
-}
-
-static _Noreturn void give_up(int fd, int code, const char *what, int rc, const qsf_errinfo *e) {
-    report(fd, "%s: %s: %s", what, qsf_err_name(rc), e->msg);
-    _exit(code);
-}
-
 static _Noreturn void child(const char *conf, int point, uint64_t nth, int how, int fd) {
-    qsf_sender *s = NULL;
+    qsf_sender *s = it_child_sender(conf, fd);
     qsf_errinfo e;
     int64_t fsn;
-    int rc = qsf_sender_new(conf, strlen(conf), &s, &e);
-    if (rc != QSF_OK)
-        give_up(fd, 3, "qsf_sender_new", rc, &e);
-    report(fd, "connected");
+    int rc;
     if ((rc = add_rows(s, 0, 100, &e)) != QSF_OK || (rc = qsf_flush(s, &fsn, &e)) != QSF_OK ||
         (rc = qsf_wait(s, fsn, QSF_WAIT_OK, HANG_MS, &e)) != QSF_OK)
-        give_up(fd, 4, "T1 (commit and acknowledgement)", rc, &e);
-    report(fd, "T1 acknowledged");
+        it_child_give_up(fd, 4, "T1 (commit and acknowledgement)", rc, &e);
+    it_child_report(fd, "T1 acknowledged");
     /* the producer's hits only: the manager's trim writes the manifest too,
      * and its hits would move the kill to a later step of the producer's */
     if (how == DIE_IN_STAGE_OR_COMMIT)
         qsf_fault_arm_here(point, nth, QSF_FA_KILL);
     if ((rc = add_rows(s, T2_KEY, T2_KEY + T2_N, &e)) != QSF_OK)
-        give_up(fd, 5, "T2 rows", rc, &e);
-    report(fd, "T2 staged");
+        it_child_give_up(fd, 5, "T2 rows", rc, &e);
+    it_child_report(fd, "T2 staged");
     if (how == DIE_IN_ABORT) {
         qsf_fault_arm_here(point, nth, QSF_FA_KILL);
         qsf_buffer_clear(s);
         _exit(9); /* the abort did not hit the point that often */
     }
     if ((rc = qsf_flush(s, &fsn, &e)) != QSF_OK)
-        give_up(fd, 6, "T2 commit", rc, &e);
+        it_child_give_up(fd, 6, "T2 commit", rc, &e);
     if (how == DIE_AFTER_COMMIT)
         raise(SIGKILL);
     _exit(7); /* the point was not hit that often: the caller stops there */
 }
 
-/* The child's reports until it is gone (the pipe's end: every holder of its
- * write end exited or was killed); the last line goes to last. False when
- * it went silent for HANG_MS. */
-static bool await_child(int fd, char *last, size_t cap) {
-    char buf[QSF_ERRINFO_MSG_MAX + 128];
-    size_t have = 0;
-    last[0] = 0;
-    for (;;) {
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-        int r = poll(&p, 1, HANG_MS);
-        if (r == 0)
-            return false;
-        if (r < 0)
-            continue; /* EINTR */
-        ssize_t n = read(fd, buf + have, sizeof buf - 1 - have);
-        if (n == 0)
-            return true;
-        if (n < 0)
-            continue;
-        have += (size_t) n;
-        buf[have] = 0;
-        for (char *nl; (nl = strchr(buf, '\n')) != NULL;) {
-            *nl = 0;
-            snprintf(last, cap, "%s", buf);
-            have -= (size_t) (nl + 1 - buf);
-            memmove(buf, nl + 1, have + 1);
-        }
-        if (have == sizeof buf - 1)
-            have = 0; /* a line longer than any report: drop it */
-    }
-}
-
-/* Runs the child; true when it was killed (false: it ran to its end). The
- * child is this program exec'd anew: a fork alone would inherit the state of
- * the locks the in-process sink's threads hold at that instant (AddressSanitizer's
- * allocator's among them), held for ever in a child that has only the forking
- * thread, so between fork and exec only async-signal-safe calls are made. */
+/* Runs the child (this program exec'd anew, see it_child_start) to its end;
+ * true when it was killed (false: it ran to its end). */
 static bool run_child(const char *conf, int point, uint64_t nth, int how) {
-    char a_conf[1400], a_point[24], a_nth[24], a_how[24], a_fd[24];
-    char exe[] = "/proc/self/exe", arg[] = CHILD_ARG;
-    int fds[2];
-    assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
-    snprintf(a_conf, sizeof a_conf, "%s", conf);
+    char a_point[24], a_nth[24], a_how[24], what[96];
     snprintf(a_point, sizeof a_point, "%d", point);
     snprintf(a_nth, sizeof a_nth, "%" PRIu64, nth);
     snprintf(a_how, sizeof a_how, "%d", how);
-    snprintf(a_fd, sizeof a_fd, "%d", fds[1]);
-    char *argv[] = {exe, arg, a_conf, a_point, a_nth, a_how, a_fd, NULL};
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        fcntl(fds[1], F_SETFD, 0); /* the write end stays open across the exec */
-        execv(exe, argv);
-        _exit(127);
-    }
-    close(fds[1]);
-    char last[QSF_ERRINFO_MSG_MAX + 128];
-    bool gone = await_child(fds[0], last, sizeof last);
-    close(fds[0]);
-    if (!gone)
-        kill(pid, SIGKILL);
-    int status;
-    waitpid(pid, &status, 0);
-    if (!gone)
-        fail_msg("child (fault point %d, hit %" PRIu64 ") hung: silent for %d ms after \"%s\"",
-                 point, nth, HANG_MS, last);
+    snprintf(what, sizeof what, "the end of the child (fault point %d, hit %" PRIu64 ")", point,
+             nth);
+    it_child c;
+    it_child_start(&c, CHILD_ARG, (const char *const[]){conf, a_point, a_nth, a_how, NULL});
+    int status = it_child_end(&c, HANG_MS, what);
     if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
         return true;
     if (!WIFEXITED(status) || (WEXITSTATUS(status) != 7 && WEXITSTATUS(status) != 9))
         fail_msg("child (fault point %d, hit %" PRIu64 ") failed: status %d, last report \"%s\"",
-                 point, nth, status, last);
+                 point, nth, status, c.last);
     return false;
 }
 
