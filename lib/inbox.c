@@ -87,11 +87,12 @@ int qsf_inbox_take(qsf_inbox *ib, void *out) {
 }
 
 /* The inbox whose dispatcher this thread is, or NULL: a dispatcher thread
- * runs dispatch_main and nothing else. */
+ * runs dispatch_main and nothing else. The one record of which thread
+ * dispatches for whom: set by the thread itself, read only by it. */
 static _Thread_local const qsf_inbox *dispatching;
 
 static bool on_dispatcher(const qsf_inbox *ib) {
-    return ib->thr_started && pthread_equal(pthread_self(), ib->thr);
+    return dispatching == ib;
 }
 
 /* The dispatcher: one item at a time, outside the lock, so a handler is never
@@ -124,12 +125,7 @@ static void *dispatch_main(void *arg) {
 }
 
 bool qsf_inbox_is_dispatcher(qsf_inbox *ib) {
-    if (!ib)
-        return false;
-    pthread_mutex_lock(&ib->mu);
-    bool self = on_dispatcher(ib);
-    pthread_mutex_unlock(&ib->mu);
-    return self;
+    return ib && on_dispatcher(ib);
 }
 
 bool qsf_inbox_on_a_dispatcher(void) {
