@@ -27,6 +27,15 @@ static int64_t thread_cpu_ns(void) {
     return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* n bytes of a fixed pattern: the payload every floor moves. */
+static uint8_t *pattern(size_t n) {
+    uint8_t *p = malloc(n);
+    if (!p)
+        fail("malloc");
+    memset(p, 0x5A, n);
+    return p;
+}
+
 /* A child that accepts one connection on `ls` and reads until EOF. */
 static pid_t start_reader(int ls) {
     pid_t pid = fork();
@@ -70,10 +79,7 @@ double qsf_floor_tcp_ns(double total_bytes, size_t chunk, uint64_t rows) {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     if (fd < 0 || connect(fd, (struct sockaddr *) &a, sizeof a))
         fail("connect to 127.0.0.1");
-    uint8_t *buf = malloc(chunk);
-    if (!buf)
-        fail("malloc");
-    memset(buf, 0x5A, chunk);
+    uint8_t *buf = pattern(chunk);
     int64_t c0 = thread_cpu_ns();
     for (double sent = 0; sent < total_bytes; sent += (double) chunk)
         send_all(fd, buf, chunk);
@@ -112,10 +118,7 @@ static double pages_ns(double total_bytes, size_t chunk, size_t file_bytes, cons
     snprintf(path, sizeof path, "%s/floor-pages", dir);
     if (chunk > file_bytes)
         chunk = file_bytes; /* a frame larger than a file: written a file at a time */
-    uint8_t *src = malloc(chunk);
-    if (!src)
-        fail("malloc");
-    memset(src, 0x5A, chunk);
+    uint8_t *src = pattern(chunk);
     int64_t c0 = thread_cpu_ns();
     double done = 0;
     while (done < total_bytes) {
@@ -157,10 +160,7 @@ double qsf_floor_pages_recycled_ns(double total_bytes, size_t chunk, size_t file
         snprintf(path[i], sizeof path[i], "%s/floor-recycled-%d", dir, i);
         dst[i] = open_mapped(path[i], file_bytes, true, &fd[i]);
     }
-    uint8_t *src = malloc(chunk);
-    if (!src)
-        fail("malloc");
-    memset(src, 0x5A, chunk);
+    uint8_t *src = pattern(chunk);
     int64_t c0 = thread_cpu_ns();
     double done = 0;
     for (int f = 0; done < total_bytes; f ^= 1) {
