@@ -109,6 +109,7 @@ static int row_id(qsf_chunk *c, qsf_chunk_col *k, qsf_symtab *st, size_t r, uint
     size_t len;
     uint32_t *slot = NULL;
     qsf_chunk_memo *m = NULL;
+    uint64_t tail = 0;
     if (k->src == CSRC_SYMDICT) {
         size_t code = (size_t) qsf_chunk_code(k, r);
         slot = &x->dict_ids[k->dict_at + code];
@@ -119,7 +120,7 @@ static int row_id(qsf_chunk *c, qsf_chunk_col *k, qsf_symtab *st, size_t r, uint
         str_at(k->offs, false, k->dict, code, &s, &len);
     } else {
         str_at(k->offs, k->src == CSRC_SYM64, k->values, k->off + r, &s, &len);
-        uint64_t tail = memo_tail(s, len);
+        tail = memo_tail(s, len);
         m = &x->memo[memo_slot(tail, len, memo_shift(x))];
         if (memo_hit(m, s, len, tail)) {
             *id = m->id;
@@ -135,7 +136,7 @@ static int row_id(qsf_chunk *c, qsf_chunk_col *k, qsf_symtab *st, size_t r, uint
     if (slot)
         *slot = *id + 1;
     if (m)
-        *m = (qsf_chunk_memo){s, memo_tail(s, len), memo_head(s, len), (uint32_t) len, *id};
+        *m = (qsf_chunk_memo){s, tail, memo_head(s, len), (uint32_t) len, *id};
     return QSF_OK;
 }
 
